@@ -1,0 +1,47 @@
+// The cbp command. Exit codes: 0 success, 1 failure, 2 bad usage or configuration.
+import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { makeCtx } from './context.ts';
+import { commands } from './commands/index.ts';
+import { CbpError, ConfigError, UsageError, describeError } from '../lib/errors.ts';
+import { scrub } from '../lib/log.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('cbp')
+    .description('Chargeback reporting pipeline: reports, events and ratios of a chargeback service, in DuckDB')
+    .version(pkg.version, '-V, --version')
+    .option('-c, --config <file>', 'config file (JSON or YAML); environment variables override it')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  const ctx = makeCtx(program);
+  for (const reg of commands) reg(program, ctx);
+  program.commands.forEach(function walk(c: Command) {
+    c.exitOverride();
+    c.commands.forEach(walk);
+  });
+  return program;
+}
+
+export function exitCodeFor(e: unknown): number {
+  if (e instanceof ConfigError || e instanceof UsageError) return 2;
+  if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+  return 1;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    const code = exitCodeFor(e);
+    if (!(e instanceof CommanderError)) {
+      process.stderr.write(`cbp: ${scrub(describeError(e))}\n`);
+      if (!(e instanceof CbpError) && process.env.CBP_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+    }
+    process.exitCode = code;
+  }
+}

@@ -1,0 +1,179 @@
+// Configuration: environment variables over an optional config file (JSON or YAML), validated by zod at
+// start. Every setting is optional at load time; a command asks for the ones it needs with
+// requireSettings(), which names every missing one at once with what to do.
+import { readFileSync, existsSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+
+export interface SettingDef {
+  /** camelCase key, also the key in a config file */
+  key: string;
+  env: string;
+  description: string;
+  /** default written beside the option; undefined means "no default" */
+  default?: string;
+  secret?: boolean;
+  schema: z.ZodType<unknown>;
+  group: string;
+}
+
+const url = z.string().url('must be a URL such as https://host/path');
+const str = z.string().min(1, 'must not be empty');
+const int = z.coerce.number().int('must be an integer');
+const port = z.coerce.number().int().min(0).max(65535, 'must be a port number 0-65535');
+const bool = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
+  .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
+
+function s(
+  group: string,
+  key: string,
+  env: string,
+  schema: z.ZodType<unknown>,
+  description: string,
+  extra: { default?: string; secret?: boolean } = {},
+): SettingDef {
+  return { group, key, env, schema, description, ...extra };
+}
+
+/** Every setting cbp reads. .env.example is checked against this list by a test. */
+export const SETTINGS: SettingDef[] = [
+  s('service', 'authBaseUrl', 'CBP_AUTH_BASE_URL', url, 'Token interface base, with its v1 segment (e.g. https://auth.example.com/v1)'),
+  s('service', 'eventsBaseUrl', 'CBP_EVENTS_BASE_URL', url, 'Events interface base, with its v1 segment'),
+  s('service', 'dataBaseUrl', 'CBP_DATA_BASE_URL', url, 'Order data interface base (production ends in /v1, sandbox in /stage)'),
+  s('service', 'reportingBaseUrl', 'CBP_REPORTING_BASE_URL', url, 'Reporting interface base (no version segment)'),
+  s('service', 'apiSecret', 'CBP_API_SECRET', str, 'Long-lived API secret exchanged for bearer tokens (token interface)', { secret: true }),
+  s('service', 'dataUsername', 'CBP_DATA_USERNAME', str, 'Order data interface username'),
+  s('service', 'dataPassword', 'CBP_DATA_PASSWORD', str, 'Order data interface password', { secret: true }),
+  s('service', 'reportingKey', 'CBP_REPORTING_KEY', str, 'Reporting interface bearer key', { secret: true }),
+  s('service', 'companyToken', 'CBP_COMPANY_TOKEN', str, 'Company token sent in every reporting request body', { secret: true }),
+  s('http', 'httpTimeoutMs', 'CBP_HTTP_TIMEOUT_MS', int.min(1), 'Timeout of one HTTP request to the service, in ms', { default: '30000' }),
+  s('http', 'reportTimeoutMs', 'CBP_REPORT_TIMEOUT_MS', int.min(1), 'Timeout of one report download (body included), in ms', { default: '600000' }),
+  s('http', 'httpRetries', 'CBP_HTTP_RETRIES', int.min(0), 'Retries of a failed retryable request (network error, 429, 5xx)', { default: '5' }),
+  s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot', { default: 'data' }),
+  s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store', { default: 'data/cbp.duckdb' }),
+  s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query', { default: 'data/published/cbp.duckdb' }),
+  s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
+  s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
+  s('webhook', 'webhookHost', 'CBP_WEBHOOK_HOST', str, 'Address the receiver listens on', { default: '127.0.0.1' }),
+  s('webhook', 'webhookPort', 'CBP_WEBHOOK_PORT', port, 'Port the receiver listens on (0: any free port)', { default: '8787' }),
+  s('webhook', 'webhookPath', 'CBP_WEBHOOK_PATH', str, 'Path events are posted to', { default: '/events' }),
+  s('webhook', 'webhookPublicUrl', 'CBP_WEBHOOK_PUBLIC_URL', url, 'https address the service pushes to (the receiver or its TLS proxy)'),
+  s('webhook', 'journalDir', 'CBP_JOURNAL_DIR', str, 'Folder of the event journal', { default: 'data/journal' }),
+  s('webhook', 'webhookTlsCert', 'CBP_WEBHOOK_TLS_CERT', str, 'PEM certificate file: the receiver serves https itself'),
+  s('webhook', 'webhookTlsKey', 'CBP_WEBHOOK_TLS_KEY', str, 'PEM key file for CBP_WEBHOOK_TLS_CERT', { secret: false }),
+  s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
+  s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs'),
+  s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed)'),
+  s('alerts', 'alertWebhookSecret', 'CBP_ALERT_WEBHOOK_SECRET', str, 'HMAC-SHA256 key for the alert webhook signature', { secret: true }),
+  s('alerts', 'slackWebhookUrl', 'CBP_SLACK_WEBHOOK_URL', url, 'Slack-compatible incoming webhook for alert notices', { secret: true }),
+  s('alerts', 'smtpUrl', 'CBP_SMTP_URL', str, 'SMTP server for alert e-mails, e.g. smtps://user:pass@host:465', { secret: true }),
+  s('alerts', 'alertEmailFrom', 'CBP_ALERT_EMAIL_FROM', str, 'Sender of alert e-mails', { default: 'cbp@localhost' }),
+  s('alerts', 'alertEmailTo', 'CBP_ALERT_EMAIL_TO', str, 'Recipients of alert e-mails, comma-separated'),
+  s('temporal', 'temporalAddress', 'TEMPORAL_ADDRESS', str, 'Temporal frontend host:port', { default: '127.0.0.1:7233' }),
+  s('temporal', 'temporalNamespace', 'TEMPORAL_NAMESPACE', str, 'Temporal namespace', { default: 'default' }),
+  s('temporal', 'temporalTaskQueue', 'TEMPORAL_TASK_QUEUE', str, 'Task queue of the cbp worker', { default: 'cbp' }),
+  s('temporal', 'temporalApiKey', 'TEMPORAL_API_KEY', str, 'API key for Temporal Cloud', { secret: true }),
+  s('temporal', 'temporalTlsCert', 'TEMPORAL_TLS_CERT', str, 'Client certificate file for mTLS to Temporal'),
+  s('temporal', 'temporalTlsKey', 'TEMPORAL_TLS_KEY', str, 'Client key file for mTLS to Temporal'),
+  s('general', 'logLevel', 'CBP_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', { default: 'info' }),
+];
+
+export type Config = Record<string, unknown> & {
+  httpTimeoutMs: number;
+  reportTimeoutMs: number;
+  httpRetries: number;
+  dataDir: string;
+  dbPath: string;
+  snapshotPath: string;
+  logLevel: string;
+};
+
+const BY_KEY = new Map(SETTINGS.map((d) => [d.key, d]));
+const BY_ENV = new Map(SETTINGS.map((d) => [d.env, d]));
+
+function readConfigFile(file: string): Record<string, unknown> {
+  if (!existsSync(file)) throw new ConfigError([`config file ${file} does not exist: fix --config or CBP_CONFIG`]);
+  const text = readFileSync(file, 'utf8');
+  let parsed: unknown;
+  try {
+    parsed = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError([`config file ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(e as Error).message}`]);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError([`config file ${file} must hold an object of settings, e.g. {"dbPath": "data/cbp.duckdb"}`]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Loads and validates the configuration. Sources, later wins: defaults, the config file
+ * (keys are the camelCase names or the environment variable names), the environment.
+ */
+export function loadConfig(opts: { env?: NodeJS.ProcessEnv; file?: string; overrides?: Record<string, unknown> } = {}): Config {
+  const env = opts.env ?? process.env;
+  const file = opts.file ?? env.CBP_CONFIG;
+  const raw: Record<string, unknown> = {};
+  const origin: Record<string, string> = {};
+  for (const d of SETTINGS) if (d.default !== undefined) { raw[d.key] = d.default; origin[d.key] = 'default'; }
+  const problems: string[] = [];
+  if (file) {
+    const fromFile = readConfigFile(file);
+    for (const [k, v] of Object.entries(fromFile)) {
+      const d = BY_KEY.get(k) ?? BY_ENV.get(k);
+      if (!d) { problems.push(`config file ${file}: unknown setting "${k}" (known: see .env.example)`); continue; }
+      raw[d.key] = typeof v === 'number' || typeof v === 'boolean' ? String(v) : v;
+      origin[d.key] = `config file ${file}`;
+    }
+  }
+  for (const d of SETTINGS) {
+    const v = env[d.env];
+    if (v !== undefined && v !== '') { raw[d.key] = v; origin[d.key] = d.env; }
+  }
+  for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) { raw[k] = v; origin[k] = 'command line'; }
+  const out: Record<string, unknown> = {};
+  for (const d of SETTINGS) {
+    if (raw[d.key] === undefined) continue;
+    const r = d.schema.safeParse(raw[d.key]);
+    if (r.success) out[d.key] = r.data;
+    else {
+      const shown = d.secret ? '(hidden)' : JSON.stringify(raw[d.key]);
+      problems.push(`${d.env} (from ${origin[d.key]}) = ${shown} ${r.error.issues.map((i) => i.message).join('; ')}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out as Config;
+}
+
+/** Throws one ConfigError naming every missing setting among keys, each with what it is for. */
+export function requireSettings(cfg: Config, keys: string[], forWhat: string): void {
+  const missing = keys.filter((k) => cfg[k] === undefined || cfg[k] === '');
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    missing.map((k) => {
+      const d = BY_KEY.get(k);
+      return d ? `${d.env} is not set; ${forWhat} needs it: ${d.description}` : `${k} is not set`;
+    }),
+  );
+}
+
+/** Values that must never be printed: every secret setting's value. */
+export function secretValues(cfg: Config): string[] {
+  return SETTINGS.filter((d) => d.secret && typeof cfg[d.key] === 'string' && (cfg[d.key] as string).length > 0).map(
+    (d) => cfg[d.key] as string,
+  );
+}
+
+/** The .env.example text, generated from SETTINGS (kept in the repo; a test checks they agree). */
+export function envExample(): string {
+  const lines = ['# cbp settings. Environment variables override the config file (--config FILE or CBP_CONFIG).', '# CBP_CONFIG=cbp.config.yaml', ''];
+  let group = '';
+  for (const d of SETTINGS) {
+    if (d.group !== group) { group = d.group; lines.push(`# --- ${group} ---`); }
+    lines.push(`# ${d.description}${d.secret ? ' (secret)' : ''}`);
+    lines.push(`${d.default === undefined ? '# ' : ''}${d.env}=${d.default ?? ''}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// forks: DuckDB's and Temporal's native bridges have crashed under worker threads.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
