@@ -21,5 +21,7 @@ export function register(program: Command, ctx: Ctx): void {
   cmd
     .command('example')
     .description('Print a .env.example listing every setting')
-    .action(() => process.stdout.write(envExample()));
+    .action(() => {
+      process.stdout.write(envExample());
+    });
 }
