@@ -44,25 +44,30 @@ export const cardBrand = z.string().transform((v, ctx) => {
 
 const DECIMAL = /^\s*-?\d+(\.\d+)?\s*$/;
 
+// Each union carries its own message: zod's default for a failed union is a bare "Invalid input", which
+// names neither what was expected nor why (a missing field or a wrong type would otherwise say nothing).
+const AMOUNT_MSG = 'expected an amount: a number or a decimal string such as "94.76"';
+
 /** An amount as a number or a decimal string ("94.76"); always a finite number after parsing. */
-export const amount = z.union([z.number(), z.string()]).transform((v, ctx) => {
+export const amount = z.union([z.number(), z.string()], { error: AMOUNT_MSG }).transform((v, ctx) => {
   if (typeof v === 'number') {
     if (Number.isFinite(v)) return v;
   } else if (DECIMAL.test(v)) return Number(v);
-  ctx.addIssue({ code: 'custom', message: 'expected an amount: a number or a decimal string such as "94.76"', input: v });
+  ctx.addIssue({ code: 'custom', message: AMOUNT_MSG, input: v });
   return z.NEVER;
 });
 
 /** A whole count as a number or a digit string. */
-export const count = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const n = typeof v === 'number' ? v : /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+export const count = z.union([z.number(), z.string()], { error: 'expected a whole count (0, 1, 2, ...)' }).transform((v, ctx) => {
+  // "600.0" too: some CSV writers print every number as a float.
+  const n = typeof v === 'number' ? v : /^\s*\d+(\.0+)?\s*$/.test(v) ? Number(v) : NaN;
   if (Number.isInteger(n) && n >= 0) return n;
   ctx.addIssue({ code: 'custom', message: 'expected a whole count (0, 1, 2, ...)', input: v });
   return z.NEVER;
 });
 
 /** A ratio or other float, as a number or a decimal string. */
-export const float = z.union([z.number(), z.string()]).transform((v, ctx) => {
+export const float = z.union([z.number(), z.string()], { error: 'expected a number' }).transform((v, ctx) => {
   const n = typeof v === 'number' ? v : /^\s*-?\d*\.?\d+(e-?\d+)?\s*$/i.test(v) ? Number(v) : NaN;
   if (Number.isFinite(n)) return n;
   ctx.addIssue({ code: 'custom', message: 'expected a number', input: v });
@@ -70,14 +75,14 @@ export const float = z.union([z.number(), z.string()]).transform((v, ctx) => {
 });
 
 /** First six card digits as a number or a string; kept as a 6-digit string. */
-export const cardFirst6 = z.union([z.number(), z.string()]).transform((v, ctx) => {
+export const cardFirst6 = z.union([z.number(), z.string()], { error: 'expected the first six card digits (a 6-digit number or string)' }).transform((v, ctx) => {
   const s = typeof v === 'number' && Number.isInteger(v) && v >= 0 ? String(v).padStart(6, '0') : String(v).trim();
   if (/^\d{6}$/.test(s)) return s;
   ctx.addIssue({ code: 'custom', message: 'expected the first six card digits (a 6-digit number or string)', input: v });
   return z.NEVER;
 });
 
-export const cardLast4 = z.union([z.number(), z.string()]).transform((v, ctx) => {
+export const cardLast4 = z.union([z.number(), z.string()], { error: 'expected the last four card digits' }).transform((v, ctx) => {
   const s = typeof v === 'number' && Number.isInteger(v) && v >= 0 ? String(v).padStart(4, '0') : String(v).trim();
   if (/^\d{4}$/.test(s)) return s;
   ctx.addIssue({ code: 'custom', message: 'expected the last four card digits', input: v });
@@ -156,17 +161,17 @@ export function opt<T extends z.ZodType>(schema: T) {
 }
 
 /** Identifier strings (guids, case numbers, mids): non-empty; numbers are accepted and kept as strings. */
-export const id = z.union([z.string(), z.number()]).transform((v, ctx) => {
+export const id = z.union([z.string(), z.number()], { error: 'expected a non-empty identifier (a string)' }).transform((v, ctx) => {
   const s = String(v).trim();
   if (s.length > 0) return s;
   ctx.addIssue({ code: 'custom', message: 'expected a non-empty identifier', input: v });
   return z.NEVER;
 });
 
-export const text = z.union([z.string(), z.number()]).transform((v) => String(v));
+export const text = z.union([z.string(), z.number()], { error: 'expected a string' }).transform((v) => String(v));
 
 /** Booleans of the order data interface, sent as 1 or 0; accepts 1/0, "1"/"0", true/false. */
-export const flag = z.union([z.boolean(), z.number(), z.string()]).transform((v, ctx) => {
+export const flag = z.union([z.boolean(), z.number(), z.string()], { error: 'expected a boolean sent as 1 or 0' }).transform((v, ctx) => {
   if (v === true || v === 1 || v === '1' || v === 'true') return 1 as const;
   if (v === false || v === 0 || v === '0' || v === 'false') return 0 as const;
   ctx.addIssue({ code: 'custom', message: 'expected a boolean sent as 1 or 0', input: v });
@@ -174,7 +179,7 @@ export const flag = z.union([z.boolean(), z.number(), z.string()]).transform((v,
 });
 
 /** Error body of every interface: {error: true, message}. */
-export const ErrorBodySchema = z.looseObject({ error: z.union([z.boolean(), z.string()]), message: z.string().optional() });
+export const ErrorBodySchema = z.looseObject({ error: z.union([z.boolean(), z.string()], { error: 'expected error: true (or an error text)' }), message: z.string().optional() });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 export const TokenResponseSchema = z.looseObject({ token: z.string().min(1, 'expected a token') });

@@ -4,14 +4,14 @@ import { z } from 'zod';
 import { dateTime, flag, id, opt } from './common.ts';
 
 /** A string field that also takes a number (order_total: 94.76) and sends it as a string. */
-const str = z.union([z.string(), z.number()]).transform((v) => String(v));
+const str = z.union([z.string(), z.number()], { error: 'expected a string' }).transform((v) => String(v));
 const money = z
-  .union([z.string(), z.number()])
+  .union([z.string(), z.number()], { error: 'expected a decimal amount such as "94.76"' })
   .transform((v) => String(v).trim())
   .pipe(z.string().regex(/^-?\d+(\.\d+)?$/, 'expected a decimal amount such as "94.76"'));
 const digits = (n: number, what: string) =>
   z
-    .union([z.string(), z.number()])
+    .union([z.string(), z.number()], { error: `expected ${what}` })
     .transform((v) => String(v).trim())
     .pipe(z.string().regex(new RegExp(`^\\d{${n}}$`), `expected ${what}`));
 

@@ -169,7 +169,9 @@ export function unflattenMidRow(v: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(src)) {
     const canon = NETWORK_KEY_ALIASES[k.trim().toLowerCase().replace(/[\s-]+/g, '_')];
-    if (canon && val !== null && typeof val === 'object') out[canon] = val;
+    // A null network object is "no figures given", the same as an absent one.
+    if (canon && val === null) continue;
+    if (canon && typeof val === 'object') out[canon] = val;
     else out[k] = val;
   }
   for (const key of MID_NETWORK_KEYS) {
@@ -182,7 +184,9 @@ export function unflattenMidRow(v: unknown): unknown {
         delete out[k];
       }
     }
-    if (Object.keys(obj).length) out[key] = obj;
+    // A CSV row has every column; a network with no figures has all its cells empty, and must stay absent
+    // as it would in JSON rather than fail as empty amounts.
+    if (Object.values(obj).some((x) => x !== '' && x !== null && x !== undefined)) out[key] = obj;
   }
   return out;
 }

@@ -1,0 +1,98 @@
+// The cbp command through its real boundary: a child process, its exit code, stdout and stderr.
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node bin/cbp.js ...args` from the repo root with only the given cbp settings in its environment. */
+function cbp(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)),
+  ) as Record<string, string>;
+  return new Promise((resolve, reject) => {
+    // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
+    const child = spawn(process.execPath, ['bin/cbp.js', ...args], { cwd: root, env: { ...base, ...env }, timeout: 170_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// concurrent: each test is its own process, and start-up (tsx, imports) dominates the time.
+// The generous timeout is for a loaded CI machine (each run starts tsx and imports every command's modules).
+describe.concurrent('cbp command', { timeout: 180_000 }, () => {
+  it('--help exits 0 and lists the commands', async () => {
+    const r = await cbp(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: cbp');
+    expect(r.stdout).toMatch(/Commands:[\s\S]*\bconfig\b[\s\S]*\bdemo\b/);
+  });
+
+  it("--version prints package.json's version", async () => {
+    const r = await cbp(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  it('exits 2 on an unknown command', async () => {
+    const r = await cbp(['no-such-command']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown command 'no-such-command'");
+  });
+
+  it('exits 2 on an unknown option of a subcommand', async () => {
+    const r = await cbp(['config', 'show', '--no-such-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--no-such-flag');
+  });
+
+  it('exits 2 on a configuration error, naming the setting on stderr, and never prints a secret', async () => {
+    const r = await cbp(['config', 'show'], { CBP_WEBHOOK_PORT: 'eighty', CBP_API_SECRET: 'supersecretvalue' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('CBP_WEBHOOK_PORT');
+    expect(r.stderr).toContain('CBP_ERR_CONFIG');
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(r.stdout + r.stderr).not.toContain('supersecretvalue');
+  });
+
+  it('`cbp demo` exits 0', async () => {
+    const r = await cbp(['demo']);
+    expect(r.code).toBe(0);
+  });
+
+  it('`cbp config show --json` prints JSON with secrets hidden', async () => {
+    const r = await cbp(['config', 'show', '--json'], { CBP_API_SECRET: 'supersecretvalue', CBP_DATA_USERNAME: 'merchant-1' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('supersecretvalue');
+    expect(r.stderr).not.toContain('supersecretvalue');
+    const rows = JSON.parse(r.stdout) as Array<{ setting: string; value: unknown }>;
+    const by = Object.fromEntries(rows.map((x) => [x.setting, x.value]));
+    expect(by.CBP_API_SECRET).toBe('(set, hidden)');
+    expect(by.CBP_DATA_USERNAME).toBe('merchant-1');
+    expect(by.CBP_HTTP_TIMEOUT_MS).toBe(30000);
+  });
+
+  it('`cbp config example` prints the .env.example kept in the repo', async () => {
+    const r = await cbp(['config', 'example']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(fs.readFileSync(new URL('../.env.example', import.meta.url), 'utf8'));
+  });
+
+  it('`cbp config show --help` exits 0 without needing any setting', async () => {
+    const r = await cbp(['config', 'show', '--help'], { CBP_WEBHOOK_PORT: 'eighty' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('--json');
+  });
+});
