@@ -1,0 +1,122 @@
+// The events interface: subscriptions, ping and the four lookups. Every request carries the bearer token;
+// a 401 invalidates the token and the request is sent once more with a fresh one.
+import {
+  ChargebackSchema,
+  OrderSchema,
+  OrderValidationSchema,
+  PingResponseSchema,
+  PreventionAlertSchema,
+  SubscribableEventTypeSchema,
+  SubscribeRequestSchema,
+  SubscriptionListSchema,
+  SubscriptionSchema,
+  SubscriptionUpdateSchema,
+  id,
+  type Chargeback,
+  type Order,
+  type OrderValidation,
+  type PingResponse,
+  type PreventionAlert,
+  type Subscription,
+} from '../contract/index.ts';
+import type { z } from 'zod';
+import { parseOrThrow } from '../lib/validate.ts';
+import { ServiceHttpError } from './errors.ts';
+import { bearer, seg, ServiceHttp, type Call, type ClientOptions, type JsonAnswer } from './http.ts';
+import type { TokenClient } from './token.ts';
+
+export interface EventsClientConfig {
+  eventsBaseUrl: string;
+}
+
+type Opts = { signal?: AbortSignal };
+
+export interface EventsClient {
+  createSubscription(req: z.input<typeof SubscribeRequestSchema>, o?: Opts): Promise<Subscription>;
+  listSubscriptions(o?: Opts): Promise<Subscription[]>;
+  getSubscription(guid: string, o?: Opts): Promise<Subscription>;
+  updateSubscription(guid: string, update: z.input<typeof SubscriptionUpdateSchema>, o?: Opts): Promise<Subscription>;
+  /** The body of a delete answer is not shown by the spec: whatever came (JSON, text or nothing) is returned as is. */
+  deleteSubscription(guid: string, o?: Opts): Promise<{ status: number; body: unknown }>;
+  ping(eventType: string, o?: Opts): Promise<PingResponse>;
+  getChargeback(guid: string, o?: Opts): Promise<Chargeback>;
+  getPrevention(guid: string, o?: Opts): Promise<PreventionAlert>;
+  getOrderValidation(guid: string, o?: Opts): Promise<OrderValidation>;
+  getOrder(guid: string, o?: Opts): Promise<Order>;
+  close(): Promise<void>;
+}
+
+function guidArg(guid: string, what: string): string {
+  return parseOrThrow(id, guid, what);
+}
+
+export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient, opts: ClientOptions = {}): EventsClient {
+  const http = new ServiceHttp('events', cfg.eventsBaseUrl, { ...opts, secrets: () => tokens.secrets() });
+
+  async function withToken<T>(signal: AbortSignal | undefined, fn: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+    const token = await tokens.getToken({ signal });
+    try {
+      return await fn(bearer(token));
+    } catch (e) {
+      if (!(e instanceof ServiceHttpError) || e.httpStatus !== 401) throw e;
+      // The token may have been revoked or expired early: one more try with a fresh one, then give up.
+      tokens.invalidate(token);
+      return fn(bearer(await tokens.getToken({ signal })));
+    }
+  }
+
+  const send = (call: Omit<Call, 'headers'>): Promise<JsonAnswer> => withToken(call.signal, (headers) => http.json({ ...call, headers }));
+
+  const get = async <S extends z.ZodType>(operation: string, path: string, schema: S, o: Opts = {}): Promise<z.infer<S>> =>
+    http.parse(schema, await send({ operation, method: 'GET', path, idempotent: true, signal: o.signal }), operation);
+
+  return {
+    async createSubscription(req, o = {}) {
+      const body = parseOrThrow(SubscribeRequestSchema, req, 'subscription request');
+      // Not idempotent (a second POST may create a second subscription): repeated only when the service surely did not act.
+      const answer = await send({ operation: 'create subscription', method: 'POST', path: '/subscribe', body: JSON.stringify(body), idempotent: false, signal: o.signal });
+      return http.parse(SubscriptionSchema, answer, 'create subscription');
+    },
+    listSubscriptions: async (o) => get('list subscriptions', '/subscribe', SubscriptionListSchema, o),
+    getSubscription: async (guid, o) => get('get subscription', `/subscribe/${seg(guidArg(guid, 'subscription guid'))}`, SubscriptionSchema, o),
+    async updateSubscription(guid, update, o = {}) {
+      const g = guidArg(guid, 'subscription guid');
+      const body = parseOrThrow(SubscriptionUpdateSchema, update, 'subscription update');
+      const answer = await send({
+        operation: 'update subscription',
+        method: 'PUT',
+        path: `/subscribe/${seg(g)}`,
+        body: JSON.stringify(body),
+        idempotent: true,
+        signal: o.signal,
+      });
+      return http.parse(SubscriptionSchema, answer, 'update subscription');
+    },
+    async deleteSubscription(guid, o = {}) {
+      const g = guidArg(guid, 'subscription guid');
+      const path = `/subscribe/${seg(g)}`;
+      const call = { operation: 'delete subscription', method: 'DELETE' as const, path, idempotent: true, signal: o.signal };
+      // The answer body is not shown: any text is accepted, parsed as JSON when it is JSON.
+      return withToken(o.signal, (headers) =>
+        http.run({ ...call, headers }, async (res) => {
+          const text = await res.body.text();
+          let body: unknown = text.trim() === '' ? undefined : text;
+          try {
+            if (body !== undefined) body = JSON.parse(text);
+          } catch {
+            // kept as text
+          }
+          return { status: res.statusCode, body };
+        }),
+      );
+    },
+    ping: async (eventType, o) =>
+      get('ping', `/ping/${seg(parseOrThrow(SubscribableEventTypeSchema, eventType, 'ping event type'))}`, PingResponseSchema, o),
+    getChargeback: async (guid, o) => get('get chargeback', `/chargeback/${seg(guidArg(guid, 'chargeback guid'))}`, ChargebackSchema, o),
+    getPrevention: async (guid, o) => get('get prevention alert', `/prevention/${seg(guidArg(guid, 'prevention guid'))}`, PreventionAlertSchema, o),
+    getOrderValidation: async (guid, o) =>
+      get('get order validation', `/order_validation/${seg(guidArg(guid, 'order validation guid'))}`, OrderValidationSchema, o),
+    getOrder: async (guid, o) => get('get order', `/order/${seg(guidArg(guid, 'order guid'))}`, OrderSchema, o),
+    close: () => http.close(),
+  };
+}
