@@ -20,8 +20,8 @@ export interface SettingDef {
 
 const url = z.string().url('must be a URL such as https://host/path');
 const str = z.string().min(1, 'must not be empty');
-const int = z.coerce.number().int('must be an integer');
-const port = z.coerce.number().int().min(0).max(65535, 'must be a port number 0-65535');
+const int = z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number');
+const port = z.coerce.number({ error: 'must be a port number 0-65535' }).int('must be a port number 0-65535').min(0, 'must be a port number 0-65535').max(65535, 'must be a port number 0-65535');
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
@@ -61,6 +61,9 @@ export const SETTINGS: SettingDef[] = [
   s('webhook', 'webhookPath', 'CBP_WEBHOOK_PATH', str, 'Path events are posted to', { default: '/events' }),
   s('webhook', 'webhookPublicUrl', 'CBP_WEBHOOK_PUBLIC_URL', url, 'https address the service pushes to (the receiver or its TLS proxy)'),
   s('webhook', 'journalDir', 'CBP_JOURNAL_DIR', str, 'Folder of the event journal', { default: 'data/journal' }),
+  s('webhook', 'journalSegmentMaxBytes', 'CBP_JOURNAL_SEGMENT_MAX_BYTES', int.min(1), 'Seal a journal segment once it holds this many bytes', { default: '67108864' }),
+  s('webhook', 'journalSegmentMaxAgeMs', 'CBP_JOURNAL_SEGMENT_MAX_AGE_MS', int.min(1), 'Seal a non-empty journal segment this long after it was opened, in ms (ingest reads sealed ones only)', { default: '60000' }),
+  s('webhook', 'webhookBodyLimit', 'CBP_WEBHOOK_BODY_LIMIT', int.min(1), 'Largest event body the receiver accepts, in bytes (413 above)', { default: '1048576' }),
   s('webhook', 'webhookTlsCert', 'CBP_WEBHOOK_TLS_CERT', str, 'PEM certificate file: the receiver serves https itself'),
   s('webhook', 'webhookTlsKey', 'CBP_WEBHOOK_TLS_KEY', str, 'PEM key file for CBP_WEBHOOK_TLS_CERT', { secret: false }),
   s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
@@ -77,6 +80,19 @@ export const SETTINGS: SettingDef[] = [
   s('temporal', 'temporalApiKey', 'TEMPORAL_API_KEY', str, 'API key for Temporal Cloud', { secret: true }),
   s('temporal', 'temporalTlsCert', 'TEMPORAL_TLS_CERT', str, 'Client certificate file for mTLS to Temporal'),
   s('temporal', 'temporalTlsKey', 'TEMPORAL_TLS_KEY', str, 'Client key file for mTLS to Temporal'),
+  s('schedule', 'nightlyAt', 'CBP_NIGHTLY_AT', z.string().regex(/^\d{1,2}:\d{2}$/, 'must be HH:MM (24-hour)'), 'Time of day of the nightly run (HH:MM in CBP_SCHEDULE_TIMEZONE)', { default: '02:30' }),
+  s('schedule', 'scheduleTimezone', 'CBP_SCHEDULE_TIMEZONE', str, 'IANA time zone of CBP_NIGHTLY_AT (report windows stay UTC days)', { default: 'UTC' }),
+  s('schedule', 'ingestEvery', 'CBP_INGEST_EVERY', str, 'Interval of the event ingest schedule (e.g. 5m, 30s, 1h)', { default: '5m' }),
+  s('schedule', 'windowDays', 'CBP_WINDOW_DAYS', int.min(1), 'Days per chargebacks / prevention report window', { default: '7' }),
+  s('schedule', 'lookbackDays', 'CBP_LOOKBACK_DAYS', int.min(1), 'Days the nightly run re-fetches, its own day included', { default: '60' }),
+  s('schedule', 'reportParallelism', 'CBP_REPORT_PARALLELISM', int.min(1), 'Report windows fetched at once by nightly and backfill', { default: '2' }),
+  s('sandbox', 'sandboxApiSecret', 'CBP_SANDBOX_API_SECRET', str, 'API secret the sandbox accepts, token interface (unset: sandbox-api-secret)', { secret: true }),
+  s('sandbox', 'sandboxDataUsername', 'CBP_SANDBOX_DATA_USERNAME', str, 'Order data username the sandbox accepts (unset: sandbox-user)'),
+  s('sandbox', 'sandboxDataPassword', 'CBP_SANDBOX_DATA_PASSWORD', str, 'Order data password the sandbox accepts (unset: sandbox-password)', { secret: true }),
+  s('sandbox', 'sandboxReportingKey', 'CBP_SANDBOX_REPORTING_KEY', str, 'Reporting bearer key the sandbox accepts (unset: sandbox-reporting-key)', { secret: true }),
+  s('sandbox', 'sandboxCompanyToken', 'CBP_SANDBOX_COMPANY_TOKEN', str, 'Company token the sandbox accepts (unset: sandbox-company-token)', { secret: true }),
+  s('sandbox', 'sandboxTokenTtlSeconds', 'CBP_SANDBOX_TOKEN_TTL_SECONDS', int.min(1), 'Lifetime of sandbox tokens, in real seconds', { default: '300' }),
+  s('sandbox', 'sandboxDeliveryTimeoutMs', 'CBP_SANDBOX_DELIVERY_TIMEOUT_MS', int.min(1), 'Timeout of one sandbox webhook request, in ms', { default: '5000' }),
   s('general', 'logLevel', 'CBP_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', { default: 'info' }),
 ];
 
@@ -93,6 +109,19 @@ export type Config = Record<string, unknown> & {
 const BY_KEY = new Map(SETTINGS.map((d) => [d.key, d]));
 const BY_ENV = new Map(SETTINGS.map((d) => [d.env, d]));
 
+/**
+ * Where a config file fails to parse, without the parser's own message: both YAML and V8's JSON.parse quote
+ * the offending text, which may be a secret's value.
+ */
+function parseErrorPlace(e: unknown, text: string): string {
+  const yamlPos = (e as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
+  if (yamlPos) return ` (line ${yamlPos.line}, column ${yamlPos.col})`;
+  const m = /position (\d+)/.exec((e as Error).message ?? '');
+  if (!m) return '';
+  const before = text.slice(0, +m[1]).split('\n');
+  return ` (line ${before.length}, column ${before[before.length - 1].length + 1})`;
+}
+
 function readConfigFile(file: string): Record<string, unknown> {
   if (!existsSync(file)) throw new ConfigError([`config file ${file} does not exist: fix --config or CBP_CONFIG`]);
   const text = readFileSync(file, 'utf8');
@@ -100,7 +129,7 @@ function readConfigFile(file: string): Record<string, unknown> {
   try {
     parsed = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
   } catch (e) {
-    throw new ConfigError([`config file ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(e as Error).message}`]);
+    throw new ConfigError([`config file ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}${parseErrorPlace(e, text)}`]);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError([`config file ${file} must hold an object of settings, e.g. {"dbPath": "data/cbp.duckdb"}`]);
@@ -140,7 +169,7 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; file?: string; overr
     if (r.success) out[d.key] = r.data;
     else {
       const shown = d.secret ? '(hidden)' : JSON.stringify(raw[d.key]);
-      problems.push(`${d.env} (from ${origin[d.key]}) = ${shown} ${r.error.issues.map((i) => i.message).join('; ')}`);
+      problems.push(`${d.env} (from ${origin[d.key]}) = ${shown}: ${r.error.issues.map((i) => i.message.replace(/^Invalid input: /, '')).join('; ')}`);
     }
   }
   if (problems.length) throw new ConfigError(problems);

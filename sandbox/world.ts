@@ -12,6 +12,8 @@ export interface WorldMid {
   merchant_descriptor: string;
   /** Visa region of the merchant (for VAMP), e.g. 'US', 'CEMEA'. */
   region: string;
+  /** Currency of the MID's transactions and cases (ISO 4217); USD when the scenario gives none. */
+  currency?: string;
 }
 
 /** Settled transactions of one MID, network and UTC day. */
@@ -61,6 +63,9 @@ export interface WorldChargeback {
   fraud: boolean;
   /** True when the dispute was resolved through RDR (VAMP leaves it out). */
   rdr_resolved: boolean;
+  /** Ground truth for tests and the demo: the merchant order (World.orders) this case belongs to, if any.
+   *  The service learns it only by matching a pushed order; never render it as matched on its own. */
+  source_order_id?: string;
 }
 
 export type PreventionSource = 'ethoca' | 'verifi' | 'tc40';
@@ -82,6 +87,8 @@ export interface WorldPreventionAlert {
   prevention_at: string;
   transaction_at: string;
   statuses: Array<{ at: string; status: PreventionStatus }>;
+  /** Ground truth: the merchant order (World.orders) this alert belongs to, if any (see WorldChargeback). */
+  source_order_id?: string;
 }
 
 export interface WorldRdrAlert {
@@ -100,6 +107,8 @@ export interface WorldRdrAlert {
   rdr_at: string;
   rdr_resolution: 'Accepted' | 'Declined';
   transaction_at: string;
+  /** Ground truth: the merchant order (World.orders) this alert belongs to, if any. */
+  source_order_id?: string;
 }
 
 export interface WorldOrderValidation {
@@ -116,6 +125,8 @@ export interface WorldOrderValidation {
   currency: string;
   arn?: string;
   auth_code: string;
+  /** Ground truth: the merchant order (World.orders) this request belongs to, if any. */
+  source_order_id?: string;
 }
 
 /** A merchant order of the scenario, for the demo to push (in the order data interface's shape). */
@@ -143,4 +154,22 @@ export interface World {
   rdrs: WorldRdrAlert[];
   orderValidations: WorldOrderValidation[];
   orders: WorldOrder[];
+}
+
+/**
+ * What the server knows about an entity matched to a pushed order (added by the server half; additive).
+ * The server passes `matchOf(guid)` to renderReport: the guid is a chargeback_guid, prevention_guid,
+ * rdr_guid or order_validation_guid; undefined until matched (at the request's `now`).
+ */
+export interface MatchInfo {
+  order_id: string;
+  /** The {id} the order data interface answered for the order. */
+  order_guid: string;
+  crm_account_guid: string;
+  /** "first last" billing name of the order, when it was given */
+  name?: string;
+  /** first shipment's tracking number, when given */
+  tracking_number?: string;
+  /** ISO time the match happened */
+  matched_at: string;
 }

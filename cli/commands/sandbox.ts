@@ -1,0 +1,109 @@
+// `cbp sandbox`: runs the emulated service until SIGINT/SIGTERM. The FIRST stdout line (with --json) is
+// one JSON object with the base URLs, the admin URL and the credentials, so a script or test can read it.
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import { UsageError } from '../../lib/errors.ts';
+import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
+
+interface Opts {
+  port: string;
+  host: string;
+  seed?: string;
+  scenario?: string;
+  start?: string;
+  realtime?: boolean;
+  speed: string;
+  tokenTtl?: string;
+  apiSecret?: string;
+  dataUsername?: string;
+  dataPassword?: string;
+  reportingKey?: string;
+  companyToken?: string;
+  json?: boolean;
+}
+
+function int(v: string | undefined, flag: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number of at least ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export function describeSandbox(sb: RunningSandbox) {
+  return { baseUrls: sb.baseUrls, admin: sb.admin, credentials: sb.credentials };
+}
+
+function human(d: ReturnType<typeof describeSandbox>): string {
+  return [
+    'cbp sandbox is running (Ctrl-C stops it).',
+    `  token interface      ${d.baseUrls.auth}`,
+    `  events interface     ${d.baseUrls.events}`,
+    `  order data           ${d.baseUrls.orders}  (also ${d.baseUrls.ordersStage})`,
+    `  reporting            ${d.baseUrls.reporting}`,
+    `  administration       ${d.admin}`,
+    'Credentials (test values):',
+    `  API secret           ${d.credentials.apiSecret}`,
+    `  data username        ${d.credentials.dataUsername}`,
+    `  data password        ${d.credentials.dataPassword}`,
+    `  reporting key        ${d.credentials.reportingKey}`,
+    `  company token        ${d.credentials.companyToken}`,
+  ].join('\n');
+}
+
+export function register(program: Command, ctx: Ctx): void {
+  program
+    .command('sandbox')
+    .description('Run a local, stateful emulator of the chargeback service (all four interfaces, simulated clock, deliveries, faults)')
+    .option('--port <n>', 'port to listen on (0: any free port)', '8790')
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .option('--seed <n>', 'seed of the generated world and of fault rolls (default: the scenario\'s, else 42)')
+    .option('--scenario <file>', 'scenario file (JSON or YAML; default: the built-in scenario)')
+    .option('--start <iso>', 'clock start, e.g. 2026-01-01 (default: the scenario\'s start, else 2026-01-01T00:00:00Z)')
+    .option('--realtime', 'let real time drive the clock (else only POST /_sandbox/clock moves it)')
+    .option('--speed <n>', 'with --realtime: sandbox seconds per real second', '1')
+    .option('--token-ttl <seconds>', 'token lifetime in real seconds (CBP_SANDBOX_TOKEN_TTL_SECONDS, default 300)')
+    .option('--api-secret <s>', 'API secret to accept (CBP_SANDBOX_API_SECRET, default sandbox-api-secret)')
+    .option('--data-username <s>', 'order data username (CBP_SANDBOX_DATA_USERNAME, default sandbox-user)')
+    .option('--data-password <s>', 'order data password (CBP_SANDBOX_DATA_PASSWORD, default sandbox-password)')
+    .option('--reporting-key <s>', 'reporting key (CBP_SANDBOX_REPORTING_KEY, default sandbox-reporting-key)')
+    .option('--company-token <s>', 'company token (CBP_SANDBOX_COMPANY_TOKEN, default sandbox-company-token)')
+    .option('--json', 'print the addresses and credentials as one JSON line')
+    .action(async (o: Opts) => {
+      const cfg = ctx.config();
+      const port = int(o.port, '--port', 0)!;
+      if (port > 65535) throw new UsageError(`--port must be 0-65535, got ${port}`);
+      const speed = Number(o.speed);
+      if (!(speed > 0)) throw new UsageError(`--speed must be a positive number, got ${JSON.stringify(o.speed)}`);
+      const sb = await startSandbox({
+        host: o.host,
+        port,
+        seed: int(o.seed, '--seed', 0),
+        scenarioFile: o.scenario,
+        start: o.start,
+        realtime: Boolean(o.realtime),
+        realtimeSpeed: speed,
+        tokenTtlSeconds: int(o.tokenTtl, '--token-ttl', 1) ?? (cfg.sandboxTokenTtlSeconds as number | undefined),
+        deliveryTimeoutMs: cfg.sandboxDeliveryTimeoutMs as number | undefined,
+        credentials: {
+          apiSecret: o.apiSecret ?? (cfg.sandboxApiSecret as string | undefined),
+          dataUsername: o.dataUsername ?? (cfg.sandboxDataUsername as string | undefined),
+          dataPassword: o.dataPassword ?? (cfg.sandboxDataPassword as string | undefined),
+          reportingKey: o.reportingKey ?? (cfg.sandboxReportingKey as string | undefined),
+          companyToken: o.companyToken ?? (cfg.sandboxCompanyToken as string | undefined),
+        },
+      });
+      const info = describeSandbox(sb);
+      process.stdout.write((o.json ? JSON.stringify(info) : human(info)) + '\n');
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await sb.close();
+      process.exitCode = 0;
+    });
+}
