@@ -1,0 +1,102 @@
+// cbp webhook: the event receiver. Serves until SIGINT/SIGTERM, then stops taking events (503), finishes the
+// fsyncs in flight, seals the open journal segment and exits.
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import { ConfigError, UsageError } from '../../lib/errors.ts';
+import { startReceiver } from '../../webhook/server.ts';
+
+interface WebhookFlags {
+  port?: string;
+  host?: string;
+  path?: string;
+  journal?: string;
+  json?: boolean;
+}
+
+function readPem(file: string, setting: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new ConfigError([`${setting} = ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`]);
+  }
+}
+
+export function register(program: Command, ctx: Ctx): void {
+  program
+    .command('webhook')
+    .description('Receive the service\'s event pushes (Basic auth) into the durable journal; answers 200 only once an event is fsync\'d')
+    .option('--port <port>', 'port to listen on (0: any free port; default CBP_WEBHOOK_PORT, 8787)')
+    .option('--host <host>', 'address to listen on (default CBP_WEBHOOK_HOST, 127.0.0.1)')
+    .option('--path <path>', 'path events are pushed to (default CBP_WEBHOOK_PATH, /events)')
+    .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, data/journal)')
+    .option('--json', 'print {"url", "journal"} as the first stdout line')
+    .action(async (o: WebhookFlags) => {
+      const cfg = ctx.config();
+      const username = cfg.webhookUsername as string | undefined;
+      const password = cfg.webhookPassword as string | undefined;
+      if (!username || !password) {
+        throw new ConfigError([
+          `CBP_WEBHOOK_USERNAME and CBP_WEBHOOK_PASSWORD must both be set (${[!username && 'CBP_WEBHOOK_USERNAME', !password && 'CBP_WEBHOOK_PASSWORD']
+            .filter(Boolean)
+            .join(' and ')} missing): the service pushes events with these Basic credentials, the ones stored in the subscription's auth object`,
+        ]);
+      }
+      let port = cfg.webhookPort as number;
+      if (o.port !== undefined) {
+        port = Number(o.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number 0-65535`);
+      }
+      const eventsPath = o.path ?? (cfg.webhookPath as string);
+      if (!eventsPath.startsWith('/')) throw new UsageError(`--path ${eventsPath}: expected a path starting with /, e.g. /events`);
+      const certFile = cfg.webhookTlsCert as string | undefined;
+      const keyFile = cfg.webhookTlsKey as string | undefined;
+      if (!!certFile !== !!keyFile) {
+        throw new ConfigError(['CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY go together: set both to serve https, or neither behind a TLS proxy']);
+      }
+      const https = certFile && keyFile ? { cert: readPem(certFile, 'CBP_WEBHOOK_TLS_CERT'), key: readPem(keyFile, 'CBP_WEBHOOK_TLS_KEY') } : undefined;
+      const journalDir = o.journal ?? (cfg.journalDir as string);
+      const logger = ctx.logger();
+      const rx = await startReceiver({
+        username,
+        password,
+        host: o.host ?? (cfg.webhookHost as string),
+        port,
+        path: eventsPath,
+        journalDir,
+        https,
+        bodyLimit: cfg.webhookBodyLimit as number | undefined,
+        logger,
+        journal: {
+          segmentMaxBytes: cfg.journalSegmentMaxBytes as number | undefined,
+          segmentMaxAgeMs: cfg.journalSegmentMaxAgeMs as number | undefined,
+        },
+      });
+      if (o.json) process.stdout.write(JSON.stringify({ url: rx.url, journal: rx.journalDir }) + '\n');
+      else process.stdout.write(`cbp webhook: receiving events at ${rx.url} (journal ${rx.journalDir}); Ctrl-C stops\n`);
+      if (!https) {
+        logger.info(
+          { publicUrl: cfg.webhookPublicUrl ?? null },
+          'serving plain http: the service pushes only to https addresses, so put a TLS proxy in front (CBP_WEBHOOK_PUBLIC_URL) or set CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY',
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const stop = (signal: NodeJS.Signals) => {
+          logger.info({ signal }, 'shutting down: new events get 503, events in flight are finished');
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          rx.close().then(
+            () => resolve(),
+            (e) => {
+              logger.error({ err: (e as Error).message }, 'shutdown failed');
+              process.exitCode = 1;
+              resolve();
+            },
+          );
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      logger.info('receiver stopped; journal sealed');
+    });
+}

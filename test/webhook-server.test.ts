@@ -1,0 +1,316 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import * as fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'undici';
+import type { FastifyInstance } from 'fastify';
+import { beginClose, buildReceiver, startReceiver, type RunningReceiver } from '../webhook/server.ts';
+import { listClosedSegments, nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+const USER = 'cbp-hook';
+const PASS = 's3cret-pass';
+const auth = (u = USER, p = PASS) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+
+const chargebackNew = (guid: string) => ({
+  event_guid: guid,
+  event_timestamp: '2026-11-01T10:00:00Z',
+  event_type: 'chargeback.new',
+  chargeback_guid: 'cb_0123456789abcdef0123456789abcdef',
+  case_number: 'C-1',
+  mid: 'MID-1',
+  amount: 94.76,
+  currency: 'USD',
+});
+
+const cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+function journalLines(dir: string): Array<{ received_at: string; event: Record<string, unknown> }> {
+  const names = fs.readdirSync(dir).filter((n) => n.startsWith('seg-'));
+  return names.flatMap((n) =>
+    fs
+      .readFileSync(path.join(dir, n), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
+}
+
+function setup(opts: { fs?: JournalFs } = {}): { app: FastifyInstance; journal: Journal; dir: string } {
+  const dir = tmp();
+  const journal = openJournal({ dir, fs: opts.fs, checkIntervalMs: 0 });
+  const app = buildReceiver({ username: USER, password: PASS, sink: journal });
+  cleanup.push(() => journal.close());
+  cleanup.push(() => app.close());
+  return { app, journal, dir };
+}
+
+const post = (app: FastifyInstance, body: unknown, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'POST',
+    url: '/events',
+    headers: { authorization: auth(), 'content-type': 'application/json', ...headers },
+    payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
+
+describe('webhook receiver: what it accepts', () => {
+  it('answers 200 to an event pushed with the subscription\'s Basic credentials, after journaling it', async () => {
+    const { app, dir } = setup();
+    const r = await post(app, chargebackNew('ev_1'));
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ received: true, event_guid: 'ev_1' });
+    const [line] = journalLines(dir);
+    expect(line.event).toEqual(chargebackNew('ev_1'));
+    expect(line.received_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('keeps the body as received, on one line, when the service pretty-prints it', async () => {
+    const { app, dir } = setup();
+    const body = '{\r\n  "event_guid": "ev_pretty",\n  "event_type": "chargeback.new",\n  "amount": 12.3400000000000000001\n}';
+    expect((await post(app, body)).statusCode).toBe(200);
+    const raw = fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((n) => n.startsWith('seg-'))!), 'utf8');
+    expect(raw.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(raw).toContain('"amount": 12.3400000000000000001'); // bytes kept, not re-serialised
+  });
+
+  it('accepts PUT as well as POST (the delivery method is not shown)', async () => {
+    const { app } = setup();
+    const r = await app.inject({
+      method: 'PUT',
+      url: '/events',
+      headers: { authorization: auth(), 'content-type': 'application/json; charset=utf-8' },
+      payload: JSON.stringify(chargebackNew('ev_put')),
+    });
+    expect(r.statusCode).toBe(200);
+  });
+
+  it('accepts and journals an event type it does not know', async () => {
+    const { app, dir } = setup();
+    const r = await post(app, { event_guid: 'ev_refund', event_type: 'order.refund', event_timestamp: '2026-11-01 10:00:00', order_id: 'o1' });
+    expect(r.statusCode).toBe(200);
+    expect(journalLines(dir).map((l) => l.event.event_type)).toEqual(['order.refund']);
+  });
+
+  it('answers OPTIONS on the events path with 200 (the service\'s second vetting test)', async () => {
+    const { app } = setup();
+    const r = await app.inject({ method: 'OPTIONS', url: '/events' });
+    expect(r.statusCode).toBe(200);
+  });
+
+  it('reports the journal on GET /healthz', async () => {
+    const { app } = setup();
+    await post(app, chargebackNew('ev_h'));
+    const r = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ ok: true, journal: { state: 'open', appended: 1 } });
+  });
+});
+
+describe('webhook receiver: what it refuses (and stores nothing of)', () => {
+  it.each([
+    ['wrong password', auth(USER, 'nope')],
+    ['wrong username', auth('someone', PASS)],
+    ['no credentials', undefined],
+    ['another scheme', 'Bearer abc'],
+  ])('answers 401 with WWW-Authenticate for %s', async (_name, header) => {
+    const { app, dir } = setup();
+    const r = await app.inject({
+      method: 'POST',
+      url: '/events',
+      headers: { 'content-type': 'application/json', ...(header ? { authorization: header } : {}) },
+      payload: JSON.stringify(chargebackNew('ev_x')),
+    });
+    expect(r.statusCode).toBe(401);
+    expect(r.headers['www-authenticate']).toMatch(/^Basic realm=/);
+    expect(r.json()).toEqual({ error: true, message: expect.stringMatching(/credentials/) });
+    expect(r.body).not.toContain(PASS);
+    expect(journalLines(dir)).toEqual([]);
+  });
+
+  it('answers 415 to a body that is not application/json', async () => {
+    const { app, dir } = setup();
+    const r = await post(app, 'event_guid=1', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(r.statusCode).toBe(415);
+    expect(r.json()).toEqual({ error: true, message: expect.stringMatching(/application\/json/) });
+    const none = await app.inject({ method: 'POST', url: '/events', headers: { authorization: auth() } });
+    expect(none.statusCode).toBe(415);
+    expect(journalLines(dir)).toEqual([]);
+  });
+
+  it('answers 413 to a body above 1 MiB', async () => {
+    const { app, dir } = setup();
+    const big = JSON.stringify({ ...chargebackNew('ev_big'), pad: 'x'.repeat(1024 * 1024) });
+    const r = await post(app, big);
+    expect(r.statusCode).toBe(413);
+    expect(r.json()).toEqual({ error: true, message: expect.stringMatching(/larger than/) });
+    expect(journalLines(dir)).toEqual([]);
+  });
+
+  it('answers 400 to a body that is not valid JSON', async () => {
+    const { app, dir } = setup();
+    const r = await post(app, '{"event_guid": "ev_1", "event_type": ');
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toEqual({ error: true, message: expect.stringMatching(/not valid JSON/) });
+    expect((await post(app, '[1,2]')).statusCode).toBe(400);
+    expect((await post(app, '')).statusCode).toBe(400);
+    expect((await post(app, Buffer.from([0x7b, 0xff, 0x7d]))).statusCode).toBe(400);
+    expect(journalLines(dir)).toEqual([]);
+  });
+
+  it('answers 400 to an event without event_guid or event_type', async () => {
+    const { app, dir } = setup();
+    const noGuid = await post(app, { event_type: 'chargeback.new' });
+    expect(noGuid.statusCode).toBe(400);
+    expect(noGuid.json().message).toMatch(/event_guid/);
+    const noType = await post(app, { event_guid: 'ev_1', event_type: ' ' });
+    expect(noType.statusCode).toBe(400);
+    expect(noType.json().message).toMatch(/event_type/);
+    expect(journalLines(dir)).toEqual([]);
+  });
+});
+
+describe('webhook receiver: durability before acknowledgement', () => {
+  it('answers 503 when the journal cannot sync, so the service sends the event again', async () => {
+    let failing = true;
+    const flaky: JournalFs = {
+      ...nodeJournalFs,
+      async datasync(fd) {
+        if (failing) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+        return nodeJournalFs.datasync(fd);
+      },
+    };
+    const { app, journal, dir } = setup({ fs: flaky });
+    const r = await post(app, chargebackNew('ev_lost'));
+    expect(r.statusCode).toBe(503);
+    expect(r.json()).toEqual({ error: true, message: expect.stringMatching(/send it again/) });
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(503);
+    // Re-sent once the disk is back: now acknowledged and durable, and the failed attempt left nothing.
+    failing = false;
+    expect((await post(app, chargebackNew('ev_lost'))).statusCode).toBe(200);
+    await journal.close();
+    expect(journalLines(dir).map((l) => l.event.event_guid)).toEqual(['ev_lost']);
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(503);
+  });
+
+  it('does not answer before the fsync completes', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let syncs = 0;
+    const slow: JournalFs = {
+      ...nodeJournalFs,
+      async datasync(fd) {
+        syncs++;
+        await gate;
+        return nodeJournalFs.datasync(fd);
+      },
+    };
+    const { app } = setup({ fs: slow });
+    let answered = false;
+    const pending = post(app, chargebackNew('ev_slow')).then((r) => {
+      answered = true;
+      return r;
+    });
+    for (let i = 0; i < 100 && syncs === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(syncs).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered).toBe(false);
+    release();
+    expect((await pending).statusCode).toBe(200);
+  });
+
+  it('shares fsyncs among concurrent requests (group commit)', async () => {
+    let syncs = 0;
+    const counting: JournalFs = {
+      ...nodeJournalFs,
+      async datasync(fd) {
+        syncs++;
+        await new Promise((r) => setTimeout(r, 20)); // a slow disk makes batching visible
+        return nodeJournalFs.datasync(fd);
+      },
+    };
+    const { app, dir } = setup({ fs: counting });
+    const N = 40;
+    const answers = await Promise.all(Array.from({ length: N }, (_, i) => post(app, chargebackNew(`ev_${i}`))));
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    expect(syncs).toBeLessThan(N);
+    expect(journalLines(dir)).toHaveLength(N);
+  });
+
+  it('answers 503 once closing starts while finishing the request whose fsync is in flight', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let syncs = 0;
+    const slow: JournalFs = {
+      ...nodeJournalFs,
+      async datasync(fd) {
+        syncs++;
+        await gate;
+        return nodeJournalFs.datasync(fd);
+      },
+    };
+    const { app, dir, journal } = setup({ fs: slow });
+    const inFlight = post(app, chargebackNew('ev_inflight'));
+    for (let i = 0; i < 100 && syncs === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    beginClose(app);
+    const late = await post(app, chargebackNew('ev_late'));
+    expect(late.statusCode).toBe(503);
+    expect(late.json()).toEqual({ error: true, message: expect.stringMatching(/shutting down/) });
+    release();
+    expect((await inFlight).statusCode).toBe(200);
+    await journal.close();
+    expect(journalLines(dir).map((l) => l.event.event_guid)).toEqual(['ev_inflight']);
+  });
+});
+
+describe('webhook receiver on a socket', () => {
+  let rx: RunningReceiver | undefined;
+  afterAll(async () => {
+    await rx?.close();
+  });
+
+  it('shuts down gracefully: the request in flight gets its 200, the segment is sealed, the lock released', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let syncs = 0;
+    const slow: JournalFs = {
+      ...nodeJournalFs,
+      async datasync(fd) {
+        syncs++;
+        await gate;
+        return nodeJournalFs.datasync(fd);
+      },
+    };
+    const dir = tmp();
+    rx = await startReceiver({ username: USER, password: PASS, journalDir: dir, port: 0, journal: { fs: slow, checkIntervalMs: 0 } });
+    expect(rx.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/events$/);
+    const u = new URL(rx.url);
+    const client = new Client(u.origin, { pipelining: 2 });
+    cleanup.push(() => client.close());
+    const send = (guid: string) =>
+      client
+        .request({
+          method: 'POST',
+          path: u.pathname,
+          headers: { authorization: auth(), 'content-type': 'application/json' },
+          body: JSON.stringify(chargebackNew(guid)),
+        })
+        .then(async (r) => ({ status: r.statusCode, body: (await r.body.json()) as Record<string, unknown> }));
+    const first = send('ev_a');
+    for (let i = 0; i < 200 && syncs === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    const closed = rx.close();
+    // Pipelined on the same busy connection: it arrives while closing.
+    const second = send('ev_b').catch((e: Error) => ({ status: 0, body: { error: e.message } }));
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    expect((await first).status).toBe(200);
+    const s = await second;
+    expect([503, 0]).toContain(s.status); // 503, or the socket closed under it: never a 200 after close
+    await closed;
+    expect(listClosedSegments(dir)).toHaveLength(1);
+    expect(fs.existsSync(path.join(dir, 'receiver.lock'))).toBe(false);
+    expect(journalLines(dir).map((l) => l.event.event_guid)).toEqual(['ev_a']);
+  });
+});

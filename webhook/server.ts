@@ -1,0 +1,289 @@
+// The event receiver: the service pushes each event as a JSON body with Basic credentials and re-sends it
+// until it gets a 200. So a 200 is only ever sent after the event is fsync'd to the journal; anything that
+// stops that (disk error, shutdown) answers 503 and the service sends again.
+//
+// Defaults: path /events, body limit 1 MiB (413 above), application/json only (415), 503 while closing.
+import { isUtf8 } from 'node:buffer';
+import type { AddressInfo } from 'node:net';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { basicAuthChecker, WWW_AUTHENTICATE } from './auth.ts';
+import { JournalUnavailableError, openJournal, type Journal, type JournalOptions, type JournalStatus } from './journal.ts';
+
+export const BODY_LIMIT_DEFAULT = 1024 * 1024;
+export const EVENTS_PATH_DEFAULT = '/events';
+
+/** Where accepted events go. The journal in production; the benchmark's baseline passes one that discards. */
+export interface EventSink {
+  append(record: Buffer): Promise<void>;
+  status(): JournalStatus | Record<string, unknown>;
+  readonly healthy: boolean;
+}
+
+export interface ReceiverOptions {
+  username: string;
+  password: string;
+  sink: EventSink;
+  /** Path events are pushed to. Default /events. */
+  path?: string;
+  /** Largest accepted body in bytes. Default 1 MiB. */
+  bodyLimit?: number;
+  https?: { cert: string | Buffer; key: string | Buffer };
+  logger?: Logger;
+  now?: () => Date;
+}
+
+const closers = new WeakMap<FastifyInstance, () => void>();
+
+/**
+ * Marks a receiver as closing before app.close() is called: every new request is answered 503 from now on,
+ * requests already past that point finish (their fsyncs included). app.close() does the same by itself.
+ */
+export function beginClose(app: FastifyInstance): void {
+  closers.get(app)?.();
+}
+
+interface ParsedBody {
+  raw: Buffer;
+  value: Record<string, unknown>;
+}
+
+class HttpError extends Error {
+  constructor(readonly statusCode: number, message: string) {
+    super(message);
+  }
+}
+
+function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send({ error: true, message });
+}
+
+/** An event_guid may be a string or a number (contract/events.ts accepts both); it must not be empty. */
+function present(v: unknown): boolean {
+  return (typeof v === 'string' && v.trim() !== '') || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** Newlines can only be whitespace in valid JSON, so blanking them keeps the body as received, on one line. */
+function oneLine(raw: Buffer): Buffer {
+  let copy: Buffer | null = null;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (b === 0x0a || b === 0x0d) {
+      copy ??= Buffer.from(raw);
+      copy[i] = 0x20;
+    }
+  }
+  return copy ?? raw;
+}
+
+const PREFIX = Buffer.from('{"received_at":"');
+const MIDDLE = Buffer.from('","event":');
+const SUFFIX = Buffer.from('}');
+
+/** The journal line: `{"received_at":"<ISO UTC>","event":<body as received>}`. */
+export function journalRecord(raw: Buffer, receivedAt: Date): Buffer {
+  return Buffer.concat([PREFIX, Buffer.from(receivedAt.toISOString()), MIDDLE, oneLine(raw), SUFFIX]);
+}
+
+/**
+ * Builds the receiver (nothing listens): POST and PUT on the path take events, OPTIONS on the path answers
+ * 200 for the service's vetting test, GET /healthz reports the journal.
+ */
+export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
+  const eventsPath = opts.path ?? EVENTS_PATH_DEFAULT;
+  const now = opts.now ?? (() => new Date());
+  const check = basicAuthChecker({ username: opts.username, password: opts.password });
+  const sink = opts.sink;
+  let closing = false;
+
+  const app = Fastify({
+    bodyLimit: opts.bodyLimit ?? BODY_LIMIT_DEFAULT,
+    // Our own onRequest hook answers 503 while closing, in the receiver's error shape.
+    return503OnClosing: false,
+    logController: new LogController({ disableRequestLogging: true }),
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    ...(opts.https ? { https: { cert: opts.https.cert, key: opts.https.key } } : {}),
+  } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
+
+  closers.set(app, () => {
+    closing = true;
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    const raw = body as Buffer;
+    if (!isUtf8(raw)) return done(new HttpError(400, 'the body is not valid UTF-8 JSON'), undefined);
+    // A byte-order mark is not JSON; drop it from both the parse and the journal line.
+    const bytes = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString('utf8'));
+    } catch (e) {
+      return done(new HttpError(400, `the body is not valid JSON: ${(e as Error).message}`), undefined);
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return done(new HttpError(400, 'the body must be one JSON object (an event), not an array or a scalar'), undefined);
+    }
+    done(null, { raw: bytes, value: value as Record<string, unknown> } satisfies ParsedBody);
+  });
+
+  app.addHook('onRequest', async (_req, reply) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      return sendError(reply, 503, 'the receiver is shutting down; send the event again');
+    }
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
+    const status = err.statusCode ?? 500;
+    let message = err.message;
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `the body is larger than the ${opts.bodyLimit ?? BODY_LIMIT_DEFAULT} byte limit`;
+    else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+      message = `Content-Type must be application/json, got ${JSON.stringify(req.headers['content-type'] ?? '(none)')}`;
+    else if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') message = 'the body is empty; expected one JSON object (an event)';
+    else if (status >= 500) {
+      req.log.error({ err: err.message }, 'receiver error');
+      message = 'internal error; the event was not stored, send it again';
+    }
+    if (status >= 400 && status < 500) req.log.warn({ status, reason: message }, 'event push refused');
+    return sendError(reply, status >= 400 && status < 600 ? status : 500, message);
+  });
+
+  app.setNotFoundHandler((req, reply) => sendError(reply, 404, `no such address: ${req.method} ${req.url.split('?')[0]}`));
+
+  const requireAuth = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (!check(req.headers.authorization)) {
+      // Worth an operator's attention: if the subscription's credentials and ours differ, every event is refused.
+      req.log.warn({ status: 401, ip: req.ip }, 'event push refused: missing or wrong Basic credentials');
+      reply.header('www-authenticate', WWW_AUTHENTICATE);
+      return sendError(reply, 401, 'missing or wrong Basic credentials');
+    }
+  };
+
+  const receive = async (req: FastifyRequest, reply: FastifyReply) => {
+    const body = req.body as ParsedBody | undefined;
+    const ct = String(req.headers['content-type'] ?? '');
+    if (!body || !/^application\/json\s*(;|$)/i.test(ct)) {
+      // No body at all never reaches the parser; treat it like a wrong content type or an empty body.
+      if (!/^application\/json\s*(;|$)/i.test(ct)) {
+        return sendError(reply, 415, `Content-Type must be application/json, got ${JSON.stringify(ct || '(none)')}`);
+      }
+      return sendError(reply, 400, 'the body is empty; expected one JSON object (an event)');
+    }
+    const { event_guid: guid, event_type: type } = body.value;
+    const missing = [!present(guid) && 'event_guid', !(typeof type === 'string' && type.trim() !== '') && 'event_type'].filter(Boolean);
+    if (missing.length) {
+      req.log.warn({ status: 400, missing }, 'event push refused: no event_guid or event_type');
+      return sendError(reply, 400, `the event has no ${missing.join(' and no ')}; every event carries event_guid and event_type`);
+    }
+    try {
+      await sink.append(journalRecord(body.raw, now()));
+    } catch (e) {
+      if (!(e instanceof JournalUnavailableError)) req.log.error({ err: (e as Error).message }, 'journal append failed');
+      reply.header('retry-after', '1');
+      return sendError(reply, 503, e instanceof JournalUnavailableError ? e.message : 'the event could not be stored; send it again');
+    }
+    return reply.code(200).send({ received: true, event_guid: String(body.value.event_guid) });
+  };
+
+  app.route({ method: ['POST', 'PUT'], url: eventsPath, onRequest: requireAuth, handler: receive });
+  app.route({
+    method: 'OPTIONS',
+    url: eventsPath,
+    handler: async (_req, reply) => reply.code(200).header('allow', 'POST, PUT, OPTIONS').send({ ok: true }),
+  });
+  app.route({
+    method: ['GET', 'DELETE', 'PATCH'],
+    url: eventsPath,
+    handler: async (req, reply) => {
+      reply.header('allow', 'POST, PUT, OPTIONS');
+      return sendError(reply, 405, `${req.method} is not accepted here; events are delivered with POST (or PUT)`);
+    },
+  });
+  app.get('/healthz', async (_req, reply) => {
+    const status = sink.status();
+    const ok = sink.healthy && !closing;
+    return reply.code(ok ? 200 : 503).send({ ok, closing, journal: status });
+  });
+
+  return app;
+}
+
+export interface StartReceiverOptions {
+  username: string;
+  password: string;
+  journalDir: string;
+  host?: string;
+  port?: number;
+  path?: string;
+  bodyLimit?: number;
+  https?: { cert: string | Buffer; key: string | Buffer };
+  logger?: Logger;
+  /** Journal tuning (segment size and age, injected fs and clock). */
+  journal?: Omit<JournalOptions, 'dir'>;
+}
+
+export interface RunningReceiver {
+  /** Where events are received, e.g. http://127.0.0.1:8787/events. */
+  url: string;
+  journalDir: string;
+  app: FastifyInstance;
+  journal: Journal;
+  /** Graceful stop: new requests get 503, requests in flight finish their fsyncs, the segment is sealed. */
+  close(): Promise<void>;
+}
+
+/** Opens the journal (lock, recovery), builds the receiver and listens. */
+export async function startReceiver(opts: StartReceiverOptions): Promise<RunningReceiver> {
+  const journal = openJournal({
+    ...opts.journal,
+    dir: opts.journalDir,
+    onEvent:
+      opts.journal?.onEvent ??
+      ((e) => {
+        if (!opts.logger) return;
+        if (e.kind === 'error') opts.logger.error({ journal: e }, 'journal error');
+        else opts.logger.info({ journal: e }, `journal ${e.kind}`);
+      }),
+  });
+  const eventsPath = opts.path ?? EVENTS_PATH_DEFAULT;
+  const app = buildReceiver({
+    username: opts.username,
+    password: opts.password,
+    sink: journal,
+    path: eventsPath,
+    bodyLimit: opts.bodyLimit,
+    https: opts.https,
+    logger: opts.logger,
+  });
+  const host = opts.host ?? '127.0.0.1';
+  try {
+    await app.listen({ host, port: opts.port ?? 0 });
+  } catch (e) {
+    await journal.close();
+    throw e;
+  }
+  const addr = app.server.address() as AddressInfo;
+  const shownHost = addr.family === 'IPv6' || addr.address.includes(':') ? `[${addr.address}]` : addr.address;
+  const url = `${opts.https ? 'https' : 'http'}://${shownHost}:${addr.port}${eventsPath}`;
+  let closed: Promise<void> | null = null;
+  return {
+    url,
+    journalDir: opts.journalDir,
+    app,
+    journal,
+    close() {
+      closed ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          await journal.close();
+        }
+      })();
+      return closed;
+    },
+  };
+}
