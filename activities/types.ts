@@ -1,0 +1,238 @@
+// The activities the orchestration bodies (workflows/) need: the interface only. The implementations join
+// client/, store/, webhook/ and the notifiers; the Temporal worker registers them and the workflows call them
+// through proxyActivities, the local runner calls them directly. Same bodies either way.
+//
+// Rules every implementation follows:
+// - arguments and results are plain JSON (they are recorded in Temporal's history): no Dates, no class
+//   instances, and never a secret in a result;
+// - idempotent: re-running an activity with the same input leaves the store as one run would (Temporal
+//   retries activities, and a backfill re-runs a window that was running when the previous run died);
+// - errors are CbpErrors (code, retryable): a refused request (HTTP 400/401/412/422) is not retryable,
+//   a 5xx, timeout or network error is. worker/activity-errors.ts maps them to Temporal failures.
+import type { ReportKind } from '../contract/reporting.ts';
+import type { MerchantOrder } from '../contract/orders.ts';
+import type { SubscribeRequest, Subscription, SubscriptionUpdate } from '../contract/resources.ts';
+import type { Window } from '../workflows/windows.ts';
+
+export type { Window };
+
+// --- reports -------------------------------------------------------------------------------------------
+
+export interface FetchAndLoadInput {
+  kind: ReportKind;
+  window: Window;
+  /** The run asking; lets the store tag landing files and loads. */
+  runId: string;
+}
+
+export interface FetchAndLoadResult {
+  kind: ReportKind;
+  /** windowId(window) */
+  windowId: string;
+  /** Records received and loaded (valid ones). */
+  records: number;
+  /** Records that failed validation and went to quarantine. */
+  quarantined: number;
+  /** Landing file kept as received, relative to the data directory. */
+  landingFile?: string;
+}
+
+export interface ReportActivities {
+  /**
+   * Download one report window (streaming, heartbeating) to a landing file and load it into the store,
+   * replacing what an earlier load of the same kind and days put there. Download and load are one activity
+   * so the landing file never has to travel between worker hosts.
+   */
+  fetchAndLoad(input: FetchAndLoadInput): Promise<FetchAndLoadResult>;
+}
+
+/** Backfill progress kept in the store, so a new run skips finished windows. */
+export interface WindowStateActivities {
+  /** The ids (windowId) of the given windows of `kind` already finished. */
+  windowsDone(kind: ReportKind, windows: Window[]): Promise<string[]>;
+  markWindowDone(kind: ReportKind, window: Window, result: FetchAndLoadResult): Promise<void>;
+}
+
+// --- the rest of the pipeline ---------------------------------------------------------------------------
+
+export interface IngestResult {
+  /** Closed journal segments loaded by this call. */
+  segments: number;
+  /** Events inserted (duplicates by event_guid not counted). */
+  events: number;
+  duplicates: number;
+  quarantined: number;
+  /** Segments that could not be loaded; they stay in the journal for the next call. */
+  failed: number;
+}
+
+export interface EnrichResult {
+  /** Detail lookups made (GET /chargeback/{guid}, /prevention/{guid}, ...). */
+  lookups: number;
+  /** Lookups that failed and stay pending for the next run. */
+  failed: number;
+}
+
+export interface ComputeRatiosInput {
+  /** The UTC day the ratios are computed for (YYYY-MM-DD). */
+  asOf: string;
+  /** false: evaluate and store alerts, but queue no notices (a backfill of old months must not page anyone). */
+  notify: boolean;
+}
+
+export interface ComputeRatiosResult {
+  /** Ratio rows written. */
+  ratios: number;
+  /** Alerts firing as of asOf. */
+  alerts: number;
+  /** Notices queued by this call (alerts not noticed before). */
+  noticesQueued: number;
+}
+
+export interface DeliverResult {
+  sent: number;
+  /** Still pending after this call; retried by the next call. */
+  failed: number;
+}
+
+export interface PublishResult {
+  /** Path of the published read-only snapshot. */
+  path: string;
+}
+
+export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders';
+
+export interface RunRecord {
+  runId: string;
+  workflow: WorkflowName;
+  status: 'ok' | 'failed';
+  startedAt: string;
+  finishedAt: string;
+  /** The nominal time the run covers (nightly: the schedule's time). */
+  asOf?: string;
+  /** What the run did; counts and ids, never secrets. */
+  summary: Record<string, unknown>;
+  error?: string;
+}
+
+export interface PipelineActivities {
+  /** Load closed journal segments into the store (each segment once). */
+  ingestEvents(): Promise<IngestResult>;
+  /** Fetch details the events lack (the lookups of the events interface). */
+  enrich(): Promise<EnrichResult>;
+  /** Compute ratios and evaluate the alert rules; queue notices for new alerts when `notify`. */
+  computeRatios(input: ComputeRatiosInput): Promise<ComputeRatiosResult>;
+  /** Send queued notices (webhook, Slack, e-mail); each notice is sent once. */
+  deliverNotices(): Promise<DeliverResult>;
+  /** Publish the read-only snapshot analysts query. */
+  publishSnapshot(): Promise<PublishResult>;
+  recordRun(run: RunRecord): Promise<void>;
+}
+
+// --- subscriptions --------------------------------------------------------------------------------------
+
+export interface SubscriptionList {
+  subscriptions: Subscription[];
+  /** The service's clock when it answered (its HTTP Date header), ISO UTC; judges vetting age. */
+  serviceTime?: string;
+}
+
+export interface SubscriptionActivities {
+  listSubscriptions(): Promise<SubscriptionList>;
+  createSubscription(request: SubscribeRequest): Promise<Subscription>;
+  updateSubscription(guid: string, update: SubscriptionUpdate): Promise<Subscription>;
+  deleteSubscription(guid: string): Promise<void>;
+}
+
+// --- orders ---------------------------------------------------------------------------------------------
+
+export interface ReadOrdersInput {
+  /** NDJSON or CSV file (by extension or content). */
+  source: string;
+  /** Opaque position from the previous batch; absent for the first. */
+  cursor?: string;
+  batchSize: number;
+}
+
+export interface InvalidOrderLine {
+  /** 1-based line (NDJSON) or record (CSV) number. */
+  line: number;
+  order_id?: string;
+  message: string;
+}
+
+export interface OrderBatch {
+  /** Validated orders (MerchantOrderSchema output), in file order. */
+  orders: MerchantOrder[];
+  /** Lines that failed validation; not pushed. */
+  invalid: InvalidOrderLine[];
+  /** Cursor of the next batch; null at the end of the file. */
+  next: string | null;
+}
+
+export type PushOutcome =
+  | { order_id: string; ok: true; id: string }
+  /** The service refused the order (400/422): recorded, not retried until the order changes. */
+  | { order_id: string; ok: false; status: number; message: string };
+
+export interface PushRecord {
+  order_id: string;
+  /** orderHash() of what was pushed. */
+  hash: string;
+  status: 'pushed' | 'rejected';
+  /** The service's id (pushed). */
+  id?: string;
+  httpStatus?: number;
+  /** The service's message (rejected). */
+  message?: string;
+  runId: string;
+}
+
+export interface OrderActivities {
+  readOrders(input: ReadOrdersInput): Promise<OrderBatch>;
+  /** Hash last recorded (pushed or rejected) for each order_id that has one. */
+  pushedHashes(orderIds: string[]): Promise<Record<string, string>>;
+  /**
+   * POST /order for each (create or update: the full order is sent). A 400/422 answer is returned as a
+   * rejected outcome; other failures throw (retryable or not, by the error catalog).
+   */
+  pushOrders(orders: MerchantOrder[]): Promise<PushOutcome[]>;
+  recordPushes(records: PushRecord[]): Promise<void>;
+}
+
+// --- all ------------------------------------------------------------------------------------------------
+
+/** Every activity the workflows call. */
+export type Activities = ReportActivities & WindowStateActivities & PipelineActivities & SubscriptionActivities & OrderActivities;
+
+/**
+ * What a body receives: the activities plus a clock. Under Temporal `now` is the workflow's deterministic
+ * clock (not an activity); in the local runner it is the wall clock or a test's fake clock.
+ */
+export interface Clock {
+  /** The current time, ISO 8601 UTC. */
+  now(): string;
+}
+
+export type WorkflowActs = Activities & Clock;
+
+/** Names of the activities, e.g. to check a registered implementation is complete. */
+export const ACTIVITY_NAMES = [
+  'fetchAndLoad',
+  'windowsDone',
+  'markWindowDone',
+  'ingestEvents',
+  'enrich',
+  'computeRatios',
+  'deliverNotices',
+  'publishSnapshot',
+  'recordRun',
+  'listSubscriptions',
+  'createSubscription',
+  'updateSubscription',
+  'deleteSubscription',
+  'readOrders',
+  'pushedHashes',
+  'pushOrders',
+  'recordPushes',
+] as const satisfies ReadonlyArray<keyof Activities>;

@@ -1,0 +1,196 @@
+// In-memory fake activities for the orchestration bodies: every call is recorded, state lives in maps, and
+// faults are scripted (fail after N report windows, refuse an order, ...).
+import type {
+  FetchAndLoadInput,
+  FetchAndLoadResult,
+  OrderBatch,
+  PushOutcome,
+  PushRecord,
+  ReadOrdersInput,
+  RunRecord,
+  SubscriptionList,
+  WorkflowActs,
+} from '../activities/types.ts';
+import type { MerchantOrder, ReportKind, SubscribeRequest, Subscription, SubscriptionUpdate } from '../contract/index.ts';
+import { windowId, type Window } from '../workflows/windows.ts';
+
+export interface FakeOptions {
+  /** Start time of the fake clock (ISO); each now() call advances it by one second. */
+  now?: string;
+  /** fetchAndLoad throws after this many successful calls. */
+  failAfterLoads?: number;
+  /** Milliseconds a fetchAndLoad takes, by call number (so lanes interleave). */
+  loadDelay?: (call: number) => number;
+  subscriptions?: Subscription[];
+  serviceTime?: string;
+  /** Orders by source name. */
+  sources?: Record<string, MerchantOrder[]>;
+  /** order_id → the service's refusal. */
+  refuse?: Record<string, { status: number; message: string }>;
+}
+
+export interface FakeState {
+  calls: Array<{ name: string; args: unknown[] }>;
+  loads: Map<string, number>;
+  done: Map<ReportKind, Set<string>>;
+  runs: RunRecord[];
+  active: number;
+  maxActive: number;
+  loadCount: number;
+  subscriptions: Subscription[];
+  pushedHashes: Map<string, string>;
+  pushRecords: PushRecord[];
+  pushedOrders: MerchantOrder[];
+}
+
+export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state: FakeState; options: FakeOptions } {
+  let clock = Date.parse(opts.now ?? '2026-03-15T02:30:00Z');
+  let guidSeq = 0;
+  const state: FakeState = {
+    calls: [],
+    loads: new Map(),
+    done: new Map(),
+    runs: [],
+    active: 0,
+    maxActive: 0,
+    loadCount: 0,
+    subscriptions: structuredClone(opts.subscriptions ?? []),
+    pushedHashes: new Map(),
+    pushRecords: [],
+    pushedOrders: [],
+  };
+  const log = (name: string, ...args: unknown[]) => state.calls.push({ name, args: structuredClone(args) });
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+  const acts: WorkflowActs = {
+    now: () => {
+      const t = new Date(clock).toISOString();
+      clock += 1000;
+      return t;
+    },
+    async fetchAndLoad(input: FetchAndLoadInput): Promise<FetchAndLoadResult> {
+      log('fetchAndLoad', input);
+      const call = state.loadCount + 1;
+      if (opts.failAfterLoads !== undefined && state.loadCount >= opts.failAfterLoads) {
+        throw Object.assign(new Error(`report download failed (scripted after ${opts.failAfterLoads})`), { code: 'CBP_ERR_SERVICE_UNAVAILABLE', retryable: true });
+      }
+      state.loadCount += 1;
+      state.active += 1;
+      state.maxActive = Math.max(state.maxActive, state.active);
+      try {
+        await sleep(opts.loadDelay?.(call) ?? 1);
+      } finally {
+        state.active -= 1;
+      }
+      const key = `${input.kind}:${windowId(input.window)}`;
+      // Idempotent like the real load: a window loaded twice holds what one load holds.
+      state.loads.set(key, 10);
+      return { kind: input.kind, windowId: windowId(input.window), records: 10, quarantined: 1 };
+    },
+    async windowsDone(kind: ReportKind, windows: Window[]) {
+      log('windowsDone', kind, windows);
+      const set = state.done.get(kind) ?? new Set();
+      return windows.map(windowId).filter((id) => set.has(id));
+    },
+    async markWindowDone(kind: ReportKind, window: Window, result: FetchAndLoadResult) {
+      log('markWindowDone', kind, window, result);
+      const set = state.done.get(kind) ?? new Set();
+      set.add(windowId(window));
+      state.done.set(kind, set);
+    },
+    async ingestEvents() {
+      log('ingestEvents');
+      return { segments: 2, events: 40, duplicates: 1, quarantined: 0, failed: 0 };
+    },
+    async enrich() {
+      log('enrich');
+      return { lookups: 5, failed: 0 };
+    },
+    async computeRatios(input) {
+      log('computeRatios', input);
+      return { ratios: 12, alerts: 1, noticesQueued: input.notify ? 1 : 0 };
+    },
+    async deliverNotices() {
+      log('deliverNotices');
+      return { sent: 1, failed: 0 };
+    },
+    async publishSnapshot() {
+      log('publishSnapshot');
+      return { path: 'data/published/cbp.duckdb' };
+    },
+    async recordRun(run: RunRecord) {
+      log('recordRun', run);
+      state.runs.push(structuredClone(run));
+    },
+    async listSubscriptions(): Promise<SubscriptionList> {
+      log('listSubscriptions');
+      return { subscriptions: structuredClone(state.subscriptions), ...(opts.serviceTime ? { serviceTime: opts.serviceTime } : {}) };
+    },
+    async createSubscription(req: SubscribeRequest) {
+      log('createSubscription', req);
+      guidSeq += 1;
+      const t = opts.serviceTime ?? '2026-03-15T02:30:00Z';
+      const sub: Subscription = {
+        guid: `sub_new${String(guidSeq).padStart(29, '0')}`,
+        email: req.email,
+        url: req.url,
+        event_type: req.event_type,
+        active: false,
+        created_at: t,
+        updated_at: t,
+        auth: { ...req.auth },
+      };
+      state.subscriptions.push(sub);
+      return structuredClone(sub);
+    },
+    async updateSubscription(guid: string, update: SubscriptionUpdate) {
+      log('updateSubscription', guid, update);
+      const sub = state.subscriptions.find((s) => s.guid === guid);
+      if (!sub) throw Object.assign(new Error(`no subscription ${guid}`), { code: 'CBP_ERR_SERVICE_NOT_FOUND', retryable: false });
+      Object.assign(sub, update);
+      return structuredClone(sub);
+    },
+    async deleteSubscription(guid: string) {
+      log('deleteSubscription', guid);
+      state.subscriptions = state.subscriptions.filter((s) => s.guid !== guid);
+    },
+    async readOrders(input: ReadOrdersInput): Promise<OrderBatch> {
+      log('readOrders', input);
+      const all = opts.sources?.[input.source] ?? [];
+      const start = input.cursor ? Number(input.cursor) : 0;
+      const orders = all.slice(start, start + input.batchSize);
+      const end = start + orders.length;
+      return { orders: structuredClone(orders), invalid: [], next: end < all.length ? String(end) : null };
+    },
+    async pushedHashes(orderIds: string[]) {
+      log('pushedHashes', orderIds);
+      const out: Record<string, string> = {};
+      for (const id of orderIds) {
+        const h = state.pushedHashes.get(id);
+        if (h) out[id] = h;
+      }
+      return out;
+    },
+    async pushOrders(orders: MerchantOrder[]): Promise<PushOutcome[]> {
+      log('pushOrders', orders);
+      return orders.map((o) => {
+        const refusal = opts.refuse?.[o.order_id];
+        if (refusal) return { order_id: o.order_id, ok: false as const, status: refusal.status, message: refusal.message };
+        state.pushedOrders.push(structuredClone(o));
+        return { order_id: o.order_id, ok: true as const, id: `svc-${o.order_id}` };
+      });
+    },
+    async recordPushes(records: PushRecord[]) {
+      log('recordPushes', records);
+      for (const r of records) {
+        state.pushedHashes.set(r.order_id, r.hash);
+        state.pushRecords.push(structuredClone(r));
+      }
+    },
+  };
+  return { acts, state, options: opts };
+}
+
+export function callsOf(state: FakeState, name: string): unknown[][] {
+  return state.calls.filter((c) => c.name === name).map((c) => c.args);
+}

@@ -1,0 +1,231 @@
+import { describe, expect, it } from 'vitest';
+import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType, type Subscription } from '../contract/index.ts';
+import { reconcileSubscriptions, type ReconcileInput } from '../workflows/reconcile.ts';
+import { authDiffers, checkWebhookUrl, isLoopbackHost, planSubscriptions } from '../workflows/subscriptions.ts';
+import { callsOf, createFakes } from './workflows-fakes.ts';
+
+const URL_OK = 'https://hooks.merchant.example/cbp/events';
+const AUTH = { username: 'cbp', password: 's3cret-webhook' };
+const DESIRED: ReconcileInput = { webhookUrl: URL_OK, email: 'ops@merchant.example', auth: AUTH };
+const NOW = '2026-03-15T12:00:00Z';
+
+let seq = 0;
+function sub(event_type: SubscribableEventType, over: Partial<Subscription> = {}): Subscription {
+  seq += 1;
+  return {
+    guid: `sub_${String(seq).padStart(32, '0')}`,
+    email: 'ops@merchant.example',
+    url: URL_OK,
+    event_type,
+    active: true,
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:05:00Z',
+    auth: { ...AUTH },
+    ...over,
+  };
+}
+const allCorrect = () => SUBSCRIBABLE_EVENT_TYPES.map((t) => sub(t));
+const changes = (names: string[]) => (c: { name: string }) => names.includes(c.name);
+const WRITES = ['createSubscription', 'updateSubscription', 'deleteSubscription'];
+
+describe('reconcileSubscriptions', () => {
+  it('creates a subscription for each of the 8 event types when none exist', async () => {
+    const { acts, state } = createFakes({ serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(callsOf(state, 'createSubscription').map(([req]) => (req as { event_type: string }).event_type)).toEqual([...SUBSCRIBABLE_EVENT_TYPES]);
+    expect(callsOf(state, 'createSubscription')[0]![0]).toEqual({ email: DESIRED.email, url: URL_OK, event_type: 'chargeback.new', auth: AUTH });
+    expect(r.created).toHaveLength(8);
+    expect(r.created.every((c) => c.reason === 'missing')).toBe(true);
+  });
+
+  it('makes no change at all when everything already matches', async () => {
+    const { acts, state } = createFakes({ subscriptions: allCorrect(), serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES))).toEqual([]);
+    expect(r).toMatchObject({ created: [], updated: [], deleted: [], unchanged: 8 });
+  });
+
+  it('creates only what is missing', async () => {
+    const subs = allCorrect().filter((s) => s.event_type !== 'rdr.match' && s.event_type !== 'chargeback.dnf');
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(r.created.map((c) => c.event_type).sort()).toEqual(['chargeback.dnf', 'rdr.match']);
+    expect(state.calls.filter(changes(['updateSubscription', 'deleteSubscription']))).toEqual([]);
+  });
+
+  it('updates a changed url, e-mail, credentials or active flag with only the changed fields', async () => {
+    const subs = allCorrect();
+    subs[0]!.url = 'https://old.merchant.example/events';
+    subs[1]!.email = 'someone@else.example';
+    subs[2]!.auth = { username: 'cbp', password: 'old-password' };
+    subs[3]!.active = false;
+    subs[3]!.updated_at = '2026-02-01T00:00:00Z'; // vetted long ago, then switched off
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    const updates = callsOf(state, 'updateSubscription');
+    expect(updates).toContainEqual([subs[0]!.guid, { url: URL_OK }]);
+    expect(updates).toContainEqual([subs[1]!.guid, { email: DESIRED.email }]);
+    expect(updates).toContainEqual([subs[2]!.guid, { auth: AUTH }]);
+    expect(r.updated.map((u) => u.fields)).toEqual([['url'], ['email'], ['auth']]);
+    // An old inactive subscription cannot be told from one whose vetting failed: it is re-created.
+    expect(r.deleted).toEqual([{ event_type: subs[3]!.event_type, guid: subs[3]!.guid, reason: 'failed_vetting' }]);
+  });
+
+  it('compares e-mail without case and accepts a list that shows no password', async () => {
+    const subs = allCorrect().map((s) => ({ ...s, email: 'OPS@Merchant.example', auth: { username: 'cbp' } as never }));
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES))).toEqual([]);
+  });
+
+  it('re-sends credentials everywhere when asked to (the list may hide a stale password)', async () => {
+    const subs = allCorrect().map((s) => ({ ...s, auth: { username: 'cbp' } as never }));
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    await reconcileSubscriptions({ ...DESIRED, forceAuth: true }, acts);
+    expect(callsOf(state, 'updateSubscription')).toHaveLength(8);
+    expect(callsOf(state, 'updateSubscription')[0]![1]).toEqual({ auth: AUTH });
+  });
+
+  it('deletes and re-creates a subscription still inactive after the vetting period, and records it', async () => {
+    const subs = allCorrect();
+    const failed = (subs[4] = sub(subs[4]!.event_type, { active: false, created_at: '2026-03-14T10:00:00Z', updated_at: '2026-03-14T10:00:00Z' }));
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW }); // 26 h later by the service's clock
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES)).map((c) => c.name)).toEqual(['deleteSubscription', 'createSubscription']);
+    expect(callsOf(state, 'deleteSubscription')).toEqual([[failed.guid]]);
+    expect(r.failedVetting).toEqual([{ guid: failed.guid, event_type: failed.event_type, created_at: failed.created_at, ageHours: 26 }]);
+    expect(r.created).toMatchObject([{ event_type: failed.event_type, reason: 'failed_vetting' }]);
+    expect(state.runs[0]!.summary).toMatchObject({ failedVetting: [{ guid: failed.guid }] });
+  });
+
+  it('leaves a subscription alone while the service is still vetting it', async () => {
+    const subs = allCorrect();
+    subs[4] = sub(subs[4]!.event_type, { active: false, created_at: '2026-03-15T01:00:00Z', updated_at: '2026-03-15T01:00:00Z' });
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW }); // 11 h old
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES))).toEqual([]);
+    expect(r.pendingVetting).toMatchObject([{ guid: subs[4]!.guid, ageHours: 11 }]);
+  });
+
+  it('judges vetting age by the service clock, not its own', async () => {
+    const subs = allCorrect();
+    subs[0] = sub('chargeback.new', { active: false, created_at: '2026-03-15T01:00:00Z' });
+    // Our clock says days later; the service says one hour later: still vetting.
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: '2026-03-15T02:00:00Z', now: '2026-03-20T00:00:00Z' });
+    await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES))).toEqual([]);
+  });
+
+  it('re-creates a subscription being vetted at a wrong url', async () => {
+    const subs = allCorrect();
+    subs[0] = sub('chargeback.new', { active: false, url: 'https://old.example/events', created_at: '2026-03-15T10:00:00Z' });
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES)).map((c) => c.name)).toEqual(['deleteSubscription', 'createSubscription']);
+    expect(r.deleted[0]!.reason).toBe('vetting_target_changed');
+  });
+
+  it('deletes duplicates, keeping the active one on the desired url', async () => {
+    const subs = allCorrect();
+    const keep = subs[0]!;
+    const dupOld = sub('chargeback.new', { url: 'https://old.example/events', created_at: '2025-06-01T00:00:00Z' });
+    const dupInactive = sub('chargeback.new', { active: false, created_at: '2026-03-15T11:00:00Z' });
+    const { acts, state } = createFakes({ subscriptions: [dupOld, ...subs, dupInactive], serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(callsOf(state, 'deleteSubscription').map(([g]) => g).sort()).toEqual([dupOld.guid, dupInactive.guid].sort());
+    expect(r.deleted.every((d) => d.reason === 'duplicate')).toBe(true);
+    expect(state.subscriptions.filter((s) => s.event_type === 'chargeback.new').map((s) => s.guid)).toEqual([keep.guid]);
+    expect(callsOf(state, 'createSubscription')).toHaveLength(0);
+  });
+
+  it('switches subscriptions off when the desired state is inactive', async () => {
+    const { acts, state } = createFakes({ subscriptions: allCorrect(), serviceTime: NOW });
+    await reconcileSubscriptions({ ...DESIRED, active: false }, acts);
+    expect(callsOf(state, 'updateSubscription')).toHaveLength(8);
+    expect(callsOf(state, 'updateSubscription')[0]![1]).toEqual({ active: false });
+  });
+
+  it('reaches a fixed point: a second run changes nothing', async () => {
+    const subs = allCorrect();
+    subs[0]!.url = 'https://old.example/events';
+    const dup = sub('rdr.new', { url: 'https://old.example/events' });
+    const { acts, state } = createFakes({ subscriptions: [...subs.slice(0, 6), dup], serviceTime: NOW });
+    await reconcileSubscriptions(DESIRED, acts);
+    const before = state.calls.length;
+    // the created ones are young and inactive: being vetted, so left alone
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.slice(before).filter(changes(WRITES))).toEqual([]);
+    expect(r.pendingVetting.length).toBe(1);
+  });
+
+  it('refuses a webhook url that is not https before calling the service', async () => {
+    const { acts, state } = createFakes();
+    await expect(reconcileSubscriptions({ ...DESIRED, webhookUrl: 'http://hooks.merchant.example/events' }, acts)).rejects.toMatchObject({
+      code: 'CBP_ERR_INSECURE_WEBHOOK_URL',
+    });
+    await expect(reconcileSubscriptions({ ...DESIRED, webhookUrl: 'ftp://hooks.merchant.example/events' }, acts)).rejects.toMatchObject({
+      code: 'CBP_ERR_INSECURE_WEBHOOK_URL',
+    });
+    await expect(reconcileSubscriptions({ ...DESIRED, webhookUrl: 'not a url' }, acts)).rejects.toMatchObject({ code: 'CBP_ERR_WORKFLOW_INPUT' });
+    expect(state.calls).toEqual([]);
+  });
+
+  it('allows plain http to a loopback address (the local sandbox)', async () => {
+    const { acts, state } = createFakes({ serviceTime: NOW });
+    await reconcileSubscriptions({ ...DESIRED, webhookUrl: 'http://127.0.0.1:8787/events' }, acts);
+    expect(callsOf(state, 'createSubscription')).toHaveLength(8);
+    for (const u of ['http://localhost:3000/x', 'http://[::1]:8080/events', 'http://127.1.2.3/e', 'HTTP://LOCALHOST/e']) expect(() => checkWebhookUrl(u)).not.toThrow();
+    for (const u of ['http://127.0.0.1.evil.example/e', 'http://localhost.evil.example/', 'http://10.0.0.1/e', 'http://user@evil.example/127.0.0.1']) {
+      expect(() => checkWebhookUrl(u), u).toThrow();
+    }
+    expect(isLoopbackHost('[0:0:0:0:0:0:0:1]')).toBe(true);
+  });
+
+  it('never puts the webhook password in its result or run record', async () => {
+    const subs = allCorrect();
+    subs[2]!.auth = { username: 'cbp', password: 'old-password' };
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(JSON.stringify(r)).not.toContain(AUTH.password);
+    expect(JSON.stringify(state.runs)).not.toContain(AUTH.password);
+  });
+});
+
+describe('planSubscriptions', () => {
+  it('orders deletes before creates before updates', () => {
+    const subs = [
+      sub('chargeback.new', { url: 'https://old.example/e' }),
+      sub('chargeback.new', { active: false, created_at: '2026-03-15T11:00:00Z' }),
+      sub('prevention.new', { active: false, created_at: '2026-03-01T00:00:00Z' }),
+    ];
+    const plan = planSubscriptions(
+      { url: URL_OK, email: 'ops@merchant.example', auth: AUTH, active: true, eventTypes: ['chargeback.new', 'prevention.new', 'rdr.new'] },
+      subs,
+      { serviceNow: NOW, vettingGraceHours: 25 },
+    );
+    expect(plan.actions.map((a) => `${a.op}:${a.event_type}`)).toEqual([
+      'delete:chargeback.new',
+      'delete:prevention.new',
+      'create:prevention.new',
+      'create:rdr.new',
+      'update:chargeback.new',
+    ]);
+  });
+
+  it('treats an unreadable creation time as past the vetting period', () => {
+    const plan = planSubscriptions(
+      { url: URL_OK, email: 'ops@merchant.example', auth: AUTH, active: true, eventTypes: ['rdr.new'] },
+      [sub('rdr.new', { active: false, created_at: 'garbage' })],
+      { serviceNow: NOW, vettingGraceHours: 25 },
+    );
+    expect(plan.failedVetting).toHaveLength(1);
+  });
+
+  it('compares credentials only as far as the list shows them', () => {
+    expect(authDiffers(undefined, AUTH)).toBe(false);
+    expect(authDiffers({ username: 'cbp' } as never, AUTH)).toBe(false);
+    expect(authDiffers({ username: 'other' } as never, AUTH)).toBe(true);
+    expect(authDiffers({ username: 'cbp', password: '' }, AUTH)).toBe(false);
+    expect(authDiffers({ username: 'cbp', password: 'x' }, AUTH)).toBe(true);
+  });
+});

@@ -1,0 +1,135 @@
+// The cbp Temporal worker: a factory (nothing connects at import) with a graceful shutdown.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Duration } from '@temporalio/common';
+import type { Activities } from '../activities/types.ts';
+import type { Config } from '../lib/config.ts';
+import { temporalActivities } from './activity-errors.ts';
+
+export const WORKER_DEFAULTS = {
+  taskQueue: 'cbp',
+  namespace: 'default',
+  address: '127.0.0.1:7233',
+  /** Running activities get this long to finish after SIGINT/SIGTERM (the SDK's default is 0: cancel at once). */
+  shutdownGraceTime: '30 seconds',
+  /** Then the worker stops regardless. */
+  shutdownForceTime: '2 minutes',
+  /** DuckDB has one writer: store activities queue behind each other, so more slots buy little. */
+  maxConcurrentActivityTaskExecutions: 4,
+} as const;
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/temporal.ts', import.meta.url));
+
+export interface CreateWorkerOptions {
+  /** The real activity implementations (wrapped here so their errors carry codes to Temporal). */
+  activities: Activities;
+  taskQueue?: string;
+  namespace?: string;
+  /** An open connection; otherwise one is made to `address`. */
+  connection?: NativeConnection;
+  address?: string;
+  /** Temporal Cloud API key. */
+  apiKey?: string;
+  /** mTLS client certificate and key (PEM contents). */
+  tls?: { cert: Buffer; key: Buffer };
+  /** A prebuilt bundle (bundleWorkflowCode); default: bundle workflows/temporal.ts at start. */
+  workflowBundle?: { code: string } | { codePath: string };
+  shutdownGraceTime?: Duration;
+  shutdownForceTime?: Duration;
+  maxConcurrentActivityTaskExecutions?: number;
+  /** Extra Worker options, applied last. */
+  extra?: Partial<WorkerOptions>;
+}
+
+/** The Worker options, without connecting: what createWorker passes to Worker.create. */
+export function workerOptions(opts: CreateWorkerOptions, connection: NativeConnection): WorkerOptions {
+  return {
+    connection,
+    namespace: opts.namespace ?? WORKER_DEFAULTS.namespace,
+    taskQueue: opts.taskQueue ?? WORKER_DEFAULTS.taskQueue,
+    activities: temporalActivities(opts.activities),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    shutdownGraceTime: opts.shutdownGraceTime ?? WORKER_DEFAULTS.shutdownGraceTime,
+    shutdownForceTime: opts.shutdownForceTime ?? WORKER_DEFAULTS.shutdownForceTime,
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions,
+    ...opts.extra,
+  };
+}
+
+export async function connect(opts: Pick<CreateWorkerOptions, 'address' | 'apiKey' | 'tls'>): Promise<NativeConnection> {
+  return NativeConnection.connect({
+    address: opts.address ?? WORKER_DEFAULTS.address,
+    ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+    ...(opts.tls ? { tls: { clientCertPair: { crt: opts.tls.cert, key: opts.tls.key } } } : opts.apiKey ? { tls: true } : {}),
+  });
+}
+
+export interface CbpWorker {
+  worker: Worker;
+  /** Resolves when the worker has stopped (after shutdown() or SIGINT/SIGTERM, which the SDK handles). */
+  run(): Promise<void>;
+  /** Stop polling, let running activities finish within the grace time, then close the connection if ours. */
+  shutdown(): Promise<void>;
+}
+
+export async function createWorker(opts: CreateWorkerOptions): Promise<CbpWorker> {
+  const owned = !opts.connection;
+  const connection = opts.connection ?? (await connect(opts));
+  let worker: Worker;
+  try {
+    worker = await Worker.create(workerOptions(opts, connection));
+  } catch (e) {
+    if (owned) await connection.close();
+    throw e;
+  }
+  let running: Promise<void> | undefined;
+  const closeOwned = async () => {
+    if (owned) await connection.close().catch(() => undefined);
+  };
+  return {
+    worker,
+    run() {
+      running ??= worker.run().finally(closeOwned);
+      return running;
+    },
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      if (running) await running;
+      else await closeOwned();
+    },
+  };
+}
+
+export interface TemporalTarget {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  apiKey?: string;
+  tls?: { cert: Buffer; key: Buffer };
+}
+
+/** Where Temporal is, from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS_*. */
+export function temporalTargetFromConfig(cfg: Config): TemporalTarget {
+  const text = (k: string) => (typeof cfg[k] === 'string' && cfg[k] !== '' ? (cfg[k] as string) : undefined);
+  const cert = text('temporalTlsCert');
+  const key = text('temporalTlsKey');
+  return {
+    address: text('temporalAddress') ?? WORKER_DEFAULTS.address,
+    namespace: text('temporalNamespace') ?? WORKER_DEFAULTS.namespace,
+    taskQueue: text('temporalTaskQueue') ?? WORKER_DEFAULTS.taskQueue,
+    ...(text('temporalApiKey') ? { apiKey: text('temporalApiKey') } : {}),
+    ...(cert && key ? { tls: { cert: readFileSync(cert), key: readFileSync(key) } } : {}),
+  };
+}
+
+/** A Temporal client (to start workflows, manage schedules). Close it with `client.connection.close()`. */
+export async function createTemporalClient(target: Omit<TemporalTarget, 'taskQueue'>): Promise<Client> {
+  const connection = await Connection.connect({
+    address: target.address,
+    ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+    ...(target.tls ? { tls: { clientCertPair: { crt: target.tls.cert, key: target.tls.key } } } : target.apiKey ? { tls: true } : {}),
+  });
+  return new Client({ connection, namespace: target.namespace });
+}

@@ -1,0 +1,90 @@
+// Timeouts and retry policies of the activities, by what they talk to. Pure data: shared by the Temporal
+// bindings (workflows/temporal.ts) and the tests that check them.
+import type { ActivityOptions } from '@temporalio/common';
+import type { Activities } from '../activities/types.ts';
+
+/**
+ * Error types (the CbpError codes, which worker/activity-errors.ts makes the ApplicationFailure type) a
+ * retry cannot fix: the service refused the request (400/401/403/412/422), or input or settings are wrong.
+ * Listed as well as marked nonRetryable so a failure raised without the wrapper is not retried either.
+ */
+export const NON_RETRYABLE_ERROR_TYPES = [
+  'CBP_ERR_SERVICE_BAD_REQUEST', // 400
+  'CBP_ERR_SERVICE_UNAUTHORIZED', // 401 (after a fresh token was tried)
+  'CBP_ERR_SERVICE_FORBIDDEN', // 403 (IP not allow-listed)
+  'CBP_ERR_SERVICE_PRECONDITION', // 412
+  'CBP_ERR_SERVICE_UNPROCESSABLE', // 422
+  'CBP_ERR_SERVICE_NOT_FOUND',
+  'CBP_ERR_VALIDATION',
+  'CBP_ERR_CONFIG',
+  'CBP_ERR_USAGE',
+  'CBP_ERR_BAD_URL',
+  'CBP_ERR_INSECURE_URL',
+  'CBP_ERR_INSECURE_WEBHOOK_URL',
+  'CBP_ERR_WINDOW_RANGE',
+  'CBP_ERR_WORKFLOW_INPUT',
+  'CBP_ERR_BAD_REPORT_FILE',
+  'CBP_ERR_MIGRATION_CHANGED',
+  // Class names, for errors that reach Temporal unwrapped (their type is then the class name).
+  'ValidationError',
+  'ConfigError',
+  'UsageError',
+] as const;
+
+/** Report downloads: long, streamed, heartbeating. A stalled download is noticed within a minute. */
+export const REPORT_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: {
+    initialInterval: '10 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
+  },
+};
+
+/** Calls to the service (lookups, subscriptions, order pushes, notices): minutes at most. */
+export const SERVICE_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 minutes',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
+  },
+};
+
+/** Local store work (DuckDB loads, snapshot, bookkeeping). Retried for a lock held by a reader. */
+export const STORE_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '20 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
+  },
+};
+
+/** Which group each activity belongs to. */
+export const ACTIVITY_GROUPS = {
+  fetchAndLoad: 'report',
+  windowsDone: 'store',
+  markWindowDone: 'store',
+  ingestEvents: 'store',
+  enrich: 'service',
+  computeRatios: 'store',
+  deliverNotices: 'service',
+  publishSnapshot: 'store',
+  recordRun: 'store',
+  listSubscriptions: 'service',
+  createSubscription: 'service',
+  updateSubscription: 'service',
+  deleteSubscription: 'service',
+  readOrders: 'store',
+  pushedHashes: 'store',
+  pushOrders: 'service',
+  recordPushes: 'store',
+} as const satisfies Record<keyof Activities, 'report' | 'service' | 'store'>;

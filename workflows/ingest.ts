@@ -1,0 +1,19 @@
+// Load the webhook journal's closed segments into the store. Runs often (every few minutes), so a run that
+// found nothing to load is not recorded; a failure always is.
+import type { IngestResult, PipelineActivities } from '../activities/types.ts';
+import { defaultRunId, recorded } from './run.ts';
+
+export interface IngestInput {
+  runId?: string;
+}
+
+export type IngestActs = Pick<PipelineActivities, 'ingestEvents' | 'recordRun'> & { now(): string };
+
+export async function ingestEvents(input: IngestInput, acts: IngestActs): Promise<IngestResult> {
+  const startedAt = acts.now();
+  const runId = input.runId ?? defaultRunId('ingestEvents', startedAt);
+  return recorded(acts, { runId, workflow: 'ingestEvents', startedAt }, async () => {
+    const result = await acts.ingestEvents();
+    return { result, summary: { ...result }, record: result.segments > 0 || result.quarantined > 0 || result.failed > 0 };
+  });
+}

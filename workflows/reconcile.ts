@@ -1,0 +1,117 @@
+// Make the service's webhook subscriptions match the desired state, and report what changed.
+import type { PipelineActivities, SubscriptionActivities } from '../activities/types.ts';
+import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType, type WebhookAuth } from '../contract/resources.ts';
+import { WorkflowInputError } from './errors.ts';
+import { defaultRunId, recorded } from './run.ts';
+import {
+  checkWebhookUrl,
+  DEFAULT_VETTING_GRACE_HOURS,
+  planSubscriptions,
+  updateBody,
+  type CreateReason,
+  type DeleteReason,
+  type DesiredSubscriptions,
+  type UpdateField,
+  type VettingNote,
+} from './subscriptions.ts';
+
+export interface ReconcileInput {
+  webhookUrl: string;
+  email: string;
+  /**
+   * Credentials the service sends as Basic auth. Under Temporal this input is kept in the workflow history:
+   * configure an encrypting payload codec there (docs/orchestration.md).
+   */
+  auth: WebhookAuth;
+  /** Default true. */
+  active?: boolean;
+  /** Default: all 8 subscribable event types. */
+  eventTypes?: SubscribableEventType[];
+  /** Re-send credentials to every subscription (password rotation; the list may not show passwords). */
+  forceAuth?: boolean;
+  /** Default 25 (24 h of vetting retries plus a margin). */
+  vettingGraceHours?: number;
+  runId?: string;
+}
+
+export interface ReconcileResult {
+  runId: string;
+  created: Array<{ event_type: SubscribableEventType; guid: string; reason: CreateReason }>;
+  updated: Array<{ event_type: SubscribableEventType; guid: string; fields: UpdateField[] }>;
+  deleted: Array<{ event_type: SubscribableEventType; guid: string; reason: DeleteReason }>;
+  unchanged: number;
+  pendingVetting: VettingNote[];
+  failedVetting: VettingNote[];
+  /** The clock used to judge vetting age: the service's when it told us. */
+  serviceTime: string;
+}
+
+export type ReconcileActs = SubscriptionActivities & Pick<PipelineActivities, 'recordRun'> & { now(): string };
+
+export async function reconcileSubscriptions(input: ReconcileInput, acts: ReconcileActs): Promise<ReconcileResult> {
+  const startedAt = acts.now();
+  // Refused before anything is called: the service would push credentials in clear text.
+  checkWebhookUrl(input.webhookUrl);
+  if (!input.email || !input.email.includes('@')) throw new WorkflowInputError(`email must be an e-mail address, got ${JSON.stringify(input.email)}`);
+  if (!input.auth?.username || !input.auth?.password) throw new WorkflowInputError('auth needs a username and a password (the webhook\'s Basic credentials)');
+  const eventTypes = input.eventTypes ?? [...SUBSCRIBABLE_EVENT_TYPES];
+  for (const t of eventTypes) {
+    if (!(SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(t)) {
+      throw new WorkflowInputError(`${JSON.stringify(t)} is not a subscribable event type (${SUBSCRIBABLE_EVENT_TYPES.join(', ')})`);
+    }
+  }
+  const desired: DesiredSubscriptions = {
+    url: input.webhookUrl.trim(),
+    email: input.email.trim(),
+    auth: input.auth,
+    active: input.active ?? true,
+    eventTypes,
+    forceAuth: input.forceAuth,
+  };
+  const runId = input.runId ?? defaultRunId('reconcileSubscriptions', startedAt);
+
+  return recorded(acts, { runId, workflow: 'reconcileSubscriptions', startedAt }, async () => {
+    const list = await acts.listSubscriptions();
+    const serviceTime = list.serviceTime ?? acts.now();
+    const plan = planSubscriptions(desired, list.subscriptions, {
+      serviceNow: serviceTime,
+      vettingGraceHours: input.vettingGraceHours ?? DEFAULT_VETTING_GRACE_HOURS,
+    });
+    const result: ReconcileResult = {
+      runId,
+      created: [],
+      updated: [],
+      deleted: [],
+      unchanged: plan.unchanged.length,
+      pendingVetting: plan.pendingVetting,
+      failedVetting: plan.failedVetting,
+      serviceTime,
+    };
+    // Sequential and in plan order (deletes, creates, updates): a duplicate is gone before its
+    // replacement exists, and a partial run leaves a state the next run completes.
+    for (const a of plan.actions) {
+      if (a.op === 'delete') {
+        await acts.deleteSubscription(a.guid);
+        result.deleted.push({ event_type: a.event_type, guid: a.guid, reason: a.reason });
+      } else if (a.op === 'create') {
+        const sub = await acts.createSubscription({ email: desired.email, url: desired.url, event_type: a.event_type, auth: { ...desired.auth } });
+        result.created.push({ event_type: a.event_type, guid: sub.guid, reason: a.reason });
+      } else {
+        await acts.updateSubscription(a.guid, updateBody(a.fields, desired));
+        result.updated.push({ event_type: a.event_type, guid: a.guid, fields: a.fields });
+      }
+    }
+    return {
+      result,
+      summary: {
+        created: result.created,
+        updated: result.updated,
+        deleted: result.deleted,
+        unchanged: result.unchanged,
+        pendingVetting: result.pendingVetting,
+        failedVetting: result.failedVetting,
+        serviceTime,
+      },
+    };
+  });
+}
