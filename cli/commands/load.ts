@@ -1,0 +1,93 @@
+// cbp load <kind> FILE: loads a report file the user already has (e.g. exported from the service's portal)
+// through the same path as a fetched one: copied into landing as received, loaded, snapshot published.
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import { REPORT_KINDS, type ReportKind } from '../../contract/reporting.ts';
+import { NotFoundError, UsageError } from '../../lib/errors.ts';
+import { openStore } from '../../store/db.ts';
+import { importReport, metaPath } from '../../store/landing.ts';
+import { loadReport, normaliseWindow, type FileFormat, type LoadResult } from '../../store/load.ts';
+import { publishSnapshot } from '../../store/snapshot.ts';
+import { BadReportFileError } from '../../store/errors.ts';
+
+interface LoadOpts {
+  format?: string;
+  from?: string;
+  to?: string;
+  json?: boolean;
+}
+
+function human(r: LoadResult & { snapshot: string }): string {
+  const w = r.window ? ` for ${r.window.start}..${r.window.end}` : '';
+  return [
+    `loaded ${r.kind}${w} from ${r.file}: ${r.rowsRead} rows read, ${r.rowsLoaded} loaded, ${r.quarantined} quarantined` +
+      (r.reloaded ? ' (same file loaded before: nothing changed)' : ''),
+    r.quarantined ? `  see them with: cbp sql "SELECT reason, raw FROM quarantine WHERE kind = '${r.kind}'"` : '',
+    `snapshot published: ${r.snapshot}`,
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** Checks the arguments before anything touches landing or the store. */
+export function parseLoadArgs(kind: string, file: string, o: LoadOpts): { kind: ReportKind; format: FileFormat; window: { start: string; end: string } | null } {
+  if (!(REPORT_KINDS as readonly string[]).includes(kind)) {
+    throw new UsageError(`unknown report kind ${JSON.stringify(kind)}: expected one of ${REPORT_KINDS.join(', ')}`);
+  }
+  let format: FileFormat;
+  if (o.format) {
+    const f = o.format.trim().toLowerCase();
+    if (f !== 'json' && f !== 'csv') throw new UsageError(`--format must be json or csv, got ${JSON.stringify(o.format)}`);
+    format = f;
+  } else {
+    const ext = path.extname(file).toLowerCase();
+    if (ext !== '.json' && ext !== '.csv') throw new UsageError(`cannot tell the format of ${file} from its extension: pass --format json or --format csv`);
+    format = ext === '.json' ? 'json' : 'csv';
+  }
+  if (Boolean(o.from) !== Boolean(o.to)) throw new UsageError('give both --from and --to (inclusive UTC days, YYYY-MM-DD), or neither');
+  const window = o.from && o.to ? normaliseWindow({ start: o.from, end: o.to }, 'the window (--from/--to)') : null;
+  if (kind === 'mid_report' && !window) {
+    throw new UsageError('a MID report\'s records carry no dates: give its window with --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
+  }
+  return { kind: kind as ReportKind, format, window };
+}
+
+export function register(program: Command, ctx: Ctx): void {
+  program
+    .command('load')
+    .description('Load a report file you already have (chargebacks, prevention or mid_report) into the store')
+    .argument('<kind>', `report kind: ${REPORT_KINDS.join(', ')}`)
+    .argument('<file>', 'the report file, JSON (an array of records) or CSV (with a header)')
+    .option('--format <format>', 'json or csv (default: from the file extension)')
+    .option('--from <date>', 'first day of the report window, YYYY-MM-DD UTC (required for mid_report)')
+    .option('--to <date>', 'last day of the report window, inclusive')
+    .option('--json', 'print the result as JSON')
+    .action(async (kindArg: string, file: string, o: LoadOpts) => {
+      const { kind, format, window } = parseLoadArgs(kindArg, file, o);
+      if (!existsSync(file)) throw new NotFoundError(`report file ${file} does not exist`);
+      const cfg = ctx.config();
+      const imported = await importReport(cfg.dataDir, kind, file, { format, window });
+      const store = await openStore({ dbPath: cfg.dbPath });
+      try {
+        let r: LoadResult;
+        try {
+          r = await loadReport(store, imported.path, { kind, format, window: window ?? undefined });
+        } catch (e) {
+          // A file that is not a report of this kind is not kept in landing either: nothing stored. (The same
+          // bytes can never have loaded before, so this copy is not one a past load relies on.)
+          if (e instanceof BadReportFileError) {
+            rmSync(imported.path, { force: true });
+            rmSync(metaPath(imported.path), { force: true });
+            throw new BadReportFileError(e.message.split(imported.path).join(file), { cause: e });
+          }
+          throw e;
+        }
+        const snap = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
+        ctx.out({ ...r, snapshot: snap.path }, human, o.json);
+      } finally {
+        store.close();
+      }
+    });
+}

@@ -1,0 +1,125 @@
+// Opening the analytics store: one DuckDB file, one writer. Opening applies the numbered migrations and
+// (re)creates the views, so every caller sees the same schema without a separate step.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
+import { StoreUnavailableError } from './errors.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const DEFAULT_MIGRATIONS_DIR = path.join(ROOT, 'sql', 'migrations');
+export const DEFAULT_VIEWS_DIR = path.join(ROOT, 'sql', 'views');
+
+export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+export type Row = Record<string, unknown>;
+
+export interface StoreOptions {
+  dbPath: string;
+  readOnly?: boolean;
+  /** Apply migrations and views on open (default: true for a writer, false read-only). */
+  migrate?: boolean;
+  migrationsDir?: string;
+  viewsDir?: string;
+  /** DuckDB memory_limit (default 384MB: keeps a 1M-row load under 512 MB RSS). */
+  memoryLimit?: string;
+  /** DuckDB threads (default: DuckDB's own, the core count). */
+  threads?: number;
+}
+
+export interface Store {
+  readonly dbPath: string;
+  readonly readOnly: boolean;
+  readonly instance: DuckDBInstance;
+  readonly conn: DuckDBConnection;
+  /** What opening did to the schema (undefined when migrate was off). */
+  readonly migration?: MigrateResult;
+  run(sql: string, params?: Params): Promise<void>;
+  /** Rows as JSON-safe objects (BIGINT and DECIMAL as strings or numbers, timestamps as text). */
+  all<T = Row>(sql: string, params?: Params): Promise<T[]>;
+  /** Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. Nested calls join the outer transaction. */
+  transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
+  close(): void;
+}
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  const readOnly = opts.readOnly ?? false;
+  if (!readOnly && opts.dbPath !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.dbPath)), { recursive: true });
+  const options: Record<string, string> = {
+    memory_limit: opts.memoryLimit ?? '384MB',
+    // Loads never rely on insertion order; dropping it lets DuckDB stream big inserts with less memory.
+    preserve_insertion_order: 'false',
+  };
+  if (opts.threads) options.threads = String(opts.threads);
+  if (readOnly) options.access_mode = 'READ_ONLY';
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(opts.dbPath, options);
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new StoreUnavailableError(
+      /lock/i.test(msg)
+        ? `The store ${opts.dbPath} is held by another process (DuckDB allows one writer). Stop it, or query the published snapshot with \`cbp sql\`. (${msg})`
+        : `Cannot open the store ${opts.dbPath}: ${msg}`,
+      { cause: e },
+    );
+  }
+  const conn = await instance.connect();
+  // UTC everywhere (ICU loads only after open, so this cannot be an open option).
+  await conn.run("SET TimeZone = 'UTC'");
+  let inTx = false;
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const store: Store = {
+    dbPath: opts.dbPath,
+    readOnly,
+    instance,
+    conn,
+    async run(sql, params) {
+      await conn.run(sql, params);
+    },
+    async all<T = Row>(sql: string, params?: Params) {
+      const reader = await conn.runAndReadAll(sql, params);
+      return reader.getRowObjectsJson() as unknown as T[];
+    },
+    async transaction<T>(fn: (s: Store) => Promise<T>): Promise<T> {
+      if (inTx) return fn(store);
+      // One connection: transactions from concurrent callers must not interleave.
+      const prev = queue;
+      let release!: () => void;
+      queue = new Promise<void>((r) => (release = r));
+      await prev;
+      inTx = true;
+      try {
+        await conn.run('BEGIN TRANSACTION');
+        try {
+          const out = await fn(store);
+          await conn.run('COMMIT');
+          return out;
+        } catch (e) {
+          await conn.run('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+      } finally {
+        inTx = false;
+        release();
+      }
+    },
+    close() {
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+
+  if (opts.migrate ?? !readOnly) {
+    try {
+      const migrations = await applyMigrations(store, opts.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
+      const views = await applyViews(store, opts.viewsDir ?? DEFAULT_VIEWS_DIR);
+      (store as { migration?: MigrateResult }).migration = { ...migrations, ...views };
+    } catch (e) {
+      store.close();
+      throw e;
+    }
+  }
+  return store;
+}

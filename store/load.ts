@@ -1,0 +1,568 @@
+// Loading a landing file into the store with DuckDB's own readers: one SQL pass reads, types and validates
+// every row into a de-duplicated staging table; a few set-based statements then move it into the quarantine,
+// the current-state tables and the status histories — all in ONE transaction, so a failed or killed load
+// leaves the store as it was. No row ever passes through JavaScript.
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { CHARGEBACK_COLUMNS, CHARGEBACK_STATUSES, MID_KEY_NETWORK, MID_NETWORK_KEYS, PREVENTION_COLUMNS, PREVENTION_STATUSES, SOURCE_PARTNERS, STAT_FIELDS, type ReportKind } from '../contract/reporting.ts';
+import { CARD_BRANDS, toIsoUtc } from '../contract/common.ts';
+import { UsageError } from '../lib/errors.ts';
+import type { Store } from './db.ts';
+import { BadReportFileError } from './errors.ts';
+import { readMeta, type LandingMeta } from './landing.ts';
+
+export type FileFormat = 'json' | 'csv';
+
+/** A report window: inclusive UTC days `YYYY-MM-DD` (a date-time is cut to its UTC date). */
+export interface Window {
+  start: string;
+  end: string;
+}
+
+export interface LoadOptions {
+  kind: ReportKind;
+  /** Inferred from the extension when absent. */
+  format?: FileFormat;
+  /** Required for mid_report (its records carry no dates); else taken from the sidecar when there is one. */
+  window?: Window;
+  /** When the rows were observed; default: the sidecar's fetched_at, else the window's last second, else the file's mtime. */
+  seenAt?: string;
+  /** Test hook: runs inside the transaction just before COMMIT. */
+  beforeCommit?: () => Promise<void> | void;
+}
+
+export interface LoadResult {
+  file: string;
+  kind: ReportKind;
+  format: FileFormat;
+  window: Window | null;
+  seenAt: string;
+  sha256: string;
+  rowsRead: number;
+  rowsLoaded: number;
+  quarantined: number;
+  /** The same file (sha256, kind, window) had been loaded before; the store is unchanged by design. */
+  reloaded: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// SQL building blocks. Every raw column is VARCHAR; these type it and say why when they cannot.
+
+const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+const nz = (c: string) => `NULLIF(trim(${c}), '')`;
+/** Descriptive text kept as received; only an empty string means "not given" (trimming every cell doubled the cost). */
+const txt = (c: string) => `NULLIF(${c}, '')`;
+const shown = (c: string) => `coalesce(to_json(${c})::VARCHAR, 'nothing')`;
+
+const COUNT_RE = `'[0-9]+(\\.0+)?'`;
+const FLOAT_RE = `'-?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?'`;
+
+// DuckDB's DECIMAL cast accepts exactly the decimal spellings (no thousands separators, no words); a JSON
+// number in exponent form goes through DOUBLE. The second cast runs only where the first gave NULL.
+const amountT = (c: string) =>
+  `CASE WHEN NOT contains(${c}, '_') THEN coalesce(TRY_CAST(${c} AS DECIMAL(18,4)), TRY_CAST(TRY_CAST(${c} AS DOUBLE) AS DECIMAL(18,4))) END`;
+const countT = (c: string) => `CASE WHEN regexp_full_match(${nz(c)}, ${COUNT_RE}) THEN TRY_CAST(TRY_CAST(trim(${c}) AS DECIMAL(38,1)) AS BIGINT) END`;
+const floatT = (c: string) => `CASE WHEN regexp_full_match(${nz(c)}, ${FLOAT_RE}) THEN TRY_CAST(trim(${c}) AS DOUBLE) END`;
+// Both spellings of the spec, a fraction, Z/UTC/an offset, or a bare date (midnight). The common case (no
+// offset) takes DuckDB's plain TIMESTAMP cast, ten times cheaper than the zone-aware one; a string with an
+// offset, lower-case t/z, padding or anything the plain cast refuses goes through TIMESTAMPTZ (the session
+// zone is UTC, set by openStore, so the result is UTC wall time). The digit gate keeps DuckDB's special
+// words ('epoch', 'infinity') out: the contract accepts none of them.
+const tsSlow = (c: string) =>
+  `CASE WHEN ascii(trim(${c})) BETWEEN 48 AND 57 THEN TRY_CAST(TRY_CAST(upper(trim(${c})) AS TIMESTAMPTZ) AS TIMESTAMP) END`;
+const tsT = (c: string) =>
+  `CASE WHEN ascii(${c}) BETWEEN 48 AND 57 AND strpos(${c}, '+') = 0 AND strpos(substr(${c}, 11), '-') = 0
+   THEN coalesce(TRY_CAST(${c} AS TIMESTAMP), ${tsSlow(c)}) ELSE ${tsSlow(c)} END`;
+const enumT = (c: string, values: readonly string[], key: string) =>
+  `CASE ${key} ${values.map((v) => `WHEN ${q(v.toLowerCase())} THEN ${q(v)}`).join(' ')} END`;
+// Plain replace, not a regex: it runs on every row, and the spellings seen are did_not_fight and Did Not Fight.
+const statusT = (c: string) => enumT(c, CHARGEBACK_STATUSES, `lower(replace(trim(${c}), '_', ' '))`);
+// contract/common.ts BRAND_ALIASES, as SQL.
+const BRAND_ALIASES: Record<string, string> = {
+  visa: 'visa', mastercard: 'mastercard', master_card: 'mastercard', mc: 'mastercard', american_express: 'american_express',
+  americanexpress: 'american_express', amex: 'american_express', discover: 'discover', diners: 'diners', diners_club: 'diners',
+  elo: 'elo', paypal: 'paypal', jcb: 'jcb',
+};
+const brandT = (c: string) =>
+  `CASE lower(replace(replace(trim(${c}), ' ', '_'), '-', '_')) ${Object.entries(BRAND_ALIASES)
+    .map(([k, v]) => `WHEN ${q(k)} THEN ${q(v)}`)
+    .join(' ')} END`;
+const currencyT = (c: string) => `CASE WHEN length(trim(${c})) = 3 AND regexp_full_match(trim(${c}), '[A-Za-z]{3}') THEN upper(trim(${c})) END`;
+
+/** A check: when `bad` holds, the row is quarantined with `field: expectation, got value`. */
+const check = (bad: string, field: string, expect: string, raw: string) =>
+  `CASE WHEN ${bad} THEN ${q(`${field}: ${expect}, got `)} || ${shown(raw)} END`;
+const required = (field: string, raw: string) => check(`t_${field} IS NULL`, field, 'a non-empty value', raw);
+/** Optional field: quarantined only when given and not parseable. */
+const optBad = (raw: string, typed: string) => `(${typed} IS NULL AND ${nz(raw)} IS NOT NULL)`;
+
+const DT_EXPECT = 'a UTC date-time YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD HH:MM:SS, or a date YYYY-MM-DD';
+const AMOUNT_EXPECT = 'an amount (a number or a decimal string such as "94.76")';
+
+// ---------------------------------------------------------------------------------------------------------
+// Raw columns per kind, and how a JSON record or CSV header supplies them.
+
+const MID_OBJECT_ALIASES: Record<(typeof MID_NETWORK_KEYS)[number], string[]> = {
+  visa: ['visa'],
+  master_card: ['master_card', 'mastercard'],
+  discover: ['discover'],
+  amex: ['amex', 'american_express', 'americanexpress'],
+};
+const MC_EXTRA = ['previous_month_transaction_amount', 'previous_month_transaction_count'];
+const netFields = (k: string) => [...STAT_FIELDS, ...(k === 'master_card' ? MC_EXTRA : [])];
+const MID_FLAT_COLUMNS = MID_NETWORK_KEYS.flatMap((k) => netFields(k).map((f) => `${k}_${f}`));
+const MID_RAW_COLUMNS = ['mid', 'alias', 'gateways', ...STAT_FIELDS, ...MID_FLAT_COLUMNS];
+const MID_OBJECT_COLUMNS = Object.values(MID_OBJECT_ALIASES).flat();
+
+const RAW_COLUMNS: Record<ReportKind, string[]> = {
+  chargebacks: [...CHARGEBACK_COLUMNS],
+  prevention: [...PREVENTION_COLUMNS],
+  mid_report: [...MID_RAW_COLUMNS, ...MID_OBJECT_COLUMNS],
+};
+/** Columns only this kind has: a file with none of them is another kind's report. */
+const DISTINCTIVE: Record<ReportKind, string[]> = {
+  chargebacks: ['case_number', 'status', 'card_number', 'card_type', 'reason_code', 'reason', 'tracking_number'],
+  prevention: ['alert_case_id', 'statuses', 'source_partner', 'merchant_descriptor', 'bin', 'last_four'],
+  mid_report: ['alias', 'gateways', ...STAT_FIELDS, ...MID_OBJECT_COLUMNS, ...MID_FLAT_COLUMNS],
+};
+/** A CSV header must name the kind's identity column. */
+const CSV_IDENTITY: Record<ReportKind, string> = { chargebacks: 'case_number', prevention: 'alert_case_id', mid_report: 'mid' };
+
+function inferFormat(file: string): FileFormat | undefined {
+  const ext = path.extname(file).toLowerCase();
+  return ext === '.json' ? 'json' : ext === '.csv' ? 'csv' : undefined;
+}
+
+/** An empty 200 from the service (no bytes, or whitespace only) means "no data": nothing to load. */
+function isBlank(file: string): boolean {
+  const size = statSync(file).size;
+  if (size > 4096) return false;
+  return readFileSync(file, 'utf8').replace(/^\uFEFF/, '').trim() === '';
+}
+
+/** The first non-blank bytes: a JSON report must open an array of objects (DuckDB would read `[1,2]` too). */
+function checkJsonShape(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(65536);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const head = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+    if (!head.startsWith('[')) {
+      throw new BadReportFileError(`${file} is not a JSON report: expected an array of records ([{...}, ...]), got ${JSON.stringify(head.slice(0, 20))}…`);
+    }
+    const next = head.slice(1).trimStart()[0];
+    if (next !== undefined && next !== '{' && next !== ']') {
+      throw new BadReportFileError(`${file} is not a JSON report: expected an array of objects, but its first element starts with ${JSON.stringify(next)}`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function readerSql(store: Store, file: string, kind: ReportKind, format: FileFormat): Promise<string> {
+  const cols = RAW_COLUMNS[kind];
+  if (format === 'json') {
+    checkJsonShape(file);
+    // Explicit columns: absent keys read as NULL, extra keys are ignored, nested values arrive as JSON text.
+    const spec = cols.map((c) => `${q(c)}: 'VARCHAR'`).join(', ');
+    return `SELECT * FROM read_json(${q(file)}, format='array', columns={${spec}})`;
+  }
+  const csv = `read_csv(${q(file)}, header=true, all_varchar=true, delim=',', quote='"', escape='"', null_padding=true)`;
+  let header: string[];
+  try {
+    header = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${csv}`)).map((r) => r.column_name);
+  } catch (e) {
+    throw new BadReportFileError(`${file} is not a readable CSV report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+  }
+  const byName = new Map(header.map((h) => [h.replace(/^\uFEFF/, '').trim().toLowerCase(), h]));
+  if (!byName.has(CSV_IDENTITY[kind])) {
+    throw new BadReportFileError(
+      `${file} is not a ${kind} CSV report: its header has no ${CSV_IDENTITY[kind]} column (columns: ${header.slice(0, 8).join(', ')}${header.length > 8 ? ', …' : ''}).`,
+    );
+  }
+  const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
+  return `SELECT ${select.join(', ')} FROM ${csv}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Typing and validation, one SELECT per kind over the raw columns.
+
+function chargebackStaging(reader: string): Staging {
+  const typed = {
+    mid: nz('mid'),
+    case_number: nz('case_number'),
+    status: statusT('status'),
+    arn: txt('arn'),
+    card_number: txt('card_number'),
+    card_type: brandT('card_type'),
+    amount: amountT('amount'),
+    currency: currencyT('currency'),
+    reason_code: txt('reason_code'),
+    reason: txt('reason'),
+    date_received: tsT('date_received'),
+    transaction_date: tsT('transaction_date'),
+    order_id: txt('order_id'),
+    name: txt('name'),
+    tracking_number: txt('tracking_number'),
+  };
+  const checks = [
+    required('case_number', 'case_number'),
+    required('mid', 'mid'),
+    check(`t_status IS NULL`, 'status', `one of ${CHARGEBACK_STATUSES.join(', ')}`, 'status'),
+    check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
+    check(optBad('card_type', 't_card_type'), 'card_type', `a card brand (${CARD_BRANDS.join(', ')})`, 'card_type'),
+    check(optBad('currency', 't_currency'), 'currency', 'a three-letter ISO 4217 code such as USD', 'currency'),
+    check(optBad('date_received', 't_date_received'), 'date_received', DT_EXPECT, 'date_received'),
+    check(optBad('transaction_date', 't_transaction_date'), 'transaction_date', DT_EXPECT, 'transaction_date'),
+  ];
+  return stagingSql(reader, 'chargebacks', typed, checks, ['mid', 'case_number']);
+}
+
+function preventionStaging(reader: string): Staging {
+  // A JSON array (or its text in a CSV cell), else a ";"-joined list; empty means no statuses.
+  const list = `CASE WHEN ${nz('statuses')} IS NULL THEN []::VARCHAR[]
+    WHEN starts_with(trim(statuses), '[') THEN CASE WHEN json_valid(trim(statuses)) AND json_type(trim(statuses)::JSON) = 'ARRAY' THEN from_json(trim(statuses)::JSON, '["VARCHAR"]') END
+    ELSE list_filter(list_transform(string_split(statuses, ';'), x -> trim(x)), x -> x <> '') END`;
+  const typed = {
+    alert_case_id: nz('alert_case_id'),
+    statuses_in: list,
+    arn: txt('arn'),
+    mid: nz('mid'),
+    merchant_descriptor: txt('merchant_descriptor'),
+    source_partner: enumT('source_partner', SOURCE_PARTNERS, `lower(trim(source_partner))`),
+    bin: txt('bin'),
+    last_four: txt('last_four'),
+    amount: amountT('amount'),
+    currency: currencyT('currency'),
+    date_received: tsT('date_received'),
+    transaction_date: tsT('transaction_date'),
+    order_id: txt('order_id'),
+    name: txt('name'),
+  };
+  const statusesNorm = `list_transform(t_statuses_in, x -> ${enumT('x', PREVENTION_STATUSES, 'lower(trim(x))')})`;
+  const checks = [
+    required('alert_case_id', 'alert_case_id'),
+    check(
+      `t_statuses_in IS NULL OR len(list_filter(${statusesNorm}, x -> x IS NOT NULL)) <> len(t_statuses_in)`,
+      'statuses',
+      `a list of ${PREVENTION_STATUSES.join(', ')}`,
+      'statuses',
+    ),
+    check(`t_source_partner IS NULL`, 'source_partner', `one of ${SOURCE_PARTNERS.join(', ')}`, 'source_partner'),
+    check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
+    check(optBad('currency', 't_currency'), 'currency', 'a three-letter ISO 4217 code such as USD', 'currency'),
+    check(optBad('date_received', 't_date_received'), 'date_received', DT_EXPECT, 'date_received'),
+    check(optBad('transaction_date', 't_transaction_date'), 'transaction_date', DT_EXPECT, 'transaction_date'),
+  ];
+  return stagingSql(reader, 'prevention', typed, checks, ['alert_case_id'], {
+    statuses: statusesNorm,
+    status: `${statusesNorm}[-1]`,
+  });
+}
+
+function midStaging(reader: string): Staging {
+  const typed: Record<string, string> = {
+    mid: nz('mid'),
+    alias: txt('alias'),
+    gateways: `CASE WHEN ${nz('gateways')} IS NULL THEN NULL
+      WHEN starts_with(trim(gateways), '[') AND json_valid(trim(gateways)) THEN from_json(trim(gateways)::JSON, '["VARCHAR"]')
+      ELSE list_filter(list_transform(string_split(gateways, ';'), x -> trim(x)), x -> x <> '') END`,
+  };
+  const checks: string[] = [required('mid', 'mid')];
+  const stat = (prefix: string, f: string, raw: string, isOptional: boolean) => {
+    const name = `${prefix}${f}`;
+    const isCount = f.endsWith('_count');
+    const isRatio = f.endsWith('_ratio');
+    typed[name] = isCount ? countT(raw) : isRatio ? floatT(raw) : amountT(raw);
+    const label = prefix ? `${prefix.replace(/_$/, '')}.${f}` : f;
+    const expect = isCount ? 'a whole count (0, 1, 2, ...)' : isRatio ? 'a number or empty' : AMOUNT_EXPECT;
+    checks.push(check(isOptional || isRatio ? optBad(raw, `t_${name}`) : `t_${name} IS NULL`, label, expect, raw));
+  };
+  for (const f of STAT_FIELDS) stat('', f, f, false);
+  for (const k of MID_NETWORK_KEYS) {
+    const obj = `coalesce(${MID_OBJECT_ALIASES[k].map((c) => nz(c)).join(', ')})`;
+    const raws = netFields(k).map((f) => ({ f, raw: `coalesce(json_extract_string(${obj}, ${q(`$.${f}`)}), ${ident(`${k}_${f}`)})` }));
+    const present = `(${obj} IS NOT NULL OR coalesce(${netFields(k).map((f) => nz(ident(`${k}_${f}`))).join(', ')}) IS NOT NULL)`;
+    typed[`${k}_present`] = present;
+    for (const { f, raw } of raws) {
+      const isExtra = MC_EXTRA.includes(f);
+      const name = `${k}_${f}`;
+      const isCount = f.endsWith('_count');
+      const isRatio = f.endsWith('_ratio');
+      typed[name] = isCount ? countT(raw) : isRatio ? floatT(raw) : amountT(raw);
+      const expect = isCount ? 'a whole count (0, 1, 2, ...)' : isRatio ? 'a number or empty' : AMOUNT_EXPECT;
+      // Figures of an absent network object are not required; of a present one they are (ratios may be empty).
+      const bad = isExtra || isRatio ? optBad(raw, `t_${name}`) : `(t_${k}_present AND t_${name} IS NULL)`;
+      checks.push(check(bad, `${k}.${f}`, expect, raw));
+    }
+  }
+  return stagingSql(reader, 'mid_report', typed, checks, ['mid']);
+}
+
+/**
+ * One pass: raw → typed (t_ columns) → reason → staging, keeping every bad row and one good row per key.
+ * `after` adds columns computed from typed ones (e.g. a normalised list).
+ */
+function stagingSql(reader: string, kind: ReportKind, typed: Record<string, string>, checks: string[], key: string[], after: Record<string, string> = {}): Staging {
+  const raw = RAW_COLUMNS[kind];
+  const rawJson = `to_json(struct_pack(${raw.map((c) => `${ident(c)} := ${ident(c)}`).join(', ')}))::VARCHAR`;
+  const sig = DISTINCTIVE[kind].map((c) => `${ident(c)} IS NOT NULL`).join(' OR ');
+  const out = [...Object.keys(typed).map((k) => `t_${k} AS ${ident(k)}`), ...Object.entries(after).map(([k, e]) => `${e} AS ${ident(k)}`)];
+  // Duplicates are rare, and a window over every row costs as much as the read: staging keeps them, and
+  // dedupeSql runs only when a count shows there are some.
+  const create = `CREATE OR REPLACE TEMP TABLE _stg AS
+WITH src AS (${reader}),
+t AS (SELECT *, ${Object.entries(typed).map(([k, e]) => `${e} AS t_${k}`).join(',\n  ')} FROM src),
+v AS (SELECT *, NULLIF(concat_ws('; ', ${checks.join(',\n  ')}), '') AS _reason, (${sig}) AS _sig FROM t)
+SELECT ${out.join(', ')}, _reason AS _why, _sig,
+  CASE WHEN _reason IS NOT NULL THEN ${rawJson} END AS _raw
+FROM v`;
+  const keys = key.map(ident).join(', ');
+  // Of duplicate keys inside one file, one is kept by content order, so the choice never depends on read order.
+  const dedupe = `CREATE OR REPLACE TEMP TABLE _stg AS SELECT * FROM _stg
+QUALIFY _why IS NOT NULL OR row_number() OVER (PARTITION BY _why IS NULL, ${keys} ORDER BY ${Object.keys(typed).map(ident).join(', ')}) = 1`;
+  const stats = `SELECT count(*) AS read, count(*) FILTER (WHERE _why IS NULL) AS good, count(*) FILTER (WHERE _why IS NOT NULL) AS bad,
+  count(*) FILTER (WHERE _sig) AS sig, count(DISTINCT (${keys})) FILTER (WHERE _why IS NULL) AS keys FROM _stg`;
+  return { create, dedupe, stats };
+}
+
+interface Staging {
+  create: string;
+  dedupe: string;
+  stats: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Moving staging into the store.
+
+/**
+ * A stored row gives way to the incoming one ($1 = seen_at, $2 = landing file) unless it was observed later.
+ * Two files observed at the same instant are ordered by file name, so the outcome never depends on load order.
+ */
+const NOT_NEWER = (seenCol: string, fileCol: string) => `(${seenCol} < $1::TIMESTAMP OR (${seenCol} = $1::TIMESTAMP AND ${fileCol} <= $2))`;
+
+/** Replaces rows whose stored observation is not newer; widens first_seen_at of rows that are newer. */
+async function upsertState(s: Store, table: string, key: string[], cols: string[], seen: string, file: string, empty: boolean): Promise<void> {
+  const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
+  const values = cols.map((c) => `s.${ident(c)}`).join(', ');
+  if (empty) {
+    await s.run(`INSERT INTO ${table} SELECT ${values}, $1::TIMESTAMP, $1::TIMESTAMP, $2 FROM _stg s WHERE s._why IS NULL`, [seen, file]);
+    return;
+  }
+  await s.run(
+    `UPDATE ${table} c SET first_seen_at = $1::TIMESTAMP FROM _stg s
+     WHERE s._why IS NULL AND ${on('c', 's')} AND c.last_seen_at > $1::TIMESTAMP AND c.first_seen_at > $1::TIMESTAMP`,
+    [seen],
+  );
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE _repl AS SELECT ${key.map((k) => `c.${k}`).join(', ')}, c.first_seen_at FROM ${table} c JOIN _stg s ON ${on('c', 's')}
+     WHERE s._why IS NULL AND ${NOT_NEWER('c.last_seen_at', 'c.landing_file')}`,
+    [seen, file],
+  );
+  await s.run(`DELETE FROM ${table} c USING _repl r WHERE ${on('c', 'r')}`);
+  await s.run(
+    `INSERT INTO ${table} SELECT ${values}, least(coalesce(r.first_seen_at, $1::TIMESTAMP), $1::TIMESTAMP), $1::TIMESTAMP, $2
+     FROM _stg s LEFT JOIN _repl r ON ${on('s', 'r')}
+     WHERE s._why IS NULL AND NOT EXISTS (SELECT 1 FROM ${table} c WHERE ${on('c', 's')})`,
+    [seen, file],
+  );
+  await s.run('DROP TABLE _repl');
+}
+
+/**
+ * Adds a history row where the observed status differs from the one in force at that time; if the next
+ * recorded change is to the same status, it was in fact first seen now, so it moves earlier.
+ */
+async function addHistory(s: Store, table: string, key: string[], seen: string, file: string, empty: boolean): Promise<void> {
+  const keys = key.join(', ');
+  if (empty) {
+    await s.run(`INSERT INTO ${table} SELECT ${keys}, status, $1::TIMESTAMP, $2 FROM _stg WHERE _why IS NULL`, [seen, file]);
+    return;
+  }
+  const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE _h AS
+     SELECT ${key.map((k) => `i.${k}`).join(', ')}, i.status, i.seen_at, p.status AS prev_status, p.seen_at AS prev_seen_at,
+            n.status AS next_status, n.seen_at AS next_seen_at
+     FROM (SELECT ${keys}, status, $1::TIMESTAMP AS seen_at FROM _stg WHERE _why IS NULL) i
+     ASOF LEFT JOIN ${table} p ON ${on('i', 'p')} AND i.seen_at >= p.seen_at
+     ASOF LEFT JOIN ${table} n ON ${on('i', 'n')} AND i.seen_at < n.seen_at`,
+    [seen],
+  );
+  await s.run(
+    `DELETE FROM ${table} h USING _h i WHERE ${on('h', 'i')} AND h.seen_at = i.next_seen_at
+     AND i.next_status IS NOT DISTINCT FROM i.status AND (i.prev_seen_at IS NULL OR i.prev_status IS DISTINCT FROM i.status)`,
+  );
+  await s.run(
+    `INSERT INTO ${table} SELECT ${keys}, status, seen_at, $1 FROM _h WHERE prev_seen_at IS NULL OR prev_status IS DISTINCT FROM status`,
+    [file],
+  );
+  await s.run('DROP TABLE _h');
+}
+
+async function isEmpty(s: Store, table: string): Promise<boolean> {
+  const [r] = await s.all<{ n: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${table}) AS n`);
+  return Boolean(r.n);
+}
+
+async function moveChargebacks(s: Store, seen: string, file: string): Promise<void> {
+  const cols = ['mid', 'case_number', 'status', 'arn', 'card_number', 'card_type', 'amount', 'currency', 'reason_code', 'reason', 'date_received', 'transaction_date', 'order_id', 'name', 'tracking_number'];
+  await upsertState(s, 'chargebacks', ['mid', 'case_number'], cols, seen, file, await isEmpty(s, 'chargebacks'));
+  await addHistory(s, 'chargeback_status_history', ['mid', 'case_number'], seen, file, await isEmpty(s, 'chargeback_status_history'));
+}
+
+async function movePrevention(s: Store, seen: string, file: string): Promise<void> {
+  const cols = ['alert_case_id', 'status', 'statuses', 'arn', 'mid', 'merchant_descriptor', 'source_partner', 'bin', 'last_four', 'amount', 'currency', 'date_received', 'transaction_date', 'order_id', 'name'];
+  await upsertState(s, 'prevention_alerts', ['alert_case_id'], cols, seen, file, await isEmpty(s, 'prevention_alerts'));
+  await addHistory(s, 'prevention_status_history', ['alert_case_id'], seen, file, await isEmpty(s, 'prevention_status_history'));
+}
+
+async function moveMidStats(s: Store, w: Window, seen: string, file: string): Promise<void> {
+  const figures = (p: string, extra: boolean) =>
+    `${p}chargeback_count, ${p}chargeback_amount, ${p}transaction_count, ${p}transaction_amount, ${p}chargeback_ratio, ${p}chargeback_amount_ratio, ` +
+    (extra ? `${p}previous_month_transaction_count, ${p}previous_month_transaction_amount` : 'NULL, NULL');
+  const rows = [
+    `SELECT mid, 'all' AS network, ${figures('', false)} FROM _stg WHERE _why IS NULL`,
+    ...MID_NETWORK_KEYS.map(
+      (k) => `SELECT mid, ${q(MID_KEY_NETWORK[k])}, ${figures(`${k}_`, k === 'master_card')} FROM _stg WHERE _why IS NULL AND ${k}_present`,
+    ),
+  ].join('\nUNION ALL ');
+  // A record replaces the whole (mid, window) it describes, unless the stored figures were observed later.
+  await s.run(
+    `DELETE FROM mid_stats m USING _stg s WHERE s._why IS NULL AND m.mid = s.mid AND m.window_start = $3::DATE AND m.window_end = $4::DATE
+     AND ${NOT_NEWER('m.seen_at', 'm.landing_file')}`,
+    [seen, file, w.start, w.end],
+  );
+  await s.run(
+    `INSERT INTO mid_stats SELECT r.mid, $1::DATE, $2::DATE, r.* EXCLUDE (mid), $3::TIMESTAMP, $4 FROM (${rows}) r
+     WHERE NOT EXISTS (SELECT 1 FROM mid_stats m WHERE m.mid = r.mid AND m.window_start = $1::DATE AND m.window_end = $2::DATE)`,
+    [w.start, w.end, seen, file],
+  );
+  await s.run(`DELETE FROM mids m USING _stg s WHERE s._why IS NULL AND m.mid = s.mid AND ${NOT_NEWER('m.last_seen_at', 'm.landing_file')}`, [seen, file]);
+  await s.run(
+    `INSERT INTO mids SELECT s.mid, s.alias, s.gateways, $1::TIMESTAMP, $2 FROM _stg s
+     WHERE s._why IS NULL AND NOT EXISTS (SELECT 1 FROM mids m WHERE m.mid = s.mid)`,
+    [seen, file],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+export function normaliseWindow(w: { start: string; end: string } | undefined | null, what = 'window'): Window | null {
+  if (!w) return null;
+  const day = (v: string, f: string) => {
+    const iso = toIsoUtc(String(v), true);
+    if (!iso) throw new UsageError(`${what} ${f} must be a date YYYY-MM-DD (UTC), got ${JSON.stringify(v)}`);
+    return iso.slice(0, 10);
+  };
+  const out = { start: day(w.start, 'start'), end: day(w.end, 'end') };
+  if (out.start > out.end) throw new UsageError(`${what} start ${out.start} is after its end ${out.end}`);
+  return out;
+}
+
+export function sha256File(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+function seenAtFor(opts: LoadOptions, meta: LandingMeta | undefined, w: Window | null, file: string): string {
+  const pick = opts.seenAt ?? meta?.fetched_at;
+  if (pick) {
+    const iso = toIsoUtc(pick, true);
+    if (!iso) throw new UsageError(`seenAt must be a UTC date-time, got ${JSON.stringify(pick)}`);
+    return iso;
+  }
+  if (w) return `${w.end}T23:59:59Z`;
+  return new Date(Math.floor(statSync(file).mtimeMs / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+// Loads on one store run one at a time: they share the connection's temp staging table.
+const queues = new WeakMap<Store, Promise<unknown>>();
+
+/** Loads one report file (usually a landing file) in one transaction. Safe to repeat. */
+export function loadReport(store: Store, file: string, opts: LoadOptions): Promise<LoadResult> {
+  const prev = queues.get(store) ?? Promise.resolve();
+  const next = prev.catch(() => undefined).then(() => loadOne(store, file, opts));
+  queues.set(store, next);
+  return next;
+}
+
+async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<LoadResult> {
+  const { kind } = opts;
+  if (!existsSync(file)) throw new BadReportFileError(`${file} does not exist`);
+  const format = opts.format ?? inferFormat(file);
+  if (!format) throw new UsageError(`Cannot tell the format of ${file} from its extension: pass --format json or --format csv`);
+  const meta = readMeta(file);
+  const w = normaliseWindow(opts.window ?? (meta?.start && meta?.end ? { start: meta.start, end: meta.end } : null));
+  if (kind === 'mid_report' && !w) {
+    throw new UsageError('A MID report needs its window (its records carry no dates): give --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
+  }
+  const seen = seenAtFor(opts, meta, w, file);
+  const sha256 = meta?.sha256 && meta.bytes === statSync(file).size ? meta.sha256 : sha256File(file);
+  const landing = path.resolve(file);
+  const sizeZero = isBlank(file);
+
+  // Staging is read outside the transaction: it is a temp table (never part of the store), so a failure or a
+  // kill there changes nothing, and the write transaction stays short.
+  let rowsRead = 0;
+  let rowsLoaded = 0;
+  let quarantined = 0;
+  if (!sizeZero) {
+    const reader = await readerSql(store, landing, kind, format);
+    const staging = kind === 'chargebacks' ? chargebackStaging(reader) : kind === 'prevention' ? preventionStaging(reader) : midStaging(reader);
+    try {
+      await store.run(staging.create);
+    } catch (e) {
+      throw new BadReportFileError(`${file} could not be read as a ${format.toUpperCase()} ${kind} report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+    }
+    const [c] = await store.all<{ read: string; good: string; bad: string; sig: string; keys: string }>(staging.stats);
+    rowsRead = Number(c.read);
+    quarantined = Number(c.bad);
+    rowsLoaded = Number(c.keys);
+    if (rowsRead > 0 && Number(c.sig) === 0) {
+      await store.run('DROP TABLE IF EXISTS _stg');
+      throw new BadReportFileError(
+        `${file} is not a ${kind} report: none of its ${c.read} records has any of ${DISTINCTIVE[kind].slice(0, 4).join(', ')}, … (another report kind?)`,
+      );
+    }
+    if (Number(c.keys) < Number(c.good)) await store.run(staging.dedupe);
+  }
+
+  try {
+    return await store.transaction(async (s) => {
+      if (!sizeZero) {
+        await s.run(
+          `INSERT INTO quarantine SELECT DISTINCT $1, _raw, _why, $2, $3, current_timestamp::TIMESTAMP FROM _stg s
+           WHERE _why IS NOT NULL AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = s._raw AND q.reason = s._why)`,
+          [kind, landing, sha256],
+        );
+        if (kind === 'chargebacks') await moveChargebacks(s, seen, landing);
+        else if (kind === 'prevention') await movePrevention(s, seen, landing);
+        else await moveMidStats(s, w!, seen, landing);
+      }
+      const winParams = [w?.start ?? null, w?.end ?? null];
+      const [prior] = await s.all<{ n: string }>(
+        `SELECT count(*) AS n FROM loads WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
+        [sha256, kind, ...winParams],
+      );
+      const reloaded = Number(prior.n) > 0;
+      if (reloaded) {
+        await s.run(
+          `UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1
+           WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
+          [sha256, kind, ...winParams],
+        );
+      } else {
+        await s.run(
+          `INSERT INTO loads VALUES ($1, $2, $3, $4::DATE, $5::DATE, $6::TIMESTAMP, $7, $8, $9, $10, current_timestamp::TIMESTAMP, current_timestamp::TIMESTAMP, 1)`,
+          [landing, kind, format, ...winParams, seen, rowsRead, rowsLoaded, quarantined, sha256],
+        );
+      }
+      await opts.beforeCommit?.();
+      return { file: landing, kind, format, window: w, seenAt: seen, sha256, rowsRead, rowsLoaded, quarantined, reloaded };
+    });
+  } finally {
+    await store.run('DROP TABLE IF EXISTS _stg');
+  }
+}

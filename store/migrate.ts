@@ -1,0 +1,116 @@
+// Migrations (numbered, applied once, checksummed) and views (recreated on every open, in filename order).
+// Tables change only through migrations; views are code and are simply replaced, so a view fix needs no
+// migration and no data moves.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Store } from './db.ts';
+import { MigrationChangedError } from './errors.ts';
+
+export interface MigrationFile {
+  version: number;
+  name: string;
+  file: string;
+  sql: string;
+  checksum: string;
+}
+
+export interface MigrateResult {
+  applied: Array<{ version: number; name: string }>;
+  alreadyApplied: number;
+  views: string[];
+  /** View statements that could not be created (e.g. they read events views not migrated yet), with why. */
+  skippedViews: Array<{ file: string; statement: number; reason: string }>;
+}
+
+const MIGRATION_RE = /^(\d{3,})_([A-Za-z0-9_-]+)\.sql$/;
+
+export function readMigrations(dir: string): MigrationFile[] {
+  if (!existsSync(dir)) return [];
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+  const out: MigrationFile[] = [];
+  const seen = new Map<number, string>();
+  for (const f of files) {
+    const m = MIGRATION_RE.exec(f);
+    if (!m) throw new MigrationChangedError(`Migration file ${f} must be named NNN_name.sql (e.g. 003_mid_stats.sql).`);
+    const version = Number(m[1]);
+    if (seen.has(version)) throw new MigrationChangedError(`Migrations ${seen.get(version)} and ${f} share the number ${m[1]}; renumber one.`);
+    seen.set(version, f);
+    const sql = readFileSync(path.join(dir, f), 'utf8');
+    out.push({ version, name: m[2], file: f, sql, checksum: createHash('sha256').update(sql).digest('hex') });
+  }
+  return out;
+}
+
+export async function applyMigrations(store: Store, dir: string): Promise<Pick<MigrateResult, 'applied' | 'alreadyApplied'>> {
+  await store.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`);
+  const done = new Map(
+    (await store.all<{ version: number; name: string; checksum: string }>('SELECT version, name, checksum FROM schema_migrations')).map((r) => [
+      Number(r.version),
+      r,
+    ]),
+  );
+  const applied: MigrateResult['applied'] = [];
+  let alreadyApplied = 0;
+  for (const m of readMigrations(dir)) {
+    const prior = done.get(m.version);
+    if (prior) {
+      if (prior.checksum !== m.checksum) {
+        throw new MigrationChangedError(
+          `Migration ${m.file} was changed after it was applied to this store (checksum ${prior.checksum.slice(0, 12)}… recorded, ` +
+            `${m.checksum.slice(0, 12)}… on disk). Applied migrations are immutable: restore the file and add a new numbered migration instead.`,
+        );
+      }
+      alreadyApplied++;
+      continue;
+    }
+    await store.transaction(async (s) => {
+      await s.run(m.sql);
+      await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
+    });
+    applied.push({ version: m.version, name: m.name });
+  }
+  return { applied, alreadyApplied };
+}
+
+/** (Re)creates every view statement of dir/*.sql; retries failures so cross-file order does not matter. */
+export async function applyViews(store: Store, dir: string): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
+  if (!existsSync(dir)) return { views: [], skippedViews: [] };
+  const pending: Array<{ file: string; statement: number; sql: string; reason?: string }> = [];
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.sql')).sort()) {
+    const text = readFileSync(path.join(dir, f), 'utf8');
+    const extracted = await store.conn.extractStatements(text);
+    // DuckDB's own parser splits the file; statements are re-extracted and run by index.
+    for (let i = 0; i < extracted.count; i++) pending.push({ file: f, statement: i, sql: text });
+  }
+  const views: string[] = [];
+  let remaining = pending;
+  // Bounded: each pass must create at least one view, or we stop.
+  for (let pass = 0; pass <= pending.length && remaining.length; pass++) {
+    const failed: typeof pending = [];
+    for (const st of remaining) {
+      try {
+        const extracted = await store.conn.extractStatements(st.sql);
+        const p = await extracted.prepare(st.statement);
+        try {
+          await p.run();
+        } finally {
+          p.destroySync();
+        }
+      } catch (e) {
+        failed.push({ ...st, reason: (e as Error).message.split('\n')[0] });
+      }
+    }
+    if (failed.length === remaining.length) {
+      remaining = failed;
+      break;
+    }
+    remaining = failed;
+  }
+  const names = await store.all<{ view_name: string }>(
+    "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY view_name",
+  );
+  views.push(...names.map((r) => r.view_name));
+  return { views, skippedViews: remaining.map((r) => ({ file: r.file, statement: r.statement + 1, reason: r.reason ?? '' })) };
+}

@@ -1,0 +1,144 @@
+// Query helpers over the ratio views (sql/views/40_ratios.sql, 41_ratio_quality.sql).
+import type { Store } from './db.ts';
+import type { RatioRow } from '../rules/evaluate.ts';
+import { UsageError } from '../lib/errors.ts';
+
+/** The part of a Store these helpers use (a snapshot opened read-only fits too). */
+export type QueryStore = Pick<Store, 'all'>;
+
+export interface RatioQuery {
+  /** Only months up to this instant's UTC month (default: all). */
+  asOf?: Date | string;
+  /** One month, YYYY-MM. */
+  month?: string;
+  mid?: string;
+  /** Leave out projected rows. */
+  actualOnly?: boolean;
+}
+
+const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+export function monthOf(at: Date | string): string {
+  const d = typeof at === 'string' ? new Date(at) : at;
+  if (Number.isNaN(d.getTime())) throw new UsageError(`not a date-time: ${String(at)}`);
+  return d.toISOString().slice(0, 7);
+}
+
+function num(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  const n = typeof v === 'number' ? v : Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+export function toRatioRow(r: Record<string, unknown>): RatioRow {
+  return {
+    mid: String(r.mid),
+    network: r.network as RatioRow['network'],
+    program: r.program as RatioRow['program'],
+    metric: r.metric as RatioRow['metric'],
+    month: String(r.month),
+    numerator: num(r.numerator),
+    denominator: num(r.denominator),
+    denominator_month: r.denominator_month == null ? null : String(r.denominator_month),
+    numerator_count: num(r.numerator_count),
+    numerator_amount: num(r.numerator_amount),
+    denominator_count: num(r.denominator_count),
+    denominator_amount: num(r.denominator_amount),
+    ratio: num(r.ratio),
+    ratio_pct: num(r.ratio_pct),
+    ratio_bps: num(r.ratio_bps),
+    no_ratio_reason: r.no_ratio_reason == null ? null : String(r.no_ratio_reason),
+    is_projection: r.is_projection === true || r.is_projection === 'true',
+    is_partial: r.is_partial === true || r.is_partial === 'true',
+    days_covered: num(r.days_covered),
+    days_in_month: num(r.days_in_month),
+  };
+}
+
+/** The MIDs with MID report figures, sorted (the unit ratios are computed in batches of). */
+export async function ratioMids(store: QueryStore, mid?: string): Promise<string[]> {
+  const rows = await store.all<{ mid: string }>(
+    `SELECT DISTINCT mid FROM mid_stats ${mid !== undefined ? 'WHERE mid = $mid' : ''} ORDER BY mid`,
+    mid !== undefined ? { mid } : undefined,
+  );
+  return rows.map((r) => String(r.mid));
+}
+
+/** Splits sorted MIDs into [first, last] ranges of at most size MIDs. */
+export function midRanges(mids: string[], size: number): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const n = Math.max(1, size);
+  for (let i = 0; i < mids.length; i += n) out.push([mids[i], mids[Math.min(i + n, mids.length) - 1]]);
+  return out;
+}
+
+function ratioSql(q: RatioQuery): { where: string[]; params: Record<string, string> } {
+  if (q.month !== undefined && !MONTH_RE.test(q.month)) throw new UsageError(`--month must be YYYY-MM, got ${JSON.stringify(q.month)}`);
+  const where: string[] = [];
+  const params: Record<string, string> = {};
+  if (q.asOf !== undefined) { where.push('month <= $asof'); params.asof = monthOf(q.asOf); }
+  if (q.month !== undefined) { where.push('month = $month'); params.month = q.month; }
+  if (q.mid !== undefined) { where.push('mid = $mid'); params.mid = q.mid; }
+  if (q.actualOnly) where.push('NOT is_projection');
+  return { where, params };
+}
+
+/**
+ * Calls fn with the ratio rows of batchMids MIDs at a time (default 200: ~115k rows), each batch sorted by mid,
+ * network, program, metric, month. The views push the MID range down to mid_stats, so DuckDB's memory
+ * stays bounded at any number of MIDs (a single query over 10,000 MIDs x 36 months does not fit 384 MB).
+ */
+export async function forEachRatioBatch(
+  store: QueryStore, q: RatioQuery, fn: (rows: RatioRow[]) => void | Promise<void>, batchMids = 1000,
+): Promise<void> {
+  const { where, params } = ratioSql(q);
+  for (const [lo, hi] of midRanges(await ratioMids(store, q.mid), batchMids)) {
+    const rows = await store.all<Record<string, unknown>>(
+      `SELECT * FROM mart_ratios WHERE ${[...where, 'mid >= $lo', 'mid <= $hi'].join(' AND ')}
+        ORDER BY mid, network, program, metric, month, is_projection`,
+      { ...params, lo, hi },
+    );
+    await fn(rows.map(toRatioRow));
+  }
+}
+
+/**
+ * The ratio rows, one per mid × network × program × metric × month (plus projected rows for open months).
+ * Ratios are DOUBLEs computed from exact counts and amounts, never rounded here.
+ */
+export async function computeRatios(store: QueryStore, q: RatioQuery = {}): Promise<RatioRow[]> {
+  const out: RatioRow[] = [];
+  await forEachRatioBatch(store, q, (rows) => { for (const r of rows) out.push(r); });
+  return out;
+}
+
+export interface CountCheckRow {
+  mid: string;
+  network: string;
+  month: string;
+  report_count: number | null;
+  mid_report_count: number | null;
+  difference: number | null;
+  agrees: boolean;
+}
+
+/** Data quality: chargebacks counted in the chargeback report against the MID report's count. */
+export async function chargebackCountCheck(store: QueryStore, q: { month?: string; mid?: string } = {}): Promise<CountCheckRow[]> {
+  const where: string[] = [];
+  const params: Record<string, string> = {};
+  if (q.month) { where.push('month = $month'); params.month = q.month; }
+  if (q.mid) { where.push('mid = $mid'); params.mid = q.mid; }
+  const rows = await store.all<Record<string, unknown>>(
+    `SELECT * FROM dq_chargeback_counts ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY mid, network, month`,
+    Object.keys(params).length ? params : undefined,
+  );
+  return rows.map((r) => ({
+    mid: String(r.mid),
+    network: String(r.network),
+    month: String(r.month),
+    report_count: num(r.report_count),
+    mid_report_count: num(r.mid_report_count),
+    difference: num(r.difference),
+    agrees: r.agrees === true,
+  }));
+}

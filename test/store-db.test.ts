@@ -1,0 +1,139 @@
+import { cpSync, appendFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../store/db.ts';
+import { readMigrations } from '../store/migrate.ts';
+import { MigrationChangedError } from '../store/errors.ts';
+import { loadReport } from '../store/load.ts';
+import { ROOT, chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
+
+describe('store schema', () => {
+  it('applies each migration once, in order, and records it with its checksum', async () => {
+    const dir = tmpDir();
+    const dbPath = path.join(dir, 'nested', 'cbp.duckdb');
+    const files = readMigrations(path.join(ROOT, 'sql', 'migrations'));
+    const first = await openStore({ dbPath });
+    expect(first.migration!.applied.map((m) => m.version)).toEqual(files.map((f) => f.version));
+    const rows = await first.all<{ version: number; checksum: string }>('SELECT version, checksum FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => r.checksum)).toEqual(files.map((f) => f.checksum));
+    first.close();
+    const second = await openStore({ dbPath });
+    expect(second.migration!.applied).toEqual([]);
+    expect(second.migration!.alreadyApplied).toBe(files.length);
+    expect((await second.all('SELECT * FROM schema_migrations')).length).toBe(files.length);
+    second.close();
+  });
+
+  it('refuses a store whose applied migration was changed, and says which', async () => {
+    const dir = tmpDir();
+    const migrationsDir = path.join(dir, 'migrations');
+    cpSync(path.join(ROOT, 'sql', 'migrations'), migrationsDir, { recursive: true });
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    (await openStore({ dbPath, migrationsDir })).close();
+    appendFileSync(path.join(migrationsDir, '001_reports.sql'), '\n-- edited\n');
+    const err = await openStore({ dbPath, migrationsDir }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MigrationChangedError);
+    expect((err as Error).message).toMatch(/001_reports\.sql was changed after it was applied/);
+  });
+
+  it('rolls back a migration that fails, leaving it unrecorded', async () => {
+    const dir = tmpDir();
+    const migrationsDir = path.join(dir, 'migrations');
+    cpSync(path.join(ROOT, 'sql', 'migrations'), migrationsDir, { recursive: true });
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(path.join(migrationsDir, '900_broken.sql'), 'CREATE TABLE half_done (x INTEGER);\nSELECT * FROM no_such_table;\n');
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    await expect(openStore({ dbPath, migrationsDir })).rejects.toThrow(/no_such_table/);
+    const s = await openStore({ dbPath, migrationsDir: path.join(ROOT, 'sql', 'migrations') });
+    expect(await s.all("SELECT * FROM duckdb_tables() WHERE table_name = 'half_done'")).toEqual([]);
+    expect(await s.all('SELECT * FROM schema_migrations WHERE version = 900')).toEqual([]);
+    s.close();
+  });
+
+  it('recreates the views in layers on every open', async () => {
+    const s = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
+    const views = s.migration!.views;
+    for (const v of ['stg_reports__chargebacks', 'int_chargebacks_joined', 'int_prevention_alerts_joined', 'int_rdr_cases_joined',
+      'int_order_validations_joined', 'fct_chargeback_status_changes', 'dim_mids', 'mart_event_match_rates', 'mart_chargebacks']) {
+      expect(views).toContain(v);
+    }
+    expect(s.migration!.skippedViews).toEqual([]);
+    s.close();
+  });
+});
+
+async function addEvent(s: Awaited<ReturnType<typeof openStore>>, guid: string, type: string, payload: Record<string, unknown>, at = '2024-03-02T11:00:00Z') {
+  await s.run(
+    `INSERT INTO events_raw VALUES ($1, $2, $3::TIMESTAMP, $3::TIMESTAMP, $4::JSON, 'seg-1', 1, now()::TIMESTAMP)`,
+    [guid, type, at.replace('T', ' ').replace('Z', ''), JSON.stringify({ event_guid: guid, event_type: type, event_timestamp: at, ...payload })],
+  );
+}
+
+describe('report rows joined with their events', () => {
+  it('returns every report row, without events, while events_raw is empty', async () => {
+    const dir = tmpDir();
+    const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    await loadReport(s, writeJson(dir, 'cb.json', [chargeback(), chargeback({ case_number: 'CB-2' })]), { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
+    const rows = await s.all<{ has_events: boolean; chargeback_guid: string | null }>('SELECT * FROM int_chargebacks_joined');
+    expect(rows).toHaveLength(2);
+    expect(rows.every((r) => r.has_events === false && r.chargeback_guid === null)).toBe(true);
+    const [rate] = await s.all<{ report_rows: string; report_rows_matched: string; event_match_rate: null }>(
+      "SELECT * FROM mart_event_match_rates WHERE entity = 'chargebacks'",
+    );
+    expect(rate).toMatchObject({ report_rows: '2', report_rows_matched: '0', event_match_rate: null });
+    s.close();
+  });
+
+  it('joins a chargeback with its new, match, result and dnf events on mid + case_number', async () => {
+    const dir = tmpDir();
+    const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    await loadReport(s, writeJson(dir, 'cb.json', [chargeback(), chargeback({ case_number: 'CB-2' })]), { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
+    const base = { case_number: 'CB-1', mid: 'MID-1', chargeback_guid: 'chb_1', amount: '94.76', due_date: '2024-03-20', reason_description: 'Fraud', processor_transaction_id: 'ptx-1', alternate_transaction_id: 'alt-1' };
+    await addEvent(s, 'e1', 'chargeback.new', base);
+    await addEvent(s, 'e2', 'chargeback.match', { ...base, order_guid: 'ord_1', order_id: 'ORDER-1', crm_account_guid: 'crm_1' }, '2024-03-02T12:00:00Z');
+    await addEvent(s, 'e3', 'chargeback.result', { case_number: 'CB-1', mid: 'MID-1', chargeback_guid: 'chb_1', result: 'won' }, '2024-03-10T00:00:00Z');
+    await addEvent(s, 'e4', 'chargeback.dnf', { case_number: 'CB-1', mid: 'MID-1', chargeback_guid: 'chb_1', dnf_reason: 'Low amount', dnf_timestamp: '2024-03-11 00:00:00' }, '2024-03-11T00:00:00Z');
+    // the same case number under another merchant account is another case
+    await addEvent(s, 'e5', 'chargeback.new', { ...base, mid: 'MID-OTHER', chargeback_guid: 'chb_9' });
+    const [row] = await s.all<Record<string, unknown>>("SELECT * FROM int_chargebacks_joined WHERE case_number = 'CB-1'");
+    expect(row).toMatchObject({
+      chargeback_guid: 'chb_1',
+      order_id: 'ORDER-1',
+      order_guid: 'ord_1',
+      due_date: '2024-03-20',
+      reason_description: 'Fraud',
+      processor_transaction_id: 'ptx-1',
+      alternate_transaction_id: 'alt-1',
+      result: 'won',
+      dnf_reason: 'Low amount',
+      has_new_event: true,
+      has_match_event: true,
+    });
+    const [rate] = await s.all<Record<string, unknown>>("SELECT * FROM mart_event_match_rates WHERE entity = 'chargebacks'");
+    expect(rate).toMatchObject({ report_rows: '2', report_rows_matched: '1', report_match_rate: 0.5, event_cases: '2', event_cases_matched: '1', event_match_rate: 0.5 });
+    s.close();
+  });
+
+  it('joins a prevention alert with its events on prevention_case_number = alert_case_id', async () => {
+    const dir = tmpDir();
+    const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    await loadReport(s, writeJson(dir, 'pv.json', [prevention({ mid: '' })]), { kind: 'prevention', seenAt: '2024-03-05T00:00:00Z' });
+    const p = { prevention_case_number: 'pre_540385dce935441baca73ae04d319c35', prevention_guid: 'prv_1', prevention_type: 'ethoca', mid: 'MID-7', amount: 25 };
+    await addEvent(s, 'p1', 'prevention.new', p);
+    await addEvent(s, 'p2', 'prevention.match', { ...p, order_guid: 'ord_7', order_id: 'ORD-7', crm_account_guid: 'crm' });
+    const [row] = await s.all<Record<string, unknown>>('SELECT * FROM int_prevention_alerts_joined');
+    expect(row).toMatchObject({ prevention_guid: 'prv_1', prevention_type: 'ethoca', order_guid: 'ord_7', mid: 'MID-7', has_match_event: true });
+    const [rate] = await s.all<Record<string, unknown>>("SELECT * FROM mart_event_match_rates WHERE entity = 'prevention'");
+    expect(rate).toMatchObject({ report_match_rate: 1, event_match_rate: 1 });
+    await addEvent(s, 'r1', 'rdr.new', { rdr_guid: 'rdr_1', rdr_case_number: 'R-1', rdr_resolution: 'accepted', amount: 5 });
+    await addEvent(s, 'r2', 'rdr.match', { rdr_guid: 'rdr_1', rdr_case_number: 'R-1', rdr_resolution: 'Accepted', amount: 5, order_guid: 'ord_r' });
+    await addEvent(s, 'o1', 'order_validation.new', { order_validation_guid: 'ov_1', amount: 3 });
+    expect(await s.all('SELECT rdr_guid, order_guid, has_new_event, has_match_event FROM int_rdr_cases_joined')).toEqual([
+      { rdr_guid: 'rdr_1', order_guid: 'ord_r', has_new_event: true, has_match_event: true },
+    ]);
+    expect(await s.all('SELECT order_validation_guid, has_new_event, has_match_event FROM int_order_validations_joined')).toEqual([
+      { order_validation_guid: 'ov_1', has_new_event: true, has_match_event: false },
+    ]);
+    s.close();
+  });
+});
