@@ -1,0 +1,77 @@
+// E-mail over SMTP (nodemailer). The notice id becomes the Message-ID, so a mail client threads and
+// de-duplicates a repeat after a crash window.
+import nodemailer from 'nodemailer';
+import type { Notice } from '../engine.ts';
+import type { Notifier } from './types.ts';
+import { NotifyError } from '../errors.ts';
+
+export interface EmailNotifierOptions {
+  /** CBP_SMTP_URL, e.g. smtps://user:pass@host:465 or smtp://host:25 */
+  smtpUrl: string;
+  /** CBP_ALERT_EMAIL_FROM */
+  from: string;
+  /** CBP_ALERT_EMAIL_TO, comma-separated */
+  to: string;
+  name?: string;
+  /** extra nodemailer transport options (tests: ignoreTLS) */
+  transport?: Record<string, unknown>;
+}
+
+export function emailSubject(n: Notice): string {
+  const kind = n.kind === 'projected' ? 'PROJECTED' : n.kind.toUpperCase();
+  return `[cbp] ${kind} ${n.network} ${n.program} ${n.level}: ${n.mid} ${n.month}`;
+}
+
+export function emailText(n: Notice): string {
+  return [
+    n.message,
+    '',
+    `MID:          ${n.mid}`,
+    `Network:      ${n.network}`,
+    `Program:      ${n.program} (${n.metric ?? '-'})`,
+    `Level:        ${n.level}${n.previous_level ? ` (before: ${n.previous_level})` : ''}`,
+    `Month:        ${n.month}${n.is_partial ? ' (month to date)' : ''}${n.is_projection ? ' — PROJECTION to month end' : ''}`,
+    `Ratio:        ${n.ratio_pct === null ? 'no ratio' : `${n.ratio_pct} % = ${n.ratio_bps} bps`}`,
+    `Numerator:    ${n.numerator ?? '-'}`,
+    `Denominator:  ${n.denominator ?? '-'} (${n.denominator_month ?? '-'})`,
+    `Threshold:    ${n.ratio_threshold === null ? '-' : `${n.comparison} ${n.ratio_threshold * 100} %`} (${n.rule_id ?? '-'})`,
+    '',
+    `Notice ${n.notice_id}`,
+  ].join('\n');
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(invalid SMTP URL)';
+  }
+}
+
+export function createEmailNotifier(o: EmailNotifierOptions): Notifier {
+  const name = o.name ?? 'email';
+  const transporter = nodemailer.createTransport(o.smtpUrl, o.transport as never);
+  return {
+    name,
+    async send(n) {
+      try {
+        await transporter.sendMail({
+          from: o.from,
+          to: o.to,
+          subject: emailSubject(n),
+          text: emailText(n),
+          messageId: `<${n.notice_id}@cbp>`,
+          headers: { 'X-Cbp-Notice-Id': n.notice_id },
+        });
+      } catch (e) {
+        const err = e as { responseCode?: number; message?: string };
+        // 5xx SMTP replies are permanent for that message; everything else (connection, 4xx) may pass later.
+        const permanent = typeof err.responseCode === 'number' && err.responseCode >= 500;
+        throw new NotifyError(name, `SMTP ${hostOf(o.smtpUrl)}: ${err.responseCode ?? ''} ${(err.message ?? String(e)).split('\n')[0]}`.trim(), !permanent, { cause: e });
+      }
+    },
+    close() {
+      transporter.close();
+    },
+  };
+}

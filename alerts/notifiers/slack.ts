@@ -1,0 +1,42 @@
+// Slack-compatible incoming webhook: {text, blocks}. Mattermost and Rocket.Chat read the same `text`.
+import type { Notice } from '../engine.ts';
+import type { Notifier } from './types.ts';
+import { postJson } from './http.ts';
+
+export interface SlackNotifierOptions {
+  /** CBP_SLACK_WEBHOOK_URL (a secret: the URL is the credential) */
+  url: string;
+  name?: string;
+  retries?: number;
+  backoffMs?: number;
+  timeoutMs?: number;
+}
+
+const ICON: Record<Notice['kind'], string> = { reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:' };
+
+export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
+  const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
+  const text = `${title}\n${n.message}`;
+  const fields = [
+    `*Ratio*\n${n.ratio_pct === null ? 'no ratio' : `${n.ratio_pct.toFixed(3)} % (${n.ratio_bps?.toFixed(1)} bps)`}${n.is_projection ? ' (projection)' : ''}`,
+    `*Figures*\n${n.numerator ?? '-'} / ${n.denominator ?? '-'} (${n.denominator_month ?? '-'})`,
+  ];
+  return {
+    text,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: title } },
+      { type: 'section', fields: fields.map((f) => ({ type: 'mrkdwn', text: f })) },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `notice ${n.notice_id}` }] },
+    ],
+  };
+}
+
+export function createSlackNotifier(o: SlackNotifierOptions): Notifier {
+  const name = o.name ?? 'slack';
+  return {
+    name,
+    async send(n) {
+      await postJson({ notifier: name, url: o.url, body: JSON.stringify(slackMessage(n)), retries: o.retries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs });
+    },
+  };
+}

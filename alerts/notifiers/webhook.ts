@@ -1,0 +1,66 @@
+// Generic webhook: the notice as a JSON body, signed with HMAC-SHA256 over the exact body bytes.
+// Headers: X-Cbp-Signature: sha256=<hex>, Idempotency-Key / X-Cbp-Notice-Id: the notice id, so a
+// receiver can drop a repeat after a crash between its 200 and our record of it.
+import { createHmac } from 'node:crypto';
+import type { Notice } from '../engine.ts';
+import type { Notifier } from './types.ts';
+import { postJson } from './http.ts';
+
+export interface WebhookNotifierOptions {
+  url: string;
+  /** CBP_ALERT_WEBHOOK_SECRET; without it the body is sent unsigned */
+  secret?: string;
+  name?: string;
+  retries?: number;
+  backoffMs?: number;
+  timeoutMs?: number;
+}
+
+export const SIGNATURE_HEADER = 'x-cbp-signature';
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+export function sign(body: string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}
+
+/** The JSON body a webhook receives. */
+export function webhookBody(n: Notice): string {
+  return JSON.stringify({
+    type: 'cbp.alert',
+    notice_id: n.notice_id,
+    kind: n.kind,
+    is_projection: n.is_projection,
+    mid: n.mid,
+    network: n.network,
+    program: n.program,
+    level: n.level,
+    previous_level: n.previous_level,
+    month: n.month,
+    month_to_date: n.is_partial,
+    metric: n.metric,
+    ratio: n.ratio,
+    ratio_pct: n.ratio_pct,
+    ratio_bps: n.ratio_bps,
+    numerator: n.numerator,
+    denominator: n.denominator,
+    denominator_month: n.denominator_month,
+    rule_id: n.rule_id,
+    comparison: n.comparison,
+    ratio_threshold: n.ratio_threshold,
+    message: n.message,
+    created_at: n.created_at,
+  });
+}
+
+export function createWebhookNotifier(o: WebhookNotifierOptions): Notifier {
+  const name = o.name ?? 'webhook';
+  return {
+    name,
+    async send(n) {
+      const body = webhookBody(n);
+      const headers: Record<string, string> = { [IDEMPOTENCY_HEADER]: n.notice_id, 'x-cbp-notice-id': n.notice_id };
+      if (o.secret) headers[SIGNATURE_HEADER] = sign(body, o.secret);
+      await postJson({ notifier: name, url: o.url, body, headers, retries: o.retries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs });
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// Ratios and rule evaluation for 10,000 MIDs x 36 months (x 4 networks): time of each stage and peak RSS.
+// Figures are generated inside DuckDB (range()), as a load would leave them: 1.44M mid_stats rows, one
+// Visa dispute row and one Mastercard fraud row per MID-month, and TC40 events for a tenth of the MIDs.
+// BENCH_MIDS / BENCH_MONTHS shrink it for a quick look.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore } from '../store/db.ts';
+import { computeRatios, midRanges, ratioMids } from '../store/ratios.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { evaluateRows } from '../rules/evaluate.ts';
+import { loadRules } from '../rules/thresholds.ts';
+
+const MIDS = Number(process.env.BENCH_MIDS ?? 10_000);
+const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+const rssMiB = () => (process.resourceUsage().maxRSS / 1024).toFixed(0);
+const t = async <T>(label: string, fn: () => Promise<T>): Promise<[T, number]> => {
+  const s = performance.now();
+  const v = await fn();
+  const ms = performance.now() - s;
+  console.log(`${label.padEnd(58)} ${(ms / 1000).toFixed(2).padStart(7)} s   peak RSS ${rssMiB()} MiB`);
+  return [v, ms];
+};
+
+const store = await openStore({ dbPath: path.join(dir, 'bench.duckdb') });
+try {
+  console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
+  await t('generate mid_stats + chargebacks + events', async () => {
+    // Month k starts at 2024-01 + k; 2 % of MIDs run hot (about 2-4 %), the rest about 0.4 %.
+    await store.run(`
+      INSERT INTO mid_stats
+      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), ms, last_day(ms), net,
+             cb, cb * 40, tx, tx * 50, NULL, NULL,
+             CASE WHEN net = 'mastercard' THEN tx END, CASE WHEN net = 'mastercard' THEN tx * 50 END,
+             last_day(ms)::TIMESTAMP, 'bench'
+      FROM (
+        SELECT m, (DATE '2024-01-01' + to_months(k))::DATE AS ms, net,
+               (5000 + (hash(m, k, net) % 5000))::BIGINT AS tx,
+               CASE WHEN m % 50 = 0 THEN (150 + hash(m, k) % 250)::BIGINT ELSE (hash(m, k, net, 1) % 40)::BIGINT END AS cb
+        FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), (VALUES ('visa'), ('mastercard'), ('discover'), ('american_express')) n(net)
+      )`);
+    await store.run(`
+      INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, date_received, first_seen_at, last_seen_at, landing_file)
+      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), 'c' || m || '-' || k || '-' || net, 'New', net, 100, rc,
+             (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
+      FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), (VALUES ('visa', '10.4'), ('mastercard', '4837')) n(net, rc)`);
+    await store.run(`
+      INSERT INTO events_raw
+      SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,
+             json_object('prevention_guid', 'pre_' || m || '_' || k, 'prevention_type', 'tc40', 'mid', 'mid' || lpad(m::VARCHAR, 6, '0'),
+                         'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
+             'bench', 1, now()::TIMESTAMP
+      FROM range(0, ${MIDS}, 10) a(m), range(${MONTHS}) b(k)`);
+  });
+  const asOf = new Date(Date.UTC(2024, MONTHS - 1, 20));
+  const ranges = midRanges(await ratioMids(store), 1000);
+  const [count, sqlMs] = await t(`SQL: every ratio row, counted in DuckDB (${ranges.length} MID batches)`, async () => {
+    let n = 0;
+    for (const [lo, hi] of ranges) n += Number((await store.all<{ n: string }>('SELECT count(*) AS n FROM mart_ratios WHERE mid >= $lo AND mid <= $hi', { lo, hi }))[0].n);
+    return n;
+  });
+  console.log(`  ${count} ratio rows`);
+  const [batch, fetchMs] = await t('SQL + JS: rows of 100 MIDs fetched into JS objects', async () => {
+    const [lo, hi] = midRanges(await ratioMids(store), 100)[0];
+    return (await store.all('SELECT * FROM mart_ratios WHERE mid >= $lo AND mid <= $hi', { lo, hi })).length;
+  });
+  console.log(`  ${batch} rows: ${((fetchMs * 1000) / batch).toFixed(1)} µs per row fetched`);
+  const [one, oneMs] = await t('SQL: one MID, all months (cbp ratios --mid)', () => computeRatios(store, { mid: 'mid000050' }));
+  console.log(`  ${one.length} rows for one MID`);
+  const rules = loadRules();
+  const [evalRes, evalMs] = await t('evaluateAlerts: all MIDs (SQL prefilter + rules + writes)', () => evaluateAlerts(store, { asOf, rules, now: asOf }));
+  console.log(`  ${evalRes.rows} rows judged, ${evalRes.levelsReached} levels reached, ${evalRes.projectedLevels} projected, ${evalRes.newNotices.length} notices`);
+  const [again, againMs] = await t('evaluateAlerts again (nothing new)', () => evaluateAlerts(store, { asOf, rules, now: asOf }));
+  console.log(`  ${again.newNotices.length} new notices on the second run`);
+  // Pure rule evaluation alone, on rows already in memory (every program, not only those rules read).
+  const reps = 500;
+  const s = performance.now();
+  for (let i = 0; i < reps; i++) evaluateRows(one, rules);
+  const perMid = (performance.now() - s) / reps;
+  console.log(`rules alone: ${(perMid * 1000).toFixed(1)} µs per MID (${MONTHS} months, every program) -> ${((perMid * MIDS) / 1000).toFixed(2)} s for ${MIDS} MIDs`);
+  console.log(
+    `side by side: evaluateAlerts / ratio SQL = ${(evalMs / sqlMs).toFixed(2)}x; second run / first = ${(againMs / evalMs).toFixed(2)}x; ` +
+      `one MID / all MIDs SQL = ${(oneMs / sqlMs).toFixed(3)}x; fetch of 100 MIDs / SQL of all = ${(fetchMs / sqlMs).toFixed(2)}x`,
+  );
+  console.log(`peak RSS ${rssMiB()} MiB`);
+} finally {
+  store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+}

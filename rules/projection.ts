@@ -1,0 +1,39 @@
+// Projection to month end from the run rate, so a breach can be announced before the month closes.
+// The SQL (sql/views/40_ratios.sql) writes projected rows (is_projection = true) beside the month-to-date
+// ones; this module judges them as if the month had closed, on top of the real streak history.
+import type { RuleSet } from './thresholds.ts';
+import { evaluateSeries, groupSeries, rulesFor, type MonthLevel, type RatioRow } from './evaluate.ts';
+
+/** Month-end factor of a month-to-date figure covering daysCovered of daysInMonth days. */
+export function runRateFactor(daysCovered: number, daysInMonth: number): number {
+  if (!(daysCovered > 0) || !(daysInMonth > 0)) return NaN;
+  return daysInMonth / Math.min(daysCovered, daysInMonth);
+}
+
+/** A month-to-date value scaled to month end (unrounded). */
+export function projectValue(mtd: number, daysCovered: number, daysInMonth: number): number {
+  return mtd * runRateFactor(daysCovered, daysInMonth);
+}
+
+/**
+ * Levels the projected months would reach. For each series with projected rows, the months before are
+ * judged on observed figures and the projected month as if closed with the projected figures. Every
+ * returned level is flagged is_projection.
+ */
+export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[] {
+  const out: MonthLevel[] = [];
+  const projectedKeys = new Set(rows.filter((r) => r.is_projection).map((r) => `${r.mid}\u0000${r.network}\u0000${r.program}`));
+  if (projectedKeys.size === 0) return out;
+  for (const series of groupSeries(rows)) {
+    const { mid, network, program } = series[0];
+    if (!projectedKeys.has(`${mid}\u0000${network}\u0000${program}`)) continue;
+    const projMonths = new Set(series.filter((r) => r.is_projection).map((r) => r.month));
+    const judged = series
+      .filter((r) => (projMonths.has(r.month) ? r.is_projection : !r.is_projection))
+      .map((r) => (r.is_projection ? { ...r, is_partial: false } : r));
+    for (const l of evaluateSeries(judged, rulesFor(set, mid))) {
+      if (projMonths.has(l.month)) out.push({ ...l, is_projection: true, is_partial: true });
+    }
+  }
+  return out;
+}

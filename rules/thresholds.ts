@@ -1,0 +1,134 @@
+// The thresholds file: card network monitoring programs as data. Every figure of the reference table
+// (card-network-programs.md) lives in rules/defaults.json; a file named by CBP_THRESHOLDS_FILE adds rules,
+// replaces rules by id, disables rules, and sets per-MID regions and extra (e.g. internal early-warning) rules.
+import { readFileSync, existsSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { NETWORKS } from '../contract/common.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { parseOrThrow } from '../lib/validate.ts';
+import defaultsJson from './defaults.json' with { type: 'json' };
+
+/** What a ratio row's numerator/denominator mean for a program; see docs/ratios.md. */
+export const PROGRAMS = ['monthly', 'vamp', 'vdmp', 'vfmp', 'ecp', 'efm', 'discover_excessive', 'amex_excessive'] as const;
+export const ProgramSchema = z.enum(PROGRAMS, { error: (i) => `expected a program (${PROGRAMS.join(', ')}), got ${JSON.stringify(i.input)}` });
+export type Program = z.infer<typeof ProgramSchema>;
+
+export const METRICS = ['count', 'amount'] as const;
+export const MetricSchema = z.enum(METRICS, { error: () => 'expected count or amount' });
+export type Metric = z.infer<typeof MetricSchema>;
+
+export const ComparisonSchema = z.enum(['>=', '>'], { error: () => 'expected ">=" or ">"' });
+export type Comparison = z.infer<typeof ComparisonSchema>;
+
+/** Fields of a ratio row a count or amount condition may test. */
+export const CONDITION_FIELDS = ['numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount'] as const;
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD');
+
+export const ConditionSchema = z.strictObject({
+  field: z.enum(CONDITION_FIELDS, { error: () => `expected one of ${CONDITION_FIELDS.join(', ')}` }),
+  comparison: ComparisonSchema.default('>='),
+  value: z.number({ error: 'expected a number' }).nonnegative('expected a number ≥ 0'),
+});
+export type Condition = z.infer<typeof ConditionSchema>;
+
+export const RuleSchema = z
+  .strictObject({
+    /** Stable id; a thresholds file replaces a default rule by giving the same id. */
+    id: z.string().min(1, 'expected a rule id'),
+    network: z.enum(NETWORKS, { error: () => `expected a network (${NETWORKS.join(', ')})` }),
+    program: ProgramSchema,
+    level: z.string().min(1, 'expected a level name'),
+    /** Escalation order inside one network × program: a higher rank is the more severe level. */
+    rank: z.number().int('expected a whole number'),
+    metric: MetricSchema.default('count'),
+    comparison: ComparisonSchema,
+    /** A fraction: 0.015 is 1.5 %. */
+    ratio_threshold: z.number({ error: 'expected a fraction such as 0.015 for 1.5 %' }).min(0).max(10),
+    conditions: z.array(ConditionSchema).default([]),
+    months_to_enter: z.number().int().min(1, 'expected 1 or more').default(1),
+    months_to_leave: z.number().int().min(1, 'expected 1 or more').default(1),
+    effective_from: day.nullable().default(null),
+    effective_to: day.nullable().default(null),
+    /** Visa regions the rule applies to; null: every region. */
+    regions: z.array(z.string().min(1)).nullable().default(null),
+    enabled: z.boolean().default(true),
+    early_warning: z.boolean().default(false),
+    note: z.string().optional(),
+  })
+  .refine((r) => !r.effective_from || !r.effective_to || r.effective_from <= r.effective_to, {
+    message: 'expected effective_to on or after effective_from',
+    path: ['effective_to'],
+  });
+export type Rule = z.infer<typeof RuleSchema>;
+
+export const MidOverrideSchema = z.strictObject({
+  region: z.string().min(1).optional(),
+  /** Extra rules for this MID only (e.g. a tighter internal early-warning level). */
+  rules: z.array(RuleSchema).default([]),
+  /** Rule ids switched off for this MID. */
+  disable: z.array(z.string()).default([]),
+});
+
+export const ThresholdsFileSchema = z.strictObject({
+  version: z.literal(1, { error: () => 'expected 1' }).default(1),
+  /** false: the file's rules are the whole set; true (default): they are added to the reference defaults. */
+  extends_defaults: z.boolean().default(true),
+  default_region: z.string().min(1).default('US'),
+  rules: z.array(RuleSchema).default([]),
+  /** Rule ids switched off (e.g. a retired program). */
+  disable: z.array(z.string()).default([]),
+  /** Rule ids switched on (e.g. the legacy Mastercard early warning). */
+  enable: z.array(z.string()).default([]),
+  mids: z.record(z.string(), MidOverrideSchema).default({}),
+});
+export type ThresholdsFile = z.infer<typeof ThresholdsFileSchema>;
+
+/** The resolved rule set evaluation uses. */
+export interface RuleSet {
+  defaultRegion: string;
+  rules: Rule[];
+  mids: Record<string, { region?: string; rules: Rule[]; disable: string[] }>;
+}
+
+export function defaultThresholds(): ThresholdsFile {
+  return parseOrThrow(ThresholdsFileSchema, defaultsJson, 'rules/defaults.json');
+}
+
+/** Merges a parsed thresholds file over the defaults: same id replaces, then disable / enable apply. */
+export function resolveRules(file: ThresholdsFile): RuleSet {
+  const base = file.extends_defaults ? defaultThresholds() : undefined;
+  const byId = new Map<string, Rule>();
+  for (const r of base?.rules ?? []) byId.set(r.id, r);
+  for (const r of file.rules) byId.set(r.id, r);
+  for (const id of [...(base?.disable ?? []), ...file.disable]) {
+    const r = byId.get(id);
+    if (!r) throw new ConfigError([`thresholds: disable names an unknown rule id "${id}"`]);
+    byId.set(id, { ...r, enabled: false });
+  }
+  for (const id of file.enable) {
+    const r = byId.get(id);
+    if (!r) throw new ConfigError([`thresholds: enable names an unknown rule id "${id}"`]);
+    byId.set(id, { ...r, enabled: true });
+  }
+  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids };
+}
+
+/** Parses thresholds text (JSON or YAML); errors name the field. */
+export function parseThresholds(text: string, name = 'thresholds file'): RuleSet {
+  let raw: unknown;
+  try {
+    raw = /\.ya?ml$/i.test(name) ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError([`${name} is not valid ${/\.ya?ml$/i.test(name) ? 'YAML' : 'JSON'}: ${(e as Error).message}`]);
+  }
+  return resolveRules(parseOrThrow(ThresholdsFileSchema, raw ?? {}, name));
+}
+
+/** The rules in force: CBP_THRESHOLDS_FILE (config key thresholdsFile) if set, else the reference defaults. */
+export function loadRules(file?: string): RuleSet {
+  if (!file) return resolveRules(ThresholdsFileSchema.parse({}));
+  if (!existsSync(file)) throw new ConfigError([`CBP_THRESHOLDS_FILE ${file} does not exist`]);
+  return parseThresholds(readFileSync(file, 'utf8'), file);
+}

@@ -1,0 +1,211 @@
+-- Chargeback ratios per mid x network x program x metric x UTC month (docs/ratios.md says what is counted).
+-- Layers: int_mid_stats__monthly (calendar-month windows of the MID report) and the numerators from the
+-- chargeback report and the events (int_chargebacks__monthly, int_tc40__monthly), then int_ratio_inputs
+-- (one long row per program-metric), then mart_ratios (ratios, plus run-rate projections of open months).
+-- Ratios are DOUBLE quotients of exact counts and amounts, never rounded; no ratio is ever faked as 0:
+-- no_ratio_reason says why one is missing.
+
+-- The MID report's figures per calendar month: windows starting on the 1st and ending inside that month.
+-- A window ending before the month's last day is month-to-date (is_partial); of several windows of one
+-- month the longest (then the latest seen) wins.
+CREATE OR REPLACE VIEW int_mid_stats__monthly AS
+WITH w AS (
+  SELECT
+    mid, network,
+    (year(window_start) * 12 + month(window_start) - 1)::INTEGER AS month_idx,
+    -- later window_end first, then later seen_at (one sortable number: days * 1e10 + epoch seconds)
+    datediff('day', DATE '1970-01-01', window_end)::BIGINT * 10000000000 + epoch(seen_at)::BIGINT AS pick,
+    {
+      'window_start': window_start, 'window_end': window_end,
+      'chargeback_count': chargeback_count, 'chargeback_amount': chargeback_amount,
+      'transaction_count': transaction_count, 'transaction_amount': transaction_amount,
+      'previous_month_transaction_count': previous_month_transaction_count,
+      'previous_month_transaction_amount': previous_month_transaction_amount
+    } AS f
+  FROM mid_stats
+  WHERE network <> 'all'
+    AND day(window_start) = 1
+    AND window_end >= window_start
+    AND window_end <= last_day(window_start)
+), best AS (
+  SELECT mid, network, month_idx, arg_max(f, pick) AS f FROM w GROUP BY mid, network, month_idx
+)
+SELECT
+  mid, network,
+  strftime(f.window_start, '%Y-%m') AS month,
+  month_idx,
+  f.window_start, f.window_end,
+  (datediff('day', f.window_start, f.window_end) + 1)::INTEGER AS days_covered,
+  day(last_day(f.window_start))::INTEGER AS days_in_month,
+  f.window_end < last_day(f.window_start) AS is_partial,
+  f.chargeback_count, f.chargeback_amount, f.transaction_count, f.transaction_amount,
+  f.previous_month_transaction_count, f.previous_month_transaction_amount
+FROM best;
+
+-- Disputes resolved through RDR: an accepted RDR case refunds the cardholder before a chargeback is filed;
+-- where the chargeback report still lists the case (same ARN), VAMP leaves it out.
+CREATE OR REPLACE VIEW int_rdr__accepted_arns AS
+SELECT DISTINCT payload->>'arn' AS arn
+FROM events_raw
+WHERE event_type IN ('rdr.new', 'rdr.match')
+  AND lower(coalesce(payload->>'rdr_resolution', '')) = 'accepted'
+  AND coalesce(payload->>'arn', '') <> '';
+
+-- The chargeback report per mid x network x month received ("M" is the month the acquirer received it).
+CREATE OR REPLACE VIEW int_chargebacks__monthly AS
+SELECT
+  c.mid,
+  c.card_type AS network,
+  strftime(c.date_received, '%Y-%m') AS month,
+  count(*) AS chargeback_count,
+  sum(c.amount) AS chargeback_amount,
+  count(*) FILTER (WHERE c.reason_code IN ('4837', '4863')) AS fraud_count,
+  coalesce(sum(c.amount) FILTER (WHERE c.reason_code IN ('4837', '4863')), 0) AS fraud_amount,
+  count(*) FILTER (WHERE r.arn IS NULL) AS vamp_dispute_count,
+  coalesce(sum(c.amount) FILTER (WHERE r.arn IS NULL), 0) AS vamp_dispute_amount,
+  count(*) FILTER (WHERE r.arn IS NOT NULL) AS rdr_resolved_count
+FROM chargebacks c
+LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
+WHERE c.date_received IS NOT NULL AND c.card_type IS NOT NULL
+GROUP BY ALL;
+
+-- TC40 fraud reports: prevention.new / prevention.match events of type tc40, one per prevention_guid
+-- (a .match repeats its .new), in the month of prevention_timestamp. Read from events_raw so a report
+-- counts whichever of the two events arrived.
+CREATE OR REPLACE VIEW int_tc40__reports AS
+WITH e AS (
+  SELECT
+    payload->>'prevention_guid' AS prevention_guid,
+    nullif(payload->>'mid', '') AS mid,
+    coalesce(
+      try_cast(payload->>'prevention_timestamp' AS TIMESTAMPTZ)::TIMESTAMP,
+      try_cast(payload->>'prevention_timestamp' AS TIMESTAMP)
+    ) AS prevention_timestamp,
+    try_cast(payload->>'amount' AS DECIMAL(18, 4)) AS amount,
+    event_timestamp
+  FROM events_raw
+  WHERE event_type IN ('prevention.new', 'prevention.match')
+    AND lower(coalesce(payload->>'prevention_type', '')) = 'tc40'
+    AND coalesce(payload->>'prevention_guid', '') <> ''
+)
+SELECT
+  prevention_guid,
+  max(mid) AS mid,
+  min(prevention_timestamp) AS prevention_timestamp,
+  max(amount) AS amount
+FROM e
+GROUP BY prevention_guid;
+
+CREATE OR REPLACE VIEW int_tc40__monthly AS
+SELECT mid, strftime(prevention_timestamp, '%Y-%m') AS month, count(*) AS tc40_count, coalesce(sum(amount), 0) AS tc40_amount
+FROM int_tc40__reports
+WHERE mid IS NOT NULL AND prevention_timestamp IS NOT NULL
+GROUP BY ALL;
+
+-- One long row per mid x network x program x metric x month, before division.
+CREATE OR REPLACE VIEW int_ratio_inputs AS
+WITH cur AS MATERIALIZED (
+  SELECT s.*,
+    strftime(s.window_start - INTERVAL 1 MONTH, '%Y-%m') AS prev_month
+  FROM int_mid_stats__monthly s
+), j AS (
+  SELECT
+    cur.*,
+    -- The previous month counts only when its own window was complete.
+    CASE WHEN NOT p.is_partial THEN p.transaction_count END AS prev_transaction_count,
+    CASE WHEN NOT p.is_partial THEN p.transaction_amount END AS prev_transaction_amount,
+    coalesce(cb.fraud_count, 0) AS fraud_count,
+    coalesce(cb.fraud_amount, 0) AS fraud_amount,
+    coalesce(cb.vamp_dispute_count, 0) AS vamp_dispute_count,
+    coalesce(cb.vamp_dispute_amount, 0) AS vamp_dispute_amount,
+    -- TC40s are Visa's: other networks get 0 (kept out of the join condition so it stays a hash join).
+    CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_count, 0) ELSE 0 END AS tc40_count,
+    CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount
+  FROM cur
+  LEFT JOIN cur p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
+  LEFT JOIN int_chargebacks__monthly cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
+  LEFT JOIN int_tc40__monthly t ON t.mid = cur.mid AND t.month = cur.month
+), programs(network, program, metric, prev) AS (
+  -- Each program-metric as data: prev = the denominator is the previous month's.
+  VALUES
+    (NULL, 'monthly', 'count', FALSE),
+    (NULL, 'monthly', 'amount', FALSE),
+    ('american_express', 'amex_excessive', 'count', FALSE),
+    ('visa', 'vdmp', 'count', FALSE),
+    ('visa', 'vamp', 'count', FALSE),
+    ('visa', 'vfmp', 'amount', FALSE),
+    ('mastercard', 'ecp', 'count', TRUE),
+    ('mastercard', 'ecp', 'amount', TRUE),
+    ('mastercard', 'efm', 'count', TRUE),
+    ('discover', 'discover_excessive', 'count', TRUE)
+), prog AS (
+  SELECT
+    j.mid, j.network, p.program, p.metric, j.month,
+    (CASE p.program
+      -- VAMP: TC40 fraud reports + disputes (chargeback report, RDR-resolved left out).
+      WHEN 'vamp' THEN tc40_count + vamp_dispute_count
+      -- VFMP (retired): fraud (TC40) over sales.
+      WHEN 'vfmp' THEN tc40_count
+      -- EFM: fraud chargebacks (4837, 4863).
+      WHEN 'efm' THEN fraud_count
+      ELSE chargeback_count END)::DOUBLE AS num_count,
+    (CASE p.program
+      WHEN 'vamp' THEN tc40_amount + vamp_dispute_amount
+      WHEN 'vfmp' THEN tc40_amount
+      WHEN 'efm' THEN fraud_amount
+      ELSE chargeback_amount END)::DOUBLE AS num_amount,
+    -- Mastercard: the record's previous-month fields first, then M-1's own report; Discover: M-1's report.
+    (CASE WHEN NOT p.prev THEN transaction_count
+          WHEN j.network = 'mastercard' THEN coalesce(previous_month_transaction_count, prev_transaction_count)
+          ELSE prev_transaction_count END)::DOUBLE AS den_count,
+    (CASE WHEN NOT p.prev THEN transaction_amount
+          WHEN j.network = 'mastercard' THEN coalesce(previous_month_transaction_amount, prev_transaction_amount)
+          ELSE prev_transaction_amount END)::DOUBLE AS den_amount,
+    CASE WHEN p.prev THEN prev_month ELSE month END AS den_month,
+    NOT p.prev AS den_same_month,
+    is_partial, days_covered, days_in_month
+  FROM j
+  JOIN programs p ON p.network IS NULL OR p.network = j.network
+)
+SELECT
+  *,
+  CASE
+    WHEN (CASE WHEN metric = 'count' THEN den_count ELSE den_amount END) IS NULL
+      THEN CASE WHEN den_same_month THEN 'no_transaction_figures' ELSE 'no_previous_month' END
+    WHEN (CASE WHEN metric = 'count' THEN den_count ELSE den_amount END) = 0
+      THEN CASE WHEN den_same_month THEN 'zero_transactions' ELSE 'zero_transactions_previous_month' END
+  END AS no_ratio_reason
+FROM prog;
+
+-- The ratios. Observed rows (is_projection = false; month-to-date when is_partial) and, for each open
+-- month, a projection to month end from the run rate (numerators, and same-month denominators, times
+-- days_in_month / days_covered). A projection is labelled as one and never replaces an observed row.
+CREATE OR REPLACE VIEW mart_ratios AS
+WITH obs AS (
+  SELECT i.*, v.is_projection,
+    CASE WHEN v.is_projection THEN days_in_month::DOUBLE / days_covered::DOUBLE ELSE 1.0::DOUBLE END AS factor
+  FROM int_ratio_inputs i
+  JOIN (VALUES (FALSE), (TRUE)) v(is_projection) ON NOT v.is_projection OR (i.is_partial AND i.days_covered > 0)
+), scaled AS (
+  SELECT
+    mid, network, program, metric, month, den_month AS denominator_month,
+    num_count * factor AS numerator_count,
+    num_amount * factor AS numerator_amount,
+    CASE WHEN den_same_month THEN den_count * factor ELSE den_count END AS denominator_count,
+    CASE WHEN den_same_month THEN den_amount * factor ELSE den_amount END AS denominator_amount,
+    no_ratio_reason, is_projection, is_partial, days_covered, days_in_month
+  FROM obs
+), nd AS (
+  SELECT *,
+    CASE WHEN metric = 'count' THEN numerator_count ELSE numerator_amount END AS numerator,
+    CASE WHEN metric = 'count' THEN denominator_count ELSE denominator_amount END AS denominator
+  FROM scaled
+)
+SELECT
+  mid, network, program, metric, month, numerator, denominator, denominator_month,
+  CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator END AS ratio,
+  CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator * 100 END AS ratio_pct,
+  CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator * 10000 END AS ratio_bps,
+  no_ratio_reason, is_projection, is_partial, days_covered, days_in_month,
+  numerator_count, numerator_amount, denominator_count, denominator_amount
+FROM nd;

@@ -1,0 +1,94 @@
+// The alert state machine over a real store: reached once, escalated, resolved, projected; idempotent.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../store/db.ts';
+import { deriveNotices, evaluateAfterLoad, evaluateAlerts, listAlerts, noticeId } from '../alerts/engine.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
+
+let store: Store;
+let dir: string;
+const rules = loadRules();
+const now = new Date('2026-06-10T06:00:00Z');
+
+beforeAll(async () => {
+  ({ store, dir } = await tempStore());
+  const mc = (month: string, cb: number, endDay?: number) => ({ mid: 'm1', network: 'mastercard' as const, month, cb, tx: 10_000, endDay });
+  await insertStats(store, [
+    mc('2025-12', 10),
+    mc('2026-01', 200), // 2 % of December: ECM
+    mc('2026-02', 350), // 3.5 %, 350: HECM
+    mc('2026-03', 10),
+    mc('2026-04', 10),
+    mc('2026-05', 10), // third month below: left
+    mc('2026-06', 60, 10), // 0.6 % in 10 of 30 days; projected 180 = 1.8 %: ECM projected
+    // A healthy MID
+    { mid: 'ok', network: 'mastercard', month: '2026-05', cb: 1, tx: 10_000 },
+    { mid: 'ok', network: 'mastercard', month: '2026-06', cb: 1, tx: 10_000, endDay: 10 },
+  ]);
+});
+afterAll(() => cleanup(store, dir));
+
+describe('alert notices', () => {
+  it('notifies once when a level is reached, on escalation, on resolution, and for a projected breach', async () => {
+    const r = await evaluateAlerts(store, { asOf: now, rules, now });
+    const got = r.newNotices.filter((n) => n.program === 'ecp').map((n) => [n.kind, n.level, n.month, n.notify]);
+    expect(got).toEqual([
+      ['reached', 'ecm', '2026-01', false],
+      ['escalated', 'hecm', '2026-02', false],
+      ['resolved', 'hecm', '2026-05', true],
+      ['projected', 'ecm', '2026-06', true],
+    ]);
+    const projected = r.newNotices.find((n) => n.kind === 'projected')!;
+    expect(projected.is_projection).toBe(true);
+    expect(projected.message).toContain('PROJECTION');
+    expect(projected.ratio).toBeCloseTo(0.018, 12);
+    expect(r.newNotices.some((n) => n.mid === 'ok')).toBe(false);
+  });
+
+  it('writes nothing new when the same data is evaluated again', async () => {
+    const again = await evaluateAlerts(store, { asOf: now, rules, now });
+    expect(again.newNotices).toEqual([]);
+    const history = await listAlerts(store);
+    expect(history.filter((h) => h.mid === 'm1')).toHaveLength(4);
+  });
+
+  it('keeps one state per mid × network × program × level × month', async () => {
+    const states = await store.all<{ level: string; month: string; status: string }>(
+      "SELECT level, month, status FROM alert_states WHERE mid = 'm1' ORDER BY month, level",
+    );
+    expect(states.map((s) => `${s.month} ${s.level} ${s.status}`)).toEqual([
+      '2026-01 ecm reached',
+      '2026-02 hecm reached',
+      '2026-03 hecm reached',
+      '2026-04 hecm reached',
+      '2026-05 hecm resolved',
+      '2026-06 ecm projected',
+    ]);
+  });
+
+  it('turns the projection into a reached notice once observed figures reach the level', async () => {
+    await insertStats(store, [{ mid: 'm1', network: 'mastercard', month: '2026-06', cb: 160, tx: 10_000, endDay: 20 }]);
+    const r = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect(r.noticesQueued).toBe(1);
+    expect(r.alerts).toBe(1);
+    const latest = (await listAlerts(store)).find((a) => a.month === '2026-06' && a.kind === 'reached');
+    expect(latest).toMatchObject({ level: 'ecm', is_partial: true, notify: true });
+  });
+
+  it('records a backfill as history without marking notices for delivery', async () => {
+    await insertStats(store, [
+      { mid: 'b1', network: 'discover', month: '2026-01', cb: 1, tx: 5_000 },
+      { mid: 'b1', network: 'discover', month: '2026-02', cb: 150, tx: 5_000 },
+    ]);
+    const r = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: false, now });
+    expect(r.noticesQueued).toBe(0);
+    const b1 = (await listAlerts(store, { mid: 'b1' }))[0];
+    expect(b1).toMatchObject({ kind: 'reached', level: 'excessive', notify: false });
+  });
+
+  it('derives stable notice ids', () => {
+    expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toBe(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01'));
+    expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toMatch(/^ntc_[0-9a-f]{32}$/);
+    expect(deriveNotices([], [], { notifySince: '2026-01', now: now.toISOString() })).toEqual([]);
+  });
+});

@@ -1,0 +1,88 @@
+// Fixtures for the ratio, rule and alert tests: a real store (migrations + views) in a temp dir, and
+// pinned monthly figures inserted straight into mid_stats, chargebacks and events_raw.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore, type Store } from '../store/db.ts';
+
+export async function tempStore(): Promise<{ store: Store; dir: string; dbPath: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+  const dbPath = path.join(dir, 'cbp.duckdb');
+  const store = await openStore({ dbPath });
+  return { store, dir, dbPath };
+}
+
+function lastDay(month: string): number {
+  const [y, m] = month.split('-').map(Number);
+  return new Date(Date.UTC(y, m, 0)).getUTCDate();
+}
+
+export interface StatFixture {
+  mid: string;
+  month: string;
+  network: 'visa' | 'mastercard' | 'discover' | 'american_express' | 'all';
+  cb: number;
+  cbAmount?: number;
+  tx: number;
+  txAmount?: number;
+  prevTx?: number | null;
+  prevTxAmount?: number | null;
+  /** last day covered (default: the month's last day) */
+  endDay?: number;
+}
+
+export async function insertStats(store: Store, rows: StatFixture[]): Promise<void> {
+  for (const r of rows) {
+    const end = `${r.month}-${String(r.endDay ?? lastDay(r.month)).padStart(2, '0')}`;
+    await store.run(
+      `INSERT INTO mid_stats VALUES ($mid, $start::DATE, $end::DATE, $network, $cb, $cba, $tx, $txa, NULL, NULL, $ptx, $ptxa, $seen::TIMESTAMP, 'fixture')`,
+      {
+        mid: r.mid, start: `${r.month}-01`, end, network: r.network, cb: r.cb, cba: r.cbAmount ?? r.cb * 10, tx: r.tx,
+        txa: r.txAmount ?? r.tx * 10, ptx: r.prevTx ?? null, ptxa: r.prevTxAmount ?? null, seen: `${end} 23:00:00`,
+      },
+    );
+  }
+}
+
+export interface ChargebackFixture {
+  mid: string;
+  network: string;
+  /** YYYY-MM-DD */
+  received: string;
+  n: number;
+  amount?: number;
+  reasonCode?: string;
+  arnPrefix?: string;
+}
+
+let seq = 0;
+export async function insertChargebacks(store: Store, rows: ChargebackFixture[]): Promise<void> {
+  for (const r of rows) {
+    await store.run(
+      `INSERT INTO chargebacks (mid, case_number, status, arn, card_type, amount, currency, reason_code, date_received, first_seen_at, last_seen_at, landing_file)
+       SELECT $mid, 'case-' || $seq || '-' || i, 'New', CASE WHEN $arn IS NULL THEN NULL ELSE $arn || i END, $network, $amount, 'USD', $rc,
+              $received::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'fixture'
+         FROM range($n) t(i)`,
+      { mid: r.mid, seq: ++seq, arn: r.arnPrefix ?? null, network: r.network, amount: r.amount ?? 10, rc: r.reasonCode ?? '13.1', received: r.received, n: r.n },
+    );
+  }
+}
+
+/** n events of one type; a guid repeated across calls stands for the same prevention alert. */
+export async function insertEvents(store: Store, type: string, payloads: Array<Record<string, unknown>>): Promise<void> {
+  for (const p of payloads) {
+    await store.run(
+      `INSERT INTO events_raw VALUES ($guid, $type, now()::TIMESTAMP, now()::TIMESTAMP, $payload::JSON, 'fixture', 1, now()::TIMESTAMP)`,
+      { guid: `evt_${++seq}`, type, payload: JSON.stringify({ event_type: type, ...p }) },
+    );
+  }
+}
+
+export function tc40(mid: string, guid: string, at: string, amount = 100): Record<string, unknown> {
+  return { prevention_guid: guid, prevention_type: 'tc40', mid, prevention_timestamp: at, amount };
+}
+
+export function cleanup(store: Store | undefined, dir: string | undefined): void {
+  try { store?.close(); } catch { /* already closed */ }
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+}
