@@ -3,10 +3,32 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { register as config } from './config.ts';
 import { register as demo } from './demo.ts';
+import { register as webhook } from './webhook.ts';
+import { register as run } from './run.ts';
+import { register as db } from './db.ts';
+import { register as load } from './load.ts';
+import { register as sql } from './sql.ts';
+import { register as ratios } from './ratios.ts';
+import { register as alerts } from './alerts.ts';
+import { register as sandbox } from './sandbox.ts';
+import { register as worker } from './worker.ts';
+import { register as schedule } from './schedule.ts';
+import { register as status } from './status.ts';
 // @register-imports (keep this marker: one import line per command above it)
 
 export const commands: Array<(program: Command, ctx: Ctx) => void> = [
   config,
   demo,
+  webhook,
+  run,
+  db,
+  load,
+  sql,
+  ratios,
+  alerts,
+  sandbox,
+  worker,
+  schedule,
+  status,
   // @register-list (keep this marker)
 ];

@@ -1,0 +1,202 @@
+// cbp run <step>: one pipeline step run by hand, outside the scheduler. Each step is a subcommand registered
+// below; the orchestration work adds nightly, backfill, ... beside ingest.
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import { openStore } from '../../store/db.ts';
+import { ingestEvents, type IngestResult } from '../../store/ingest.ts';
+import { UsageError } from '../../lib/errors.ts';
+import type { Config } from '../../lib/config.ts';
+import { REPORT_KINDS, type ReportKind } from '../../contract/reporting.ts';
+import { backfillTasks, nightlyTasks } from '../../workflows/windows.ts';
+import { countWindows, humanBackfill, humanNightly, humanPush, humanReconcile, openPipeline, progressBar, requireFor, type PipelineOptions } from '../pipeline.ts';
+
+function humanIngest(r: IngestResult): string {
+  if (r.segments.length === 0) return `no sealed journal segments in ${r.journalDir}: nothing to load`;
+  const lines = r.segments.map((s) =>
+    s.error
+      ? `  ${s.segment}: FAILED (${s.error}); left in the journal for the next run`
+      : `  ${s.segment}: ${s.lines} lines, ${s.loaded} new events, ${s.duplicates} duplicates, ${s.quarantined} quarantined`,
+  );
+  return [
+    `loaded ${r.loaded} new events from ${r.segments.length - r.failed} segments (${r.duplicates} duplicates ignored, ${r.quarantined} quarantined); archived to ${r.archiveDir}`,
+    ...lines,
+  ].join('\n');
+}
+
+function registerIngest(run: Command, ctx: Ctx): void {
+  run
+    .command('ingest')
+    .description('Load sealed journal segments into events_raw (re-deliveries ignored), then archive them')
+    .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, data/journal)')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { journal?: string; json?: boolean }) => {
+      const cfg = ctx.config();
+      const store = await openStore({ dbPath: cfg.dbPath });
+      try {
+        const r = await ingestEvents({ store, journalDir: o.journal ?? (cfg.journalDir as string) });
+        ctx.out(r, humanIngest, o.json);
+        if (r.failed) process.exitCode = 1;
+      } finally {
+        store.close();
+      }
+    });
+}
+
+// --- the orchestration's steps, run in-process by the local runner (worker/local.ts) -----------------------
+
+export function intOption(name: string, min = 1) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^\s*\d+\s*$/.test(v) || !Number.isInteger(n) || n < min) throw new UsageError(`${name} must be a whole number of at least ${min}, got ${JSON.stringify(v)}`);
+    return n;
+  };
+}
+
+export function kindsOption(v: string): ReportKind[] {
+  const list = v.split(',').map((k) => k.trim()).filter(Boolean);
+  for (const k of list) {
+    if (!(REPORT_KINDS as readonly string[]).includes(k)) throw new UsageError(`--kinds: unknown report kind ${JSON.stringify(k)}; expected ${REPORT_KINDS.join(', ')}`);
+  }
+  if (list.length === 0) throw new UsageError('--kinds needs at least one report kind');
+  return list as ReportKind[];
+}
+
+function isoOption(name: string) {
+  return (v: string): string => {
+    const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(v.trim()) ? `${v.trim()}T00:00:00Z` : v);
+    if (Number.isNaN(t)) throw new UsageError(`${name} must be an ISO 8601 date or date-time (UTC), got ${JSON.stringify(v)}`);
+    return new Date(t).toISOString();
+  };
+}
+
+function dayOption(name: string) {
+  return (v: string): string => {
+    if (!/^\d{4}-\d{2}-\d{2}/.test(v.trim()) || Number.isNaN(Date.parse(v.trim().slice(0, 10)))) throw new UsageError(`${name} must be a date YYYY-MM-DD (UTC), got ${JSON.stringify(v)}`);
+    return v.trim().slice(0, 10);
+  };
+}
+
+const num = (cfg: Config, key: string, d: number) => (typeof cfg[key] === 'number' ? (cfg[key] as number) : d);
+
+/** Runs fn over a pipeline opened for this step, with a progress bar for report windows. */
+async function withPipeline<T>(cfg: Config, json: boolean | undefined, label: string, fn: (p: Awaited<ReturnType<typeof openPipeline>>, progress: ReturnType<typeof progressBar>) => Promise<T>, opts: PipelineOptions = {}): Promise<T> {
+  const progress = progressBar(json);
+  const p = await openPipeline(cfg, { ...opts, wrap: countWindows(() => progress.tick()) });
+  try {
+    return await fn(p, progress);
+  } finally {
+    progress.stop();
+    await p.close();
+  }
+}
+
+function registerNightly(run: Command, ctx: Ctx): void {
+  run
+    .command('nightly')
+    .description('Refresh every report over its trailing windows, then events, enrichment, ratios and alerts, notices, the snapshot')
+    .option('--as-of <iso>', 'nominal time the run covers (default: now)', isoOption('--as-of'))
+    .option('--lookback-days <n>', 'days re-fetched, as-of day included (default CBP_LOOKBACK_DAYS, 60)', intOption('--lookback-days'))
+    .option('--window-days <n>', 'days per chargebacks / prevention window (default CBP_WINDOW_DAYS, 7)', intOption('--window-days'))
+    .option('--kinds <list>', 'report kinds, comma-separated (default: chargebacks,prevention,mid_report)', kindsOption)
+    .option('--parallelism <n>', 'report windows fetched at once (default CBP_REPORT_PARALLELISM, 2)', intOption('--parallelism'))
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { asOf?: string; lookbackDays?: number; windowDays?: number; kinds?: ReportKind[]; parallelism?: number; json?: boolean }) => {
+      const cfg = ctx.config();
+      requireFor(cfg, ['reporting', 'events'], 'cbp run nightly');
+      const r = await withPipeline(cfg, o.json, 'nightly', async (p, progress) => {
+        const input = {
+          asOf: o.asOf ?? new Date().toISOString(),
+          lookbackDays: o.lookbackDays ?? num(cfg, 'lookbackDays', 60),
+          windowDays: o.windowDays ?? num(cfg, 'windowDays', 7),
+          parallelism: o.parallelism ?? num(cfg, 'reportParallelism', 2),
+          ...(o.kinds ? { kinds: o.kinds } : {}),
+        };
+        progress.start(nightlyTasks(input.kinds ?? REPORT_KINDS, input.asOf, input.lookbackDays, input.windowDays).length, 'nightly');
+        return p.runner.nightly(input);
+      });
+      ctx.out(r, humanNightly, o.json);
+    });
+}
+
+function registerBackfill(run: Command, ctx: Ctx): void {
+  run
+    .command('backfill')
+    .description('Load history window by window (resumable: windows already done are skipped), then ratios and the snapshot')
+    .requiredOption('--from <date>', 'first day, YYYY-MM-DD (UTC)', dayOption('--from'))
+    .requiredOption('--to <date>', 'last day, YYYY-MM-DD (UTC), included', dayOption('--to'))
+    .option('--kinds <list>', 'report kinds, comma-separated (default: chargebacks,prevention,mid_report)', kindsOption)
+    .option('--window-days <n>', 'days per chargebacks / prevention window (default CBP_WINDOW_DAYS, 7)', intOption('--window-days'))
+    .option('--parallelism <n>', 'windows loaded at once (default CBP_REPORT_PARALLELISM, 2)', intOption('--parallelism'))
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { from: string; to: string; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; json?: boolean }) => {
+      if (o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
+      const cfg = ctx.config();
+      requireFor(cfg, ['reporting'], 'cbp run backfill');
+      const r = await withPipeline(cfg, o.json, 'backfill', async (p, progress) => {
+        const input = {
+          from: o.from,
+          to: o.to,
+          windowDays: o.windowDays ?? num(cfg, 'windowDays', 7),
+          parallelism: o.parallelism ?? num(cfg, 'reportParallelism', 2),
+          ...(o.kinds ? { kinds: o.kinds } : {}),
+        };
+        progress.start(backfillTasks(input.kinds ?? REPORT_KINDS, input.from, input.to, input.windowDays).length, 'backfill');
+        return p.runner.backfill(input);
+      });
+      ctx.out(r, humanBackfill, o.json);
+    });
+}
+
+function registerSubscriptions(run: Command, ctx: Ctx): void {
+  run
+    .command('subscriptions')
+    .description("Make the service's webhook subscriptions (all 8 event types) match this receiver; re-create those that failed vetting")
+    .option('--webhook-url <url>', 'where the service pushes events (default CBP_WEBHOOK_PUBLIC_URL); https, or http on loopback')
+    .option('--email <address>', "e-mail for the service's subscription notices (default CBP_SUBSCRIPTION_EMAIL)")
+    .option('--force-auth', 're-send the Basic credentials to every subscription (password rotation)')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { webhookUrl?: string; email?: string; forceAuth?: boolean; json?: boolean }) => {
+      const cfg = ctx.config();
+      const extra = [...(o.webhookUrl ? [] : ['webhookPublicUrl']), ...(o.email ? [] : ['subscriptionEmail'])];
+      requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
+      const r = await withPipeline(cfg, true, 'subscriptions', (p) =>
+        p.runner.reconcileSubscriptions({
+          webhookUrl: o.webhookUrl ?? (cfg.webhookPublicUrl as string),
+          email: o.email ?? (cfg.subscriptionEmail as string),
+          auth: { username: cfg.webhookUsername as string, password: cfg.webhookPassword as string },
+          ...(o.forceAuth ? { forceAuth: true } : {}),
+        }),
+      );
+      ctx.out(r, humanReconcile, o.json);
+    });
+}
+
+function registerOrders(run: Command, ctx: Ctx): void {
+  run
+    .command('orders')
+    .description('Push new and changed orders from an NDJSON or CSV file to the order data interface (unchanged ones are skipped)')
+    .requiredOption('--source <file>', 'NDJSON (one order per line) or CSV (header row) file of orders')
+    .option('--batch-size <n>', 'orders read per batch (default 500)', intOption('--batch-size'))
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { source: string; batchSize?: number; json?: boolean }) => {
+      const cfg = ctx.config();
+      requireFor(cfg, ['data'], 'cbp run orders');
+      const r = await withPipeline(cfg, true, 'orders', (p) => p.runner.pushOrders({ source: o.source, ...(o.batchSize ? { batchSize: o.batchSize } : {}) }));
+      ctx.out(r, humanPush, o.json);
+    });
+}
+
+/** The steps of `cbp run`: add one entry per step (each registers its own subcommand on the group). */
+const steps: Array<(run: Command, ctx: Ctx) => void> = [
+  registerIngest,
+  registerNightly,
+  registerBackfill,
+  registerSubscriptions,
+  registerOrders,
+  // @run-steps (keep this marker: one entry per `cbp run` subcommand above it)
+];
+
+export function register(program: Command, ctx: Ctx): void {
+  const run = program.command('run').description('Run one pipeline step now, in this process (ingest, nightly, backfill, subscriptions, orders)');
+  for (const step of steps) step(run, ctx);
+}
