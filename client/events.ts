@@ -21,7 +21,8 @@ import {
 } from '../contract/index.ts';
 import type { z } from 'zod';
 import { parseOrThrow } from '../lib/validate.ts';
-import { ServiceHttpError } from './errors.ts';
+import { ServiceError, ServiceHttpError, ServiceNetworkError } from './errors.ts';
+import { backoffDelay } from './retry.ts';
 import { bearer, seg, ServiceHttp, type Call, type ClientOptions, type JsonAnswer } from './http.ts';
 import type { TokenClient } from './token.ts';
 
@@ -34,6 +35,8 @@ type Opts = { signal?: AbortSignal };
 export interface EventsClient {
   createSubscription(req: z.input<typeof SubscribeRequestSchema>, o?: Opts): Promise<Subscription>;
   listSubscriptions(o?: Opts): Promise<Subscription[]>;
+  /** The list plus the answer's Date header (the service's clock, ISO UTC; undefined when absent or unreadable). */
+  listSubscriptionsWithDate(o?: Opts): Promise<{ subscriptions: Subscription[]; date?: string }>;
   getSubscription(guid: string, o?: Opts): Promise<Subscription>;
   updateSubscription(guid: string, update: z.input<typeof SubscriptionUpdateSchema>, o?: Opts): Promise<Subscription>;
   /** The body of a delete answer is not shown by the spec: whatever came (JSON, text or nothing) is returned as is. */
@@ -44,6 +47,11 @@ export interface EventsClient {
   getOrderValidation(guid: string, o?: Opts): Promise<OrderValidation>;
   getOrder(guid: string, o?: Opts): Promise<Order>;
   close(): Promise<void>;
+}
+
+/** Failures the HTTP layer already repeats for a request that is not idempotent (see ServiceHttp.shouldRetry). */
+function repeatedBelow(e: ServiceError): boolean {
+  return e.httpStatus === 429 || e.httpStatus === 503 || (e instanceof ServiceNetworkError && e.notSent);
 }
 
 function guidArg(guid: string, what: string): string {
@@ -73,11 +81,37 @@ export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient,
   return {
     async createSubscription(req, o = {}) {
       const body = parseOrThrow(SubscribeRequestSchema, req, 'subscription request');
-      // Not idempotent (a second POST may create a second subscription): repeated only when the service surely did not act.
-      const answer = await send({ operation: 'create subscription', method: 'POST', path: '/subscribe', body: JSON.stringify(body), idempotent: false, signal: o.signal });
-      return http.parse(SubscriptionSchema, answer, 'create subscription');
+      const text = JSON.stringify(body);
+      const policy = http.policy;
+      // Attempts made so far, the HTTP layer's own repeats included: the whole call stays within CBP_HTTP_RETRIES.
+      let used = 0;
+      for (;;) {
+        try {
+          // Not idempotent (a second POST may create a second subscription): the HTTP layer repeats it only
+          // when the service surely did not act (429, 503, a connection never made).
+          const answer = await send({ operation: 'create subscription', method: 'POST', path: '/subscribe', body: text, idempotent: false, signal: o.signal });
+          return http.parse(SubscriptionSchema, answer, 'create subscription');
+        } catch (e) {
+          if (!(e instanceof ServiceError)) throw e;
+          used += typeof e.details.attempts === 'number' ? e.details.attempts : 1;
+          if (!e.retryable || repeatedBelow(e) || used > policy.retries) throw e;
+          // A 500, 502, 504, timeout or broken connection after sending: the service may have created it.
+          // Look first, and ask again only when it did not, so a retry never makes a second subscription.
+          await policy.sleep(backoffDelay(policy, used - 1, e.retryAfterMs), o.signal);
+          const list = await get('list subscriptions', '/subscribe', SubscriptionListSchema, o);
+          const made = list.find((s) => s.url === body.url && s.event_type === body.event_type && s.email === body.email);
+          if (made) return made;
+        }
+      }
     },
     listSubscriptions: async (o) => get('list subscriptions', '/subscribe', SubscriptionListSchema, o),
+    async listSubscriptionsWithDate(o = {}) {
+      const answer = await send({ operation: 'list subscriptions', method: 'GET', path: '/subscribe', idempotent: true, signal: o.signal });
+      const subscriptions = http.parse(SubscriptionListSchema, answer, 'list subscriptions');
+      const raw = answer.headers.date;
+      const at = Date.parse(Array.isArray(raw) ? (raw[0] ?? '') : (raw ?? ''));
+      return { subscriptions, ...(Number.isNaN(at) ? {} : { date: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z') }) };
+    },
     getSubscription: async (guid, o) => get('get subscription', `/subscribe/${seg(guidArg(guid, 'subscription guid'))}`, SubscriptionSchema, o),
     async updateSubscription(guid, update, o = {}) {
       const g = guidArg(guid, 'subscription guid');

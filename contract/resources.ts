@@ -41,7 +41,8 @@ export const WebhookAuthSchema = z.looseObject({
 });
 export type WebhookAuth = z.infer<typeof WebhookAuthSchema>;
 
-const email = z.string().trim().email('expected an e-mail address');
+// Deliberately loose (local@domain): the service mails it, and intranet addresses like ops@localhost are real.
+const email = z.string().trim().regex(/^[^@\s]+@[^@\s]+$/, 'expected an e-mail address such as ops@example.com');
 const webhookUrl = z.string().trim().url('expected an absolute URL such as https://example.com/events');
 
 /** subscribe (create request): email, url, event_type, auth. All four are required by cbp (decision). */

@@ -8,11 +8,29 @@ import type { MatchInfo, WorldChargeback, WorldOrderValidation, WorldPreventionA
 const iso = (t: string) => isoSeconds(Date.parse(t));
 const day = (t: string) => iso(t).slice(0, 10);
 
-/** Drops undefined values, so "if available" fields are absent rather than null. */
+/**
+ * Every field the spec lists is present in a payload or resource, whether or not the sandbox has a value
+ * for it: an unavailable string field (an "if available" arn, the order_guid and order_id of a case not yet
+ * matched) is the empty string, the reporting interface's "empty until matched" convention. A field that
+ * comes and goes with the data would make a payload's shape depend on luck.
+ */
 function compact(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(o)) out[k] = v === undefined || v === null ? '' : v;
   return out;
+}
+
+/** The card network of a BIN, for an order pushed without cc_type (the Order resource lists card_brand). */
+export function brandOfBin(first6: unknown): string | undefined {
+  const b = typeof first6 === 'string' ? first6 : '';
+  if (!/^\d{6}$/.test(b)) return undefined;
+  const n2 = Number(b.slice(0, 2));
+  const n4 = Number(b.slice(0, 4));
+  if (b.startsWith('4')) return 'visa';
+  if ((n2 >= 51 && n2 <= 55) || (n4 >= 2221 && n4 <= 2720)) return 'mastercard';
+  if (n2 === 34 || n2 === 37) return 'american_express';
+  if (b.startsWith('6011') || b.startsWith('65') || (n4 >= 6440 && n4 <= 6499)) return 'discover';
+  return undefined;
 }
 
 const matchFields = (m: MatchInfo) => ({ crm_account_guid: m.crm_account_guid, order_guid: m.order_guid, order_id: m.order_id });
@@ -162,6 +180,9 @@ export function preventionResource(a: WorldPreventionAlert, m: MatchInfo | undef
 export function orderValidationResource(o: WorldOrderValidation, m: MatchInfo | undefined): Record<string, unknown> {
   return compact({
     ...orderValidationNewFields(o),
+    // The resource types card_first_6 as a number (payload examples render it as a string, as the
+    // order_validation events here do): the lookup follows the type, so clients meet both readings.
+    card_first_6: /^\d{6}$/.test(o.card_first_6) ? Number(o.card_first_6) : o.card_first_6,
     order_guid: m?.order_guid,
     order_id: m?.order_id,
     crm_account_guid: m?.crm_account_guid,
@@ -177,7 +198,7 @@ export function orderResource(o: StoredOrder, mid: string | undefined, brand: st
     mid,
     card_first_6: f.cc_first_6,
     card_last_4: f.cc_last_4,
-    card_brand: brand,
+    card_brand: brand ?? brandOfBin(f.cc_first_6),
     amount: f.order_total === undefined ? undefined : Number(f.order_total),
     currency: f.currency ?? 'USD',
     billing_first_name: f.billing_first_name,

@@ -163,11 +163,13 @@ const acc = (): Acc => ({ txCount: 0, txCents: 0, cbCount: 0, cbCents: 0 });
 
 function stats(a: Acc): ReportRecord {
   const has = a.txCount > 0;
+  // The spec types both ratios as floats: without transactions (no denominator) they are 0, never null.
+  // Consumers that must tell "no ratio" from "a ratio of 0" have the counts beside them.
   return {
-    chargeback_amount_ratio: has && a.txCents > 0 ? a.cbCents / a.txCents : null,
+    chargeback_amount_ratio: has && a.txCents > 0 ? a.cbCents / a.txCents : 0,
     chargeback_amount: a.cbCents / 100,
     chargeback_count: a.cbCount,
-    chargeback_ratio: has ? a.cbCount / a.txCount : null,
+    chargeback_ratio: has ? a.cbCount / a.txCount : 0,
     transaction_amount: a.txCents / 100,
     transaction_count: a.txCount,
   };

@@ -138,7 +138,9 @@ export async function buildSandbox(opts: SandboxOptions = {}): Promise<FastifyIn
     try {
       done(null, JSON.parse(text));
     } catch (e) {
-      const err = new Error(`the body is not valid JSON: ${(e as Error).message}`) as Error & { statusCode: number };
+      // JSON.parse's own message quotes the body, which may hold a password: only the position is told.
+      const at = /position (\d+)/.exec((e as Error).message)?.[1];
+      const err = new Error(`the body is not valid JSON${at === undefined ? '' : ` (at character ${at})`}: send a JSON object`) as Error & { statusCode: number };
       err.statusCode = 400;
       done(err, undefined);
     }

@@ -96,17 +96,39 @@ describe('retries', () => {
     });
   }
 
-  it('does not repeat POST /subscribe after a 500 (it may have created the subscription), but does after a 429', async () => {
+  // Corrected reading: the client issue asks for retries on 500, 502 and 504 for every operation; the earlier
+  // test held that POST /subscribe is never repeated after a 500. It is now repeated, but only after GET
+  // /subscribe shows the service did not create it, so a retry still never makes a second subscription.
+  it('repeats POST /subscribe after a 500 or 502 only when GET /subscribe shows it was not created, and at once after a 429', async () => {
+    const sub = { email: 'ops@example.com', url: 'https://example.com/hook', event_type: 'chargeback.new' as const, auth: { username: 'u', password: 'hook-pass-1' } };
+    const made = { guid: 'sub_00000000000000000000000000000001', ...sub, active: false, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
     srv.script('POST', '/v1/auth', { body: { token: token() } });
-    srv.script('POST', '/v1/subscribe', { status: 500 });
+    srv.script('POST', '/v1/subscribe', { status: 500 }, { status: 502 }, { body: made });
+    srv.script('GET', '/v1/subscribe', { body: [] });
     const tokens = tokenClient();
     const ev = createEventsClient({ eventsBaseUrl: `${srv.url}/v1` }, tokens, { retry, logger });
-    const sub = { email: 'ops@example.com', url: 'https://example.com/hook', event_type: 'chargeback.new' as const, auth: { username: 'u', password: 'hook-pass-1' } };
-    await expect(ev.createSubscription(sub)).rejects.toBeInstanceOf(ServiceHttpError);
-    expect(srv.requestsTo('POST', '/v1/subscribe')).toHaveLength(1);
-    srv.script('POST', '/v1/subscribe', { status: 429, headers: { 'retry-after': '1' } }, { status: 500 });
-    await expect(ev.createSubscription(sub)).rejects.toBeInstanceOf(ServiceHttpError);
+    expect((await ev.createSubscription(sub)).guid).toBe(made.guid);
     expect(srv.requestsTo('POST', '/v1/subscribe')).toHaveLength(3);
+    expect(srv.requestsTo('GET', '/v1/subscribe')).toHaveLength(2);
+
+    // The 500 came after the service had created it: found by the list, not created twice.
+    srv.reset();
+    srv.script('POST', '/v1/subscribe', { status: 500 }, { body: made });
+    srv.script('GET', '/v1/subscribe', { body: [made] });
+    expect((await ev.createSubscription(sub)).guid).toBe(made.guid);
+    expect(srv.requestsTo('POST', '/v1/subscribe')).toHaveLength(1);
+
+    // 429: the service did not act; repeated without looking. Retries used up: the last error is thrown.
+    srv.reset();
+    srv.script('POST', '/v1/subscribe', { status: 429, headers: { 'retry-after': '1' } }, { status: 500 });
+    srv.script('GET', '/v1/subscribe', { body: [] });
+    await expect(ev.createSubscription(sub)).rejects.toBeInstanceOf(ServiceHttpError);
+    expect(srv.requestsTo('POST', '/v1/subscribe').length).toBe(1 + retry.retries);
+    // A 400 is never repeated.
+    srv.reset();
+    srv.script('POST', '/v1/subscribe', { status: 400, body: { error: true, message: 'bad url' } });
+    await expect(ev.createSubscription(sub)).rejects.toMatchObject({ httpStatus: 400, serviceMessage: 'bad url' });
+    expect(srv.requestsTo('POST', '/v1/subscribe')).toHaveLength(1);
     await ev.close();
     await tokens.close();
   });

@@ -91,7 +91,7 @@ describe('invalid input', () => {
   it('names a bad e-mail and url in a subscribe request', () => {
     const msgs = issuesOf(SubscribeRequestSchema, { email: 'not-mail', url: 'hooks', event_type: 'chargeback.new', auth });
     expect(msgs).toEqual([
-      'email: got "not-mail"; expected an e-mail address',
+      'email: got "not-mail"; expected an e-mail address such as ops@example.com',
       'url: got "hooks"; expected an absolute URL such as https://example.com/events',
     ]);
   });

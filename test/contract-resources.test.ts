@@ -188,3 +188,13 @@ describe('schemas against the spec tables', () => {
     expect(Object.keys(orderLookup).sort()).toEqual(Object.keys(OrderSchema.shape).sort());
   });
 });
+
+describe('subscription e-mail', () => {
+  it('accepts intranet addresses such as ops@localhost, which the service can still mail', async () => {
+    const { SubscribeRequestSchema } = await import('../contract/index.ts');
+    const r = SubscribeRequestSchema.safeParse({
+      email: 'ops@localhost', url: 'https://example.com/hook', event_type: 'chargeback.new', auth: { username: 'u', password: 'p' },
+    });
+    expect(r.success).toBe(true);
+  });
+});

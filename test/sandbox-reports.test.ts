@@ -85,9 +85,14 @@ describe('mid_report', () => {
     expect(r.visa.previous_month_transaction_count).toBeUndefined();
   });
 
-  it('leaves ratios null where a network has no transactions, and never invents them', () => {
+  // Corrected reading: this test held ratios null without transactions; the spec types every ratio a float,
+  // so they are 0 and the counts beside them show there was nothing to divide by.
+  it('gives ratios as floats (0) where a network has no transactions, with the counts that show why', () => {
     const [r] = selectReport(pinned, jan) as any[];
-    expect(r.amex).toEqual({ chargeback_amount_ratio: null, chargeback_amount: expect.any(Number), chargeback_count: 3, chargeback_ratio: null, transaction_amount: 0, transaction_count: 0 });
+    expect(r.amex).toEqual({ chargeback_amount_ratio: 0, chargeback_amount: expect.any(Number), chargeback_count: 3, chargeback_ratio: 0, transaction_amount: 0, transaction_count: 0 });
+    for (const k of ['visa', 'master_card', 'discover', 'amex']) {
+      for (const f of ['chargeback_amount_ratio', 'chargeback_ratio']) expect(typeof r[k][f], `${k}.${f}`).toBe('number');
+    }
   });
 
   it('counts only settled days and received chargebacks up to now', () => {

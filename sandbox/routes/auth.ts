@@ -14,7 +14,8 @@ export function sameSecret(a: string, b: string): boolean {
 
 export function authRoutes(state: SandboxState) {
   return async function (app: FastifyInstance): Promise<void> {
-    app.post('/auth', async (req, reply) => {
+    // The method is "not shown": POST (service-notes' reading), and GET for a client that reads it otherwise.
+    app.route({ method: ['POST', 'GET'], url: '/auth', handler: async (req, reply) => {
       const b = bearer(req);
       if (!b.ok) {
         return fail(
@@ -27,6 +28,6 @@ export function authRoutes(state: SandboxState) {
       }
       if (!sameSecret(b.value, state.credentials.apiSecret)) return fail(reply, 401, 'invalid authorization header: the API secret is not valid');
       return reply.send({ token: state.jwt.sign() });
-    });
+    } });
   };
 }

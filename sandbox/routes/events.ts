@@ -68,6 +68,8 @@ function notFound(reply: FastifyReply, what: string, guid: string) {
 export function eventsRoutes(state: SandboxState) {
   return async function (app: FastifyInstance): Promise<void> {
     app.addHook('preHandler', tokenGuard(state));
+    // The simulated clock in Date (as the real service's own clock would be): clients judge vetting age by it.
+    app.addHook('onSend', async (_req, reply) => void reply.header('date', new Date(state.clock.now()).toUTCString()));
 
     app.post('/subscribe', async (req, reply) => {
       const v = validate(SubscribeRequestSchema, req.body, 'subscribe request');
@@ -101,7 +103,9 @@ export function eventsRoutes(state: SandboxState) {
       return s ? reply.send(confirmation(s)) : notFound(reply, 'subscription', req.params.guid);
     });
 
-    app.put<{ Params: { guid: string } }>('/subscribe/:guid', async (req, reply) => {
+    // The update's method is "not shown": PUT (service-notes' reading) and, for clients reading it otherwise,
+    // PATCH and POST on the same path do the same.
+    app.route<{ Params: { guid: string } }>({ method: ['PUT', 'PATCH', 'POST'], url: '/subscribe/:guid', handler: async (req, reply) => {
       const s = state.subscriptions.get(req.params.guid);
       if (!s) return notFound(reply, 'subscription', req.params.guid);
       const body = req.body as Record<string, unknown> | undefined;
@@ -125,7 +129,7 @@ export function eventsRoutes(state: SandboxState) {
       s.updated_at = state.clock.nowIso();
       sendMail(state, s.email, `Subscription ${s.guid} (${s.event_type}) changed`, `The subscription now pushes to ${s.url} and is ${s.active ? 'active' : 'inactive'}.`);
       return reply.send(confirmation(s));
-    });
+    } });
 
     app.delete<{ Params: { guid: string } }>('/subscribe/:guid', async (req, reply) => {
       const s = state.subscriptions.get(req.params.guid);

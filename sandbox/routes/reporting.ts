@@ -38,6 +38,15 @@ async function* nonEmpty(chunks: AsyncIterable<string>, format: 'JSON' | 'CSV'):
   }
 }
 
+/** mids and output_format are optional: sent as null (or an empty format) they read as left out. */
+function optionalsOmitted(body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const b = { ...(body as Record<string, unknown>) };
+  if (b.mids === null) delete b.mids;
+  if (b.output_format === null || (typeof b.output_format === 'string' && b.output_format.trim() === '')) delete b.output_format;
+  return b;
+}
+
 export function reportingRoutes(state: SandboxState) {
   return async function (app: FastifyInstance): Promise<void> {
     for (const kind of REPORT_KINDS) {
@@ -47,7 +56,7 @@ export function reportingRoutes(state: SandboxState) {
         if (!b.ok || !sameSecret(b.value, state.credentials.reportingKey)) {
           return fail(reply, 401, b.ok ? 'invalid reporting key' : `${b.problem} Authorization header: send Authorization: Bearer <reporting key>`);
         }
-        const v = validate(ReportRequestSchema, req.body, 'report request');
+        const v = validate(ReportRequestSchema, optionalsOmitted(req.body), 'report request');
         if (!v.ok) return fail(reply, 400, v.message);
         if (!sameSecret(v.value.company_token, state.credentials.companyToken)) return fail(reply, 401, 'invalid company_token');
         const format = v.value.output_format ?? 'JSON';
