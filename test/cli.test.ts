@@ -67,9 +67,11 @@ describe.concurrent('cbp command', { timeout: 180_000 }, () => {
     expect(r.stdout + r.stderr).not.toContain('supersecretvalue');
   });
 
-  it('`cbp demo` exits 0', async () => {
-    const r = await cbp(['demo']);
+  // The demo itself runs end to end in test/demo.test.ts, in a temp data dir.
+  it('`cbp demo --help` exits 0 and describes the demo', async () => {
+    const r = await cbp(['demo', '--help']);
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/sandbox/);
   });
 
   it('`cbp config show --json` prints JSON with secrets hidden', async () => {

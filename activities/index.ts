@@ -1,0 +1,348 @@
+// The real activities: thin functions joining the service clients, the store, the journal and the notifiers
+// behind activities/types.ts. The same object serves the local runner (called directly) and the Temporal
+// worker (wrapped by worker/activity-errors.ts).
+//
+// The store has ONE writer. The local runner opens it once per run and passes it in (`store`); the Temporal
+// worker passes an opener (`openStore`) that holds one store per worker process (see sharedStore below),
+// opened on first use and closed when the worker stops. Inside one process every store step goes through
+// one lock, so a load's staging statements never interleave with another activity's transaction on the
+// shared connection; downloads and service calls run outside it.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../lib/config.ts';
+import { CbpError, ValidationError } from '../lib/errors.ts';
+import type { ServiceClients } from '../client/index.ts';
+import { ServiceError } from '../client/errors.ts';
+import type { Store } from '../store/db.ts';
+import { openStore as openStoreFile } from '../store/db.ts';
+import { fetchReport } from '../store/landing.ts';
+import { loadReport } from '../store/load.ts';
+import { ingestEvents as ingestJournal } from '../store/ingest.ts';
+import { enrichEvents } from '../store/enrich.ts';
+import { publishSnapshot as publishStoreSnapshot } from '../store/snapshot.ts';
+import { evaluateAfterLoad } from '../alerts/engine.ts';
+import { deliverNotices as deliverOutbox } from '../alerts/outbox.ts';
+import { notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
+import { loadRules, type RuleSet } from '../rules/thresholds.ts';
+import { withHeartbeat } from '../worker/activity-errors.ts';
+import { windowBounds, windowId } from '../workflows/windows.ts';
+import type { MerchantOrder } from '../contract/orders.ts';
+import { readOrderBatch } from './orders-file.ts';
+import type { Activities, PushOutcome, PushRecord, SubscriptionList } from './types.ts';
+
+export { readOrderBatch, orderFileFormat } from './orders-file.ts';
+
+/** A store step failed in a way a later attempt may not (the file is locked, the disk is full, ...). */
+export class ActivityStoreError extends CbpError {
+  constructor(activity: string, cause: unknown) {
+    super('CBP_ERR_ACTIVITY_STORE', `${activity}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}`, 500, true, { cause });
+  }
+}
+
+export interface ActivityDeps {
+  config: Config;
+  /** An open store (the local runner: one per run), or an opener (the worker: see sharedStore). */
+  store: Store | (() => Promise<Store>);
+  clients: ServiceClients;
+  logger?: Logger;
+  /** Wall clock for bookkeeping stamps (default: Date). Report windows never use it: they come from the workflow. */
+  now?: () => Date;
+  /** Default: notifiersFromConfig(config). */
+  notifiers?: Notifier[];
+  /** Default: loadRules(config.thresholdsFile). */
+  rules?: RuleSet;
+  /** Default config.journalDir. */
+  journalDir?: string;
+  /** Where landing files go. Default config.dataDir. */
+  dataDir?: string;
+  /** Default config.snapshotPath. */
+  snapshotPath?: string;
+  /** Orders pushed at once. Default 4. */
+  pushConcurrency?: number;
+  /** Enrichment lookups at once. Default 4. */
+  enrichConcurrency?: number;
+}
+
+/** One store per process, opened on first use: what the Temporal worker passes as `store`. */
+export function sharedStore(open: () => Promise<Store>): { get: () => Promise<Store>; close: () => void } {
+  let opening: Promise<Store> | undefined;
+  let store: Store | undefined;
+  return {
+    get() {
+      opening ??= open().then(
+        (s) => (store = s),
+        (e) => {
+          opening = undefined;
+          throw e;
+        },
+      );
+      return opening;
+    },
+    close() {
+      store?.close();
+      store = undefined;
+      opening = undefined;
+    },
+  };
+}
+
+/** The default opener: the configured store file, migrated. */
+export function storeOpener(cfg: Config): () => Promise<Store> {
+  return () => openStoreFile({ dbPath: cfg.dbPath });
+}
+
+function sqlStamp(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** A refused order (400/422) is an outcome; anything else is an error for the caller (retried or not). */
+function refusal(e: unknown): { status: number; message: string } | undefined {
+  if (e instanceof ServiceError && (e.httpStatus === 400 || e.httpStatus === 422)) {
+    return { status: e.httpStatus, message: e.serviceMessage ?? e.message };
+  }
+  // The client validates before sending: the service would have answered 422 for the same reasons.
+  if (e instanceof ValidationError) return { status: 422, message: e.issues.join('; ') };
+  return undefined;
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed: unknown;
+  const lane = async () => {
+    while (next < items.length && failed === undefined) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i] as T);
+      } catch (e) {
+        failed ??= e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+  if (failed !== undefined) throw failed;
+  return out;
+}
+
+export function createActivities(deps: ActivityDeps): Activities {
+  const cfg = deps.config;
+  const now = deps.now ?? (() => new Date());
+  const dataDir = deps.dataDir ?? cfg.dataDir;
+  const journalDir = deps.journalDir ?? (cfg.journalDir as string | undefined) ?? path.join(dataDir, 'journal');
+  const snapshotPath = deps.snapshotPath ?? cfg.snapshotPath;
+  let rules = deps.rules;
+  let notifiers = deps.notifiers;
+  const getStore = typeof deps.store === 'function' ? deps.store : ((s: Store) => async () => s)(deps.store);
+
+  // One lock for every store step of this process (see the header).
+  let tail: Promise<unknown> = Promise.resolve();
+  function withStore<T>(activity: string, fn: (store: Store) => Promise<T>): Promise<T> {
+    const run = tail.then(async () => {
+      let store: Store;
+      try {
+        store = await getStore();
+      } catch (e) {
+        if (e instanceof CbpError) throw e;
+        throw new ActivityStoreError(activity, e);
+      }
+      try {
+        return await fn(store);
+      } catch (e) {
+        if (e instanceof CbpError) throw e;
+        throw new ActivityStoreError(activity, e);
+      }
+    });
+    tail = run.catch(() => undefined);
+    return run;
+  }
+
+  return {
+    async fetchAndLoad({ kind, window, runId }) {
+      return withHeartbeat(async (signal) => {
+        const bounds = windowBounds(window);
+        // The signal reaches the download: a cancelled activity stops streaming at once.
+        const client = {
+          fetchReport: (args: Parameters<ServiceClients['reporting']['fetchReport']>[0]) => deps.clients.reporting.fetchReport({ ...args, signal }),
+        };
+        const landed = await fetchReport({ client, dataDir }, kind, { start: bounds.start, end: bounds.end, format: 'json' });
+        const r = await withStore('fetchAndLoad', (store) => loadReport(store, landed.path, { kind, format: 'json', window: { start: window.from, end: window.to } }));
+        deps.logger?.debug({ kind, window: windowId(window), runId, records: r.rowsLoaded, quarantined: r.quarantined }, 'report window loaded');
+        return {
+          kind,
+          windowId: windowId(window),
+          records: r.rowsLoaded,
+          quarantined: r.quarantined,
+          landingFile: path.relative(dataDir, landed.path),
+        };
+      });
+    },
+
+    async windowsDone(kind, windows) {
+      if (windows.length === 0) return [];
+      const ids = windows.map(windowId);
+      return withStore('windowsDone', async (store) => {
+        const rows = await store.all<{ window_id: string }>('SELECT window_id FROM windows_done WHERE kind = $1', [kind]);
+        const done = new Set(rows.map((r) => r.window_id));
+        return ids.filter((id) => done.has(id));
+      });
+    },
+
+    async markWindowDone(kind, window, result) {
+      await withStore('markWindowDone', (store) =>
+        store.transaction((s) =>
+          s.run(
+            `INSERT INTO windows_done (kind, window_id, window_start, window_end, records, quarantined, landing_file, run_id, done_at)
+             VALUES ($1, $2, $3::DATE, $4::DATE, $5, $6, $7, NULL, $8::TIMESTAMP)
+             ON CONFLICT (kind, window_id) DO UPDATE SET records = excluded.records, quarantined = excluded.quarantined,
+               landing_file = excluded.landing_file, done_at = excluded.done_at`,
+            [kind, windowId(window), window.from, window.to, result.records, result.quarantined, result.landingFile ?? null, sqlStamp(now())],
+          ),
+        ),
+      );
+    },
+
+    async ingestEvents() {
+      const r = await withStore('ingestEvents', (store) => ingestJournal({ store, journalDir, now }));
+      return { segments: r.segments.length - r.failed, events: r.loaded, duplicates: r.duplicates, quarantined: r.quarantined, failed: r.failed };
+    },
+
+    async enrich() {
+      // Lookups are service calls, but the results are written by enrichEvents itself: the whole step holds the store.
+      const r = await withStore('enrich', (store) =>
+        enrichEvents({ store, events: deps.clients.events, now, concurrency: deps.enrichConcurrency ?? 4 }),
+      );
+      const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+      return { lookups: sum(r.fetched) + sum(r.notFound) + r.failed.length, failed: r.failed.length };
+    },
+
+    async computeRatios({ asOf, notify }) {
+      rules ??= loadRules(cfg.thresholdsFile as string | undefined);
+      const set = rules;
+      const r = await withStore('computeRatios', (store) => evaluateAfterLoad(store, { asOf, rules: set, notify, now: now() }));
+      return { ratios: r.ratios, alerts: r.alerts, noticesQueued: r.noticesQueued };
+    },
+
+    async deliverNotices() {
+      notifiers ??= notifiersFromConfig(cfg);
+      const list = notifiers;
+      if (list.length === 0) return { sent: 0, failed: 0 };
+      const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now() }));
+      return { sent: r.sent, failed: r.retrying + r.failed };
+    },
+
+    async publishSnapshot() {
+      const r = await withStore('publishSnapshot', (store) => publishStoreSnapshot(store, { snapshotPath }));
+      return { path: r.path };
+    },
+
+    async recordRun(run) {
+      await withStore('recordRun', (store) =>
+        store.transaction((s) =>
+          s.run(
+            `INSERT INTO runs (run_id, workflow, status, started_at, finished_at, as_of, summary, error)
+             VALUES ($1, $2, $3, $4::TIMESTAMPTZ::TIMESTAMP, $5::TIMESTAMPTZ::TIMESTAMP, $6::TIMESTAMPTZ::TIMESTAMP, $7::JSON, $8)
+             ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, status = excluded.status, started_at = excluded.started_at,
+               finished_at = excluded.finished_at, as_of = excluded.as_of, summary = excluded.summary, error = excluded.error`,
+            [run.runId, run.workflow, run.status, run.startedAt, run.finishedAt, run.asOf ?? null, JSON.stringify(run.summary ?? {}), run.error ?? null],
+          ),
+        ),
+      );
+    },
+
+    async listSubscriptions(): Promise<SubscriptionList> {
+      const r = await deps.clients.events.listSubscriptionsWithDate();
+      return { subscriptions: r.subscriptions, ...(r.date ? { serviceTime: r.date } : {}) };
+    },
+
+    createSubscription: (request) => deps.clients.events.createSubscription(request),
+
+    updateSubscription: (guid, update) => deps.clients.events.updateSubscription(guid, update),
+
+    async deleteSubscription(guid) {
+      try {
+        await deps.clients.events.deleteSubscription(guid);
+      } catch (e) {
+        // Already gone (a retried delete whose first attempt went through): the goal is met.
+        if (e instanceof ServiceError && e.httpStatus === 404) return;
+        throw e;
+      }
+    },
+
+    async readOrders({ source, cursor, batchSize }) {
+      const batch = await readOrderBatch(source, cursor, batchSize);
+      if (batch.invalid.length > 0) {
+        const at = sqlStamp(now());
+        const src = path.resolve(source);
+        await withStore('readOrders', (store) =>
+          store.transaction(async (s) => {
+            for (const l of batch.invalid) {
+              await s.run(
+                `INSERT INTO order_rejects (source, line, order_id, message, seen_at) VALUES ($1, $2, $3, $4, $5::TIMESTAMP)
+                 ON CONFLICT (source, line) DO UPDATE SET order_id = excluded.order_id, message = excluded.message, seen_at = excluded.seen_at`,
+                [src, l.line, l.order_id ?? null, l.message, at],
+              );
+            }
+          }),
+        );
+      }
+      return batch;
+    },
+
+    async pushedHashes(orderIds) {
+      if (orderIds.length === 0) return {};
+      return withStore('pushedHashes', async (store) => {
+        const out: Record<string, string> = {};
+        const CHUNK = 500;
+        for (let i = 0; i < orderIds.length; i += CHUNK) {
+          const part = orderIds.slice(i, i + CHUNK);
+          const rows = await store.all<{ order_id: string; hash: string }>(
+            `SELECT order_id, hash FROM order_pushes WHERE order_id IN (${part.map((_, j) => `$${j + 1}`).join(', ')})`,
+            part,
+          );
+          for (const r of rows) out[r.order_id] = r.hash;
+        }
+        return out;
+      });
+    },
+
+    async pushOrders(orders: MerchantOrder[]): Promise<PushOutcome[]> {
+      return mapLimit(orders, deps.pushConcurrency ?? 4, async (order): Promise<PushOutcome> => {
+        try {
+          const r = await deps.clients.data.pushOrder(order);
+          return { order_id: order.order_id, ok: true, id: r.id };
+        } catch (e) {
+          const refused = refusal(e);
+          if (refused) return { order_id: order.order_id, ok: false, ...refused };
+          throw e;
+        }
+      });
+    },
+
+    async recordPushes(records: PushRecord[]) {
+      if (records.length === 0) return;
+      const at = sqlStamp(now());
+      await withStore('recordPushes', (store) =>
+        store.transaction(async (s) => {
+          // Last record of an order_id wins, as the batch was planned.
+          const byId = new Map(records.map((r) => [r.order_id, r]));
+          // One statement per slice: a row-by-row insert cost more than the pushes themselves.
+          const list = [...byId.values()];
+          const params: Array<string | number | null> = [];
+          const values = list.map((r) => {
+            params.push(r.order_id, r.hash, r.status, r.id ?? null, r.httpStatus ?? null, r.message ?? null, r.runId);
+            const n = params.length;
+            return `($${n - 6}, $${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}::INTEGER, $${n - 1}, '${at}'::TIMESTAMP, $${n})`;
+          });
+          await s.run(
+            `INSERT INTO order_pushes (order_id, hash, status, service_id, http_status, last_error, pushed_at, run_id)
+             VALUES ${values.join(', ')}
+             ON CONFLICT (order_id) DO UPDATE SET hash = excluded.hash, status = excluded.status,
+               service_id = coalesce(excluded.service_id, order_pushes.service_id), http_status = excluded.http_status,
+               last_error = excluded.last_error, pushed_at = excluded.pushed_at, run_id = excluded.run_id`,
+            params,
+          );
+        }),
+      );
+    },
+  };
+}

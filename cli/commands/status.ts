@@ -1,0 +1,174 @@
+// cbp status: what an operator looks at first. The last runs, the report windows of the default lookback
+// (loaded or still pending), the freshest data per report kind, journal segments waiting for ingest,
+// quarantined rows per kind and the alerts in force. Reads the store read-only; when a writer holds it
+// (a run or the worker), reads the published snapshot instead and says so.
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import type { Config } from '../../lib/config.ts';
+import { UsageError } from '../../lib/errors.ts';
+import { openStore, type Store } from '../../store/db.ts';
+import { StoreUnavailableError } from '../../store/errors.ts';
+import { listClosedSegments } from '../../webhook/journal.ts';
+import { REPORT_KINDS } from '../../contract/reporting.ts';
+import { dayNumber, nightlyTasks, windowId } from '../../workflows/windows.ts';
+import { renderTable } from './sql.ts';
+
+export interface StatusReport {
+  source: 'store' | 'snapshot' | 'none';
+  path: string | null;
+  note?: string;
+  asOf: string;
+  runs: Array<{ run_id: string; workflow: string; status: string; started_at: string; finished_at: string; as_of: string | null; error: string | null }>;
+  windows: { lookbackDays: number; windowDays: number; done: number; pending: Array<{ kind: string; window: string }> };
+  freshest: Array<{ kind: string; latest_window_end: string | null; last_loaded_at: string | null; loads: number }>;
+  journal: { dir: string; waiting: number; segments: string[] };
+  quarantine: Array<{ kind: string; rows: number }>;
+  alerts: Array<{ mid: string; network: string; program: string; level: string; month: string; ratio_pct: number | null }>;
+}
+
+async function tryAll<T>(store: Store, sql: string): Promise<T[]> {
+  try {
+    return await store.all<T>(sql);
+  } catch {
+    // An older store or snapshot without this table: nothing to show for it.
+    return [];
+  }
+}
+
+async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
+  if (existsSync(cfg.dbPath)) {
+    try {
+      return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true }), source: 'store', path: cfg.dbPath };
+    } catch (e) {
+      if (!(e instanceof StoreUnavailableError)) throw e;
+      if (existsSync(cfg.snapshotPath)) {
+        return {
+          store: await openStore({ dbPath: cfg.snapshotPath, readOnly: true, migrate: false }),
+          source: 'snapshot',
+          path: cfg.snapshotPath,
+          note: `the store ${cfg.dbPath} is held by a writer (a run or the worker): showing the published snapshot, as of its last publish`,
+        };
+      }
+      return { source: 'none', path: null, note: `the store ${cfg.dbPath} is held by a writer and no snapshot is published yet` };
+    }
+  }
+  if (existsSync(cfg.snapshotPath)) {
+    return { store: await openStore({ dbPath: cfg.snapshotPath, readOnly: true, migrate: false }), source: 'snapshot', path: cfg.snapshotPath, note: `no store at ${cfg.dbPath}: showing the snapshot` };
+  }
+  return { source: 'none', path: null, note: `no store at ${cfg.dbPath} yet: run \`cbp run backfill\` or \`cbp run nightly\` first` };
+}
+
+export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDays?: number; windowDays?: number; runs?: number } = {}): Promise<StatusReport> {
+  const now = opts.now ?? new Date();
+  const lookbackDays = opts.lookbackDays ?? (typeof cfg.lookbackDays === 'number' ? cfg.lookbackDays : 60);
+  const windowDays = opts.windowDays ?? (typeof cfg.windowDays === 'number' ? cfg.windowDays : 7);
+  const journalDir = (cfg.journalDir as string | undefined) ?? 'data/journal';
+  const segments = existsSync(journalDir) ? listClosedSegments(journalDir) : [];
+  const opened = await openForStatus(cfg);
+  const report: StatusReport = {
+    source: opened.source,
+    path: opened.path,
+    ...(opened.note ? { note: opened.note } : {}),
+    asOf: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    runs: [],
+    windows: { lookbackDays, windowDays, done: 0, pending: [] },
+    freshest: [],
+    journal: { dir: journalDir, waiting: segments.length, segments },
+    quarantine: [],
+    alerts: [],
+  };
+  const tasks = nightlyTasks(REPORT_KINDS, report.asOf, lookbackDays, windowDays);
+  const store = opened.store;
+  if (!store) {
+    report.windows.pending = tasks.map((t) => ({ kind: t.kind, window: windowId(t.window) }));
+    return report;
+  }
+  try {
+    report.runs = await tryAll(
+      store,
+      `SELECT run_id, workflow, status, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at, strftime(finished_at, '%Y-%m-%dT%H:%M:%SZ') AS finished_at,
+              strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, error
+         FROM runs ORDER BY finished_at DESC LIMIT ${Math.max(1, opts.runs ?? 10)}`,
+    );
+    // A window counts as done when every one of its days lies in a window some load covered (nightly windows
+    // shift by a day each night, so their ids never repeat).
+    const covered = await tryAll<{ kind: string; s: string; e: string }>(
+      store,
+      `SELECT kind, strftime(window_start, '%Y-%m-%d') AS s, strftime(window_end, '%Y-%m-%d') AS e FROM loads WHERE window_start IS NOT NULL
+       UNION SELECT kind, strftime(window_start, '%Y-%m-%d'), strftime(window_end, '%Y-%m-%d') FROM windows_done`,
+    );
+    const byKind = new Map<string, Array<[number, number]>>();
+    for (const c of covered) {
+      const list = byKind.get(c.kind) ?? [];
+      list.push([dayNumber(c.s), dayNumber(c.e)]);
+      byKind.set(c.kind, list);
+    }
+    for (const t of tasks) {
+      const spans = byKind.get(t.kind) ?? [];
+      let ok = true;
+      for (let d = dayNumber(t.window.from); d <= dayNumber(t.window.to) && ok; d++) ok = spans.some(([a, b]) => a <= d && d <= b);
+      if (ok) report.windows.done++;
+      else report.windows.pending.push({ kind: t.kind, window: windowId(t.window) });
+    }
+    const fresh = await tryAll<{ kind: string; latest_window_end: string | null; last_loaded_at: string | null; loads: number | string }>(
+      store,
+      `SELECT kind, strftime(max(window_end), '%Y-%m-%d') AS latest_window_end, strftime(max(last_loaded_at), '%Y-%m-%dT%H:%M:%SZ') AS last_loaded_at, count(*) AS loads
+         FROM loads GROUP BY kind`,
+    );
+    report.freshest = REPORT_KINDS.map((k) => {
+      const f = fresh.find((r) => r.kind === k);
+      return { kind: k, latest_window_end: f?.latest_window_end ?? null, last_loaded_at: f?.last_loaded_at ?? null, loads: Number(f?.loads ?? 0) };
+    });
+    report.quarantine = (await tryAll<{ kind: string; rows: number | string }>(store, 'SELECT kind, count(*) AS rows FROM quarantine GROUP BY kind ORDER BY kind')).map((r) => ({
+      kind: r.kind,
+      rows: Number(r.rows),
+    }));
+    // In force: the level each series reached in the latest month evaluated for it.
+    report.alerts = (
+      await tryAll<{ mid: string; network: string; program: string; level: string; month: string; ratio: number | null }>(
+        store,
+        `SELECT s.mid, s.network, s.program, s.level, s.month, s.ratio FROM alert_states s
+          WHERE s.status = 'reached'
+            AND s.month = (SELECT max(t.month) FROM alert_states t WHERE t.mid = s.mid AND t.network = s.network AND t.program = s.program)
+          QUALIFY row_number() OVER (PARTITION BY s.mid, s.network, s.program ORDER BY s.rank DESC) = 1
+          ORDER BY s.mid, s.network, s.program`,
+      )
+    ).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
+  } finally {
+    store.close();
+  }
+  return report;
+}
+
+export function humanStatus(r: StatusReport): string {
+  const out: string[] = [];
+  out.push(`cbp status as of ${r.asOf} — reading the ${r.source === 'none' ? 'nothing (no store)' : `${r.source} ${r.path}`}`);
+  if (r.note) out.push(`note: ${r.note}`);
+  out.push('', 'Last runs:');
+  out.push(r.runs.length ? renderTable(['run', 'workflow', 'status', 'finished', 'error'], r.runs.map((x) => [x.run_id, x.workflow, x.status, x.finished_at, x.error])) : '  (none recorded)');
+  out.push('', `Report windows of the last ${r.windows.lookbackDays} days (${r.windows.windowDays}-day windows, MID report by month): ${r.windows.done} loaded, ${r.windows.pending.length} pending`);
+  for (const p of r.windows.pending.slice(0, 12)) out.push(`  pending ${p.kind} ${p.window}`);
+  if (r.windows.pending.length > 12) out.push(`  ... and ${r.windows.pending.length - 12} more`);
+  out.push('', 'Freshest data per report kind:');
+  out.push(renderTable(['kind', 'latest window end', 'last loaded', 'loads'], r.freshest.map((f) => [f.kind, f.latest_window_end, f.last_loaded_at, f.loads])));
+  out.push('', `Journal ${r.journal.dir}: ${r.journal.waiting} sealed segment(s) waiting for ingest`);
+  out.push('', `Quarantined rows: ${r.quarantine.length ? r.quarantine.map((q) => `${q.kind} ${q.rows}`).join(', ') : 'none'}`);
+  out.push('', 'Alerts in force:');
+  out.push(r.alerts.length ? renderTable(['mid', 'network', 'program', 'level', 'month', 'ratio %'], r.alerts.map((a) => [a.mid, a.network, a.program, a.level, a.month, a.ratio_pct])) : '  none');
+  return out.join('\n');
+}
+
+export function register(program: Command, ctx: Ctx): void {
+  program
+    .command('status')
+    .description('What ran, what is loaded or pending, journal backlog, quarantine and alerts in force (reads the store read-only, or the snapshot)')
+    .option('--as-of <iso>', 'judge pending windows as of this time (default: now; e.g. the sandbox clock)')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { asOf?: string; json?: boolean }) => {
+      const at = o.asOf === undefined ? new Date() : new Date(/^\d{4}-\d{2}-\d{2}$/.test(o.asOf.trim()) ? `${o.asOf.trim()}T00:00:00Z` : o.asOf);
+      if (Number.isNaN(at.getTime())) throw new UsageError(`--as-of must be an ISO 8601 date or date-time (UTC), got ${JSON.stringify(o.asOf)}`);
+      const r = await collectStatus(ctx.config(), { now: at });
+      ctx.out(r, humanStatus, o.json);
+    });
+}

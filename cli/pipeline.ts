@@ -1,0 +1,187 @@
+// What `cbp run <step>` and `cbp demo` share: one store and one set of clients per run (the store has one
+// writer), the real activities, the local runner, progress bars, and the summaries printed at the end.
+import { SingleBar, Presets } from 'cli-progress';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities/index.ts';
+import type { Activities, FetchAndLoadResult } from '../activities/types.ts';
+import { createServiceClients, type ServiceClients, type ServiceClientsOptions } from '../client/index.ts';
+import { requireSettings, type Config } from '../lib/config.ts';
+import { openStore, type Store } from '../store/db.ts';
+import { createLocalRunner, type LocalRunner } from '../worker/local.ts';
+import type { BackfillResult } from '../workflows/backfill.ts';
+import type { NightlyResult } from '../workflows/nightly.ts';
+import type { PushOrdersResult } from '../workflows/push-orders.ts';
+import type { ReconcileResult } from '../workflows/reconcile.ts';
+import type { IngestResult } from '../activities/types.ts';
+import { renderTable } from './commands/sql.ts';
+
+/** Settings each step needs; a missing one is named with every other missing one at once. */
+export const STEP_SETTINGS = {
+  reporting: ['reportingBaseUrl', 'reportingKey', 'companyToken'],
+  events: ['eventsBaseUrl', 'authBaseUrl', 'apiSecret'],
+  data: ['dataBaseUrl', 'dataUsername', 'dataPassword'],
+  webhook: ['webhookUsername', 'webhookPassword'],
+} as const;
+
+export function requireFor(cfg: Config, groups: Array<keyof typeof STEP_SETTINGS>, forWhat: string, extra: string[] = []): void {
+  const keys = [...new Set([...groups.flatMap((g) => STEP_SETTINGS[g] as readonly string[]), ...extra])];
+  requireSettings(cfg, keys, forWhat);
+}
+
+export interface Pipeline {
+  store: Store;
+  clients: ServiceClients;
+  activities: Activities;
+  runner: LocalRunner;
+  close(): Promise<void>;
+}
+
+export interface PipelineOptions {
+  logger?: Logger;
+  /** Client options (tests: short retry sleeps). */
+  clientOptions?: ServiceClientsOptions;
+  /** The workflows' clock (default: the wall clock). */
+  now?: () => string;
+  /** Wraps the activities (progress counting, fault injection in tests). */
+  wrap?: (a: Activities) => Activities;
+}
+
+/** Opens the store once for the whole run and builds the activities over it. */
+export async function openPipeline(cfg: Config, opts: PipelineOptions = {}): Promise<Pipeline> {
+  const store = await openStore({ dbPath: cfg.dbPath });
+  const clients = createServiceClients(cfg, opts.clientOptions);
+  const base = createActivities({ config: cfg, store, clients, logger: opts.logger });
+  const activities = opts.wrap ? opts.wrap(base) : base;
+  const runner = createLocalRunner(activities, opts.now ? { now: opts.now } : {});
+  let closed = false;
+  return {
+    store,
+    clients,
+    activities,
+    runner,
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await clients.close();
+      } finally {
+        store.close();
+      }
+    },
+  };
+}
+
+/** Counts report windows as they finish (for a progress bar). */
+export function countWindows(onDone: (r: FetchAndLoadResult) => void): (a: Activities) => Activities {
+  return (a) => ({
+    ...a,
+    async fetchAndLoad(input) {
+      const r = await a.fetchAndLoad(input);
+      onDone(r);
+      return r;
+    },
+  });
+}
+
+export interface Progress {
+  start(total: number, label: string): void;
+  tick(): void;
+  stop(): void;
+}
+
+/** A progress bar on stderr when stdout is a terminal and JSON was not asked for; otherwise nothing. */
+export function progressBar(json: boolean | undefined, stream: NodeJS.WriteStream = process.stderr): Progress {
+  const on = !json && process.stdout.isTTY === true && stream.isTTY === true;
+  let bar: SingleBar | undefined;
+  return {
+    start(total, label) {
+      if (!on) return;
+      bar = new SingleBar({ format: `${label} [{bar}] {value}/{total} windows | {duration}s`, stream, hideCursor: true, clearOnComplete: true }, Presets.shades_classic);
+      bar.start(total, 0);
+    },
+    tick() {
+      if (bar) {
+        // The plan's size is known only inside the body: grow the total when a run does more than announced.
+        if (bar.getProgress() >= 1) bar.setTotal(bar.getTotal() + 1);
+        bar.increment();
+      }
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+    },
+  };
+}
+
+// --- summaries ------------------------------------------------------------------------------------------
+
+function table(rows: Array<[string, unknown]>): string {
+  return renderTable(['', 'value'], rows.map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : (v as string | number | null)])).replace(/\n\(\d+ rows?\)$/, '');
+}
+
+export function humanNightly(r: NightlyResult): string {
+  const records = r.windows.reduce((n, w) => n + w.records, 0);
+  const quarantined = r.windows.reduce((n, w) => n + w.quarantined, 0);
+  return [
+    `nightly ${r.runId}: ok`,
+    table([
+      ['as of', r.asOf],
+      ['report windows', r.windows.length],
+      ['records loaded', records],
+      ['records quarantined', quarantined],
+      ['events ingested', `${r.events.events} (${r.events.duplicates} duplicates, ${r.events.quarantined} quarantined, ${r.events.failed} segments failed)`],
+      ['lookups', `${r.enrich.lookups} (${r.enrich.failed} failed, retried next run)`],
+      ['ratio rows judged', r.ratios.ratios],
+      ['alerts firing', r.ratios.alerts],
+      ['notices', `${r.ratios.noticesQueued} queued, ${r.notices.sent} sent, ${r.notices.failed} pending`],
+      ['snapshot', r.snapshot.path],
+    ]),
+  ].join('\n');
+}
+
+export function humanBackfill(r: BackfillResult): string {
+  const rows: Array<[string, unknown]> = [
+    ['windows planned', r.planned],
+    ['windows loaded', r.loaded],
+    ['already done (skipped)', r.skipped],
+    ['records loaded', r.records],
+    ['records quarantined', r.quarantined],
+  ];
+  if (r.status === 'done') rows.push(['alerts firing', r.ratios.alerts], ['snapshot', r.snapshot.path]);
+  return [`backfill ${r.runId}: ${r.status}`, table(rows)].join('\n');
+}
+
+export function humanIngestResult(r: IngestResult): string {
+  return `ingested ${r.events} new events from ${r.segments} segments (${r.duplicates} duplicates, ${r.quarantined} quarantined, ${r.failed} failed)`;
+}
+
+export function humanReconcile(r: ReconcileResult): string {
+  const lines = [`subscriptions ${r.runId}: service clock ${r.serviceTime}`];
+  const rows: Array<[string, unknown]> = [
+    ['created', r.created.map((c) => `${c.event_type} (${c.reason})`).join(', ') || 0],
+    ['updated', r.updated.map((u) => `${u.event_type} [${u.fields.join(',')}]`).join(', ') || 0],
+    ['deleted', r.deleted.map((d) => `${d.event_type} (${d.reason})`).join(', ') || 0],
+    ['unchanged', r.unchanged],
+    ['vetting pending', r.pendingVetting.map((v) => `${v.event_type} (${v.ageHours.toFixed(1)} h)`).join(', ') || 0],
+    ['vetting failed', r.failedVetting.map((v) => `${v.event_type} (${v.ageHours.toFixed(1)} h)`).join(', ') || 0],
+  ];
+  lines.push(table(rows));
+  return lines.join('\n');
+}
+
+export function humanPush(r: PushOrdersResult): string {
+  const lines = [
+    `orders ${r.runId}: ${r.status}`,
+    table([
+      ['read', r.read],
+      ['new (pushed)', r.new],
+      ['changed (pushed)', r.changed],
+      ['unchanged (skipped)', r.unchanged],
+      ['rejected by the service', r.rejected],
+      ['invalid in the file', r.invalid],
+    ]),
+  ];
+  for (const o of r.rejectedOrders.slice(0, 20)) lines.push(`  rejected ${o.order_id} (${o.status}): ${o.message}`);
+  for (const l of r.invalidLines.slice(0, 20)) lines.push(`  invalid line ${l.line}${l.order_id ? ` (${l.order_id})` : ''}: ${l.message}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,99 @@
+// Shared by the activities / runner tests: a sandbox on port 0, a temp data dir, a Config pointing the real
+// clients at the sandbox (built from an env object: process.env is never touched), and table dumps.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Activities } from '../activities/types.ts';
+import { demoConfig } from '../cli/commands/demo.ts';
+import { openPipeline, type Pipeline, type PipelineOptions } from '../cli/pipeline.ts';
+import type { Config } from '../lib/config.ts';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../sandbox/index.ts';
+import type { Store } from '../store/db.ts';
+import { CbpError } from '../lib/errors.ts';
+
+export function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+}
+
+export async function sandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
+  return startSandbox({ port: 0, ...opts });
+}
+
+export const WEBHOOK = { username: 'cbp-test', password: 'test-password-123', url: 'http://127.0.0.1:9/events' };
+
+export function configFor(sb: RunningSandbox, dir: string, webhook: { username: string; password: string; url: string } = WEBHOOK): Config {
+  return demoConfig(sb, dir, webhook);
+}
+
+/** Retries without waiting: the sandbox's faults are retried at once. */
+export const FAST_RETRY: PipelineOptions['clientOptions'] = { retry: { retries: 8, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 5 } };
+
+export async function pipelineFor(cfg: Config, opts: PipelineOptions = {}): Promise<Pipeline> {
+  return openPipeline(cfg, { clientOptions: FAST_RETRY, ...opts });
+}
+
+export async function admin<T = unknown>(sb: RunningSandbox, method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${sb.admin}${route}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`sandbox admin ${method} ${route}: ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** A crash: fetchAndLoad throws after `n` successful windows (as a killed process would stop). */
+export function crashAfter(n: number): (a: Activities) => Activities {
+  let done = 0;
+  return (a) => ({
+    ...a,
+    async fetchAndLoad(input) {
+      if (done >= n) throw new CbpError('CBP_ERR_TEST_CRASH', `simulated crash after ${n} windows`, 500, false);
+      const r = await a.fetchAndLoad(input);
+      done++;
+      return r;
+    },
+  });
+}
+
+/** Report tables, as sorted JSON lines, without the columns that record when or from which file a row was seen. */
+export const REPORT_TABLES = ['chargebacks', 'chargeback_status_history', 'prevention_alerts', 'prevention_status_history', 'mid_stats', 'mids', 'quarantine'];
+const VOLATILE = /(_seen_at|^seen_at$|loaded_at|landing_file|^sha256$|fetched_at)/;
+
+export async function dumpTables(store: Store, tables = REPORT_TABLES): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const t of tables) {
+    const rows = await store.all<Record<string, unknown>>(`SELECT * FROM ${t}`);
+    out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE.test(k))))).sort();
+  }
+  return out;
+}
+
+export function rmrf(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Runs `node bin/cbp.js ...args` from the repo root with only the given cbp / Temporal settings in its environment. */
+export function cbp(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<CliRun> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  return new Promise((resolve, reject) => {
+    // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp.js'), ...args], { cwd, env: { ...base, ...env }, timeout: 170_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

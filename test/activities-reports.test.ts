@@ -1,0 +1,137 @@
+// The nightly and backfill bodies with the REAL activities against the sandbox and a real DuckDB file:
+// the right windows land in the store, a faulty service ends in the same store as a healthy one, and a
+// backfill killed half-way and resumed ends in the same store as an uninterrupted one.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningSandbox } from '../sandbox/index.ts';
+import { selectReport } from '../sandbox/reports.ts';
+import { nightlyTasks, windowBounds, windowId } from '../workflows/windows.ts';
+import { REPORT_KINDS } from '../contract/reporting.ts';
+import { admin, configFor, crashAfter, dumpTables, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
+
+let sb: RunningSandbox;
+const dirs: string[] = [];
+const dir = () => {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+};
+
+const AS_OF = '2026-01-01T00:00:00Z';
+const NIGHTLY = { asOf: AS_OF, lookbackDays: 30, windowDays: 10, parallelism: 2 };
+
+beforeAll(async () => {
+  sb = await sandbox();
+});
+afterAll(async () => {
+  await sb?.close();
+  for (const d of dirs) rmrf(d);
+});
+
+async function nightlyDump(faults?: unknown) {
+  const cfg = configFor(sb, dir());
+  if (faults) await admin(sb, 'POST', '/faults', faults);
+  const p = await pipelineFor(cfg);
+  try {
+    const r = await p.runner.nightly(NIGHTLY);
+    const injected = faults ? (await admin<{ injected: Record<string, unknown> }>(sb, 'GET', '/faults')).injected : {};
+    return { r, dump: await dumpTables(p.store), injected };
+  } finally {
+    if (faults) await admin(sb, 'DELETE', '/faults');
+    await p.close();
+  }
+}
+
+describe('nightly with the real activities', () => {
+  it('loads exactly the trailing windows of asOf, with every record the service reports for them', async () => {
+    const cfg = configFor(sb, dir());
+    const p = await pipelineFor(cfg);
+    try {
+      const r = await p.runner.nightly(NIGHTLY);
+      const tasks = nightlyTasks(REPORT_KINDS, AS_OF, 30, 10);
+      expect(r.windows.map((w) => w.task).sort()).toEqual(tasks.map((t) => `${t.kind}:${windowId(t.window)}`).sort());
+
+      const loads = await p.store.all<{ kind: string; s: string; e: string }>(
+        "SELECT kind, strftime(window_start, '%Y-%m-%d') AS s, strftime(window_end, '%Y-%m-%d') AS e FROM loads ORDER BY kind, s",
+      );
+      expect(loads.map((l) => `${l.kind}:${l.s}..${l.e}`).sort()).toEqual(tasks.map((t) => `${t.kind}:${windowId(t.window)}`).sort());
+
+      // The store holds every chargeback the service reports for those windows, once each.
+      const world = sb.state.world;
+      const keys = new Set<string>();
+      for (const t of tasks.filter((x) => x.kind === 'chargebacks')) {
+        const b = windowBounds(t.window);
+        for (const rec of selectReport(world, { kind: 'chargebacks', start: b.start, end: b.end, now: AS_OF })) keys.add(`${rec.mid}|${rec.case_number}`);
+      }
+      const [{ n }] = await p.store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM chargebacks');
+      expect(keys.size).toBeGreaterThan(0);
+      expect(n).toBe(keys.size);
+
+      const [run] = await p.store.all<{ workflow: string; status: string; as_of: string }>("SELECT workflow, status, strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of FROM runs");
+      expect(run).toEqual({ workflow: 'nightly', status: 'ok', as_of: AS_OF });
+      expect(r.snapshot.path).toMatch(/published/);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('ends with the same store when the reporting interface answers 20% 5xx, some 504s and slowly (the client retries)', async () => {
+    const clean = await nightlyDump();
+    const faulty = await nightlyDump({
+      seed: 11,
+      interfaces: { reporting: { errorRate: 0.2, errorStatuses: [500, 502, 503, 504, 504], latencyMs: 15 } },
+    });
+    expect(faulty.r.windows.length).toBe(clean.r.windows.length);
+    expect(faulty.dump).toEqual(clean.dump);
+    expect(clean.dump.chargebacks.length).toBeGreaterThan(0);
+    // The faults were really there.
+    expect(JSON.stringify(faulty.injected)).toMatch(/[1-9]/);
+  });
+});
+
+describe('backfill with the real activities', () => {
+  const INPUT = { from: '2025-10-01', to: '2025-12-31', windowDays: 15, parallelism: 2 };
+
+  it('resumes a run killed half-way and ends with the same store as an uninterrupted run', async () => {
+    const whole = configFor(sb, dir());
+    const p1 = await pipelineFor(whole);
+    let wholeDump;
+    let planned = 0;
+    try {
+      const r = await p1.runner.backfill(INPUT);
+      expect(r.status).toBe('done');
+      planned = r.planned;
+      expect(r.loaded).toBe(r.planned);
+      wholeDump = await dumpTables(p1.store);
+    } finally {
+      await p1.close();
+    }
+
+    const cfg = configFor(sb, dir());
+    const killed = await pipelineFor(cfg, { wrap: crashAfter(5) });
+    try {
+      await expect(killed.runner.backfill(INPUT)).rejects.toThrow(/simulated crash/);
+      const [{ n }] = await killed.store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM windows_done');
+      expect(n).toBeGreaterThanOrEqual(4);
+      expect(n).toBeLessThan(planned);
+      const [failed] = await killed.store.all<{ status: string; error: string }>('SELECT status, error FROM runs');
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatch(/simulated crash/);
+    } finally {
+      await killed.close();
+    }
+
+    const resumed = await pipelineFor(cfg);
+    try {
+      const r = await resumed.runner.backfill(INPUT);
+      expect(r.status).toBe('done');
+      expect(r.skipped).toBeGreaterThanOrEqual(4);
+      expect(r.loaded + r.skipped).toBe(planned);
+      expect(await dumpTables(resumed.store)).toEqual(wholeDump);
+      // A third run finds everything done and fetches nothing.
+      const again = await resumed.runner.backfill(INPUT);
+      expect(again).toMatchObject({ status: 'done', loaded: 0, skipped: planned });
+    } finally {
+      await resumed.close();
+    }
+  });
+});

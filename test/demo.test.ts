@@ -1,0 +1,47 @@
+// `cbp demo` end to end as a user runs it: a child process with no configuration at all, which must exit 0
+// by itself (everything it started is closed), print its steps, the ratio table and alerts, and a `cbp sql`
+// command that works as printed.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
+
+const dir = tempDir();
+afterAll(() => rmrf(dir));
+
+describe('cbp demo', { timeout: 180_000 }, () => {
+  it('runs the whole pipeline against an in-process sandbox, exits 0 and prints a working sql command', async () => {
+    const dataDir = path.join(dir, 'demo');
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'), 'x');
+
+    const r = await cbp(['demo', '--data-dir', dataDir]);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.code).toBe(0);
+    for (let n = 1; n <= 9; n++) expect(r.stdout).toMatch(new RegExp(`^\\[${n}/9\\] `, 'm'));
+    expect(r.stdout).toMatch(/vetting: .* 8\/8 active/);
+    expect(r.stdout).toMatch(/pushed [1-9]\d* of \d+ scenario orders/);
+    expect(r.stdout).toMatch(/\[5\/9\] clock .* [1-9]\d* events/);
+    expect(r.stdout).toMatch(/\[7\/9\] ingest .* [1-9]\d* events/);
+    expect(r.stdout).toMatch(/as of 2026-01-15T00:00:00Z \(the sandbox clock\)/);
+    // The CEMEA MID over Visa VAMP (its region comes from the thresholds file the demo writes) is paged, signed.
+    expect(r.stdout).toMatch(/860100000102 \| visa\s+\| vamp\s+\|.*\| excessive/);
+    expect(r.stdout).toMatch(/1 delivered to the alert webhook/);
+    expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000102 visa vamp/);
+    // The breaching MID of the built-in scenario shows at its Mastercard ECM level.
+    expect(r.stdout).toMatch(/860100000101 \| mastercard\s+\| ecp\s+\|.*\| ecm/);
+    expect(r.stdout).toMatch(/Alerts raised/);
+    expect(r.stdout).toMatch(/demo finished in [\d.]+ s/);
+    // A clean re-run: the data dir was wiped at start.
+    expect(fs.existsSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'))).toBe(false);
+
+    const line = r.stdout.split('\n').find((l) => l.trim().startsWith('npx cbp sql --snapshot'));
+    expect(line).toBeDefined();
+    const m = /--snapshot (\S+) "(.*)"$/.exec(line!.trim());
+    expect(m).not.toBeNull();
+    const q = await cbp(['sql', '--snapshot', m![1]!, m![2]!, '--format', 'json']);
+    expect(q.code).toBe(0);
+    const rows = JSON.parse(q.stdout) as Array<{ mid: string }>;
+    expect(rows.length).toBeGreaterThan(0);
+  });
+});
