@@ -208,7 +208,9 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
      hot AS (SELECT DISTINCT mid, network, program FROM r WHERE ratio >= min_threshold)
      SELECT r.* EXCLUDE (min_threshold) FROM r SEMI JOIN hot USING (mid, network, program)
       ORDER BY mid, network, program, metric, month, is_projection`;
-  const known = new Set((await store.all<{ notice_id: string }>('SELECT notice_id FROM alerts')).map((r) => r.notice_id));
+  // notice_id → notify. A notice recorded as history (notify false, e.g. by a backfill) whose month is now
+  // within notifySince is promoted once: a breach found by a backfill in the current months still pages.
+  const known = new Map((await store.all<{ notice_id: string; notify: boolean }>('SELECT notice_id, notify FROM alerts')).map((r) => [r.notice_id, r.notify === true]));
   for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
     const rows = (await store.all<Record<string, unknown>>(sql, { asof: asOfMonth, lo, hi })).map(toRatioRow);
     result.rows += rows.length;
@@ -216,8 +218,14 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const projections = evaluateProjections(rows, opts.rules);
     const notices = deriveNotices(levels, projections, { notifySince, now });
     const fresh = notices.filter((n) => !known.has(n.notice_id));
-    for (const n of fresh) known.add(n.notice_id);
-    result.newNotices.push(...fresh);
+    const promoted = notices.filter((n) => n.notify && known.get(n.notice_id) === false);
+    for (const n of fresh) known.set(n.notice_id, n.notify);
+    for (const n of promoted) known.set(n.notice_id, true);
+    result.newNotices.push(...fresh, ...promoted);
+    if (promoted.length) {
+      const ids = promoted.map((n) => n.notice_id);
+      await store.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`, ids);
+    }
     const reached = levels.filter((l) => l.level !== null);
     const projected = projections.filter((p) => p.level !== null);
     result.levelsReached += reached.length;

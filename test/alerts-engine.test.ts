@@ -86,6 +86,21 @@ describe('alert notices', () => {
     expect(b1).toMatchObject({ kind: 'reached', level: 'excessive', notify: false });
   });
 
+  it('pages, once, for a current-month breach a backfill recorded as history', async () => {
+    await insertStats(store, [
+      { mid: 'c1', network: 'discover', month: '2026-04', cb: 1, tx: 5_000 },
+      { mid: 'c1', network: 'discover', month: '2026-05', cb: 150, tx: 5_000 },
+    ]);
+    const backfill = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: false, now });
+    expect(backfill.noticesQueued).toBe(0);
+    expect((await listAlerts(store, { mid: 'c1' }))[0]).toMatchObject({ kind: 'reached', month: '2026-05', notify: false });
+    const nightly = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect(nightly.noticesQueued).toBe(1);
+    expect((await listAlerts(store, { mid: 'c1' }))[0]).toMatchObject({ kind: 'reached', month: '2026-05', notify: true });
+    const again = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect(again.noticesQueued).toBe(0);
+  });
+
   it('derives stable notice ids', () => {
     expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toBe(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01'));
     expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toMatch(/^ntc_[0-9a-f]{32}$/);
