@@ -128,6 +128,38 @@ export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], o
   return out;
 }
 
+/**
+ * The notices that established a level still in force in a month at or after notifySince: for each series,
+ * the latest reached / escalated notice (or resolved notice stepping down to a lower level) at or before
+ * the series' latest month, when that month still has a level. When cbp first meets a merchant already in
+ * a program (a backfill found the level months ago), this is the notice that must reach someone once.
+ */
+export function standingNotices(levels: MonthLevel[], notices: Notice[], notifySince: string): Notice[] {
+  const key = (x: { mid: string; network: string; program: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}`;
+  const latest = new Map<string, MonthLevel>();
+  for (const l of levels) {
+    const k = key(l);
+    const cur = latest.get(k);
+    if (!cur || l.month > cur.month) latest.set(k, l);
+  }
+  const establishing = new Map<string, Notice>();
+  const sorted = notices.filter((n) => n.kind !== 'projected').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+  for (const n of sorted) {
+    const l = latest.get(key(n));
+    if (!l || n.month > l.month) continue;
+    if (n.kind === 'resolved' && n.previous_level === null) establishing.delete(key(n));
+    else establishing.set(key(n), n);
+  }
+  const out: Notice[] = [];
+  for (const [k, l] of latest) {
+    if (l.level === null || l.month < notifySince) continue;
+    const n = establishing.get(k);
+    const inForce = n ? (n.kind === 'resolved' ? n.previous_level : n.level) : null;
+    if (n && inForce === l.level) out.push(n);
+  }
+  return out;
+}
+
 export interface EvaluateAlertsOptions {
   asOf: Date | string;
   rules: RuleSet;
@@ -217,6 +249,8 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const levels = evaluateRows(rows, opts.rules);
     const projections = evaluateProjections(rows, opts.rules);
     const notices = deriveNotices(levels, projections, { notifySince, now });
+    // A level still in force now is paged once, even when it was reached in a month recorded as history.
+    for (const n of standingNotices(levels, notices, notifySince)) n.notify = true;
     const fresh = notices.filter((n) => !known.has(n.notice_id));
     const promoted = notices.filter((n) => n.notify && known.get(n.notice_id) === false);
     for (const n of fresh) known.set(n.notice_id, n.notify);

@@ -101,6 +101,18 @@ describe('alert notices', () => {
     expect(again.noticesQueued).toBe(0);
   });
 
+  it('pages, once, a level reached months ago (history) that is still in force', async () => {
+    const s1 = (month: string, cb: number) => ({ mid: 's1', network: 'mastercard' as const, month, cb, tx: 10_000 });
+    await insertStats(store, [s1('2025-12', 10), s1('2026-01', 200), s1('2026-02', 200), s1('2026-03', 200), s1('2026-04', 200), s1('2026-05', 200)]);
+    await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: false, now });
+    const history = await listAlerts(store, { mid: 's1' });
+    expect(history.map((a) => [a.kind, a.level, a.month, a.notify])).toEqual([['reached', 'ecm', '2026-01', false]]);
+    await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect((await listAlerts(store, { mid: 's1' })).map((a) => [a.kind, a.month, a.notify])).toEqual([['reached', '2026-01', true]]);
+    const again = await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now });
+    expect(again.newNotices.filter((n) => n.mid === 's1')).toEqual([]);
+  });
+
   it('derives stable notice ids', () => {
     expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toBe(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01'));
     expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toMatch(/^ntc_[0-9a-f]{32}$/);
