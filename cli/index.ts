@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import { makeCtx } from './context.ts';
 import { commands } from './commands/index.ts';
 import { CbpError, ConfigError, UsageError, describeError } from '../lib/errors.ts';
-import { scrub } from '../lib/log.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -18,6 +17,8 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   const ctx = makeCtx(program);
+  // Hooks of the root run before every subcommand's action: the configuration modules load only then.
+  program.hook('preAction', () => ctx.prepare());
   for (const reg of commands) reg(program, ctx);
   program.commands.forEach(function walk(c: Command) {
     c.exitOverride();
@@ -39,6 +40,8 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     const code = exitCodeFor(e);
     if (!(e instanceof CommanderError)) {
+      // Loaded here, not at start: the secrets it scrubs were registered by the same module instance.
+      const { scrub } = await import('../lib/log.ts');
       process.stderr.write(`cbp: ${scrub(describeError(e))}\n`);
       if (!(e instanceof CbpError) && process.env.CBP_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     }

@@ -1,13 +1,15 @@
 // What `cbp run <step>` and `cbp demo` share: one store and one set of clients per run (the store has one
 // writer), the real activities, the local runner, progress bars, and the summaries printed at the end.
-import { SingleBar, Presets } from 'cli-progress';
+// Heavy modules (DuckDB, undici, the activities, cli-progress) load when a pipeline opens, not at import:
+// every `cbp` start imports this file through run.ts.
+import { createRequire } from 'node:module';
+import type { SingleBar } from 'cli-progress';
 import type { Logger } from 'pino';
-import { createActivities } from '../activities/index.ts';
 import type { Activities, FetchAndLoadResult } from '../activities/types.ts';
-import { createServiceClients, type ServiceClients, type ServiceClientsOptions } from '../client/index.ts';
-import { requireSettings, type Config } from '../lib/config.ts';
-import { openStore, type Store } from '../store/db.ts';
-import { createLocalRunner, type LocalRunner } from '../worker/local.ts';
+import type { ServiceClients, ServiceClientsOptions } from '../client/index.ts';
+import type { Config } from '../lib/config.ts';
+import type { Store } from '../store/db.ts';
+import type { LocalRunner } from '../worker/local.ts';
 import type { BackfillResult } from '../workflows/backfill.ts';
 import type { NightlyResult } from '../workflows/nightly.ts';
 import type { PushOrdersResult } from '../workflows/push-orders.ts';
@@ -23,7 +25,8 @@ export const STEP_SETTINGS = {
   webhook: ['webhookUsername', 'webhookPassword'],
 } as const;
 
-export function requireFor(cfg: Config, groups: Array<keyof typeof STEP_SETTINGS>, forWhat: string, extra: string[] = []): void {
+export async function requireFor(cfg: Config, groups: Array<keyof typeof STEP_SETTINGS>, forWhat: string, extra: string[] = []): Promise<void> {
+  const { requireSettings } = await import('../lib/config.ts');
   const keys = [...new Set([...groups.flatMap((g) => STEP_SETTINGS[g] as readonly string[]), ...extra])];
   requireSettings(cfg, keys, forWhat);
 }
@@ -48,6 +51,10 @@ export interface PipelineOptions {
 
 /** Opens the store once for the whole run and builds the activities over it. */
 export async function openPipeline(cfg: Config, opts: PipelineOptions = {}): Promise<Pipeline> {
+  const { openStore } = await import('../store/db.ts');
+  const { createServiceClients } = await import('../client/index.ts');
+  const { createActivities } = await import('../activities/index.ts');
+  const { createLocalRunner } = await import('../worker/local.ts');
   const store = await openStore({ dbPath: cfg.dbPath });
   const clients = createServiceClients(cfg, opts.clientOptions);
   const base = createActivities({ config: cfg, store, clients, logger: opts.logger });
@@ -96,6 +103,8 @@ export function progressBar(json: boolean | undefined, stream: NodeJS.WriteStrea
   return {
     start(total, label) {
       if (!on) return;
+      // cli-progress is CommonJS: required on demand, so a run without a terminal never loads it.
+      const { SingleBar, Presets } = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
       bar = new SingleBar({ format: `${label} [{bar}] {value}/{total} windows | {duration}s`, stream, hideCursor: true, clearOnComplete: true }, Presets.shades_classic);
       bar.start(total, 0);
     },

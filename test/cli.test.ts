@@ -2,7 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REPORT_KINDS as CONTRACT_KINDS } from '../contract/reporting.ts';
+import { REPORT_KINDS, parseDay, parseInstant } from '../cli/options.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -31,7 +34,7 @@ function cbp(args: string[], env: Record<string, string> = {}): Promise<Run> {
 }
 
 // concurrent: each test is its own process, and start-up (tsx, imports) dominates the time.
-// The generous timeout is for a loaded CI machine (each run starts tsx and imports every command's modules).
+// The generous timeout is for a loaded CI machine (each run starts tsx; commands load their modules when they run).
 describe.concurrent('cbp command', { timeout: 180_000 }, () => {
   it('--help exits 0 and lists the commands', async () => {
     const r = await cbp(['--help']);
@@ -96,5 +99,55 @@ describe.concurrent('cbp command', { timeout: 180_000 }, () => {
     const r = await cbp(['config', 'show', '--help'], { CBP_WEBHOOK_PORT: 'eighty' });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('--json');
+  });
+});
+
+/** Files `cbp` loads before any action runs: cli/index.ts and what it imports for values (not types), transitively. */
+function startupImports(): Map<string, string[]> {
+  const seen = new Map<string, string[]>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    const src = fs.readFileSync(file, 'utf8');
+    const specs = [...src.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?\sfrom\s+'([^']+)'/gms)].map((m) => m[1]);
+    seen.set(file, specs);
+    for (const s of specs) if (s.startsWith('.')) visit(path.resolve(path.dirname(file), s));
+  };
+  visit(path.join(root, 'cli', 'index.ts'));
+  return seen;
+}
+
+describe('cbp start-up', () => {
+  // `cbp --version` and `--help` took ~2 s when every command imported DuckDB, fastify, undici, zod... at the
+  // top. Commands now load those inside their actions; this keeps it so without timing anything.
+  it('imports nothing heavy before an action runs: only commander, node built-ins, cli/ and lib/errors.ts', () => {
+    const offending: string[] = [];
+    for (const [file, specs] of startupImports()) {
+      for (const s of specs) {
+        const ok = s === 'commander' || s.startsWith('node:') || (s.startsWith('.') && (() => {
+          const rel = path.relative(root, path.resolve(path.dirname(file), s)).split(path.sep).join('/');
+          return rel.startsWith('cli/') || rel === 'lib/errors.ts';
+        })());
+        if (!ok) offending.push(`${path.relative(root, file)} imports ${s}`);
+      }
+    }
+    expect(offending).toEqual([]);
+    expect(startupImports().size).toBeGreaterThan(10); // the walk did reach the command modules
+  });
+
+  it("keeps the CLI's list of report kinds equal to the contract's", () => {
+    expect([...REPORT_KINDS]).toEqual([...CONTRACT_KINDS]);
+  });
+
+  it('reads dates strictly: real calendar days only, UTC when no offset is given', () => {
+    expect(parseDay('--from', ' 2024-02-29 ')).toBe('2024-02-29');
+    for (const bad of ['2026-02-29', '2026-02-30', '2026-13-01', '2026-1-01', '2026-01-01x', '01/01/2026']) {
+      expect(() => parseDay('--from', bad), bad).toThrow(/--from must be a date YYYY-MM-DD/);
+    }
+    expect(parseInstant('--as-of', '2026-02-01')).toBe('2026-02-01T00:00:00.000Z');
+    expect(parseInstant('--as-of', '2026-02-01T10:30')).toBe('2026-02-01T10:30:00.000Z');
+    expect(parseInstant('--as-of', '2026-02-01T10:30:00+02:00')).toBe('2026-02-01T08:30:00.000Z');
+    for (const bad of ['yesterday', '2026-02-30', '2026-02-30T00:00:00Z', 'Feb 1 2026', '2026-02-01T25:00:00Z']) {
+      expect(() => parseInstant('--as-of', bad), bad).toThrow(/--as-of must be an ISO 8601 date or date-time in UTC/);
+    }
   });
 });

@@ -61,6 +61,33 @@ describe('cbp alerts', () => {
   });
 });
 
+describe('cbp ratios / alerts: bad arguments', () => {
+  it('refuses an unknown --program, a --limit that is not a whole number and an impossible --as-of with exit 2', () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['ratios', '--program', 'vampire'], /--program: unknown program "vampire"; expected one of .*vamp/],
+      [['alerts', '--limit', 'lots'], /--limit must be a whole number/],
+      [['alerts', '--limit', '0'], /--limit must be a whole number of at least 1/],
+      [['alerts', 'evaluate', '--as-of', '2026-02-30'], /--as-of must be an ISO 8601 date/],
+      [['alerts', 'requeue', '--notifier', 'pager'], /--notifier: unknown notifier "pager"; expected one of webhook, slack, email/],
+    ];
+    for (const [args, msg] of cases) {
+      const r = cbp(...args);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toMatch(msg);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('alerts requeue says how many given-up deliveries it put back, as text or JSON', () => {
+    const human = cbp('alerts', 'requeue');
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^0 given-up deliveries put back in the queue; send them with cbp alerts deliver/);
+    const json = cbp('alerts', 'requeue', '--notifier', 'webhook', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ requeued: 0, notifier: 'webhook' });
+  });
+});
+
 describe('cbp alerts deliver', () => {
   it('evaluates, then sends the pending notice to the configured webhook once', async () => {
     const bodies: string[] = [];

@@ -77,6 +77,43 @@ describe('cbp run / worker / schedule: arguments and configuration', { timeout: 
     }
   });
 
+  it('refuses impossible dates and trailing text in date options with exit 2, before any setting is needed', async () => {
+    const saved = snapshotEnv();
+    try {
+      const cases: Array<[string[], RegExp]> = [
+        [['run', 'backfill', '--from', '2026-02-30', '--to', '2026-03-01'], /--from must be a date YYYY-MM-DD \(UTC\), got "2026-02-30"/],
+        [['run', 'backfill', '--from', '2026-01-01x', '--to', '2026-01-02'], /--from must be a date YYYY-MM-DD/],
+        [['run', 'nightly', '--as-of', '2026-13-01'], /--as-of must be an ISO 8601 date or date-time in UTC/],
+        [['schedule', 'backfill', '--from', '2026-01-01', '--to', '2026-02-29'], /--to must be a date YYYY-MM-DD/],
+        [['status', '--as-of', '2026-04-31'], /--as-of must be an ISO 8601 date/],
+        [['sandbox', '--start', 'soon'], /--start must be an ISO 8601 date/],
+        [['demo', '--start', '2025-12-32'], /--start must be an ISO 8601 date/],
+      ];
+      for (const [args, msg] of cases) {
+        const r = await inProcess(args);
+        expect({ args, code: r.code }).toEqual({ args, code: 2 });
+        expect(r.err).toMatch(msg);
+      }
+    } finally {
+      restoreEnv(saved);
+    }
+  });
+
+  it('run orders names a missing --source file (exit 1) without creating the store', async () => {
+    const saved = snapshotEnv();
+    const dir = tempDir();
+    try {
+      Object.assign(process.env, { CBP_DATA_BASE_URL: 'http://127.0.0.1:9/stage', CBP_DATA_USERNAME: 'u', CBP_DATA_PASSWORD: 'pw-1234', CBP_DB_PATH: path.join(dir, 'cbp.duckdb') });
+      const r = await inProcess(['run', 'orders', '--source', path.join(dir, 'no-such-orders.ndjson')]);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/order file .*no-such-orders\.ndjson does not exist: give the NDJSON or CSV file of orders with --source/);
+      expect(fs.existsSync(path.join(dir, 'cbp.duckdb'))).toBe(false);
+    } finally {
+      restoreEnv(saved);
+      rmrf(dir);
+    }
+  });
+
   it('every new command has --help', async () => {
     for (const c of [['run', 'nightly'], ['run', 'backfill'], ['run', 'subscriptions'], ['run', 'orders'], ['worker'], ['schedule', 'apply'], ['schedule', 'backfill'], ['status'], ['demo']]) {
       const r = await inProcess([...c, '--help']);

@@ -4,12 +4,9 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
-import { openStore } from '../../store/db.ts';
-import { evaluateAfterLoad, listAlerts } from '../../alerts/engine.ts';
-import { deliverNotices, requeueFailed } from '../../alerts/outbox.ts';
-import { notifiersFromConfig } from '../../alerts/notifiers/index.ts';
-import { loadRules } from '../../rules/thresholds.ts';
 import { openForReading } from './ratios.ts';
+import { intOption } from './run.ts';
+import { parseInstant } from '../options.ts';
 
 function render(rows: Array<Record<string, unknown>>): string {
   if (rows.length === 0) return 'No alerts yet.';
@@ -20,7 +17,11 @@ function render(rows: Array<Record<string, unknown>>): string {
   return [...lines, `(${rows.length} notice${rows.length === 1 ? '' : 's'})`].join('\n');
 }
 
+/** The notifier names deliveries are recorded under (alerts/notifiers/*). */
+const NOTIFIERS = ['webhook', 'slack', 'email'];
+
 async function writer(ctx: Ctx) {
+  const { openStore } = await import('../../store/db.ts');
   return openStore({ dbPath: ctx.config().dbPath });
 }
 
@@ -29,13 +30,14 @@ export function register(program: Command, ctx: Ctx): void {
     .command('alerts')
     .description('List the alert history, newest first, with each notifier\'s delivery state')
     .option('--mid <mid>', 'only this MID')
-    .option('--limit <n>', 'at most this many notices', '1000')
+    .option('--limit <n>', 'at most this many notices', intOption('--limit'), 1000)
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--json', 'print an array of notices')
-    .action(async (o: { mid?: string; limit: string; snapshot?: string; json?: boolean }) => {
+    .action(async (o: { mid?: string; limit: number; snapshot?: string; json?: boolean }) => {
+      const { listAlerts } = await import('../../alerts/engine.ts');
       const store = await openForReading(ctx, o.snapshot);
       try {
-        const rows = await listAlerts(store, { mid: o.mid, limit: Math.max(1, Number.parseInt(o.limit, 10) || 1000) });
+        const rows = await listAlerts(store, { mid: o.mid, limit: o.limit });
         ctx.out(rows, render, o.json);
       } finally {
         store.close();
@@ -52,8 +54,9 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--no-notify', 'record notices as history only (a backfill)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; notify: boolean; json?: boolean }) => {
-      const asOf = o.asOf ?? new Date().toISOString();
-      if (Number.isNaN(new Date(asOf).getTime())) throw new UsageError(`--as-of must be a date-time such as 2026-02-01T00:00:00Z, got ${JSON.stringify(o.asOf)}`);
+      const asOf = o.asOf === undefined ? new Date().toISOString() : parseInstant('--as-of', o.asOf);
+      const { loadRules } = await import('../../rules/thresholds.ts');
+      const { evaluateAfterLoad } = await import('../../alerts/engine.ts');
       const rules = loadRules(ctx.config().thresholdsFile as string | undefined);
       const store = await writer(ctx);
       try {
@@ -69,6 +72,8 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Send pending notices through the configured notifiers (webhook, Slack, e-mail)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
+      const { notifiersFromConfig } = await import('../../alerts/notifiers/index.ts');
+      const { deliverNotices } = await import('../../alerts/outbox.ts');
       const notifiers = notifiersFromConfig(ctx.config());
       if (notifiers.length === 0) {
         throw new ConfigError(['no alert notifier is configured: set CBP_ALERT_WEBHOOK_URL, CBP_SLACK_WEBHOOK_URL, or CBP_SMTP_URL with CBP_ALERT_EMAIL_TO']);
@@ -87,10 +92,22 @@ export function register(program: Command, ctx: Ctx): void {
     .command('requeue')
     .description('Put deliveries that were given up back in the queue (after fixing a notifier)')
     .option('--notifier <name>', 'only this notifier (webhook, slack, email)')
-    .action(async (o: { notifier?: string }) => {
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { notifier?: string; json?: boolean }) => {
+      if (o.notifier !== undefined && !NOTIFIERS.includes(o.notifier)) {
+        throw new UsageError(`--notifier: unknown notifier ${JSON.stringify(o.notifier)}; expected one of ${NOTIFIERS.join(', ')}`);
+      }
+      const { requeueFailed } = await import('../../alerts/outbox.ts');
       const store = await writer(ctx);
       try {
+        // Counted first: requeueFailed itself says nothing, and "done" with no number tells an operator little.
+        const [{ n }] = await store.all<{ n: number | bigint }>(
+          `SELECT count(*) AS n FROM alert_outbox WHERE status = 'failed' ${o.notifier ? 'AND notifier = $name' : ''}`,
+          o.notifier ? { name: o.notifier } : undefined,
+        );
         await requeueFailed(store, o.notifier);
+        const r = { requeued: Number(n), notifier: o.notifier ?? null };
+        ctx.out(r, (x: typeof r) => `${x.requeued} given-up deliver${x.requeued === 1 ? 'y' : 'ies'}${x.notifier ? ` (${x.notifier})` : ''} put back in the queue; send them with cbp alerts deliver`, json(o));
       } finally {
         store.close();
       }

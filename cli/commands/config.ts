@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { SETTINGS, envExample } from '../../lib/config.ts';
 
 export function register(program: Command, ctx: Ctx): void {
   const cmd = program.command('config').description('Show or check the configuration');
@@ -8,7 +7,8 @@ export function register(program: Command, ctx: Ctx): void {
     .command('show')
     .description('Print every setting with its value (secrets hidden) and where defaults apply')
     .option('--json', 'print as JSON')
-    .action((o: { json?: boolean }) => {
+    .action(async (o: { json?: boolean }) => {
+      const { SETTINGS } = await import('../../lib/config.ts');
       const cfg = ctx.config();
       const rows = SETTINGS.map((d) => ({
         setting: d.env,
@@ -21,7 +21,8 @@ export function register(program: Command, ctx: Ctx): void {
   cmd
     .command('example')
     .description('Print a .env.example listing every setting')
-    .action(() => {
+    .action(async () => {
+      const { envExample } = await import('../../lib/config.ts');
       process.stdout.write(envExample());
     });
 }

@@ -1,9 +1,8 @@
 // cbp db: the store's schema (migrations and views) and its published snapshot.
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { openStore } from '../../store/db.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
-import { publishSnapshot, type SnapshotResult } from '../../store/snapshot.ts';
+import type { SnapshotResult } from '../../store/snapshot.ts';
 
 function humanMigrate(r: MigrateResult & { dbPath: string }): string {
   const lines = [
@@ -22,6 +21,7 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Apply pending sql/migrations (once each, checksummed) and recreate sql/views')
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
+      const { openStore } = await import('../../store/db.ts');
       const cfg = ctx.config();
       const store = await openStore({ dbPath: cfg.dbPath });
       try {
@@ -36,6 +36,8 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Publish a consistent read-only copy of the store for `cbp sql` and analysts')
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
+      const { openStore } = await import('../../store/db.ts');
+      const { publishSnapshot } = await import('../../store/snapshot.ts');
       const cfg = ctx.config();
       const store = await openStore({ dbPath: cfg.dbPath });
       try {

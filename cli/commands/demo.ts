@@ -1,16 +1,14 @@
 // cbp demo (npm run demo): the whole pipeline end to end with no configuration at all. A sandbox of the
 // service and a webhook receiver run in this process; the clients point at them through a Config built here
 // (process.env is never touched); the same local runner as `cbp run` does the work. Everything is closed at
-// the end, so the process exits by itself.
+// the end, so the process exits by itself. The command itself is registered by demo-command.ts, which loads
+// this module (sandbox, receiver, DuckDB) only when the demo runs.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
-import type { Ctx } from '../context.ts';
 import { loadConfig, type Config } from '../../lib/config.ts';
-import { UsageError } from '../../lib/errors.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
@@ -261,21 +259,4 @@ async function startAlertSink(): Promise<AlertSink> {
     received,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-export function register(program: Command, _ctx: Ctx): void {
-  program
-    .command('demo')
-    .description('Run the whole pipeline end to end against an in-process sandbox, with no configuration (npm run demo)')
-    .option('--data-dir <dir>', 'demo data directory, wiped at start', 'data/demo')
-    .option('--start <date>', 'sandbox clock start (UTC date)', DEMO_START)
-    .option('--days <n>', 'days of sandbox time to live through, a week at a time', String(DEMO_DAYS))
-    .option('--json', 'print the result as JSON at the end (step lines still go to stderr)')
-    .action(async (o: { dataDir: string; start: string; days: string; json?: boolean }) => {
-      const days = Number(o.days);
-      if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days must be a whole number of days from 1 to 366, got ${JSON.stringify(o.days)}`);
-      const write = o.json ? (l: string) => process.stderr.write(`${l}\n`) : undefined;
-      const r = await runDemo({ dataDir: o.dataDir, start: o.start, days, ...(write ? { write } : {}) });
-      if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
-    });
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { register as config } from './config.ts';
-import { register as demo } from './demo.ts';
+import { register as demo } from './demo-command.ts';
 import { register as webhook } from './webhook.ts';
 import { register as run } from './run.ts';
 import { register as db } from './db.ts';

@@ -4,13 +4,10 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { REPORT_KINDS, type ReportKind } from '../../contract/reporting.ts';
+import type { ReportKind } from '../../contract/reporting.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
-import { openStore } from '../../store/db.ts';
-import { importReport, metaPath } from '../../store/landing.ts';
-import { loadReport, normaliseWindow, type FileFormat, type LoadResult } from '../../store/load.ts';
-import { publishSnapshot } from '../../store/snapshot.ts';
-import { BadReportFileError } from '../../store/errors.ts';
+import type { FileFormat, LoadResult } from '../../store/load.ts';
+import { REPORT_KINDS } from '../options.ts';
 
 interface LoadOpts {
   format?: string;
@@ -32,7 +29,7 @@ function human(r: LoadResult & { snapshot: string }): string {
 }
 
 /** Checks the arguments before anything touches landing or the store. */
-export function parseLoadArgs(kind: string, file: string, o: LoadOpts): { kind: ReportKind; format: FileFormat; window: { start: string; end: string } | null } {
+export async function parseLoadArgs(kind: string, file: string, o: LoadOpts): Promise<{ kind: ReportKind; format: FileFormat; window: { start: string; end: string } | null }> {
   if (!(REPORT_KINDS as readonly string[]).includes(kind)) {
     throw new UsageError(`unknown report kind ${JSON.stringify(kind)}: expected one of ${REPORT_KINDS.join(', ')}`);
   }
@@ -47,6 +44,7 @@ export function parseLoadArgs(kind: string, file: string, o: LoadOpts): { kind: 
     format = ext === '.json' ? 'json' : 'csv';
   }
   if (Boolean(o.from) !== Boolean(o.to)) throw new UsageError('give both --from and --to (inclusive UTC days, YYYY-MM-DD), or neither');
+  const { normaliseWindow } = await import('../../store/load.ts');
   const window = o.from && o.to ? normaliseWindow({ start: o.from, end: o.to }, 'the window (--from/--to)') : null;
   if (kind === 'mid_report' && !window) {
     throw new UsageError('a MID report\'s records carry no dates: give its window with --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
@@ -65,8 +63,13 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--to <date>', 'last day of the report window, inclusive')
     .option('--json', 'print the result as JSON')
     .action(async (kindArg: string, file: string, o: LoadOpts) => {
-      const { kind, format, window } = parseLoadArgs(kindArg, file, o);
+      const { kind, format, window } = await parseLoadArgs(kindArg, file, o);
       if (!existsSync(file)) throw new NotFoundError(`report file ${file} does not exist`);
+      const { openStore } = await import('../../store/db.ts');
+      const { importReport, metaPath } = await import('../../store/landing.ts');
+      const { loadReport } = await import('../../store/load.ts');
+      const { publishSnapshot } = await import('../../store/snapshot.ts');
+      const { BadReportFileError } = await import('../../store/errors.ts');
       const cfg = ctx.config();
       const imported = await importReport(cfg.dataDir, kind, file, { format, window });
       const store = await openStore({ dbPath: cfg.dbPath });

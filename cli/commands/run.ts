@@ -2,12 +2,12 @@
 // below; the orchestration work adds nightly, backfill, ... beside ingest.
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { openStore } from '../../store/db.ts';
-import { ingestEvents, type IngestResult } from '../../store/ingest.ts';
-import { UsageError } from '../../lib/errors.ts';
+import type { IngestResult } from '../../store/ingest.ts';
+import { existsSync } from 'node:fs';
+import { NotFoundError, UsageError } from '../../lib/errors.ts';
 import type { Config } from '../../lib/config.ts';
-import { REPORT_KINDS, type ReportKind } from '../../contract/reporting.ts';
-import { backfillTasks, nightlyTasks } from '../../workflows/windows.ts';
+import type { ReportKind } from '../../contract/reporting.ts';
+import { REPORT_KINDS, dayOption, instantOption } from '../options.ts';
 import { countWindows, humanBackfill, humanNightly, humanPush, humanReconcile, openPipeline, progressBar, requireFor, type PipelineOptions } from '../pipeline.ts';
 
 function humanIngest(r: IngestResult): string {
@@ -30,6 +30,8 @@ function registerIngest(run: Command, ctx: Ctx): void {
     .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, data/journal)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { journal?: string; json?: boolean }) => {
+      const { openStore } = await import('../../store/db.ts');
+      const { ingestEvents } = await import('../../store/ingest.ts');
       const cfg = ctx.config();
       const store = await openStore({ dbPath: cfg.dbPath });
       try {
@@ -61,21 +63,6 @@ export function kindsOption(v: string): ReportKind[] {
   return list as ReportKind[];
 }
 
-function isoOption(name: string) {
-  return (v: string): string => {
-    const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(v.trim()) ? `${v.trim()}T00:00:00Z` : v);
-    if (Number.isNaN(t)) throw new UsageError(`${name} must be an ISO 8601 date or date-time (UTC), got ${JSON.stringify(v)}`);
-    return new Date(t).toISOString();
-  };
-}
-
-function dayOption(name: string) {
-  return (v: string): string => {
-    if (!/^\d{4}-\d{2}-\d{2}/.test(v.trim()) || Number.isNaN(Date.parse(v.trim().slice(0, 10)))) throw new UsageError(`${name} must be a date YYYY-MM-DD (UTC), got ${JSON.stringify(v)}`);
-    return v.trim().slice(0, 10);
-  };
-}
-
 const num = (cfg: Config, key: string, d: number) => (typeof cfg[key] === 'number' ? (cfg[key] as number) : d);
 
 /** Runs fn over a pipeline opened for this step, with a progress bar for report windows. */
@@ -94,7 +81,7 @@ function registerNightly(run: Command, ctx: Ctx): void {
   run
     .command('nightly')
     .description('Refresh every report over its trailing windows, then events, enrichment, ratios and alerts, notices, the snapshot')
-    .option('--as-of <iso>', 'nominal time the run covers (default: now)', isoOption('--as-of'))
+    .option('--as-of <iso>', 'nominal time the run covers (default: now)', instantOption('--as-of'))
     .option('--lookback-days <n>', 'days re-fetched, as-of day included (default CBP_LOOKBACK_DAYS, 60)', intOption('--lookback-days'))
     .option('--window-days <n>', 'days per chargebacks / prevention window (default CBP_WINDOW_DAYS, 7)', intOption('--window-days'))
     .option('--kinds <list>', 'report kinds, comma-separated (default: chargebacks,prevention,mid_report)', kindsOption)
@@ -102,7 +89,8 @@ function registerNightly(run: Command, ctx: Ctx): void {
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; lookbackDays?: number; windowDays?: number; kinds?: ReportKind[]; parallelism?: number; json?: boolean }) => {
       const cfg = ctx.config();
-      requireFor(cfg, ['reporting', 'events'], 'cbp run nightly');
+      await requireFor(cfg, ['reporting', 'events'], 'cbp run nightly');
+      const { nightlyTasks } = await import('../../workflows/windows.ts');
       const r = await withPipeline(cfg, o.json, 'nightly', async (p, progress) => {
         const input = {
           asOf: o.asOf ?? new Date().toISOString(),
@@ -131,7 +119,8 @@ function registerBackfill(run: Command, ctx: Ctx): void {
     .action(async (o: { from: string; to: string; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; json?: boolean }) => {
       if (o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
       const cfg = ctx.config();
-      requireFor(cfg, ['reporting'], 'cbp run backfill');
+      await requireFor(cfg, ['reporting'], 'cbp run backfill');
+      const { backfillTasks } = await import('../../workflows/windows.ts');
       const r = await withPipeline(cfg, o.json, 'backfill', async (p, progress) => {
         const input = {
           from: o.from,
@@ -158,7 +147,7 @@ function registerSubscriptions(run: Command, ctx: Ctx): void {
     .action(async (o: { webhookUrl?: string; email?: string; forceAuth?: boolean; json?: boolean }) => {
       const cfg = ctx.config();
       const extra = [...(o.webhookUrl ? [] : ['webhookPublicUrl']), ...(o.email ? [] : ['subscriptionEmail'])];
-      requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
+      await requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
       const r = await withPipeline(cfg, true, 'subscriptions', (p) =>
         p.runner.reconcileSubscriptions({
           webhookUrl: o.webhookUrl ?? (cfg.webhookPublicUrl as string),
@@ -180,7 +169,9 @@ function registerOrders(run: Command, ctx: Ctx): void {
     .option('--json', 'print the result as JSON')
     .action(async (o: { source: string; batchSize?: number; json?: boolean }) => {
       const cfg = ctx.config();
-      requireFor(cfg, ['data'], 'cbp run orders');
+      await requireFor(cfg, ['data'], 'cbp run orders');
+      // Before the pipeline opens: a typo in the path must not create or lock the store.
+      if (!existsSync(o.source)) throw new NotFoundError(`order file ${o.source} does not exist: give the NDJSON or CSV file of orders with --source`);
       const r = await withPipeline(cfg, true, 'orders', (p) => p.runner.pushOrders({ source: o.source, ...(o.batchSize ? { batchSize: o.batchSize } : {}) }));
       ctx.out(r, humanPush, o.json);
     });

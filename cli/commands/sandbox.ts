@@ -3,7 +3,8 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
-import { startSandbox, type RunningSandbox } from '../../sandbox/server.ts';
+import { parseInstant } from '../options.ts';
+import type { RunningSandbox } from '../../sandbox/server.ts';
 
 interface Opts {
   port: string;
@@ -72,8 +73,11 @@ export function register(program: Command, ctx: Ctx): void {
       const cfg = ctx.config();
       const port = int(o.port, '--port', 0)!;
       if (port > 65535) throw new UsageError(`--port must be 0-65535, got ${port}`);
+      // Checked here so a typo is bad usage (exit 2); the sandbox gets the text as given.
+      if (o.start !== undefined) parseInstant('--start', o.start);
       const speed = Number(o.speed);
       if (!(speed > 0)) throw new UsageError(`--speed must be a positive number, got ${JSON.stringify(o.speed)}`);
+      const { startSandbox } = await import('../../sandbox/server.ts');
       const sb = await startSandbox({
         host: o.host,
         port,
@@ -92,9 +96,8 @@ export function register(program: Command, ctx: Ctx): void {
           companyToken: o.companyToken ?? (cfg.sandboxCompanyToken as string | undefined),
         },
       });
-      const info = describeSandbox(sb);
-      process.stdout.write((o.json ? JSON.stringify(info) : human(info)) + '\n');
-      await new Promise<void>((resolve) => {
+      // Handlers before the start line: a script that signals as soon as it reads it gets a clean stop.
+      const stopped = new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
@@ -103,6 +106,9 @@ export function register(program: Command, ctx: Ctx): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      const info = describeSandbox(sb);
+      process.stdout.write((o.json ? JSON.stringify(info) : human(info)) + '\n');
+      await stopped;
       await sb.close();
       process.exitCode = 0;
     });

@@ -5,9 +5,9 @@ import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
 import type { Config } from '../../lib/config.ts';
 import type { ReportKind } from '../../contract/reporting.ts';
-import { WORKFLOW_TYPES } from '../../workflows/names.ts';
 import type { BackfillInput } from '../../workflows/backfill.ts';
 import { intOption, kindsOption } from './run.ts';
+import { dayOption } from '../options.ts';
 
 // The Temporal SDK takes ~1 s to import: loaded only when a schedule command runs.
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -17,13 +17,7 @@ const temporal = async () => ({
   ...(await import('../temporal.ts')),
 });
 
-function day(name: string) {
-  return (v: string): string => {
-    const s = v.trim();
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(s) || Number.isNaN(Date.parse(`${s}T00:00:00Z`))) throw new UsageError(`${name} must be a date YYYY-MM-DD (UTC), got ${JSON.stringify(v)}`);
-    return s;
-  };
-}
+const day = dayOption;
 
 const num = (cfg: Config, key: string, d: number) => (typeof cfg[key] === 'number' ? (cfg[key] as number) : d);
 
@@ -80,6 +74,7 @@ export function register(program: Command, ctx: Ctx): void {
             windowsPerRun: o.windowsPerRun ?? 200,
             ...(o.kinds ? { kinds: o.kinds } : {}),
           };
+          const { WORKFLOW_TYPES } = await import('../../workflows/names.ts');
           const workflowId = `cbp-backfill-${o.from}-${o.to}`;
           const handle = await client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue: target.taskQueue, workflowId, args: [input] });
           ctx.out({ started: 'workflow', workflowId, runId: handle.firstExecutionRunId, input }, (d: { workflowId: string }) => `backfill workflow started: ${d.workflowId} (follow it in the Temporal UI or with \`temporal workflow show -w ${d.workflowId}\`)`, o.json);

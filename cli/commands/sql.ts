@@ -2,10 +2,8 @@
 // the pipeline and never sees a half-finished load).
 import { readFileSync, existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { stringify } from 'csv-stringify/sync';
 import type { Ctx } from '../context.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
-import { openSnapshot } from '../../store/snapshot.ts';
 
 type Cell = string | number | boolean | null | Cell[] | { [k: string]: Cell };
 
@@ -39,6 +37,7 @@ export function register(program: Command, ctx: Ctx): void {
       if (o.file && !existsSync(o.file)) throw new NotFoundError(`query file ${o.file} does not exist`);
       const sql = query ?? readFileSync(o.file!, 'utf8');
       const snapshot = o.snapshot ?? ctx.config().snapshotPath;
+      const { openSnapshot } = await import('../../store/snapshot.ts');
       const store = await openSnapshot(snapshot);
       try {
         const reader = await store.conn.runAndReadAll(sql);
@@ -48,6 +47,7 @@ export function register(program: Command, ctx: Ctx): void {
           const objs = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
           process.stdout.write(JSON.stringify(objs, null, 2) + '\n');
         } else if (format === 'csv') {
+          const { stringify } = await import('csv-stringify/sync');
           process.stdout.write(stringify([columns, ...rows.map((r) => r.map(cellText))]));
         } else {
           process.stdout.write(renderTable(columns, rows) + '\n');

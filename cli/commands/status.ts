@@ -6,12 +6,8 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
-import { UsageError } from '../../lib/errors.ts';
-import { openStore, type Store } from '../../store/db.ts';
-import { StoreUnavailableError } from '../../store/errors.ts';
-import { listClosedSegments } from '../../webhook/journal.ts';
-import { REPORT_KINDS } from '../../contract/reporting.ts';
-import { dayNumber, nightlyTasks, windowId } from '../../workflows/windows.ts';
+import type { Store } from '../../store/db.ts';
+import { REPORT_KINDS, parseInstant } from '../options.ts';
 import { renderTable } from './sql.ts';
 
 export interface StatusReport {
@@ -37,6 +33,8 @@ async function tryAll<T>(store: Store, sql: string): Promise<T[]> {
 }
 
 async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
+  const { openStore } = await import('../../store/db.ts');
+  const { StoreUnavailableError } = await import('../../store/errors.ts');
   if (existsSync(cfg.dbPath)) {
     try {
       return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true }), source: 'store', path: cfg.dbPath };
@@ -63,6 +61,8 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
   const now = opts.now ?? new Date();
   const lookbackDays = opts.lookbackDays ?? (typeof cfg.lookbackDays === 'number' ? cfg.lookbackDays : 60);
   const windowDays = opts.windowDays ?? (typeof cfg.windowDays === 'number' ? cfg.windowDays : 7);
+  const { listClosedSegments } = await import('../../webhook/journal.ts');
+  const { dayNumber, nightlyTasks, windowId } = await import('../../workflows/windows.ts');
   const journalDir = (cfg.journalDir as string | undefined) ?? 'data/journal';
   const segments = existsSync(journalDir) ? listClosedSegments(journalDir) : [];
   const opened = await openForStatus(cfg);
@@ -166,8 +166,7 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--as-of <iso>', 'judge pending windows as of this time (default: now; e.g. the sandbox clock)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; json?: boolean }) => {
-      const at = o.asOf === undefined ? new Date() : new Date(/^\d{4}-\d{2}-\d{2}$/.test(o.asOf.trim()) ? `${o.asOf.trim()}T00:00:00Z` : o.asOf);
-      if (Number.isNaN(at.getTime())) throw new UsageError(`--as-of must be an ISO 8601 date or date-time (UTC), got ${JSON.stringify(o.asOf)}`);
+      const at = o.asOf === undefined ? new Date() : new Date(parseInstant('--as-of', o.asOf));
       const r = await collectStatus(ctx.config(), { now: at });
       ctx.out(r, humanStatus, o.json);
     });

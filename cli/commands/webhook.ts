@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
-import { startReceiver } from '../../webhook/server.ts';
 
 interface WebhookFlags {
   port?: string;
@@ -57,6 +56,7 @@ export function register(program: Command, ctx: Ctx): void {
       const https = certFile && keyFile ? { cert: readPem(certFile, 'CBP_WEBHOOK_TLS_CERT'), key: readPem(keyFile, 'CBP_WEBHOOK_TLS_KEY') } : undefined;
       const journalDir = o.journal ?? (cfg.journalDir as string);
       const logger = ctx.logger();
+      const { startReceiver } = await import('../../webhook/server.ts');
       const rx = await startReceiver({
         username,
         password,
@@ -72,15 +72,9 @@ export function register(program: Command, ctx: Ctx): void {
           segmentMaxAgeMs: cfg.journalSegmentMaxAgeMs as number | undefined,
         },
       });
-      if (o.json) process.stdout.write(JSON.stringify({ url: rx.url, journal: rx.journalDir }) + '\n');
-      else process.stdout.write(`cbp webhook: receiving events at ${rx.url} (journal ${rx.journalDir}); Ctrl-C stops\n`);
-      if (!https) {
-        logger.info(
-          { publicUrl: cfg.webhookPublicUrl ?? null },
-          'serving plain http: the service pushes only to https addresses, so put a TLS proxy in front (CBP_WEBHOOK_PUBLIC_URL) or set CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY',
-        );
-      }
-      await new Promise<void>((resolve) => {
+      // Handlers first, start line after: a supervisor that signals as soon as it reads the line must get a
+      // clean shutdown (journal sealed), not the default SIGTERM death.
+      const stopped = new Promise<void>((resolve) => {
         const stop = (signal: NodeJS.Signals) => {
           logger.info({ signal }, 'shutting down: new events get 503, events in flight are finished');
           process.off('SIGINT', stop);
@@ -97,6 +91,15 @@ export function register(program: Command, ctx: Ctx): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      if (o.json) process.stdout.write(JSON.stringify({ url: rx.url, journal: rx.journalDir }) + '\n');
+      else process.stdout.write(`cbp webhook: receiving events at ${rx.url} (journal ${rx.journalDir}); Ctrl-C stops\n`);
+      if (!https) {
+        logger.info(
+          { publicUrl: cfg.webhookPublicUrl ?? null },
+          'serving plain http: the service pushes only to https addresses, so put a TLS proxy in front (CBP_WEBHOOK_PUBLIC_URL) or set CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY',
+        );
+      }
+      await stopped;
       logger.info('receiver stopped; journal sealed');
     });
 }

@@ -1,0 +1,29 @@
+// `cbp demo`: its options only. The demo itself (demo.ts) loads the sandbox, the receiver and DuckDB, so it is
+// imported when the command runs, not on every `cbp` start.
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import { UsageError } from '../../lib/errors.ts';
+import { parseInstant } from '../options.ts';
+
+// Also in demo.ts (its defaults when called directly); kept here so `--help` needs no import of it.
+const DEMO_START = '2025-12-01';
+const DEMO_DAYS = 45;
+
+export function register(program: Command, _ctx: Ctx): void {
+  program
+    .command('demo')
+    .description('Run the whole pipeline end to end against an in-process sandbox, with no configuration (npm run demo)')
+    .option('--data-dir <dir>', 'demo data directory, wiped at start', 'data/demo')
+    .option('--start <date>', 'sandbox clock start (UTC date)', DEMO_START)
+    .option('--days <n>', 'days of sandbox time to live through, a week at a time', String(DEMO_DAYS))
+    .option('--json', 'print the result as JSON at the end (step lines still go to stderr)')
+    .action(async (o: { dataDir: string; start: string; days: string; json?: boolean }) => {
+      const days = Number(o.days);
+      if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days must be a whole number of days from 1 to 366, got ${JSON.stringify(o.days)}`);
+      parseInstant('--start', o.start);
+      const write = o.json ? (l: string) => process.stderr.write(`${l}\n`) : undefined;
+      const { runDemo } = await import('./demo.ts');
+      const r = await runDemo({ dataDir: o.dataDir, start: o.start, days, ...(write ? { write } : {}) });
+      if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+    });
+}

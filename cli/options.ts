@@ -1,0 +1,39 @@
+// What option parsers and help texts need before any action runs, kept free of heavy imports (every `cbp`
+// start loads this file). REPORT_KINDS repeats contract/reporting.ts's list, which loads zod (~0.25 s);
+// a test checks the two agree.
+import { UsageError } from '../lib/errors.ts';
+
+export const REPORT_KINDS = ['chargebacks', 'prevention', 'mid_report'] as const;
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** True for a real calendar day YYYY-MM-DD (Date.parse alone takes 2026-02-30 as 2 March). */
+export function isCalendarDay(s: string): boolean {
+  const m = DAY.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+  return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
+}
+
+/** A UTC day YYYY-MM-DD, or a UsageError naming the option. */
+export function parseDay(name: string, v: string): string {
+  const s = v.trim();
+  if (!isCalendarDay(s)) throw new UsageError(`${name} must be a date YYYY-MM-DD (UTC), got ${JSON.stringify(v)}`);
+  return s;
+}
+
+/**
+ * An ISO 8601 date or date-time as a UTC instant (toISOString). A date means its midnight UTC; a date-time
+ * without an offset is read as UTC too (Date.parse would take the machine's zone).
+ */
+export function parseInstant(name: string, v: string): string {
+  const s = v.trim();
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(s);
+  const t = m && isCalendarDay(m[1]) ? Date.parse(m[2] ? `${m[1]}T${m[2]}${m[3] ?? 'Z'}` : `${m[1]}T00:00:00Z`) : Number.NaN;
+  if (Number.isNaN(t)) throw new UsageError(`${name} must be an ISO 8601 date or date-time in UTC, e.g. 2026-02-01 or 2026-02-01T00:00:00Z, got ${JSON.stringify(v)}`);
+  return new Date(t).toISOString();
+}
+
+/** Commander option parsers for the two above. */
+export const dayOption = (name: string) => (v: string): string => parseDay(name, v);
+export const instantOption = (name: string) => (v: string): string => parseInstant(name, v);
