@@ -1,9 +1,11 @@
 // Loading a landing file into the store with DuckDB's own readers: one SQL pass reads, types and validates
 // every row into a de-duplicated staging table; a few set-based statements then move it into the quarantine,
 // the current-state tables and the status histories — all in ONE transaction, so a failed or killed load
-// leaves the store as it was. No row ever passes through JavaScript.
+// leaves the store as it was. No row ever passes through JavaScript. A chargeback report loaded into an
+// empty store skips staging and goes straight into its table (firstLoadChargebacks), same result.
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { CHARGEBACK_COLUMNS, CHARGEBACK_STATUSES, MID_KEY_NETWORK, MID_NETWORK_KEYS, PREVENTION_COLUMNS, PREVENTION_STATUSES, SOURCE_PARTNERS, STAT_FIELDS, type ReportKind } from '../contract/reporting.ts';
 import { CARD_BRANDS, toIsoUtc } from '../contract/common.ts';
@@ -75,8 +77,10 @@ const tsSlow = (c: string) =>
 const tsT = (c: string) =>
   `CASE WHEN ascii(${c}) BETWEEN 48 AND 57 AND strpos(${c}, '+') = 0 AND strpos(substr(${c}, 11), '-') = 0
    THEN coalesce(TRY_CAST(${c} AS TIMESTAMP), ${tsSlow(c)}) ELSE ${tsSlow(c)} END`;
+// A value already spelled as its canonical form maps to itself: that test is a cheap IN, and only other
+// spellings pay for the normalising string functions.
 const enumT = (c: string, values: readonly string[], key: string) =>
-  `CASE ${key} ${values.map((v) => `WHEN ${q(v.toLowerCase())} THEN ${q(v)}`).join(' ')} END`;
+  `CASE WHEN ${c} IN (${values.map(q).join(', ')}) THEN ${c} ELSE CASE ${key} ${values.map((v) => `WHEN ${q(v.toLowerCase())} THEN ${q(v)}`).join(' ')} END END`;
 // Plain replace, not a regex: it runs on every row, and the spellings seen are did_not_fight and Did Not Fight.
 const statusT = (c: string) => enumT(c, CHARGEBACK_STATUSES, `lower(replace(trim(${c}), '_', ' '))`);
 // contract/common.ts BRAND_ALIASES, as SQL.
@@ -86,10 +90,11 @@ const BRAND_ALIASES: Record<string, string> = {
   elo: 'elo', paypal: 'paypal', jcb: 'jcb',
 };
 const brandT = (c: string) =>
-  `CASE lower(replace(replace(trim(${c}), ' ', '_'), '-', '_')) ${Object.entries(BRAND_ALIASES)
+  `CASE WHEN ${c} IN (${[...new Set(Object.values(BRAND_ALIASES))].map(q).join(', ')}) THEN ${c} ELSE CASE lower(replace(replace(trim(${c}), ' ', '_'), '-', '_')) ${Object.entries(BRAND_ALIASES)
     .map(([k, v]) => `WHEN ${q(k)} THEN ${q(v)}`)
-    .join(' ')} END`;
-const currencyT = (c: string) => `CASE WHEN length(trim(${c})) = 3 AND regexp_full_match(trim(${c}), '[A-Za-z]{3}') THEN upper(trim(${c})) END`;
+    .join(' ')} END END`;
+const currencyT = (c: string) =>
+  `CASE WHEN regexp_full_match(${c}, '[A-Z]{3}') THEN ${c} WHEN length(trim(${c})) = 3 AND regexp_full_match(trim(${c}), '[A-Za-z]{3}') THEN upper(trim(${c})) END`;
 
 /** A check: when `bad` holds, the row is quarantined with `field: expectation, got value`. */
 const check = (bad: string, field: string, expect: string, raw: string) =>
@@ -312,23 +317,25 @@ function stagingSql(reader: string, kind: ReportKind, typed: Record<string, stri
   const out = [...Object.keys(typed).map((k) => `t_${k} AS ${ident(k)}`), ...Object.entries(after).map(([k, e]) => `${e} AS ${ident(k)}`)];
   // Duplicates are rare, and a window over every row costs as much as the read: staging keeps them, and
   // dedupeSql runs only when a count shows there are some.
-  const create = `CREATE OR REPLACE TEMP TABLE _stg AS
-WITH src AS (${reader}),
+  const select = `WITH src AS (${reader}),
 t AS (SELECT *, ${Object.entries(typed).map(([k, e]) => `${e} AS t_${k}`).join(',\n  ')} FROM src),
 v AS (SELECT *, NULLIF(concat_ws('; ', ${checks.join(',\n  ')}), '') AS _reason, (${sig}) AS _sig FROM t)
 SELECT ${out.join(', ')}, _reason AS _why, _sig,
   CASE WHEN _reason IS NOT NULL THEN ${rawJson} END AS _raw
 FROM v`;
+  const create = `CREATE OR REPLACE TEMP TABLE _stg AS\n${select}`;
   const keys = key.map(ident).join(', ');
   // Of duplicate keys inside one file, one is kept by content order, so the choice never depends on read order.
   const dedupe = `CREATE OR REPLACE TEMP TABLE _stg AS SELECT * FROM _stg
 QUALIFY _why IS NOT NULL OR row_number() OVER (PARTITION BY _why IS NULL, ${keys} ORDER BY ${Object.keys(typed).map(ident).join(', ')}) = 1`;
   const stats = `SELECT count(*) AS read, count(*) FILTER (WHERE _why IS NULL) AS good, count(*) FILTER (WHERE _why IS NOT NULL) AS bad,
   count(*) FILTER (WHERE _sig) AS sig, count(DISTINCT (${keys})) FILTER (WHERE _why IS NULL) AS keys FROM _stg`;
-  return { create, dedupe, stats };
+  return { select, create, dedupe, stats };
 }
 
 interface Staging {
+  /** The typing, validating SELECT (typed columns, _why, _sig, _raw) that `create` stores as _stg. */
+  select: string;
   create: string;
   dedupe: string;
   stats: string;
@@ -407,10 +414,73 @@ async function isEmpty(s: Store, table: string): Promise<boolean> {
   return Boolean(r.n);
 }
 
+const CHARGEBACK_STATE_COLUMNS = ['mid', 'case_number', 'status', 'arn', 'card_number', 'card_type', 'amount', 'currency', 'reason_code', 'reason', 'date_received', 'transaction_date', 'order_id', 'name', 'tracking_number'];
+
+/** A case whose only history row is implied by its chargebacks row (see 001_reports.sql). */
+const IMPLIED_HISTORY = `EXISTS (SELECT 1 FROM chargeback_initial_loads i WHERE i.landing_file = c.landing_file AND i.seen_at = c.last_seen_at)
+  AND NOT EXISTS (SELECT 1 FROM chargeback_status_log l WHERE l.mid = c.mid AND l.case_number = c.case_number)`;
+
 async function moveChargebacks(s: Store, seen: string, file: string): Promise<void> {
-  const cols = ['mid', 'case_number', 'status', 'arn', 'card_number', 'card_type', 'amount', 'currency', 'reason_code', 'reason', 'date_received', 'transaction_date', 'order_id', 'name', 'tracking_number'];
-  await upsertState(s, 'chargebacks', ['mid', 'case_number'], cols, seen, file, await isEmpty(s, 'chargebacks'));
-  await addHistory(s, 'chargeback_status_history', ['mid', 'case_number'], seen, file, await isEmpty(s, 'chargeback_status_history'));
+  // The cases this load touches get their implied history row written out first: from here on the log
+  // alone holds their history, and the state update below may change the row it was implied by.
+  await s.run(
+    `INSERT INTO chargeback_status_log SELECT c.mid, c.case_number, c.status, c.last_seen_at, c.landing_file FROM chargebacks c
+     WHERE EXISTS (SELECT 1 FROM _stg s WHERE s._why IS NULL AND s.mid = c.mid AND s.case_number = c.case_number) AND ${IMPLIED_HISTORY}`,
+  );
+  await upsertState(s, 'chargebacks', ['mid', 'case_number'], CHARGEBACK_STATE_COLUMNS, seen, file, await isEmpty(s, 'chargebacks'));
+  await addHistory(s, 'chargeback_status_log', ['mid', 'case_number'], seen, file, await isEmpty(s, 'chargeback_status_log'));
+}
+
+/**
+ * A first load into an empty store: one statement reads, types and validates the file straight into
+ * chargebacks (no staging table: staging cost as much as the read, and a second write of every row).
+ * A bad row is parked in the same table until it is moved to the quarantine, a few statements later and
+ * in the same transaction: landing_file NULL marks it (a stored row always has one), `reason` holds why
+ * and `name` the row as received. Each case's first history row is implied by its chargebacks row (the
+ * load is listed in chargeback_initial_loads), not written a second time.
+ */
+async function firstLoadChargebacks(s: Store, select: string, file: string, seen: string, sha256: Promise<string>): Promise<{ read: number; bad: number; keys: number }> {
+  const values = CHARGEBACK_STATE_COLUMNS.map((c) =>
+    c === 'reason' ? 'CASE WHEN _why IS NULL THEN reason ELSE _why END' : c === 'name' ? 'CASE WHEN _why IS NULL THEN name ELSE _raw END' : ident(c),
+  );
+  const [ins] = await s.all<{ Count: string | number }>(
+    `INSERT INTO chargebacks SELECT ${values.join(', ')}, $1::TIMESTAMP, $1::TIMESTAMP, CASE WHEN _why IS NULL THEN $2 END FROM (${select})`,
+    [seen, file],
+  );
+  const read = Number(ins?.Count ?? 0);
+  // Distinct hashes prove distinct keys; only a shortfall (a duplicate, or a rare collision) needs the exact count.
+  const [st] = await s.all<{ bad: string; hkeys: string }>(
+    `SELECT count(*) FILTER (WHERE landing_file IS NULL) AS bad, count(DISTINCT hash(mid, case_number)) FILTER (WHERE landing_file IS NOT NULL) AS hkeys FROM chargebacks`,
+  );
+  const bad = Number(st.bad);
+  let keys = read - bad;
+  if (bad > 0) {
+    if (bad === read) {
+      const sig = DISTINCTIVE.chargebacks.map((c) => `json_extract_string(name, ${q(`$.${c}`)}) IS NOT NULL`).join(' OR ');
+      const [r] = await s.all<{ n: string }>(`SELECT count(*) FILTER (WHERE ${sig}) AS n FROM chargebacks WHERE landing_file IS NULL`);
+      if (Number(r.n) === 0) {
+        throw new BadReportFileError(
+          `${file} is not a chargebacks report: none of its ${read} records has any of ${DISTINCTIVE.chargebacks.slice(0, 4).join(', ')}, … (another report kind?)`,
+        );
+      }
+    }
+    await s.run(
+      `INSERT INTO quarantine SELECT DISTINCT 'chargebacks', name, reason, $1, $2, current_timestamp::TIMESTAMP FROM chargebacks c
+       WHERE landing_file IS NULL AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = 'chargebacks' AND q.raw = c.name AND q.reason = c.reason)`,
+      [file, await sha256],
+    );
+    await s.run('DELETE FROM chargebacks WHERE landing_file IS NULL');
+  }
+  if (Number(st.hkeys) < keys) {
+    // Of duplicate keys inside one file, one is kept by content order, as the staging path does.
+    const [d] = await s.all<{ Count: string | number }>(
+      `DELETE FROM chargebacks WHERE rowid IN (SELECT rowid FROM chargebacks
+       QUALIFY row_number() OVER (PARTITION BY mid, case_number ORDER BY ${CHARGEBACK_STATE_COLUMNS.map(ident).join(', ')}) > 1)`,
+    );
+    keys -= Number(d?.Count ?? 0);
+  }
+  if (keys > 0) await s.run('INSERT INTO chargeback_initial_loads VALUES ($1, $2::TIMESTAMP)', [file, seen]);
+  return { read, bad, keys };
 }
 
 async function movePrevention(s: Store, seen: string, file: string): Promise<void> {
@@ -466,6 +536,26 @@ export function sha256File(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
+/**
+ * The same digest, read in chunks: it runs on this thread while DuckDB reads the file on its own. One
+ * reused buffer: a stream's fresh chunk per read held ~50 MB more RSS until collected.
+ */
+async function sha256Stream(file: string): Promise<string> {
+  const h = createHash('sha256');
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      h.update(buf.subarray(0, bytesRead));
+    }
+  } finally {
+    await fh.close();
+  }
+  return h.digest('hex');
+}
+
 function seenAtFor(opts: LoadOptions, meta: LandingMeta | undefined, w: Window | null, file: string): string {
   const pick = opts.seenAt ?? meta?.fetched_at;
   if (pick) {
@@ -499,24 +589,27 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     throw new UsageError('A MID report needs its window (its records carry no dates): give --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
   }
   const seen = seenAtFor(opts, meta, w, file);
-  const sha256 = meta?.sha256 && meta.bytes === statSync(file).size ? meta.sha256 : sha256File(file);
+  // Hashing a big file costs about a third of reading it into DuckDB: it overlaps the read instead.
+  const sha256Pending = meta?.sha256 && meta.bytes === statSync(file).size ? Promise.resolve(meta.sha256) : sha256Stream(file);
+  sha256Pending.catch(() => undefined);
   const landing = path.resolve(file);
   const sizeZero = isBlank(file);
 
-  // Staging is read outside the transaction: it is a temp table (never part of the store), so a failure or a
-  // kill there changes nothing, and the write transaction stays short.
   let rowsRead = 0;
   let rowsLoaded = 0;
   let quarantined = 0;
+  let staging: Staging | undefined;
   if (!sizeZero) {
     const reader = await readerSql(store, landing, kind, format);
-    const staging = kind === 'chargebacks' ? chargebackStaging(reader) : kind === 'prevention' ? preventionStaging(reader) : midStaging(reader);
+    staging = kind === 'chargebacks' ? chargebackStaging(reader) : kind === 'prevention' ? preventionStaging(reader) : midStaging(reader);
+  }
+  const stage = async (st: Staging) => {
     try {
-      await store.run(staging.create);
+      await store.run(st.create);
     } catch (e) {
       throw new BadReportFileError(`${file} could not be read as a ${format.toUpperCase()} ${kind} report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
     }
-    const [c] = await store.all<{ read: string; good: string; bad: string; sig: string; keys: string }>(staging.stats);
+    const [c] = await store.all<{ read: string; good: string; bad: string; sig: string; keys: string }>(st.stats);
     rowsRead = Number(c.read);
     quarantined = Number(c.bad);
     rowsLoaded = Number(c.keys);
@@ -526,12 +619,34 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
         `${file} is not a ${kind} report: none of its ${c.read} records has any of ${DISTINCTIVE[kind].slice(0, 4).join(', ')}, … (another report kind?)`,
       );
     }
-    if (Number(c.keys) < Number(c.good)) await store.run(staging.dedupe);
-  }
+    if (Number(c.keys) < Number(c.good)) await store.run(st.dedupe);
+  };
+  const emptyChargebacks = async () => (await isEmpty(store, 'chargebacks')) && (await isEmpty(store, 'chargeback_status_log'));
+  // A chargeback report loaded into an empty store goes straight into its table (firstLoadChargebacks).
+  const firstLoad = staging !== undefined && kind === 'chargebacks' && (await emptyChargebacks());
+  // Otherwise staging is read outside the transaction: it is a temp table (never part of the store), so a
+  // failure or a kill there changes nothing, and the write transaction stays short.
+  if (staging && !firstLoad) await stage(staging);
 
   try {
     return await store.transaction(async (s) => {
-      if (!sizeZero) {
+      // The store was empty when this load began; if another write came first, stage as usual.
+      const direct = firstLoad && (await emptyChargebacks());
+      if (firstLoad && !direct) await stage(staging!);
+      if (direct) {
+        let r: Awaited<ReturnType<typeof firstLoadChargebacks>>;
+        try {
+          r = await firstLoadChargebacks(s, staging!.select, landing, seen, sha256Pending);
+        } catch (e) {
+          if (e instanceof BadReportFileError) throw e;
+          throw new BadReportFileError(`${file} could not be read as a ${format.toUpperCase()} ${kind} report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+        }
+        rowsRead = r.read;
+        quarantined = r.bad;
+        rowsLoaded = r.keys;
+      }
+      const sha256 = await sha256Pending;
+      if (!direct && !sizeZero) {
         await s.run(
           `INSERT INTO quarantine SELECT DISTINCT $1, _raw, _why, $2, $3, current_timestamp::TIMESTAMP FROM _stg s
            WHERE _why IS NOT NULL AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = s._raw AND q.reason = s._why)`,
