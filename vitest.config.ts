@@ -8,6 +8,6 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
