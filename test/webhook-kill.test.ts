@@ -20,7 +20,8 @@ afterAll(() => {
 });
 
 function env(dbPath: string): NodeJS.ProcessEnv {
-  return { ...process.env, CBP_WEBHOOK_USERNAME: USER, CBP_WEBHOOK_PASSWORD: PASS, CBP_LOG_LEVEL: 'warn', CBP_DB_PATH: dbPath, CBP_CONFIG: '' };
+  const snapshot = path.join(path.dirname(dbPath), 'published', 'cbp.duckdb');
+  return { ...process.env, CBP_WEBHOOK_USERNAME: USER, CBP_WEBHOOK_PASSWORD: PASS, CBP_LOG_LEVEL: 'warn', CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshot, CBP_CONFIG: '' };
 }
 
 /** Starts `cbp webhook --port 0 --json` and resolves with the url from its first stdout line. */
@@ -145,6 +146,14 @@ describe('receiver killed with SIGKILL under load', () => {
     expect(ing.code, ing.stderr).toBe(0);
     const result = JSON.parse(ing.stdout) as { loaded: number; failed: number };
     expect(result.failed).toBe(0);
+    // The ingest published the analysts' snapshot, with the same events.
+    const snap = await openStore({ dbPath: path.join(path.dirname(dbPath), 'published', 'cbp.duckdb'), readOnly: true, migrate: false });
+    try {
+      const [{ n }] = await snap.all<{ n: number | string }>('SELECT count(*) AS n FROM events_raw');
+      expect(Number(n)).toBe(result.loaded);
+    } finally {
+      snap.close();
+    }
 
     const store = await openStore({ dbPath });
     try {

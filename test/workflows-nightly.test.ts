@@ -93,6 +93,16 @@ describe('ingestEvents', () => {
     expect(state.runs[0]).toMatchObject({ workflow: 'ingestEvents', status: 'ok', summary: { segments: 2 } });
   });
 
+  it('publishes the snapshot after an ingest that wrote events, and not after one that found nothing', async () => {
+    const { acts, state } = createFakes();
+    await ingestEvents({}, acts);
+    expect(state.calls.filter((c) => c.name === 'publishSnapshot')).toHaveLength(1);
+    const idle = createFakes();
+    idle.acts.ingestEvents = async () => ({ segments: 0, events: 0, duplicates: 0, quarantined: 0, failed: 0 });
+    await ingestEvents({}, idle.acts);
+    expect(idle.state.calls.filter((c) => c.name === 'publishSnapshot')).toHaveLength(0);
+  });
+
   it('does not record a run that found nothing to load', async () => {
     const { acts, state } = createFakes();
     acts.ingestEvents = async () => ({ segments: 0, events: 0, duplicates: 0, quarantined: 0, failed: 0 });

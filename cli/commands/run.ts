@@ -36,6 +36,11 @@ function registerIngest(run: Command, ctx: Ctx): void {
       const store = await openStore({ dbPath: cfg.dbPath });
       try {
         const r = await ingestEvents({ store, journalDir: o.journal ?? (cfg.journalDir as string) });
+        // Analysts read the snapshot: publish it after every ingest that wrote something.
+        if (r.loaded > 0 || r.quarantined > 0) {
+          const { publishSnapshot } = await import('../../store/snapshot.ts');
+          await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
+        }
         ctx.out(r, humanIngest, o.json);
         if (r.failed) process.exitCode = 1;
       } finally {
