@@ -6,19 +6,20 @@
 -- load's validation guarantees the key, status, amount and *_seen_at columns are never NULL.
 -- Their text columns name their compression (USING COMPRESSION): left to choose, DuckDB tries dictionary
 -- and FSST on every segment of every column, and that trial was a quarter of a 1M-row load's time. A
--- column of few distinct values (status, brand, mid, file) takes dictionary, one of mostly unique values
--- (case number, ARN, order id) FSST; the file grows ~13%, and a column whose data defies the choice only
--- compresses less. Storage only: readers see the same values.
+-- column of few distinct values (status, brand, mid, file) takes dictionary; one of mostly unique values
+-- (case number, ARN, order id) is stored uncompressed, which compression would barely shrink and FSST made
+-- a CSV load ~20% slower. The file grows somewhat, and a column whose data defies
+-- the choice only compresses less. Storage only: readers see the same values.
 
 -- Current state of each chargeback case, key (mid, case_number): case numbers come from the acquirer /
 -- processor of one merchant account, so only the pair is safe as an identity. One row per key; a later
 -- observation (last_seen_at) replaces an earlier one, never the reverse.
 CREATE TABLE chargebacks (
   mid              VARCHAR USING COMPRESSION dictionary,
-  case_number      VARCHAR USING COMPRESSION fsst,
+  case_number      VARCHAR USING COMPRESSION uncompressed,
   status           VARCHAR USING COMPRESSION dictionary, -- Lost, New, Pending, Won, Did Not Fight, Pre-Arbitration, Result Unobtainable
-  arn              VARCHAR USING COMPRESSION fsst,
-  card_number      VARCHAR USING COMPRESSION fsst, -- masked, as received
+  arn              VARCHAR USING COMPRESSION uncompressed,
+  card_number      VARCHAR USING COMPRESSION uncompressed, -- masked, as received
   card_type        VARCHAR USING COMPRESSION dictionary, -- normalised brand: visa, mastercard, american_express, discover, ...
   amount           DECIMAL(18, 4),
   currency         VARCHAR USING COMPRESSION dictionary, -- ISO 4217, upper case
@@ -26,9 +27,9 @@ CREATE TABLE chargebacks (
   reason           VARCHAR USING COMPRESSION dictionary,
   date_received    TIMESTAMP, -- a bare date in the report is midnight UTC
   transaction_date TIMESTAMP,
-  order_id         VARCHAR USING COMPRESSION fsst, -- empty until matched
-  name             VARCHAR USING COMPRESSION fsst,
-  tracking_number  VARCHAR USING COMPRESSION fsst,
+  order_id         VARCHAR USING COMPRESSION uncompressed, -- empty until matched
+  name             VARCHAR USING COMPRESSION uncompressed,
+  tracking_number  VARCHAR USING COMPRESSION uncompressed,
   first_seen_at    TIMESTAMP, -- earliest observation (report fetched_at, else window end)
   last_seen_at     TIMESTAMP, -- observation this row's values come from
   landing_file     VARCHAR USING COMPRESSION dictionary -- landing file of that observation
@@ -48,7 +49,7 @@ CREATE TABLE chargebacks (
 -- alone then holds the case's history, and the view shows the same rows as one table would.
 CREATE TABLE chargeback_status_log (
   mid          VARCHAR USING COMPRESSION dictionary,
-  case_number  VARCHAR USING COMPRESSION fsst,
+  case_number  VARCHAR USING COMPRESSION uncompressed,
   status       VARCHAR USING COMPRESSION dictionary,
   seen_at      TIMESTAMP,
   landing_file VARCHAR USING COMPRESSION dictionary
