@@ -7,9 +7,8 @@
 -- Their text columns name their compression (USING COMPRESSION): left to choose, DuckDB tries dictionary
 -- and FSST on every segment of every column, and that trial was a quarter of a 1M-row load's time. A
 -- column of few distinct values (status, brand, mid, file) takes dictionary; one of mostly unique values
--- (case number, ARN, order id) is stored uncompressed, which compression would barely shrink and FSST made
--- a CSV load ~20% slower. The file grows somewhat, and a column whose data defies
--- the choice only compresses less. Storage only: readers see the same values.
+-- (case number, ARN, order id) is stored uncompressed: FSST made a 1M-row CSV load ~20% slower. The file
+-- is larger for it, and a column whose data defies the choice only compresses less. Storage only: readers see the same values.
 
 -- Current state of each chargeback case, key (mid, case_number): case numbers come from the acquirer /
 -- processor of one merchant account, so only the pair is safe as an identity. One row per key; a later
