@@ -11,6 +11,7 @@ import { openPipeline, type Pipeline, type PipelineOptions } from '../cli/pipeli
 import type { Config } from '../lib/config.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../sandbox/index.ts';
 import type { Store } from '../store/db.ts';
+import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 import { CbpError } from '../lib/errors.ts';
 
 export function tempDir(): string {
@@ -32,6 +33,31 @@ export const FAST_RETRY: PipelineOptions['clientOptions'] = { retry: { retries: 
 
 export async function pipelineFor(cfg: Config, opts: PipelineOptions = {}): Promise<Pipeline> {
   return openPipeline(cfg, { clientOptions: FAST_RETRY, ...opts });
+}
+
+/** A sandbox, a real webhook receiver with the given Basic credentials, and a pipeline pointed at both. */
+export interface WithReceiver {
+  sb: RunningSandbox;
+  receiver: RunningReceiver;
+  p: Pipeline;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function startWithReceiver(auth: { username: string; password: string }): Promise<WithReceiver> {
+  const dir = tempDir();
+  const sb = await sandbox();
+  const receiver = await startReceiver({ ...auth, journalDir: path.join(dir, 'journal'), port: 0 });
+  const p = await pipelineFor(configFor(sb, dir, { ...auth, url: receiver.url }));
+  return {
+    sb, receiver, p, dir,
+    async close() {
+      await p.close();
+      await receiver.close();
+      await sb.close();
+      rmrf(dir);
+    },
+  };
 }
 
 export async function admin<T = unknown>(sb: RunningSandbox, method: 'GET' | 'POST' | 'DELETE', route: string, body?: unknown): Promise<T> {

@@ -4,27 +4,23 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
+import type { RunningReceiver } from '../webhook/index.ts';
 import type { Pipeline } from '../cli/pipeline.ts';
-import { admin, configFor, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
+import { admin, startWithReceiver, type WithReceiver } from './activities-fixtures.ts';
 
 let sb: RunningSandbox;
 let receiver: RunningReceiver;
 let p: Pipeline;
 let dir: string;
+let env: WithReceiver;
 const AUTH = { username: 'cbp-hook', password: 'hook-password-ingest' };
 
 beforeAll(async () => {
-  dir = tempDir();
-  sb = await sandbox();
-  receiver = await startReceiver({ ...AUTH, journalDir: path.join(dir, 'journal'), port: 0 });
-  p = await pipelineFor(configFor(sb, dir, { ...AUTH, url: receiver.url }));
+  env = await startWithReceiver(AUTH);
+  ({ sb, receiver, p, dir } = env);
 });
 afterAll(async () => {
-  await p?.close();
-  await receiver?.close();
-  await sb?.close();
-  rmrf(dir);
+  await env?.close();
 });
 
 describe('ingestEvents and enrich with the real activities', () => {

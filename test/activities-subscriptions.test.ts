@@ -3,28 +3,22 @@
 // 25 h have passed on the SERVICE's clock (the sandbox's, read from its Date header).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
+import type { RunningReceiver } from '../webhook/index.ts';
 import type { Pipeline } from '../cli/pipeline.ts';
-import { admin, configFor, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
-import path from 'node:path';
+import { admin, startWithReceiver, type WithReceiver } from './activities-fixtures.ts';
 
 let sb: RunningSandbox;
 let receiver: RunningReceiver;
 let p: Pipeline;
-let dir: string;
+let env: WithReceiver;
 const AUTH = { username: 'cbp-hook', password: 'hook-password-9f3a' };
 
 beforeAll(async () => {
-  dir = tempDir();
-  sb = await sandbox();
-  receiver = await startReceiver({ ...AUTH, journalDir: path.join(dir, 'journal'), port: 0 });
-  p = await pipelineFor(configFor(sb, dir, { ...AUTH, url: receiver.url }));
+  env = await startWithReceiver(AUTH);
+  ({ sb, receiver, p } = env);
 });
 afterAll(async () => {
-  await p?.close();
-  await receiver?.close();
-  await sb?.close();
-  rmrf(dir);
+  await env?.close();
 });
 
 const input = (url = receiver.url, email = 'ops@merchant.example') => ({ webhookUrl: url, email, auth: AUTH });

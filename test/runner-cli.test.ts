@@ -3,6 +3,7 @@
 // answers, and the local runner's steps end to end against a sandbox.
 import fs from 'node:fs';
 import path from 'node:path';
+import { sandboxEnv } from '../cli/sandbox-env.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import { CommanderError, type Command } from 'commander';
@@ -166,19 +167,7 @@ describe('cbp run against the sandbox', { timeout: 180_000 }, () => {
     sb = await sandbox();
     dir = tempDir();
     env = {
-      CBP_AUTH_BASE_URL: sb.baseUrls.auth,
-      CBP_EVENTS_BASE_URL: sb.baseUrls.events,
-      CBP_DATA_BASE_URL: sb.baseUrls.ordersStage,
-      CBP_REPORTING_BASE_URL: sb.baseUrls.reporting,
-      CBP_API_SECRET: sb.credentials.apiSecret,
-      CBP_DATA_USERNAME: sb.credentials.dataUsername,
-      CBP_DATA_PASSWORD: sb.credentials.dataPassword,
-      CBP_REPORTING_KEY: sb.credentials.reportingKey,
-      CBP_COMPANY_TOKEN: sb.credentials.companyToken,
-      CBP_DATA_DIR: dir,
-      CBP_DB_PATH: path.join(dir, 'cbp.duckdb'),
-      CBP_SNAPSHOT_PATH: path.join(dir, 'published', 'cbp.duckdb'),
-      CBP_JOURNAL_DIR: path.join(dir, 'journal'),
+      ...sandboxEnv(sb, dir),
       CBP_LOG_LEVEL: 'error',
     };
   });

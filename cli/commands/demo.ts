@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../lib/config.ts';
+import { sandboxEnv } from '../sandbox-env.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
@@ -57,19 +58,7 @@ export function demoConfig(
   const env: Record<string, string> = {
     ...(thresholdsFile ? { CBP_THRESHOLDS_FILE: thresholdsFile } : {}),
     ...(alertWebhookUrl ? { CBP_ALERT_WEBHOOK_URL: alertWebhookUrl, CBP_ALERT_WEBHOOK_SECRET: randomBytes(18).toString('base64url') } : {}),
-    CBP_AUTH_BASE_URL: sb.baseUrls.auth,
-    CBP_EVENTS_BASE_URL: sb.baseUrls.events,
-    CBP_DATA_BASE_URL: sb.baseUrls.ordersStage,
-    CBP_REPORTING_BASE_URL: sb.baseUrls.reporting,
-    CBP_API_SECRET: sb.credentials.apiSecret,
-    CBP_DATA_USERNAME: sb.credentials.dataUsername,
-    CBP_DATA_PASSWORD: sb.credentials.dataPassword,
-    CBP_REPORTING_KEY: sb.credentials.reportingKey,
-    CBP_COMPANY_TOKEN: sb.credentials.companyToken,
-    CBP_DATA_DIR: dataDir,
-    CBP_DB_PATH: path.join(dataDir, 'cbp.duckdb'),
-    CBP_SNAPSHOT_PATH: path.join(dataDir, 'published', 'cbp.duckdb'),
-    CBP_JOURNAL_DIR: path.join(dataDir, 'journal'),
+    ...sandboxEnv(sb, dataDir),
     CBP_WEBHOOK_USERNAME: webhook.username,
     CBP_WEBHOOK_PASSWORD: webhook.password,
     CBP_WEBHOOK_PUBLIC_URL: webhook.url,

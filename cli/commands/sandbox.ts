@@ -5,6 +5,7 @@ import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
 import { parseInstant } from '../options.ts';
 import type { RunningSandbox } from '../../sandbox/server.ts';
+import { sandboxServiceEnv } from '../sandbox-env.ts';
 
 interface Opts {
   port: string;
@@ -49,10 +50,7 @@ function human(d: ReturnType<typeof describeSandbox>): string {
     `  reporting key        ${d.credentials.reportingKey}`,
     `  company token        ${d.credentials.companyToken}`,
     'Point cbp at it (in another shell):',
-    `  export CBP_AUTH_BASE_URL=${d.baseUrls.auth} CBP_EVENTS_BASE_URL=${d.baseUrls.events}`,
-    `  export CBP_DATA_BASE_URL=${d.baseUrls.ordersStage} CBP_REPORTING_BASE_URL=${d.baseUrls.reporting}`,
-    `  export CBP_API_SECRET=${d.credentials.apiSecret} CBP_DATA_USERNAME=${d.credentials.dataUsername} CBP_DATA_PASSWORD=${d.credentials.dataPassword}`,
-    `  export CBP_REPORTING_KEY=${d.credentials.reportingKey} CBP_COMPANY_TOKEN=${d.credentials.companyToken}`,
+    ...Object.entries(sandboxServiceEnv(d)).map(([k, v]) => `  export ${k}=${v}`),
   ].join('\n');
 }
 
