@@ -45,8 +45,10 @@ SELECT
   loaded_at
 FROM events_raw;
 
-CREATE OR REPLACE VIEW stg_events__chargeback_new AS
+-- The fields chargeback.new and chargeback.match share; each view picks its event type.
+CREATE OR REPLACE MACRO stg_events__chargeback_fields(t) AS TABLE
 SELECT
+  payload,
   event_guid, event_timestamp, received_at,
   stg_events_str(payload, 'chargeback_guid')            AS chargeback_guid,
   stg_events_str(payload, 'case_number')                AS case_number,
@@ -67,34 +69,18 @@ SELECT
   stg_events_str(payload, 'processor_transaction_id')   AS processor_transaction_id,
   stg_events_str(payload, 'processor_transaction_date') AS processor_transaction_date_text,
   stg_events_ts(payload, 'processor_transaction_date')  AS processor_transaction_date
-FROM stg_events__all WHERE event_type = 'chargeback.new';
+FROM stg_events__all WHERE event_type = t;
+
+CREATE OR REPLACE VIEW stg_events__chargeback_new AS
+SELECT * EXCLUDE (payload) FROM stg_events__chargeback_fields('chargeback.new');
 
 CREATE OR REPLACE VIEW stg_events__chargeback_match AS
 SELECT
-  event_guid, event_timestamp, received_at,
-  stg_events_str(payload, 'chargeback_guid')            AS chargeback_guid,
-  stg_events_str(payload, 'case_number')                AS case_number,
-  stg_events_str(payload, 'mid')                        AS mid,
-  stg_events_amount(payload, 'amount')                  AS amount,
-  upper(stg_events_str(payload, 'currency'))            AS currency,
-  stg_events_str(payload, 'arn')                        AS arn,
-  stg_events_str(payload, 'auth_code')                  AS auth_code,
-  stg_events_brand(payload)                             AS card_brand,
-  stg_events_first6(payload)                            AS card_first_6,
-  stg_events_str(payload, 'card_last_4')                AS card_last_4,
-  stg_events_date(payload, 'chargeback_date')           AS chargeback_date,
-  stg_events_date(payload, 'date_received')             AS date_received,
-  stg_events_date(payload, 'due_date')                  AS due_date,
-  stg_events_str(payload, 'reason_code')                AS reason_code,
-  stg_events_str(payload, 'reason_description')         AS reason_description,
-  stg_events_str(payload, 'alternate_transaction_id')   AS alternate_transaction_id,
-  stg_events_str(payload, 'processor_transaction_id')   AS processor_transaction_id,
-  stg_events_str(payload, 'processor_transaction_date') AS processor_transaction_date_text,
-  stg_events_ts(payload, 'processor_transaction_date')  AS processor_transaction_date,
+  * EXCLUDE (payload),
   stg_events_str(payload, 'order_guid')                 AS order_guid,
   stg_events_str(payload, 'order_id')                   AS order_id,
   stg_events_str(payload, 'crm_account_guid')           AS crm_account_guid
-FROM stg_events__all WHERE event_type = 'chargeback.match';
+FROM stg_events__chargeback_fields('chargeback.match');
 
 CREATE OR REPLACE VIEW stg_events__chargeback_result AS
 SELECT
@@ -120,8 +106,10 @@ SELECT
   received_event_type
 FROM stg_events__all WHERE event_type = 'chargeback.dnf';
 
-CREATE OR REPLACE VIEW stg_events__prevention_new AS
+-- The fields prevention.new and prevention.match share; each view picks its event type.
+CREATE OR REPLACE MACRO stg_events__prevention_fields(t) AS TABLE
 SELECT
+  payload,
   event_guid, event_timestamp, received_at,
   stg_events_str(payload, 'prevention_guid')        AS prevention_guid,
   stg_events_str(payload, 'prevention_case_number') AS prevention_case_number,
@@ -135,30 +123,23 @@ SELECT
   stg_events_first6(payload)                        AS card_first_6,
   stg_events_str(payload, 'card_last_4')            AS card_last_4,
   stg_events_str(payload, 'merchant_descriptor')    AS merchant_descriptor
-FROM stg_events__all WHERE event_type = 'prevention.new';
+FROM stg_events__all WHERE event_type = t;
+
+CREATE OR REPLACE VIEW stg_events__prevention_new AS
+SELECT * EXCLUDE (payload) FROM stg_events__prevention_fields('prevention.new');
 
 CREATE OR REPLACE VIEW stg_events__prevention_match AS
 SELECT
-  event_guid, event_timestamp, received_at,
-  stg_events_str(payload, 'prevention_guid')        AS prevention_guid,
-  stg_events_str(payload, 'prevention_case_number') AS prevention_case_number,
-  lower(stg_events_str(payload, 'prevention_type')) AS prevention_type,
-  stg_events_ts(payload, 'prevention_timestamp')    AS prevention_timestamp,
-  stg_events_ts(payload, 'transaction_timestamp')   AS transaction_timestamp,
-  stg_events_str(payload, 'mid')                    AS mid,
-  stg_events_amount(payload, 'amount')              AS amount,
-  upper(stg_events_str(payload, 'currency'))        AS currency,
-  stg_events_str(payload, 'arn')                    AS arn,
-  stg_events_first6(payload)                        AS card_first_6,
-  stg_events_str(payload, 'card_last_4')            AS card_last_4,
-  stg_events_str(payload, 'merchant_descriptor')    AS merchant_descriptor,
+  * EXCLUDE (payload),
   stg_events_str(payload, 'order_guid')             AS order_guid,
   stg_events_str(payload, 'order_id')               AS order_id,
   stg_events_str(payload, 'crm_account_guid')       AS crm_account_guid
-FROM stg_events__all WHERE event_type = 'prevention.match';
+FROM stg_events__prevention_fields('prevention.match');
 
-CREATE OR REPLACE VIEW stg_events__rdr_new AS
+-- The fields rdr.new and rdr.match share; each view picks its event type.
+CREATE OR REPLACE MACRO stg_events__rdr_fields(t) AS TABLE
 SELECT
+  payload,
   event_guid, event_timestamp, received_at,
   stg_events_str(payload, 'rdr_guid')             AS rdr_guid,
   stg_events_str(payload, 'rdr_case_number')      AS rdr_case_number,
@@ -175,32 +156,23 @@ SELECT
   stg_events_first6(payload)                      AS card_first_6,
   stg_events_str(payload, 'card_last_4')          AS card_last_4,
   stg_events_str(payload, 'merchant_descriptor')  AS merchant_descriptor
-FROM stg_events__all WHERE event_type = 'rdr.new';
+FROM stg_events__all WHERE event_type = t;
+
+CREATE OR REPLACE VIEW stg_events__rdr_new AS
+SELECT * EXCLUDE (payload) FROM stg_events__rdr_fields('rdr.new');
 
 CREATE OR REPLACE VIEW stg_events__rdr_match AS
 SELECT
-  event_guid, event_timestamp, received_at,
-  stg_events_str(payload, 'rdr_guid')             AS rdr_guid,
-  stg_events_str(payload, 'rdr_case_number')      AS rdr_case_number,
-  stg_events_date(payload, 'rdr_date')            AS rdr_date,
-  CASE lower(stg_events_str(payload, 'rdr_resolution')) WHEN 'accepted' THEN 'Accepted' WHEN 'declined' THEN 'Declined'
-       ELSE stg_events_str(payload, 'rdr_resolution') END AS rdr_resolution,
-  lower(stg_events_str(payload, 'prevention_type')) AS prevention_type,
-  stg_events_date(payload, 'transaction_date')    AS transaction_date,
-  stg_events_amount(payload, 'amount')            AS amount,
-  upper(stg_events_str(payload, 'currency'))      AS currency,
-  stg_events_str(payload, 'arn')                  AS arn,
-  stg_events_str(payload, 'auth_code')            AS auth_code,
-  stg_events_first6(payload)                      AS card_first_6,
-  stg_events_str(payload, 'card_last_4')          AS card_last_4,
-  stg_events_str(payload, 'merchant_descriptor')  AS merchant_descriptor,
+  * EXCLUDE (payload),
   stg_events_str(payload, 'order_guid')           AS order_guid,
   stg_events_str(payload, 'order_id')             AS order_id,
   stg_events_str(payload, 'crm_account_guid')     AS crm_account_guid
-FROM stg_events__all WHERE event_type = 'rdr.match';
+FROM stg_events__rdr_fields('rdr.match');
 
-CREATE OR REPLACE VIEW stg_events__order_validation_new AS
+-- The fields order_validation.new and order_validation.match share; each view picks its event type.
+CREATE OR REPLACE MACRO stg_events__order_validation_fields(t) AS TABLE
 SELECT
+  payload,
   event_guid, event_timestamp, received_at,
   stg_events_str(payload, 'order_validation_guid')        AS order_validation_guid,
   stg_events_str(payload, 'order_validation_type')        AS order_validation_type,
@@ -213,27 +185,19 @@ SELECT
   stg_events_str(payload, 'arn')                          AS arn,
   stg_events_str(payload, 'auth_code')                    AS auth_code,
   stg_events_brand(payload)                               AS card_brand
-FROM stg_events__all WHERE event_type = 'order_validation.new';
+FROM stg_events__all WHERE event_type = t;
+
+CREATE OR REPLACE VIEW stg_events__order_validation_new AS
+SELECT * EXCLUDE (payload) FROM stg_events__order_validation_fields('order_validation.new');
 
 CREATE OR REPLACE VIEW stg_events__order_validation_match AS
 SELECT
-  event_guid, event_timestamp, received_at,
-  stg_events_str(payload, 'order_validation_guid')        AS order_validation_guid,
-  stg_events_str(payload, 'order_validation_type')        AS order_validation_type,
-  stg_events_ts(payload, 'order_validation_timestamp')    AS order_validation_timestamp,
-  stg_events_ts(payload, 'transaction_timestamp')         AS transaction_timestamp,
-  stg_events_amount(payload, 'amount')                    AS amount,
-  upper(stg_events_str(payload, 'currency'))              AS currency,
-  stg_events_first6(payload)                              AS card_first_6,
-  stg_events_str(payload, 'card_last_4')                  AS card_last_4,
-  stg_events_str(payload, 'arn')                          AS arn,
-  stg_events_str(payload, 'auth_code')                    AS auth_code,
-  stg_events_brand(payload)                               AS card_brand,
+  * EXCLUDE (payload),
   stg_events_str(payload, 'order_guid')                   AS order_guid,
   stg_events_str(payload, 'order_id')                     AS order_id,
   stg_events_str(payload, 'crm_account_guid')             AS crm_account_guid,
   stg_events_str(payload, 'mid')                          AS mid
-FROM stg_events__all WHERE event_type = 'order_validation.match';
+FROM stg_events__order_validation_fields('order_validation.match');
 
 CREATE OR REPLACE VIEW stg_events__registration_new AS
 SELECT
