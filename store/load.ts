@@ -53,7 +53,10 @@ export interface LoadResult {
 
 const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
-const nz = (c: string) => `NULLIF(trim(${c}), '')`;
+// trim() copies every value; an ASCII value with no space at either end is already trimmed (trim also strips
+// Unicode spaces, which only a non-ASCII value can hold), so only the rest pay for it.
+const nz = (c: string) =>
+  `CASE WHEN NOT starts_with(${c}, ' ') AND NOT ends_with(${c}, ' ') AND strlen(${c}) = length(${c}) THEN NULLIF(${c}, '') ELSE NULLIF(trim(${c}), '') END`;
 /** Descriptive text kept as received; only an empty string means "not given" (trimming every cell doubled the cost). */
 const txt = (c: string) => `NULLIF(${c}, '')`;
 const shown = (c: string) => `coalesce(to_json(${c})::VARCHAR, 'nothing')`;
@@ -93,15 +96,27 @@ const brandT = (c: string) =>
   `CASE WHEN ${c} IN (${[...new Set(Object.values(BRAND_ALIASES))].map(q).join(', ')}) THEN ${c} ELSE CASE lower(replace(replace(trim(${c}), ' ', '_'), '-', '_')) ${Object.entries(BRAND_ALIASES)
     .map(([k, v]) => `WHEN ${q(k)} THEN ${q(v)}`)
     .join(' ')} END END`;
+// The usual codes are an IN test; only others pay for the pattern match.
+const COMMON_CURRENCIES = ['USD', 'EUR', 'GBP', 'CAD', 'AUD'];
 const currencyT = (c: string) =>
-  `CASE WHEN regexp_full_match(${c}, '[A-Z]{3}') THEN ${c} WHEN length(trim(${c})) = 3 AND regexp_full_match(trim(${c}), '[A-Za-z]{3}') THEN upper(trim(${c})) END`;
+  `CASE WHEN ${c} IN (${COMMON_CURRENCIES.map(q).join(', ')}) THEN ${c} WHEN regexp_full_match(${c}, '[A-Z]{3}') THEN ${c} WHEN length(trim(${c})) = 3 AND regexp_full_match(trim(${c}), '[A-Za-z]{3}') THEN upper(trim(${c})) END`;
 
-/** A check: when `bad` holds, the row is quarantined with `field: expectation, got value`. */
-const check = (bad: string, field: string, expect: string, raw: string) =>
-  `CASE WHEN ${bad} THEN ${q(`${field}: ${expect}, got `)} || ${shown(raw)} END`;
+/**
+ * A check: when `bad` holds, the row is quarantined with `field: expectation, got value`. `gate` is a cheap
+ * condition that holds whenever `bad` does: a row none of whose gates hold skips building a reason at all.
+ */
+interface Check {
+  gate: string;
+  reason: string;
+}
+const check = (bad: string, field: string, expect: string, raw: string, gate = bad): Check => ({
+  gate,
+  reason: `CASE WHEN ${bad} THEN ${q(`${field}: ${expect}, got `)} || ${shown(raw)} END`,
+});
 const required = (field: string, raw: string) => check(`t_${field} IS NULL`, field, 'a non-empty value', raw);
 /** Optional field: quarantined only when given and not parseable. */
 const optBad = (raw: string, typed: string) => `(${typed} IS NULL AND ${nz(raw)} IS NOT NULL)`;
+const optional = (raw: string, typed: string, field: string, expect: string) => check(optBad(raw, typed), field, expect, raw, `${typed} IS NULL`);
 
 const DT_EXPECT = 'a UTC date-time YYYY-MM-DDTHH:MM:SSZ or YYYY-MM-DD HH:MM:SS, or a date YYYY-MM-DD';
 const AMOUNT_EXPECT = 'an amount (a number or a decimal string such as "94.76")';
@@ -166,6 +181,78 @@ function checkJsonShape(file: string): void {
   }
 }
 
+/**
+ * The CSV header's field names, parsed here (RFC 4180: quoted names, "" inside quotes, CRLF or LF), or
+ * undefined when the first record does not end within the first MiB. Knowing the header, the load names its
+ * columns itself and DuckDB reads the file without sniffing a sample of it first (twice: once to learn the
+ * header, once more for the load).
+ */
+export function csvHeader(file: string): string[] | undefined {
+  const fd = openSync(file, 'r');
+  let text: string;
+  let whole: boolean;
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    whole = n < buf.length;
+    text = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '');
+  } finally {
+    closeSync(fd);
+  }
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    let field = '';
+    if (text[i] === '"') {
+      i++;
+      for (;;) {
+        const close = text.indexOf('"', i);
+        if (close < 0) return undefined;
+        field += text.slice(i, close);
+        i = close + 1;
+        if (text[i] !== '"') break;
+        field += '"';
+        i++;
+      }
+      // Text after a closing quote (a"b"c) is not RFC 4180: let DuckDB's sniffer judge the file.
+      if (i < text.length && text[i] !== ',' && text[i] !== '\n' && text[i] !== '\r') return undefined;
+    } else {
+      const m = /[,\r\n]/.exec(text.slice(i, i + 65536));
+      const end = m ? i + m.index : text.length;
+      field = text.slice(i, end);
+      if (field.includes('"')) return undefined;
+      i = end;
+    }
+    fields.push(field);
+    if (text[i] === ',') {
+      i++;
+      continue;
+    }
+    if (i >= text.length && !whole) return undefined;
+    return fields;
+  }
+}
+
+const REJECTS = '_csv_rejects';
+const REJECT_SCANS = '_csv_reject_scans';
+const dropRejects = (s: Store) => s.run(`DROP TABLE IF EXISTS temp.${REJECTS}; DROP TABLE IF EXISTS temp.${REJECT_SCANS}`);
+
+/** Moves the rows the CSV reader set aside into the quarantine, raw as {line, csv_line}; returns how many. */
+async function csvRejects(s: Store, kind: ReportKind, file: string, sha256: string): Promise<number> {
+  const [c] = await s.all<{ n: string }>(`SELECT count(*) AS n FROM temp.${REJECTS}`);
+  if (Number(c.n) > 0) {
+    await s.run(
+      `INSERT INTO quarantine SELECT DISTINCT $1, raw, reason, $2, $3, current_timestamp::TIMESTAMP FROM (
+         SELECT json_object('line', line, 'csv_line', csv_line)::VARCHAR AS raw,
+                'row: ' || error_message || ' (CSV line ' || line || ', ' || lower(error_type) || ')' AS reason
+         FROM temp.${REJECTS}) r
+       WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = r.raw AND q.reason = r.reason)`,
+      [kind, file, sha256],
+    );
+  }
+  return Number(c.n);
+}
+
 async function readerSql(store: Store, file: string, kind: ReportKind, format: FileFormat): Promise<string> {
   const cols = RAW_COLUMNS[kind];
   if (format === 'json') {
@@ -174,17 +261,36 @@ async function readerSql(store: Store, file: string, kind: ReportKind, format: F
     const spec = cols.map((c) => `${q(c)}: 'VARCHAR'`).join(', ');
     return `SELECT * FROM read_json(${q(file)}, format='array', columns={${spec}})`;
   }
-  const csv = `read_csv(${q(file)}, header=true, all_varchar=true, delim=',', quote='"', escape='"', null_padding=true)`;
-  let header: string[];
-  try {
-    header = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${csv}`)).map((r) => r.column_name);
-  } catch (e) {
-    throw new BadReportFileError(`${file} is not a readable CSV report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+  // A row DuckDB cannot split against the header (more values than columns, an unclosed quote, bytes that are
+  // not UTF-8) is set aside in a temp table instead of failing the load: it goes to the quarantine (csvRejects).
+  const dialect = `header=true, delim=',', quote='"', escape='"', null_padding=true, store_rejects=true, rejects_scan='${REJECT_SCANS}', rejects_table='${REJECTS}'`;
+  const parsed = csvHeader(file);
+  let csv: string;
+  let names: string[];
+  let columns: string[];
+  if (parsed && parsed.some((h) => h.trim() !== '')) {
+    // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
+    names = parsed;
+    columns = parsed.map((_, i) => `c${i}`);
+    csv = `read_csv(${q(file)}, ${dialect}, auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
+  } else {
+    csv = `read_csv(${q(file)}, ${dialect}, all_varchar=true)`;
+    try {
+      columns = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${csv}`)).map((r) => r.column_name);
+    } catch (e) {
+      throw new BadReportFileError(`${file} is not a readable CSV report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+    }
+    names = columns;
   }
-  const byName = new Map(header.map((h) => [h.replace(/^\uFEFF/, '').trim().toLowerCase(), h]));
+  // A header name matches whatever its case and padding; of two columns with the same name, the first counts.
+  const byName = new Map<string, string>();
+  names.forEach((h, i) => {
+    const key = h.replace(/^\uFEFF/, '').trim().toLowerCase();
+    if (!byName.has(key)) byName.set(key, columns[i]);
+  });
   if (!byName.has(CSV_IDENTITY[kind])) {
     throw new BadReportFileError(
-      `${file} is not a ${kind} CSV report: its header has no ${CSV_IDENTITY[kind]} column (columns: ${header.slice(0, 8).join(', ')}${header.length > 8 ? ', …' : ''}).`,
+      `${file} is not a ${kind} CSV report: its header has no ${CSV_IDENTITY[kind]} column (columns: ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}).`,
     );
   }
   const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
@@ -217,10 +323,10 @@ function chargebackStaging(reader: string): Staging {
     required('mid', 'mid'),
     check(`t_status IS NULL`, 'status', `one of ${CHARGEBACK_STATUSES.join(', ')}`, 'status'),
     check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
-    check(optBad('card_type', 't_card_type'), 'card_type', `a card brand (${CARD_BRANDS.join(', ')})`, 'card_type'),
-    check(optBad('currency', 't_currency'), 'currency', 'a three-letter ISO 4217 code such as USD', 'currency'),
-    check(optBad('date_received', 't_date_received'), 'date_received', DT_EXPECT, 'date_received'),
-    check(optBad('transaction_date', 't_transaction_date'), 'transaction_date', DT_EXPECT, 'transaction_date'),
+    optional('card_type', 't_card_type', 'card_type', `a card brand (${CARD_BRANDS.join(', ')})`),
+    optional('currency', 't_currency', 'currency', 'a three-letter ISO 4217 code such as USD'),
+    optional('date_received', 't_date_received', 'date_received', DT_EXPECT),
+    optional('transaction_date', 't_transaction_date', 'transaction_date', DT_EXPECT),
   ];
   return stagingSql(reader, 'chargebacks', typed, checks, ['mid', 'case_number']);
 }
@@ -257,9 +363,9 @@ function preventionStaging(reader: string): Staging {
     ),
     check(`t_source_partner IS NULL`, 'source_partner', `one of ${SOURCE_PARTNERS.join(', ')}`, 'source_partner'),
     check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
-    check(optBad('currency', 't_currency'), 'currency', 'a three-letter ISO 4217 code such as USD', 'currency'),
-    check(optBad('date_received', 't_date_received'), 'date_received', DT_EXPECT, 'date_received'),
-    check(optBad('transaction_date', 't_transaction_date'), 'transaction_date', DT_EXPECT, 'transaction_date'),
+    optional('currency', 't_currency', 'currency', 'a three-letter ISO 4217 code such as USD'),
+    optional('date_received', 't_date_received', 'date_received', DT_EXPECT),
+    optional('transaction_date', 't_transaction_date', 'transaction_date', DT_EXPECT),
   ];
   return stagingSql(reader, 'prevention', typed, checks, ['alert_case_id'], {
     statuses: statusesNorm,
@@ -275,7 +381,7 @@ function midStaging(reader: string): Staging {
       WHEN starts_with(trim(gateways), '[') AND json_valid(trim(gateways)) THEN from_json(trim(gateways)::JSON, '["VARCHAR"]')
       ELSE list_filter(list_transform(string_split(gateways, ';'), x -> trim(x)), x -> x <> '') END`,
   };
-  const checks: string[] = [required('mid', 'mid')];
+  const checks: Check[] = [required('mid', 'mid')];
   const stat = (prefix: string, f: string, raw: string, isOptional: boolean) => {
     const name = `${prefix}${f}`;
     const isCount = f.endsWith('_count');
@@ -283,7 +389,7 @@ function midStaging(reader: string): Staging {
     typed[name] = isCount ? countT(raw) : isRatio ? floatT(raw) : amountT(raw);
     const label = prefix ? `${prefix.replace(/_$/, '')}.${f}` : f;
     const expect = isCount ? 'a whole count (0, 1, 2, ...)' : isRatio ? 'a number or empty' : AMOUNT_EXPECT;
-    checks.push(check(isOptional || isRatio ? optBad(raw, `t_${name}`) : `t_${name} IS NULL`, label, expect, raw));
+    checks.push(isOptional || isRatio ? check(optBad(raw, `t_${name}`), label, expect, raw, `t_${name} IS NULL`) : check(`t_${name} IS NULL`, label, expect, raw));
   };
   for (const f of STAT_FIELDS) stat('', f, f, false);
   for (const k of MID_NETWORK_KEYS) {
@@ -310,7 +416,7 @@ function midStaging(reader: string): Staging {
  * One pass: raw → typed (t_ columns) → reason → staging, keeping every bad row and one good row per key.
  * `after` adds columns computed from typed ones (e.g. a normalised list).
  */
-function stagingSql(reader: string, kind: ReportKind, typed: Record<string, string>, checks: string[], key: string[], after: Record<string, string> = {}): Staging {
+function stagingSql(reader: string, kind: ReportKind, typed: Record<string, string>, checks: Check[], key: string[], after: Record<string, string> = {}): Staging {
   const raw = RAW_COLUMNS[kind];
   const rawJson = `to_json(struct_pack(${raw.map((c) => `${ident(c)} := ${ident(c)}`).join(', ')}))::VARCHAR`;
   const sig = DISTINCTIVE[kind].map((c) => `${ident(c)} IS NOT NULL`).join(' OR ');
@@ -319,7 +425,7 @@ function stagingSql(reader: string, kind: ReportKind, typed: Record<string, stri
   // dedupeSql runs only when a count shows there are some.
   const select = `WITH src AS (${reader}),
 t AS (SELECT *, ${Object.entries(typed).map(([k, e]) => `${e} AS t_${k}`).join(',\n  ')} FROM src),
-v AS (SELECT *, NULLIF(concat_ws('; ', ${checks.join(',\n  ')}), '') AS _reason, (${sig}) AS _sig FROM t)
+v AS (SELECT *, CASE WHEN ${checks.map((c) => `(${c.gate})`).join(' OR ')} THEN NULLIF(concat_ws('; ', ${checks.map((c) => c.reason).join(',\n  ')}), '') END AS _reason, (${sig}) AS _sig FROM t)
 SELECT ${out.join(', ')}, _reason AS _why, _sig,
   CASE WHEN _reason IS NOT NULL THEN ${rawJson} END AS _raw
 FROM v`;
@@ -448,10 +554,8 @@ async function firstLoadChargebacks(s: Store, select: string, file: string, seen
     [seen, file],
   );
   const read = Number(ins?.Count ?? 0);
-  // Distinct hashes prove distinct keys; only a shortfall (a duplicate, or a rare collision) needs the exact count.
-  const [st] = await s.all<{ bad: string; hkeys: string }>(
-    `SELECT count(*) FILTER (WHERE landing_file IS NULL) AS bad, count(DISTINCT hash(mid, case_number)) FILTER (WHERE landing_file IS NOT NULL) AS hkeys FROM chargebacks`,
-  );
+  // A bad row's NULL landing_file: the column's statistics answer this without a scan when there is none.
+  const [st] = await s.all<{ bad: string }>(`SELECT count(*) AS bad FROM chargebacks WHERE landing_file IS NULL`);
   const bad = Number(st.bad);
   let keys = read - bad;
   if (bad > 0) {
@@ -471,13 +575,16 @@ async function firstLoadChargebacks(s: Store, select: string, file: string, seen
     );
     await s.run('DELETE FROM chargebacks WHERE landing_file IS NULL');
   }
-  if (Number(st.hkeys) < keys) {
+  // Distinct case numbers prove distinct (mid, case_number) keys; only a shortfall (a repeated case, or one
+  // case number under two MIDs) needs the exact de-duplication.
+  const [d] = keys > 0 ? await s.all<{ n: string }>('SELECT count(DISTINCT case_number) AS n FROM chargebacks') : [{ n: '0' }];
+  if (Number(d.n) < keys) {
     // Of duplicate keys inside one file, one is kept by content order, as the staging path does.
-    const [d] = await s.all<{ Count: string | number }>(
+    const [del] = await s.all<{ Count: string | number }>(
       `DELETE FROM chargebacks WHERE rowid IN (SELECT rowid FROM chargebacks
        QUALIFY row_number() OVER (PARTITION BY mid, case_number ORDER BY ${CHARGEBACK_STATE_COLUMNS.map(ident).join(', ')}) > 1)`,
     );
-    keys -= Number(d?.Count ?? 0);
+    keys -= Number(del?.Count ?? 0);
   }
   if (keys > 0) await s.run('INSERT INTO chargeback_initial_loads VALUES ($1, $2::TIMESTAMP)', [file, seen]);
   return { read, bad, keys };
@@ -600,6 +707,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   let quarantined = 0;
   let staging: Staging | undefined;
   if (!sizeZero) {
+    await dropRejects(store);
     const reader = await readerSql(store, landing, kind, format);
     staging = kind === 'chargebacks' ? chargebackStaging(reader) : kind === 'prevention' ? preventionStaging(reader) : midStaging(reader);
   }
@@ -646,6 +754,11 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
         rowsLoaded = r.keys;
       }
       const sha256 = await sha256Pending;
+      if (!sizeZero && format === 'csv') {
+        const rejected = await csvRejects(s, kind, landing, sha256);
+        rowsRead += rejected;
+        quarantined += rejected;
+      }
       if (!direct && !sizeZero) {
         await s.run(
           `INSERT INTO quarantine SELECT DISTINCT $1, _raw, _why, $2, $3, current_timestamp::TIMESTAMP FROM _stg s
@@ -679,5 +792,6 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     });
   } finally {
     await store.run('DROP TABLE IF EXISTS _stg');
+    await dropRejects(store);
   }
 }

@@ -1,0 +1,144 @@
+// CSV files as users and portals write them: the load reads the header itself (no sniffing), so each dialect
+// detail it must get right is pinned here, and a row the CSV reader cannot split against the header goes to
+// the quarantine instead of failing the load or being dropped.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../store/db.ts';
+import { csvHeader, loadReport } from '../store/load.ts';
+import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
+import { dump, tmpDir, writeCsv, chargeback, type Rec } from './store-fixtures.ts';
+
+const SEEN = '2024-03-05T00:00:00Z';
+const H = CHARGEBACK_COLUMNS.join(',');
+const row = (case_number: string) =>
+  `${case_number},New,74000000000000000000001,MID-1,411111******1111,visa,94.76,USD,4837,Fraud,2024-03-02 10:15:00,2024-02-20,,,`;
+
+async function load(text: string | Buffer, name = 'cb.csv'): Promise<{ store: Store; r: Awaited<ReturnType<typeof loadReport>> }> {
+  const dir = tmpDir();
+  const file = path.join(dir, name);
+  writeFileSync(file, text);
+  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const r = await loadReport(store, file, { kind: 'chargebacks', seenAt: SEEN });
+  return { store, r };
+}
+
+const cases = (s: Store) => s.all<Rec>('SELECT case_number, mid, status, amount, reason, name FROM chargebacks ORDER BY case_number');
+
+describe('csvHeader', () => {
+  it('reads plain, quoted, BOM-prefixed and CRLF headers, and gives up on what it cannot be sure of', () => {
+    const dir = tmpDir();
+    const h = (text: string | Buffer) => {
+      const f = path.join(dir, 'h.csv');
+      writeFileSync(f, text);
+      return csvHeader(f);
+    };
+    expect(h('a,b,c\n1,2,3\n')).toEqual(['a', 'b', 'c']);
+    expect(h('\uFEFFa,b\r\n1,2\r\n')).toEqual(['a', 'b']);
+    expect(h('"a","b ""x"", y",c\n')).toEqual(['a', 'b "x", y', 'c']);
+    expect(h('"multi\nline",b\n')).toEqual(['multi\nline', 'b']);
+    expect(h('a,,c')).toEqual(['a', '', 'c']);
+    expect(h('a,"unclosed\n')).toBeUndefined();
+    expect(h('a,b"c\n')).toBeUndefined();
+    expect(h('"a"x,b\n')).toBeUndefined();
+  });
+});
+
+describe('loading CSV dialects', () => {
+  it('reads the same rows whatever the header spelling, quoting, line endings or column order', async () => {
+    const plain = await load(`${H}\n${row('CB-1')}\n${row('CB-2')}\n`);
+    const want = await dump(plain.store, undefined, ['landing_file']);
+    const variants: Record<string, string> = {
+      crlf: `${H}\r\n${row('CB-1')}\r\n${row('CB-2')}\r\n`,
+      'no final newline': `${H}\n${row('CB-1')}\n${row('CB-2')}`,
+      bom: `\uFEFF${H}\n${row('CB-1')}\n${row('CB-2')}\n`,
+      'upper case, padded names': `${H.split(',').map((c) => ` ${c.toUpperCase()} `).join(',')}\n${row('CB-1')}\n${row('CB-2')}\n`,
+      'quoted names': `${H.split(',').map((c) => `"${c}"`).join(',')}\n${row('CB-1')}\n${row('CB-2')}\n`,
+      'blank lines': `${H}\n${row('CB-1')}\n\n${row('CB-2')}\n\n`,
+      'extra column': `${H},portal_note\n${row('CB-1')},x\n${row('CB-2')},y\n`,
+      reordered: `${[...CHARGEBACK_COLUMNS].reverse().join(',')}\n${row('CB-1').split(',').reverse().join(',')}\n${row('CB-2').split(',').reverse().join(',')}\n`,
+    };
+    for (const [name, text] of Object.entries(variants)) {
+      const { store, r } = await load(text);
+      expect([name, r.rowsRead, r.rowsLoaded, r.quarantined]).toEqual([name, 2, 2, 0]);
+      expect(await dump(store, undefined, ['landing_file']), name).toEqual(want);
+      store.close();
+    }
+    plain.store.close();
+  });
+
+  it('keeps commas, quotes and line breaks inside quoted values, and pads short rows', async () => {
+    const { store, r } = await load(`${H}\n"CB-1",New,,MID-1,,visa,10,USD,,"Fraud, ""card"" not\npresent",,,,"Doe, Jane",\nCB-2,Won,,MID-1,,visa,11\n`);
+    expect(r).toMatchObject({ rowsRead: 2, rowsLoaded: 2, quarantined: 0 });
+    expect(await cases(store)).toEqual([
+      { case_number: 'CB-1', mid: 'MID-1', status: 'New', amount: '10.0000', reason: 'Fraud, "card" not\npresent', name: 'Doe, Jane' },
+      { case_number: 'CB-2', mid: 'MID-1', status: 'Won', amount: '11.0000', reason: null, name: null },
+    ]);
+    store.close();
+  });
+
+  it('takes the first of two columns with the same name, and reads a header-only file as no rows', async () => {
+    const dup = await load('case_number,mid,status,amount,mid\nCB-1,MID-1,New,10,MID-2\n');
+    expect(await cases(dup.store)).toEqual([{ case_number: 'CB-1', mid: 'MID-1', status: 'New', amount: '10.0000', reason: null, name: null }]);
+    dup.store.close();
+    const empty = await load(`${H}\n`);
+    expect(empty.r).toMatchObject({ rowsRead: 0, rowsLoaded: 0, quarantined: 0 });
+    empty.store.close();
+  });
+
+  it('leaves a header it cannot parse for certain to DuckDB\'s sniffer, which reads it as before', async () => {
+    const { store, r } = await load('case_number,mid,status,amount,note"x\nCB-1,MID-1,New,10,y\n');
+    expect(r).toMatchObject({ rowsRead: 1, rowsLoaded: 1 });
+    expect((await cases(store)).map((c) => c.case_number)).toEqual(['CB-1']);
+    store.close();
+  });
+
+  it('refuses a file with another delimiter, naming the columns it found', async () => {
+    await expect(load('case_number;mid;status;amount\nCB-1;MID-1;New;10\n')).rejects.toThrow(
+      /not a chargebacks CSV report: its header has no case_number column \(columns: case_number;mid;status;amount\)/,
+    );
+  });
+});
+
+describe('rows the CSV reader cannot split', () => {
+  it('quarantines a row with more values than the header, an unclosed quote, or bytes that are not UTF-8, and loads the rest', async () => {
+    const text = Buffer.concat([
+      Buffer.from(`${H}\n${row('CB-1')},surplus\n${row('CB-2')}\nCB-3,New,,MID-1,,visa,10,USD,,Fr`),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(`,,,,,\n${row('CB-4')}\n`),
+    ]);
+    const { store, r } = await load(text);
+    expect(r).toMatchObject({ rowsRead: 4, rowsLoaded: 2, quarantined: 2 });
+    expect((await cases(store)).map((c) => c.case_number)).toEqual(['CB-2', 'CB-4']);
+    const q = await store.all<{ kind: string; raw: string; reason: string }>('SELECT kind, raw, reason FROM quarantine ORDER BY reason');
+    expect(q.map((x) => x.kind)).toEqual(['chargebacks', 'chargebacks']);
+    expect(q[0].reason).toMatch(/^row: Expected Number of Columns: 15 Found: 16 \(CSV line 2, too many columns\)$/);
+    expect(JSON.parse(q[0].raw)).toEqual({ line: 2, csv_line: `${row('CB-1')},surplus` });
+    expect(q[1].reason).toMatch(/^row: .*not utf-8 encoded.*\(CSV line 4, invalid encoding\)$/i);
+    expect(JSON.parse(q[1].raw).line).toBe(4);
+    store.close();
+  });
+
+  it('quarantines an unclosed quote at the end of the file', async () => {
+    const { store, r } = await load(`${H}\n${row('CB-1')}\nCB-2,New,,MID-1,,visa,10,USD,,"never closed\n`);
+    expect(r).toMatchObject({ rowsRead: 2, rowsLoaded: 1, quarantined: 1 });
+    const [q] = await store.all<{ reason: string }>('SELECT reason FROM quarantine');
+    expect(q.reason).toMatch(/^row: .*\(CSV line 3, .*quote.*\)$/);
+    store.close();
+  });
+
+  it('is idempotent: loading the file again adds no second quarantine row, also through the staging path', async () => {
+    const dir = tmpDir();
+    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    // A first file makes the store non-empty, so the next loads take the staging path.
+    await loadReport(store, writeCsv(dir, 'first.csv', 'chargebacks', [chargeback({ case_number: 'CB-0' })]), { kind: 'chargebacks', seenAt: SEEN });
+    const f = path.join(dir, 'bad.csv');
+    writeFileSync(f, `${H}\n${row('CB-1')},surplus\n${row('CB-2')}\n`);
+    const a = await loadReport(store, f, { kind: 'chargebacks', seenAt: SEEN });
+    const b = await loadReport(store, f, { kind: 'chargebacks', seenAt: SEEN });
+    expect([a.rowsRead, a.rowsLoaded, a.quarantined, b.reloaded]).toEqual([2, 1, 1, true]);
+    expect(await store.all('SELECT count(*) AS n FROM quarantine')).toEqual([{ n: '1' }]);
+    expect((await cases(store)).map((c) => c.case_number)).toEqual(['CB-0', 'CB-2']);
+    store.close();
+  });
+});
