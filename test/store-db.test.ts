@@ -1,4 +1,4 @@
-import { cpSync, appendFileSync } from 'node:fs';
+import { cpSync, appendFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
@@ -6,6 +6,8 @@ import { readMigrations } from '../store/migrate.ts';
 import { MigrationChangedError } from '../store/errors.ts';
 import { loadReport } from '../store/load.ts';
 import { ROOT, chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
+import { CHARGEBACK_STATUSES } from '../contract/reporting.ts';
+import { CARD_BRANDS } from '../contract/common.ts';
 
 describe('store schema', () => {
   it('applies each migration once, in order, and records it with its checksum', async () => {
@@ -47,6 +49,39 @@ describe('store schema', () => {
     const s = await openStore({ dbPath, migrationsDir: path.join(ROOT, 'sql', 'migrations') });
     expect(await s.all("SELECT * FROM duckdb_tables() WHERE table_name = 'half_done'")).toEqual([]);
     expect(await s.all('SELECT * FROM schema_migrations WHERE version = 900')).toEqual([]);
+    s.close();
+  });
+
+  it('stores status and card brand as ENUMs whose values are the contract\'s, keeping rows loaded before 007', async () => {
+    const dir = tmpDir();
+    const migrationsDir = path.join(dir, 'migrations');
+    cpSync(path.join(ROOT, 'sql', 'migrations'), migrationsDir, { recursive: true });
+    rmSync(path.join(migrationsDir, '007_enum_columns.sql'));
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const old = await openStore({ dbPath, migrationsDir });
+    await loadReport(old, writeJson(dir, 'a.json', [chargeback(), chargeback({ case_number: 'CB-2', status: 'Won', card_type: 'visa' })]), { kind: 'chargebacks', seenAt: '2024-03-01T00:00:00Z' });
+    await loadReport(old, writeJson(dir, 'b.json', [chargeback({ status: 'Lost' })]), { kind: 'chargebacks', seenAt: '2024-03-02T00:00:00Z' });
+    const before = await old.all('SELECT * FROM chargeback_status_history ORDER BY ALL');
+    const cases = await old.all('SELECT * FROM chargebacks ORDER BY ALL');
+    old.close();
+    const s = await openStore({ dbPath });
+    expect(await s.all('SELECT * FROM chargeback_status_history ORDER BY ALL')).toEqual(before);
+    expect(await s.all('SELECT * FROM chargebacks ORDER BY ALL')).toEqual(cases);
+    const enums = await s.all<{ name: string; vals: string[] }>(
+      "SELECT type_name AS name, enum_range(NULL::chargeback_status)::VARCHAR[] AS a, enum_range(NULL::card_brand)::VARCHAR[] AS b FROM duckdb_types() WHERE type_name = 'chargeback_status'",
+    );
+    expect(enums[0]).toMatchObject({ a: [...CHARGEBACK_STATUSES], b: [...CARD_BRANDS] });
+    const types = await s.all("SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE column_name IN ('status', 'card_type') AND table_name LIKE 'chargeback%' ORDER BY ALL");
+    expect(types).toEqual([
+      { table_name: 'chargeback_status_history', column_name: 'status', data_type: 'ENUM(\'Lost\', \'New\', \'Pending\', \'Won\', \'Did Not Fight\', \'Pre-Arbitration\', \'Result Unobtainable\')' },
+      { table_name: 'chargeback_status_log', column_name: 'status', data_type: 'ENUM(\'Lost\', \'New\', \'Pending\', \'Won\', \'Did Not Fight\', \'Pre-Arbitration\', \'Result Unobtainable\')' },
+      { table_name: 'chargebacks', column_name: 'card_type', data_type: 'ENUM(\'visa\', \'mastercard\', \'american_express\', \'discover\', \'diners\', \'elo\', \'paypal\', \'jcb\')' },
+      { table_name: 'chargebacks', column_name: 'status', data_type: 'ENUM(\'Lost\', \'New\', \'Pending\', \'Won\', \'Did Not Fight\', \'Pre-Arbitration\', \'Result Unobtainable\')' },
+    ]);
+    // What analysts write keeps working: text comparisons (even with no such value), functions, coalesce.
+    expect(await s.all("SELECT count(*) FILTER (WHERE status = 'Lost') AS lost, count(*) FILTER (WHERE status = 'lost') AS none, max(lower(status) || '/' || coalesce(card_type, '(unknown)')) AS t FROM chargebacks")).toEqual([
+      { lost: '1', none: '0', t: 'won/visa' },
+    ]);
     s.close();
   });
 
