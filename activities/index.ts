@@ -88,7 +88,7 @@ export function sharedStore(open: () => Promise<Store>): { get: () => Promise<St
 
 /** The default opener: the configured store file, migrated. */
 export function storeOpener(cfg: Config): () => Promise<Store> {
-  return () => openStoreFile({ dbPath: cfg.dbPath });
+  return () => openStoreFile({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
 }
 
 function sqlStamp(d: Date): string {

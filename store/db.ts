@@ -21,7 +21,11 @@ export interface StoreOptions {
   migrate?: boolean;
   migrationsDir?: string;
   viewsDir?: string;
-  /** DuckDB memory_limit (default 384MB: keeps a 1M-row load under 512 MB RSS). */
+  /**
+   * DuckDB memory_limit (default 256MB, setting CBP_STORE_MEMORY_LIMIT). DuckDB keeps it only roughly: a
+   * 1M-row CSV load peaked at 413–429 MB of process RSS at 256MB, 436–443 MB at 320MB and 470–573 MB at
+   * 384MB, at about the same speed (bench/load.bench.ts).
+   */
   memoryLimit?: string;
   /** DuckDB threads (default: DuckDB's own, the core count). */
   threads?: number;
@@ -46,7 +50,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const readOnly = opts.readOnly ?? false;
   if (!readOnly && opts.dbPath !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.dbPath)), { recursive: true });
   const options: Record<string, string> = {
-    memory_limit: opts.memoryLimit ?? '384MB',
+    memory_limit: opts.memoryLimit ?? '256MB',
     // Loads never rely on insertion order; dropping it lets DuckDB stream big inserts with less memory.
     preserve_insertion_order: 'false',
   };

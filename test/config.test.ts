@@ -70,6 +70,14 @@ describe('loadConfig', () => {
     expect(e.message).toContain('unknown setting "dbPaht"');
   });
 
+  it('takes the store memory limit as a DuckDB size, and refuses anything else', () => {
+    expect(loadConfig({ env: {} }).storeMemoryLimit).toBe('256MB');
+    expect(loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: '2GB' } }).storeMemoryLimit).toBe('2GB');
+    const e = configError(() => loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: 'lots' } }));
+    expect(e.message).toContain('CBP_STORE_MEMORY_LIMIT');
+    expect(e.message).toContain('must be a size such as 256MB or 2GB');
+  });
+
   it('names an invalid value by its environment variable, with the value and what is expected', () => {
     const e = configError(() => loadConfig({ env: { CBP_WEBHOOK_PORT: '70000', CBP_HTTP_TIMEOUT_MS: 'soon' } }));
     expect(e.problems).toHaveLength(2);

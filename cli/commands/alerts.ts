@@ -22,7 +22,7 @@ const NOTIFIERS = ['webhook', 'slack', 'email'];
 
 async function writer(ctx: Ctx) {
   const { openStore } = await import('../../store/db.ts');
-  return openStore({ dbPath: ctx.config().dbPath });
+  return openStore({ dbPath: ctx.config().dbPath, memoryLimit: ctx.config().storeMemoryLimit });
 }
 
 export function register(program: Command, ctx: Ctx): void {

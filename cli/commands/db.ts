@@ -23,7 +23,7 @@ export function register(program: Command, ctx: Ctx): void {
     .action(async (o: { json?: boolean }) => {
       const { openStore } = await import('../../store/db.ts');
       const cfg = ctx.config();
-      const store = await openStore({ dbPath: cfg.dbPath });
+      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
         const r = { dbPath: cfg.dbPath, ...store.migration! };
         ctx.out(r, humanMigrate, o.json);
@@ -39,7 +39,7 @@ export function register(program: Command, ctx: Ctx): void {
       const { openStore } = await import('../../store/db.ts');
       const { publishSnapshot } = await import('../../store/snapshot.ts');
       const cfg = ctx.config();
-      const store = await openStore({ dbPath: cfg.dbPath });
+      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
         const r = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
         ctx.out(r, (x: SnapshotResult) => `published ${x.path} (${x.bytes} bytes)`, o.json);

@@ -72,7 +72,7 @@ export function register(program: Command, ctx: Ctx): void {
       const { BadReportFileError } = await import('../../store/errors.ts');
       const cfg = ctx.config();
       const imported = await importReport(cfg.dataDir, kind, file, { format, window });
-      const store = await openStore({ dbPath: cfg.dbPath });
+      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
         let r: LoadResult;
         try {

@@ -15,7 +15,7 @@ export async function openForReading(ctx: Ctx, snapshot?: string): Promise<Store
   if (snapshot || existsSync(snap)) return (await import('../../store/snapshot.ts')).openSnapshot(snap);
   if (!existsSync(cfg.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${cfg.dbPath}) exists yet: load some reports first.`);
   const { openStore } = await import('../../store/db.ts');
-  return openStore({ dbPath: cfg.dbPath, readOnly: true, migrate: false });
+  return openStore({ dbPath: cfg.dbPath, readOnly: true, migrate: false, memoryLimit: cfg.storeMemoryLimit });
 }
 
 export interface RatioOutRow {

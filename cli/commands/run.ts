@@ -33,7 +33,7 @@ function registerIngest(run: Command, ctx: Ctx): void {
       const { openStore } = await import('../../store/db.ts');
       const { ingestEvents } = await import('../../store/ingest.ts');
       const cfg = ctx.config();
-      const store = await openStore({ dbPath: cfg.dbPath });
+      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
         const r = await ingestEvents({ store, journalDir: o.journal ?? (cfg.journalDir as string) });
         // Analysts read the snapshot: publish it after every ingest that wrote something.
