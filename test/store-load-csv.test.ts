@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { csvHeader, loadReport } from '../store/load.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
+import { toIsoUtc } from '../contract/common.ts';
 import { dump, tmpDir, writeCsv, chargeback, type Rec } from './store-fixtures.ts';
 
 const SEEN = '2024-03-05T00:00:00Z';
@@ -97,6 +98,33 @@ describe('loading CSV dialects', () => {
     await expect(load('case_number;mid;status;amount\nCB-1;MID-1;New;10\n')).rejects.toThrow(
       /not a chargebacks CSV report: its header has no case_number column \(columns: case_number;mid;status;amount\)/,
     );
+  });
+});
+
+describe('date typing in SQL', () => {
+  it('agrees with the contract (toIsoUtc) on every spelling, fast path or not; what it refuses is quarantined', async () => {
+    const spellings = [
+      '2024-03-02 10:15:00', '2024-03-02T10:15:00', '2024-03-02T10:15:00Z', '2024-03-02 10:15:00Z', '2024-03-02',
+      '2024-03-02t10:15:00z', ' 2024-03-02 10:15:00 ', '2024-03-02T10:15:00+01:00', '2024-03-02 10:15:00-05:00',
+      '2024-03-02T10:15:00.250Z', '2024-03-02T23:30:00-02:00', '2024-02-29', '2024-12-31T23:59:59+00:00',
+      '2024-02-30 10:00:00', '2024-02-30', '2024-13-01', 'epoch', 'infinity', '-024-03-02 10:15:00', '2024-03-02 25:00:00',
+    ];
+    const dir = tmpDir();
+    const records = spellings.map((d, i) => chargeback({ case_number: `CB-${i}`, date_received: d }));
+    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    await loadReport(store, writeCsv(dir, 'dates.csv', 'chargebacks', records), { kind: 'chargebacks', seenAt: SEEN });
+    const got = new Map(
+      (await store.all<{ case_number: string; d: string }>("SELECT case_number, strftime(date_received, '%Y-%m-%dT%H:%M:%SZ') AS d FROM chargebacks")).map((r) => [r.case_number, r.d]),
+    );
+    const refused = new Set((await store.all<{ raw: string }>('SELECT raw FROM quarantine')).map((r) => JSON.parse(r.raw).case_number as string));
+    spellings.forEach((d, i) => {
+      // The SQL reads a lower-case t/z as upper case (docs/spec-decisions.md, leniency of SQL parsing).
+      const want = toIsoUtc(d.toUpperCase(), true);
+      const key = `CB-${i}`;
+      if (want) expect([d, got.get(key)]).toEqual([d, want.replace(/\.\d+Z$/, 'Z')]);
+      else expect([d, refused.has(key)]).toEqual([d, true]);
+    });
+    store.close();
   });
 });
 
