@@ -221,8 +221,10 @@ export function csvHeader(file: string): string[] | undefined {
       // Text after a closing quote (a"b"c) is not RFC 4180: let DuckDB's sniffer judge the file.
       if (i < text.length && text[i] !== ',' && text[i] !== '\n' && text[i] !== '\r') return undefined;
     } else {
-      const m = /[,\r\n]/.exec(text.slice(i, i + 65536));
-      const end = m ? i + m.index : text.length;
+      const sep = /[,\r\n]/g;
+      sep.lastIndex = i;
+      const m = sep.exec(text);
+      const end = m ? m.index : text.length;
       field = text.slice(i, end);
       if (field.includes('"')) return undefined;
       i = end;
@@ -241,15 +243,23 @@ const REJECTS = '_csv_rejects';
 const REJECT_SCANS = '_csv_reject_scans';
 const dropRejects = (s: Store) => s.run(`DROP TABLE IF EXISTS temp.${REJECTS}; DROP TABLE IF EXISTS temp.${REJECT_SCANS}`);
 
-/** Moves the rows the CSV reader set aside into the quarantine, raw as {line, csv_line}; returns how many. */
+/**
+ * Moves the lines the CSV reader set aside into the quarantine, one row per line (DuckDB notes a line once per
+ * surplus value): raw {"csv_line": the line as DuckDB read it (bytes that are not UTF-8 shown as ?)}, reason
+ * `row: <DuckDB's message> (<error type>)`. No line number: like a row that fails validation, the same bad line
+ * in an overlapping report is the same quarantine row. Returns how many lines.
+ */
 async function csvRejects(s: Store, kind: ReportKind, file: string, sha256: string): Promise<number> {
-  const [c] = await s.all<{ n: string }>(`SELECT count(*) AS n FROM temp.${REJECTS}`);
+  const [c] = await s.all<{ n: string }>(`SELECT count(DISTINCT (scan_id, file_id, line)) AS n FROM temp.${REJECTS}`);
   if (Number(c.n) > 0) {
     await s.run(
       `INSERT INTO quarantine SELECT DISTINCT $1, raw, reason, $2, $3, current_timestamp::TIMESTAMP FROM (
-         SELECT json_object('line', line, 'csv_line', csv_line)::VARCHAR AS raw,
-                'row: ' || error_message || ' (CSV line ' || line || ', ' || lower(error_type) || ')' AS reason
-         FROM temp.${REJECTS}) r
+         SELECT json_object('csv_line', any_value(csv_line))::VARCHAR AS raw,
+                'row: ' || string_agg(message, '; ' ORDER BY error_type) AS reason
+         FROM (SELECT scan_id, file_id, line, error_type, any_value(csv_line) AS csv_line,
+                      arg_max(error_message, column_idx) || ' (' || lower(error_type) || ')' AS message
+               FROM temp.${REJECTS} GROUP BY scan_id, file_id, line, error_type)
+         GROUP BY scan_id, file_id, line) r
        WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = r.raw AND q.reason = r.reason)`,
       [kind, file, sha256],
     );
@@ -268,24 +278,21 @@ async function readerSql(store: Store, file: string, kind: ReportKind, format: F
   // A row DuckDB cannot split against the header (more values than columns, an unclosed quote, bytes that are
   // not UTF-8) is set aside in a temp table instead of failing the load: it goes to the quarantine (csvRejects).
   const dialect = `header=true, delim=',', quote='"', escape='"', null_padding=true, store_rejects=true, rejects_scan='${REJECT_SCANS}', rejects_table='${REJECTS}'`;
-  const parsed = csvHeader(file);
-  let csv: string;
-  let names: string[];
-  let columns: string[];
-  if (parsed && parsed.some((h) => h.trim() !== '')) {
-    // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
-    names = parsed;
-    columns = parsed.map((_, i) => `c${i}`);
-    csv = `read_csv(${q(file)}, ${dialect}, auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
-  } else {
-    csv = `read_csv(${q(file)}, ${dialect}, all_varchar=true)`;
+  let names = csvHeader(file);
+  if (!names || !names.some((h) => h.trim() !== '')) {
+    // A header cbp cannot parse for certain: DuckDB's sniffer names the columns; the read itself is the same.
     try {
-      columns = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${csv}`)).map((r) => r.column_name);
+      // Only the header's names are wanted here: a bad row in the sniffer's sample must not stop it (the read
+      // judges rows), and without null_padding a long row cannot widen the header with made-up columns.
+      const sniff = `read_csv(${q(file)}, header=true, delim=',', quote='"', escape='"', all_varchar=true, ignore_errors=true)`;
+      names = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${sniff}`)).map((r) => r.column_name);
     } catch (e) {
       throw new BadReportFileError(`${file} is not a readable CSV report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
     }
-    names = columns;
   }
+  // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
+  const columns = names.map((_, i) => `c${i}`);
+  const csv = `read_csv(${q(file)}, ${dialect}, auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
   // A header name matches whatever its case and padding; of two columns with the same name, the first counts.
   const byName = new Map<string, string>();
   names.forEach((h, i) => {
@@ -738,9 +745,8 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   const firstLoad = staging !== undefined && kind === 'chargebacks' && (await emptyChargebacks());
   // Otherwise staging is read outside the transaction: it is a temp table (never part of the store), so a
   // failure or a kill there changes nothing, and the write transaction stays short.
-  if (staging && !firstLoad) await stage(staging);
-
   try {
+    if (staging && !firstLoad) await stage(staging);
     return await store.transaction(async (s) => {
       // The store was empty when this load began; if another write came first, stage as usual.
       const direct = firstLoad && (await emptyChargebacks());

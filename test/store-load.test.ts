@@ -176,6 +176,25 @@ describe('reloading', () => {
   });
 });
 
+describe('duplicate keys inside one file', () => {
+  it('keeps the same one of two rows of a case on either load path, and a reload changes nothing', async () => {
+    const rows = [chargeback({ status: 'New', card_type: 'visa' }), chargeback({ status: 'Did Not Fight', card_type: 'amex' })];
+    const a = await fresh();
+    const file = writeJson(a.dir, 'dup.json', rows);
+    await loadReport(a.store, file, { kind: 'chargebacks', seenAt: SEEN }); // empty store: the first-load path
+    const once = await dump(a.store);
+    expect(await loadReport(a.store, file, { kind: 'chargebacks', seenAt: SEEN })).toMatchObject({ reloaded: true });
+    expect(await dump(a.store)).toEqual(once);
+    const b = await fresh();
+    await loadReport(b.store, writeJson(b.dir, 'other.json', [chargeback({ case_number: 'CB-0' })]), { kind: 'chargebacks', seenAt: SEEN });
+    await loadReport(b.store, writeJson(b.dir, 'dup.json', rows), { kind: 'chargebacks', seenAt: SEEN }); // the staging path
+    const kept = "SELECT status, card_type FROM chargebacks WHERE case_number = 'CB-1'";
+    expect(await b.store.all(kept)).toEqual(await a.store.all(kept));
+    a.store.close();
+    b.store.close();
+  });
+});
+
 describe('quarantine', () => {
   it('quarantines bad rows with a reason naming the field and value, and loads the good ones', async () => {
     const { dir, store } = await fresh();
