@@ -8,7 +8,8 @@ import { openStore, type Store } from '../store/db.ts';
 import { csvHeader, loadReport } from '../store/load.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
 import { toIsoUtc } from '../contract/common.ts';
-import { dump, tmpDir, writeCsv, chargeback, type Rec } from './store-fixtures.ts';
+import { DATA_TABLES, dump, tmpDir, writeCsv, chargeback, type Rec } from './store-fixtures.ts';
+import { BadReportFileError } from '../store/errors.ts';
 
 const SEEN = '2024-03-05T00:00:00Z';
 const H = CHARGEBACK_COLUMNS.join(',');
@@ -68,13 +69,22 @@ describe('loading CSV dialects', () => {
     plain.store.close();
   });
 
-  it('keeps commas, quotes and line breaks inside quoted values, and pads short rows', async () => {
-    const { store, r } = await load(`${H}\n"CB-1",New,,MID-1,,visa,10,USD,,"Fraud, ""card"" not\npresent",,,,"Doe, Jane",\nCB-2,Won,,MID-1,,visa,11\n`);
-    expect(r).toMatchObject({ rowsRead: 2, rowsLoaded: 2, quarantined: 0 });
+  it('keeps commas, quotes and line breaks inside quoted values', async () => {
+    const { store, r } = await load(`${H}\n"CB-1",New,,MID-1,,visa,10,USD,,"Fraud, ""card"" not\npresent",,,,"Doe, Jane",\n`);
+    expect(r).toMatchObject({ rowsRead: 1, rowsLoaded: 1, quarantined: 0 });
     expect(await cases(store)).toEqual([
       { case_number: 'CB-1', mid: 'MID-1', status: 'New', amount: '10.0000', reason: 'Fraud, "card" not\npresent', name: 'Doe, Jane' },
-      { case_number: 'CB-2', mid: 'MID-1', status: 'Won', amount: '11.0000', reason: null, name: null },
     ]);
+    store.close();
+  });
+
+  it('reads a file many read buffers long whose quoted values hold line breaks, every row', async () => {
+    const lines = Array.from({ length: 200_000 }, (_, i) =>
+      i % 7919 === 0 ? `CB-${i},New,7400,MID-1,4111,visa,9.5,USD,4837,"Fraud\nmulti, ""line""\n",2024-03-02 10:15:00,2024-02-20,,,` : row(`CB-${i}`),
+    );
+    const { store, r } = await load(`${H}\n${lines.join('\n')}\n`);
+    expect(r).toMatchObject({ rowsRead: 200_000, rowsLoaded: 200_000, quarantined: 0 });
+    expect(await store.all("SELECT count(*) AS n FROM chargebacks WHERE reason = 'Fraud' || chr(10) || 'multi, \"line\"' || chr(10)")).toEqual([{ n: '26' }]);
     store.close();
   });
 
@@ -147,12 +157,31 @@ describe('rows the CSV reader cannot split', () => {
     store.close();
   });
 
-  it('quarantines an unclosed quote at the end of the file', async () => {
-    const { store, r } = await load(`${H}\n${row('CB-1')}\nCB-2,New,,MID-1,,visa,10,USD,,"never closed\n`);
+  it('quarantines a row with fewer values than the header', async () => {
+    const { store, r } = await load(`${H}\n${row('CB-1')}\nCB-2,Won,,MID-1,,visa,11\n`);
     expect(r).toMatchObject({ rowsRead: 2, rowsLoaded: 1, quarantined: 1 });
-    const [q] = await store.all<{ reason: string }>('SELECT reason FROM quarantine');
-    expect(q.reason).toMatch(/^row: .*quote.*\)$/);
+    expect(await store.all('SELECT raw, reason FROM quarantine')).toEqual([
+      { raw: '{"csv_line":"CB-2,Won,,MID-1,,visa,11"}', reason: 'row: Expected Number of Columns: 15 Found: 7 (missing columns)' },
+    ]);
     store.close();
+  });
+
+  it('refuses a file with a quote never closed, small or many read buffers long, and stores nothing', async () => {
+    const small = `${H}\n${row('CB-1')}\nCB-2,New,,MID-1,,visa,10,USD,,"never closed\n${row('CB-3')}\n`;
+    const big = `${H}\n${Array.from({ length: 200_000 }, (_, i) => (i === 100_000 ? 'CB-x,New,,MID-1,,visa,10,USD,,"never closed,,,,,' : row(`CB-${i}`))).join('\n')}\n`;
+    for (const [name, text, line] of [['small', small, 3], ['big', big, 100_002]] as const) {
+      const dir = tmpDir();
+      const file = path.join(dir, 'cb.csv');
+      writeFileSync(file, text);
+      const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+      const before = await dump(store, [...DATA_TABLES, 'loads']);
+      const err = await loadReport(store, file, { kind: 'chargebacks', seenAt: SEEN }).catch((e: unknown) => e);
+      expect(err, name).toBeInstanceOf(BadReportFileError);
+      expect((err as Error).message).toContain(`has a quoted value that is never closed, on CSV line ${line}`);
+      expect((err as Error).message).toContain('Close the quote');
+      expect(await dump(store, [...DATA_TABLES, 'loads']), name).toEqual(before);
+      store.close();
+    }
   });
 
   it('treats a header left to the sniffer the same way: surplus values and bad bytes are quarantined, not dropped or loaded', async () => {
