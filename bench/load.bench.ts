@@ -26,7 +26,7 @@ import { CHARGEBACK_COLUMNS, CHARGEBACK_STATUSES } from '../contract/reporting.t
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const MEMORY = process.env.BENCH_MEMORY; // undefined: the store's default
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const REFERENCE = process.env.BENCH_REFERENCE === '1';
 const BRANDS = ['visa', 'mastercard', 'american_express', 'discover'];
 const STORE_TYPES = CHARGEBACK_COLUMNS.map((c) => {
