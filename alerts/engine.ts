@@ -128,6 +128,44 @@ export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], o
   return out;
 }
 
+/** A month an earlier evaluation recorded as holding a level (alert_states, status reached). */
+export interface RecordedLevel {
+  mid: string;
+  network: string;
+  program: string;
+  level: string;
+  month: string;
+  rank: number;
+  /** someone was paged about this level of this series */
+  paged: boolean;
+}
+
+/**
+ * Levels later figures took back: a closed month recorded as holding a level whose own figures, as the store
+ * now has them, hold a lower one or none (a corrected report re-fetched, a MID report's revised totals).
+ * deriveNotices sees falls from one month to the next; this sees a month that no longer holds what was
+ * recorded, including a series that now never reaches any threshold. Each is a resolved notice for that
+ * month (level: the one recorded; previous_level: the one now in force), paged when the level had been.
+ */
+export function revisedNotices(levels: MonthLevel[], recorded: RecordedLevel[], opts: { notifySince: string; now: string }): Notice[] {
+  const key = (x: { mid: string; network: string; program: string; month: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}\u0000${x.month}`;
+  const at = new Map(levels.map((l) => [key(l), l]));
+  const top = new Map<string, RecordedLevel>();
+  for (const r of recorded) {
+    const cur = top.get(key(r));
+    if (!cur || r.rank > cur.rank) top.set(key(r), r);
+  }
+  const out: Notice[] = [];
+  for (const [k, r] of top) {
+    const l = at.get(k);
+    // A month with no figures now is left alone (a gap is not a fall), as is a month to date: its level can still rise.
+    if (!l || l.is_partial || l.is_projection) continue;
+    if (l.level !== null && l.rank !== null && l.rank >= r.rank) continue;
+    out.push(build('resolved', l, r.level, l.level, r.paged || r.month >= opts.notifySince, opts.now));
+  }
+  return out;
+}
+
 /**
  * The notices that established a level still in force in a month at or after notifySince: for each series,
  * the latest reached / escalated notice (or resolved notice stepping down to a lower level) at or before
@@ -159,6 +197,12 @@ export function standingNotices(levels: MonthLevel[], notices: Notice[], notifyS
   }
   return out;
 }
+
+// Series-months an earlier run recorded as holding a level, and whether anyone was paged about that level.
+const RECORDED_SQL = `SELECT s.mid, s.network, s.program, s.level, s.month, s.rank,
+    EXISTS (SELECT 1 FROM alerts a WHERE a.notify AND a.kind IN ('reached', 'escalated') AND a.mid = s.mid AND a.network = s.network
+            AND a.program = s.program AND a.level = s.level) AS paged
+  FROM alert_states s WHERE s.status = 'reached' AND s.mid >= $lo AND s.mid <= $hi`;
 
 export interface EvaluateAlertsOptions {
   asOf: Date | string;
@@ -237,7 +281,8 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
      r AS MATERIALIZED (
        SELECT m.*, t.min_threshold FROM mart_ratios m JOIN t USING (network, program, metric)
         WHERE m.month <= $asof AND m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})),
-     hot AS (SELECT DISTINCT mid, network, program FROM r WHERE ratio >= min_threshold)
+     hot AS (SELECT DISTINCT mid, network, program FROM r WHERE ratio >= min_threshold
+             UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached')
      SELECT r.* EXCLUDE (min_threshold) FROM r SEMI JOIN hot USING (mid, network, program)
       ORDER BY mid, network, program, metric, month, is_projection`;
   // notice_id → notify. A notice recorded as history (notify false, e.g. by a backfill) whose month is now
@@ -249,6 +294,8 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const levels = evaluateRows(rows, opts.rules);
     const projections = evaluateProjections(rows, opts.rules);
     const notices = deriveNotices(levels, projections, { notifySince, now });
+    const recorded = (await store.all<Record<string, unknown>>(RECORDED_SQL, { lo, hi })).map((r) => ({ ...r, rank: Number(r.rank), paged: r.paged === true }) as RecordedLevel);
+    notices.push(...revisedNotices(levels, recorded, { notifySince, now }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
     // A level still in force now is paged once, even when it was reached in a month recorded as history.
     for (const n of standingNotices(levels, notices, notifySince)) n.notify = true;
     const fresh = notices.filter((n) => !known.has(n.notice_id));

@@ -1,7 +1,7 @@
 // The alert state machine over a real store: reached once, escalated, resolved, projected; idempotent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
-import { deriveNotices, evaluateAfterLoad, evaluateAlerts, listAlerts, noticeId } from '../alerts/engine.ts';
+import { deriveNotices, evaluateAfterLoad, evaluateAlerts, listAlerts, noticeId, revisedNotices } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -111,6 +111,39 @@ describe('alert notices', () => {
     expect((await listAlerts(store, { mid: 's1' })).map((a) => [a.kind, a.month, a.notify])).toEqual([['reached', '2026-01', true]]);
     const again = await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now });
     expect(again.newNotices.filter((n) => n.mid === 's1')).toEqual([]);
+  });
+
+  it('takes back a level when revised figures no longer reach any threshold, once, paging whoever was paged', async () => {
+    const r1 = (month: string, cb: number) => ({ mid: 'r1', network: 'mastercard' as const, month, cb, tx: 10_000 });
+    await insertStats(store, [r1('2026-04', 10), r1('2026-05', 200)]);
+    await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect((await listAlerts(store, { mid: 'r1' })).map((a) => [a.kind, a.level, a.month, a.notify])).toEqual([['reached', 'ecm', '2026-05', true]]);
+    // The May report is re-fetched with corrected figures: 0.2 %, below every threshold, in every month.
+    await store.run("DELETE FROM mid_stats WHERE mid = 'r1' AND window_start = DATE '2026-05-01'");
+    await insertStats(store, [r1('2026-05', 20)]);
+    const revised = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect(revised.noticesQueued).toBe(1);
+    const back = (await listAlerts(store, { mid: 'r1' })).find((a) => a.kind === 'resolved');
+    expect(back).toMatchObject({ level: 'ecm', previous_level: null, month: '2026-05', notify: true });
+    expect(back!.message).toContain('r1 mastercard ecp: level ecm left in 2026-05');
+    const states = await store.all("SELECT level, month, status FROM alert_states WHERE mid = 'r1' ORDER BY month, level");
+    expect(states).toEqual([{ level: 'ecm', month: '2026-05', status: 'resolved' }]);
+    const again = await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now });
+    expect(again.newNotices.filter((n) => n.mid === 'r1')).toEqual([]);
+  });
+
+  it('does not take back a level whose month has no figures now, nor a month still to date', () => {
+    const base = { mid: 'x', network: 'mastercard' as const, program: 'ecp' as const, met: [], row: null, rule: null, is_projection: false };
+    const levels = [
+      { ...base, month: '2026-05', level: null, rank: null, is_partial: true },
+      { ...base, month: '2026-03', level: 'ecm', rank: 1, is_partial: false },
+    ];
+    const recorded = [
+      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-05', rank: 1, paged: true },
+      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-04', rank: 1, paged: true },
+      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-03', rank: 1, paged: true },
+    ];
+    expect(revisedNotices(levels as never, recorded, { notifySince: '2026-05', now: now.toISOString() })).toEqual([]);
   });
 
   it('derives stable notice ids', () => {
