@@ -7,9 +7,10 @@
 // opened on first use and closed when the worker stops. Inside one process every store step goes through
 // one lock, so a load's staging statements never interleave with another activity's transaction on the
 // shared connection; downloads and service calls run outside it.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Config } from '../lib/config.ts';
+import { requireSettings, type Config } from '../lib/config.ts';
 import { CbpError, ValidationError } from '../lib/errors.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { ServiceError } from '../client/errors.ts';
@@ -28,7 +29,8 @@ import { withHeartbeat } from '../worker/activity-errors.ts';
 import { windowBounds, windowId } from '../workflows/windows.ts';
 import type { MerchantOrder } from '../contract/orders.ts';
 import { readOrderBatch } from './orders-file.ts';
-import type { Activities, PushOutcome, PushRecord, SubscriptionList } from './types.ts';
+import type { Subscription } from '../contract/resources.ts';
+import type { Activities, PushOutcome, PushRecord, SubscriptionList, SubscriptionView } from './types.ts';
 
 export { readOrderBatch, orderFileFormat } from './orders-file.ts';
 
@@ -124,6 +126,46 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
+/** Equal strings, compared in constant time (digests first, so unequal lengths do not short-circuit). */
+function samePassword(a: string, b: string): boolean {
+  const d = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  return timingSafeEqual(d(a), d(b));
+}
+
+/** Whether the service showed a password for this subscription (the spec says it does; it may not). */
+function showsPassword(sub: Subscription): boolean {
+  const pw = (sub.auth as { password?: unknown } | undefined)?.password;
+  return typeof pw === 'string' && pw !== '';
+}
+
+/**
+ * A subscription as the workflow may see it (its input and output are recorded in Temporal's history): the
+ * spec's fields, and of the credentials the username and whether the service's password equals `configured`.
+ * Without `configured` the comparison is left out (unknown), never guessed.
+ */
+export function subscriptionView(sub: Subscription, configured: string | undefined): SubscriptionView {
+  const view: SubscriptionView = {
+    guid: sub.guid,
+    email: sub.email,
+    url: sub.url,
+    event_type: sub.event_type,
+    active: sub.active,
+    created_at: sub.created_at,
+    updated_at: sub.updated_at,
+  };
+  // Looser than the schema on purpose: a service that omits or blanks a part must not make the view lie.
+  const auth = sub.auth as { username?: unknown; password?: unknown } | undefined;
+  if (auth && typeof auth === 'object') {
+    view.auth = {
+      ...(typeof auth.username === 'string' ? { username: auth.username } : {}),
+      ...(typeof auth.password === 'string' && auth.password !== '' && configured !== undefined
+        ? { password_matches: samePassword(auth.password, configured) }
+        : {}),
+    };
+  }
+  return view;
+}
+
 export function createActivities(deps: ActivityDeps): Activities {
   const cfg = deps.config;
   const now = deps.now ?? (() => new Date());
@@ -133,6 +175,15 @@ export function createActivities(deps: ActivityDeps): Activities {
   let rules = deps.rules;
   let notifiers = deps.notifiers;
   const getStore = typeof deps.store === 'function' ? deps.store : ((s: Store) => async () => s)(deps.store);
+
+  // Read when needed, not at creation: a worker without it still runs every other activity. ConfigError is
+  // not retryable (CBP_ERR_CONFIG): a retry cannot set an environment variable.
+  const webhookPassword = (): string => {
+    requireSettings(cfg, ['webhookPassword'], 'the webhook subscription activities (the password the service pushes events with)');
+    return cfg.webhookPassword as string;
+  };
+  const configuredPassword = (): string | undefined =>
+    typeof cfg.webhookPassword === 'string' && cfg.webhookPassword !== '' ? cfg.webhookPassword : undefined;
 
   // One lock for every store step of this process (see the header).
   let tail: Promise<unknown> = Promise.resolve();
@@ -251,12 +302,26 @@ export function createActivities(deps: ActivityDeps): Activities {
 
     async listSubscriptions(): Promise<SubscriptionList> {
       const r = await deps.clients.events.listSubscriptionsWithDate();
-      return { subscriptions: r.subscriptions, ...(r.date ? { serviceTime: r.date } : {}) };
+      // A shown password that cannot be compared would be planned as "matches": refuse instead of guessing.
+      const password = r.subscriptions.some(showsPassword) ? webhookPassword() : configuredPassword();
+      return { subscriptions: r.subscriptions.map((s) => subscriptionView(s, password)), ...(r.date ? { serviceTime: r.date } : {}) };
     },
 
-    createSubscription: (request) => deps.clients.events.createSubscription(request),
+    async createSubscription(request) {
+      // Read before the call: a missing password must fail before anything is created.
+      const password = webhookPassword();
+      const sub = await deps.clients.events.createSubscription({ ...request, auth: { username: request.auth.username, password } });
+      return subscriptionView(sub, password);
+    },
 
-    updateSubscription: (guid, update) => deps.clients.events.updateSubscription(guid, update),
+    async updateSubscription(guid, update) {
+      const { auth, ...rest } = update;
+      const password = auth ? webhookPassword() : configuredPassword();
+      const body = auth ? { ...rest, auth: { username: auth.username, password: password as string } } : rest;
+      // Nothing may throw after the call: the service has applied the update, and a failed activity is re-run.
+      const sub = await deps.clients.events.updateSubscription(guid, body);
+      return subscriptionView(sub, password);
+    },
 
     async deleteSubscription(guid) {
       try {

@@ -11,7 +11,7 @@
 //   a 5xx, timeout or network error is. worker/activity-errors.ts maps them to Temporal failures.
 import type { ReportKind } from '../contract/reporting.ts';
 import type { MerchantOrder } from '../contract/orders.ts';
-import type { SubscribeRequest, Subscription, SubscriptionUpdate } from '../contract/resources.ts';
+import type { SubscribableEventType } from '../contract/resources.ts';
 import type { Window } from '../workflows/windows.ts';
 
 export type { Window };
@@ -131,16 +131,66 @@ export interface PipelineActivities {
 
 // --- subscriptions --------------------------------------------------------------------------------------
 
+// The webhook password never crosses this boundary: the activities hold it (config.webhookPassword) and add
+// it to what they send; what goes in and comes out (recorded in Temporal's history) carries the username
+// and, for a listed subscription, only whether the service's password matches ours.
+
+/** A subscription's credentials as the workflow sees them. */
+export interface SubscriptionAuthView {
+  username?: string;
+  /** Present only when the service showed a non-empty password: whether it equals the configured one. */
+  password_matches?: boolean;
+}
+
+/**
+ * A subscription (subscription_confirmation) without its password. Only the spec's fields are kept: an
+ * unknown field the service adds could carry credentials, and the plan needs none of them.
+ */
+export interface SubscriptionView {
+  guid: string;
+  email: string;
+  url: string;
+  event_type: SubscribableEventType;
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+  auth?: SubscriptionAuthView;
+}
+
+/** The username half of the webhook's Basic credentials; the activity adds the configured password. */
+export interface WebhookUser {
+  username: string;
+}
+
+/** subscribe, minus the password. */
+export interface SubscribeIntent {
+  email: string;
+  url: string;
+  event_type: SubscribableEventType;
+  auth: WebhookUser;
+}
+
+/** subscription_update, minus the password: `auth` present means "send the credentials" (username + configured password). */
+export interface SubscriptionUpdateIntent {
+  email?: string;
+  url?: string;
+  active?: boolean;
+  auth?: WebhookUser;
+}
+
 export interface SubscriptionList {
-  subscriptions: Subscription[];
+  subscriptions: SubscriptionView[];
   /** The service's clock when it answered (its HTTP Date header), ISO UTC; judges vetting age. */
   serviceTime?: string;
 }
 
 export interface SubscriptionActivities {
+  /** Throws ConfigError (CBP_WEBHOOK_PASSWORD) when a listed password must be compared and none is configured. */
   listSubscriptions(): Promise<SubscriptionList>;
-  createSubscription(request: SubscribeRequest): Promise<Subscription>;
-  updateSubscription(guid: string, update: SubscriptionUpdate): Promise<Subscription>;
+  /** Throws ConfigError (CBP_WEBHOOK_PASSWORD) when no password is configured. */
+  createSubscription(request: SubscribeIntent): Promise<SubscriptionView>;
+  /** With `update.auth`: throws ConfigError (CBP_WEBHOOK_PASSWORD) when no password is configured. */
+  updateSubscription(guid: string, update: SubscriptionUpdateIntent): Promise<SubscriptionView>;
   deleteSubscription(guid: string): Promise<void>;
 }
 

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe('ingestEvents and enrich with the real activities', () => {
   it('loads every event the receiver acknowledged, once, and looks up the matched ones', async () => {
-    await p.runner.reconcileSubscriptions({ webhookUrl: receiver.url, email: 'ops@merchant.example', auth: AUTH });
+    await p.runner.reconcileSubscriptions({ webhookUrl: receiver.url, email: 'ops@merchant.example', auth: { username: AUTH.username } });
     // Orders of the scenario already due: their cases match, so .match events flow and lookups have work.
     const clock = (await admin<{ now: string }>(sb, 'GET', '/clock')).now;
     const due = sb.state.world.orders.filter((o) => o.order_date <= clock).slice(-200);

@@ -109,9 +109,18 @@ describe('Temporal bindings', () => {
     const err = await backfillWorkflow({ from: '2026-02-01', to: '2026-01-01', windowDays: 5 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({ type: 'CBP_ERR_WINDOW_RANGE', nonRetryable: true });
-    const insecure = await reconcileSubscriptionsWorkflow({ webhookUrl: 'http://hooks.example/e', email: 'a@b.example', auth: { username: 'u', password: 'p' } }).catch(
+    const insecure = await reconcileSubscriptionsWorkflow({ webhookUrl: 'http://hooks.example/e', email: 'a@b.example', auth: { username: 'u' } }).catch(
       (e: unknown) => e,
     );
     expect(insecure).toMatchObject({ type: 'CBP_ERR_INSECURE_WEBHOOK_URL', nonRetryable: true });
+  });
+
+  it('refuses a reconcile input that carries the webhook password, without echoing it, before any activity runs', async () => {
+    const input = { webhookUrl: 'https://hooks.example/e', email: 'a@b.example', auth: { username: 'u', password: 'leaked-pw-77' } };
+    const err = await reconcileSubscriptionsWorkflow(input as never).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'CBP_ERR_WORKFLOW_INPUT', nonRetryable: true, message: expect.stringContaining('CBP_WEBHOOK_PASSWORD') });
+    expect(JSON.stringify({ message: (err as Error).message, stack: (err as Error).stack })).not.toContain('leaked-pw-77');
+    expect(state.calls).toEqual([]);
   });
 });

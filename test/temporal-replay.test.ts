@@ -173,12 +173,24 @@ describe('workflows replayed in the Temporal sandbox', () => {
       updated_at: '2026-01-01T00:00:00Z',
     });
     const all = ['chargeback.new', 'chargeback.match', 'prevention.new', 'prevention.match', 'chargeback.result', 'chargeback.dnf', 'rdr.new', 'rdr.match'];
-    const reconcileInput = { webhookUrl: 'https://hooks.merchant.example/e', email: 'ops@merchant.example', auth: { username: 'u', password: 'p' } };
+    const reconcileInput = { webhookUrl: 'https://hooks.merchant.example/e', email: 'ops@merchant.example', auth: { username: 'u' } };
     await expect(
       replay(
         history('reconcileSubscriptionsWorkflow', reconcileInput, [
           { name: 'listSubscriptions', result: { subscriptions: all.slice(1).map(sub), serviceTime: '2026-03-15T00:00:00Z' } },
           { name: 'createSubscription', result: sub('chargeback.new') },
+          { name: 'recordRun', result: null },
+        ], undefined, 'completed'),
+      ),
+    ).resolves.toBeUndefined();
+    // Password rotation as the history records it: the list says only that a password differs.
+    const listed = all.map(sub);
+    listed[2] = { ...listed[2]!, auth: { username: 'u', password_matches: false } } as never;
+    await expect(
+      replay(
+        history('reconcileSubscriptionsWorkflow', reconcileInput, [
+          { name: 'listSubscriptions', result: { subscriptions: listed, serviceTime: '2026-03-15T00:00:00Z' } },
+          { name: 'updateSubscription', result: { ...listed[2]!, auth: { username: 'u', password_matches: true } } },
           { name: 'recordRun', result: null },
         ], undefined, 'completed'),
       ),

@@ -8,10 +8,13 @@ import type {
   PushRecord,
   ReadOrdersInput,
   RunRecord,
+  SubscribeIntent,
   SubscriptionList,
+  SubscriptionUpdateIntent,
+  SubscriptionView,
   WorkflowActs,
 } from '../activities/types.ts';
-import type { MerchantOrder, ReportKind, SubscribeRequest, Subscription, SubscriptionUpdate } from '../contract/index.ts';
+import type { MerchantOrder, ReportKind } from '../contract/index.ts';
 import { windowId, type Window } from '../workflows/windows.ts';
 
 export interface FakeOptions {
@@ -21,7 +24,8 @@ export interface FakeOptions {
   failAfterLoads?: number;
   /** Milliseconds a fetchAndLoad takes, by call number (so lanes interleave). */
   loadDelay?: (call: number) => number;
-  subscriptions?: Subscription[];
+  /** As the list activity shows them: no password, at most password_matches. */
+  subscriptions?: SubscriptionView[];
   serviceTime?: string;
   /** Orders by source name. */
   sources?: Record<string, MerchantOrder[]>;
@@ -37,7 +41,7 @@ export interface FakeState {
   active: number;
   maxActive: number;
   loadCount: number;
-  subscriptions: Subscription[];
+  subscriptions: SubscriptionView[];
   pushedHashes: Map<string, string>;
   pushRecords: PushRecord[];
   pushedOrders: MerchantOrder[];
@@ -126,11 +130,11 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       log('listSubscriptions');
       return { subscriptions: structuredClone(state.subscriptions), ...(opts.serviceTime ? { serviceTime: opts.serviceTime } : {}) };
     },
-    async createSubscription(req: SubscribeRequest) {
+    async createSubscription(req: SubscribeIntent) {
       log('createSubscription', req);
       guidSeq += 1;
       const t = opts.serviceTime ?? '2026-03-15T02:30:00Z';
-      const sub: Subscription = {
+      const sub: SubscriptionView = {
         guid: `sub_new${String(guidSeq).padStart(29, '0')}`,
         email: req.email,
         url: req.url,
@@ -143,11 +147,12 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       state.subscriptions.push(sub);
       return structuredClone(sub);
     },
-    async updateSubscription(guid: string, update: SubscriptionUpdate) {
+    async updateSubscription(guid: string, update: SubscriptionUpdateIntent) {
       log('updateSubscription', guid, update);
       const sub = state.subscriptions.find((s) => s.guid === guid);
       if (!sub) throw Object.assign(new Error(`no subscription ${guid}`), { code: 'CBP_ERR_SERVICE_NOT_FOUND', retryable: false });
-      Object.assign(sub, update);
+      // The real activity sends the configured password with the username: it matches afterwards.
+      Object.assign(sub, update, update.auth ? { auth: { username: update.auth.username, password_matches: true } } : {});
       return structuredClone(sub);
     },
     async deleteSubscription(guid: string) {

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType, type Subscription } from '../contract/index.ts';
+import type { SubscriptionView } from '../activities/types.ts';
+import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../contract/index.ts';
 import { reconcileSubscriptions, type ReconcileInput } from '../workflows/reconcile.ts';
 import { authDiffers, checkWebhookUrl, isLoopbackHost, planSubscriptions } from '../workflows/subscriptions.ts';
 import { callsOf, createFakes } from './workflows-fakes.ts';
 
 const URL_OK = 'https://hooks.merchant.example/cbp/events';
-const AUTH = { username: 'cbp', password: 's3cret-webhook' };
+// The workflow knows the username only; the activities hold the password and report password_matches.
+const AUTH = { username: 'cbp' };
 const DESIRED: ReconcileInput = { webhookUrl: URL_OK, email: 'ops@merchant.example', auth: AUTH };
 const NOW = '2026-03-15T12:00:00Z';
 
 let seq = 0;
-function sub(event_type: SubscribableEventType, over: Partial<Subscription> = {}): Subscription {
+function sub(event_type: SubscribableEventType, over: Partial<SubscriptionView> = {}): SubscriptionView {
   seq += 1;
   return {
     guid: `sub_${String(seq).padStart(32, '0')}`,
@@ -20,7 +22,7 @@ function sub(event_type: SubscribableEventType, over: Partial<Subscription> = {}
     active: true,
     created_at: '2026-01-01T00:00:00Z',
     updated_at: '2026-01-01T00:05:00Z',
-    auth: { ...AUTH },
+    auth: { ...AUTH, password_matches: true },
     ...over,
   };
 }
@@ -57,7 +59,7 @@ describe('reconcileSubscriptions', () => {
     const subs = allCorrect();
     subs[0]!.url = 'https://old.merchant.example/events';
     subs[1]!.email = 'someone@else.example';
-    subs[2]!.auth = { username: 'cbp', password: 'old-password' };
+    subs[2]!.auth = { username: 'cbp', password_matches: false };
     subs[3]!.active = false;
     subs[3]!.updated_at = '2026-02-01T00:00:00Z'; // vetted long ago, then switched off
     const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
@@ -72,14 +74,14 @@ describe('reconcileSubscriptions', () => {
   });
 
   it('compares e-mail without case and accepts a list that shows no password', async () => {
-    const subs = allCorrect().map((s) => ({ ...s, email: 'OPS@Merchant.example', auth: { username: 'cbp' } as never }));
+    const subs = allCorrect().map((s) => ({ ...s, email: 'OPS@Merchant.example', auth: { username: 'cbp' } }));
     const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
     await reconcileSubscriptions(DESIRED, acts);
     expect(state.calls.filter(changes(WRITES))).toEqual([]);
   });
 
   it('re-sends credentials everywhere when asked to (the list may hide a stale password)', async () => {
-    const subs = allCorrect().map((s) => ({ ...s, auth: { username: 'cbp' } as never }));
+    const subs = allCorrect().map((s) => ({ ...s, auth: { username: 'cbp' } }));
     const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
     await reconcileSubscriptions({ ...DESIRED, forceAuth: true }, acts);
     expect(callsOf(state, 'updateSubscription')).toHaveLength(8);
@@ -181,13 +183,36 @@ describe('reconcileSubscriptions', () => {
     expect(isLoopbackHost('[0:0:0:0:0:0:0:1]')).toBe(true);
   });
 
-  it('never puts the webhook password in its result or run record', async () => {
+  it('updates the credentials of a subscription whose listed password differs, and leaves a matching one alone', async () => {
     const subs = allCorrect();
-    subs[2]!.auth = { username: 'cbp', password: 'old-password' };
+    subs[2]!.auth = { username: 'cbp', password_matches: false };
     const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
     const r = await reconcileSubscriptions(DESIRED, acts);
-    expect(JSON.stringify(r)).not.toContain(AUTH.password);
-    expect(JSON.stringify(state.runs)).not.toContain(AUTH.password);
+    expect(callsOf(state, 'updateSubscription')).toEqual([[subs[2]!.guid, { auth: { username: 'cbp' } }]]);
+    expect(r.updated).toEqual([{ event_type: subs[2]!.event_type, guid: subs[2]!.guid, fields: ['auth'] }]);
+    expect(r.unchanged).toBe(7);
+  });
+
+  it('re-creates a subscription still in vetting whose listed password differs (vetting pushes with the old one)', async () => {
+    const subs = allCorrect();
+    subs[5] = sub(subs[5]!.event_type, { active: false, created_at: '2026-03-15T11:00:00Z', auth: { username: 'cbp', password_matches: false } });
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(r.deleted).toEqual([{ event_type: subs[5]!.event_type, guid: subs[5]!.guid, reason: 'vetting_target_changed' }]);
+    expect(callsOf(state, 'createSubscription')).toEqual([[{ email: DESIRED.email, url: URL_OK, event_type: subs[5]!.event_type, auth: { username: 'cbp' } }]]);
+  });
+
+  it('refuses an input that carries a password, naming CBP_WEBHOOK_PASSWORD and not echoing the value', async () => {
+    const { acts, state } = createFakes({ serviceTime: NOW });
+    const err = await reconcileSubscriptions({ ...DESIRED, auth: { username: 'cbp', password: 'caller-pw-31' } } as never, acts).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'CBP_ERR_WORKFLOW_INPUT', message: expect.stringContaining('CBP_WEBHOOK_PASSWORD') });
+    expect(JSON.stringify({ m: (err as Error).message, s: (err as Error).stack })).not.toContain('caller-pw-31');
+    expect(state.calls).toEqual([]);
+  });
+
+  it('refuses an input without a username', async () => {
+    const { acts } = createFakes({ serviceTime: NOW });
+    await expect(reconcileSubscriptions({ ...DESIRED, auth: {} } as never, acts)).rejects.toMatchObject({ code: 'CBP_ERR_WORKFLOW_INPUT' });
   });
 });
 
@@ -224,8 +249,9 @@ describe('planSubscriptions', () => {
   it('compares credentials only as far as the list shows them', () => {
     expect(authDiffers(undefined, AUTH)).toBe(false);
     expect(authDiffers({ username: 'cbp' } as never, AUTH)).toBe(false);
-    expect(authDiffers({ username: 'other' } as never, AUTH)).toBe(true);
-    expect(authDiffers({ username: 'cbp', password: '' }, AUTH)).toBe(false);
-    expect(authDiffers({ username: 'cbp', password: 'x' }, AUTH)).toBe(true);
+    expect(authDiffers({ username: 'other' }, AUTH)).toBe(true);
+    expect(authDiffers({ username: 'cbp', password_matches: true }, AUTH)).toBe(false);
+    expect(authDiffers({ username: 'cbp', password_matches: false }, AUTH)).toBe(true);
+    expect(authDiffers({ password_matches: false }, AUTH)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 // Make the service's webhook subscriptions match the desired state, and report what changed.
-import type { PipelineActivities, SubscriptionActivities } from '../activities/types.ts';
-import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType, type WebhookAuth } from '../contract/resources.ts';
+import type { PipelineActivities, SubscriptionActivities, WebhookUser } from '../activities/types.ts';
+import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../contract/resources.ts';
 import { WorkflowInputError } from './errors.ts';
 import { defaultRunId, recorded } from './run.ts';
 import {
@@ -19,10 +19,11 @@ export interface ReconcileInput {
   webhookUrl: string;
   email: string;
   /**
-   * Credentials the service sends as Basic auth. Under Temporal this input is kept in the workflow history:
-   * configure an encrypting payload codec there (docs/orchestration.md).
+   * The username of the Basic credentials the service pushes with. The password is not part of this input:
+   * under Temporal the input is kept in the workflow history, so the activities add the password from the
+   * worker's CBP_WEBHOOK_PASSWORD and report back only whether a listed one matches (docs/orchestration.md).
    */
-  auth: WebhookAuth;
+  auth: WebhookUser;
   /** Default true. */
   active?: boolean;
   /** Default: all 8 subscribable event types. */
@@ -53,7 +54,12 @@ export async function reconcileSubscriptions(input: ReconcileInput, acts: Reconc
   // Refused before anything is called: the service would push credentials in clear text.
   checkWebhookUrl(input.webhookUrl);
   if (!input.email || !input.email.includes('@')) throw new WorkflowInputError(`email must be an e-mail address, got ${JSON.stringify(input.email)}`);
-  if (!input.auth?.username || !input.auth?.password) throw new WorkflowInputError('auth needs a username and a password (the webhook\'s Basic credentials)');
+  // Refused rather than dropped: by the time this runs under Temporal, the caller's password is already in the
+  // history, and they should learn to stop sending it. The value is never echoed.
+  if (input.auth && Object.prototype.hasOwnProperty.call(input.auth, 'password')) {
+    throw new WorkflowInputError('auth must not carry a password: the worker takes the webhook password from CBP_WEBHOOK_PASSWORD; pass only auth.username');
+  }
+  if (!input.auth?.username || typeof input.auth.username !== 'string') throw new WorkflowInputError('auth needs the username of the webhook\'s Basic credentials');
   const eventTypes = input.eventTypes ?? [...SUBSCRIBABLE_EVENT_TYPES];
   for (const t of eventTypes) {
     if (!(SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(t)) {
@@ -63,7 +69,7 @@ export async function reconcileSubscriptions(input: ReconcileInput, acts: Reconc
   const desired: DesiredSubscriptions = {
     url: input.webhookUrl.trim(),
     email: input.email.trim(),
-    auth: input.auth,
+    auth: { username: input.auth.username },
     active: input.active ?? true,
     eventTypes,
     forceAuth: input.forceAuth,

@@ -7,15 +7,18 @@
 //   by the service's clock failed vetting: the spec says only delete-and-create resolves it;
 // - a younger inactive one is still being vetted: left alone, unless its url or credentials are wrong
 //   (vetting tests the url it was created with), then it is re-created;
-// - url is compared exactly (trimmed), e-mail case-insensitively, auth.username exactly, auth.password only
-//   when the service's list returns it (it may not); `forceAuth` re-sends credentials regardless.
-import type { SubscribableEventType, Subscription, SubscriptionUpdate, WebhookAuth } from '../contract/resources.ts';
+// - url is compared exactly (trimmed), e-mail case-insensitively, auth.username exactly; the password never
+//   reaches this module (it would be recorded in Temporal's history): the list activity compares it and says
+//   only `password_matches`, absent when the service did not show one; `forceAuth` re-sends credentials regardless.
+import type { SubscribableEventType } from '../contract/resources.ts';
+import type { SubscriptionAuthView, SubscriptionUpdateIntent, SubscriptionView, WebhookUser } from '../activities/types.ts';
 import { InsecureWebhookUrlError, WorkflowInputError } from './errors.ts';
 
 export interface DesiredSubscriptions {
   url: string;
   email: string;
-  auth: WebhookAuth;
+  /** The username only: the activities add the configured password to what they send. */
+  auth: WebhookUser;
   /** Default true. */
   active: boolean;
   eventTypes: readonly SubscribableEventType[];
@@ -86,15 +89,15 @@ const sameEmail = (a: string, b: string) => a.trim().toLowerCase() === b.trim().
 const sameUrl = (a: string, b: string) => a.trim() === b.trim();
 
 /** Whether the credentials differ, as far as the list lets us see. */
-export function authDiffers(actual: Subscription['auth'], desired: WebhookAuth): boolean {
+export function authDiffers(actual: SubscriptionAuthView | undefined, desired: WebhookUser): boolean {
   if (!actual) return false; // not listed: not comparable
   if (typeof actual.username === 'string' && actual.username !== desired.username) return true;
-  if (typeof actual.password === 'string' && actual.password !== '' && actual.password !== desired.password) return true;
-  return false;
+  // Only an explicit false: absent means the service showed no password, so there is nothing to compare.
+  return actual.password_matches === false;
 }
 
 /** The fields of `sub` that differ from the desired state (active excluded). */
-export function changedFields(sub: Subscription, desired: DesiredSubscriptions): UpdateField[] {
+export function changedFields(sub: SubscriptionView, desired: DesiredSubscriptions): UpdateField[] {
   const out: UpdateField[] = [];
   if (!sameUrl(sub.url, desired.url)) out.push('url');
   if (!sameEmail(sub.email, desired.email)) out.push('email');
@@ -102,18 +105,18 @@ export function changedFields(sub: Subscription, desired: DesiredSubscriptions):
   return out;
 }
 
-/** Build the update body for the given fields. */
-export function updateBody(fields: UpdateField[], desired: DesiredSubscriptions): SubscriptionUpdate {
-  const u: SubscriptionUpdate = {};
+/** Build the update for the given fields; `auth` carries the username, the activity adds the password. */
+export function updateBody(fields: UpdateField[], desired: DesiredSubscriptions): SubscriptionUpdateIntent {
+  const u: SubscriptionUpdateIntent = {};
   if (fields.includes('url')) u.url = desired.url.trim();
   if (fields.includes('email')) u.email = desired.email.trim();
-  if (fields.includes('auth')) u.auth = { username: desired.auth.username, password: desired.auth.password };
+  if (fields.includes('auth')) u.auth = { username: desired.auth.username };
   if (fields.includes('active')) u.active = desired.active;
   return u;
 }
 
 function keeperOrder(desired: DesiredSubscriptions) {
-  return (a: Subscription, b: Subscription): number => {
+  return (a: SubscriptionView, b: SubscriptionView): number => {
     if (a.active !== b.active) return a.active ? -1 : 1;
     const ua = sameUrl(a.url, desired.url);
     const ub = sameUrl(b.url, desired.url);
@@ -123,7 +126,7 @@ function keeperOrder(desired: DesiredSubscriptions) {
   };
 }
 
-export function planSubscriptions(desired: DesiredSubscriptions, actual: readonly Subscription[], opts: PlanOptions): SubscriptionPlan {
+export function planSubscriptions(desired: DesiredSubscriptions, actual: readonly SubscriptionView[], opts: PlanOptions): SubscriptionPlan {
   const deletes: SubscriptionAction[] = [];
   const creates: SubscriptionAction[] = [];
   const updates: SubscriptionAction[] = [];

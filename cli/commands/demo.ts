@@ -119,7 +119,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     alertSink = await startAlertSink();
     const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url);
     pipeline = await openPipeline(cfg, { logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString() });
-    const rec = await pipeline.runner.reconcileSubscriptions({ webhookUrl: receiver.url, email: cfg.subscriptionEmail as string, auth: webhook });
+    const rec = await pipeline.runner.reconcileSubscriptions({
+      webhookUrl: receiver.url,
+      email: cfg.subscriptionEmail as string,
+      // Only the username: the activities add the password from cfg (CBP_WEBHOOK_PASSWORD).
+      auth: { username: webhook.username },
+    });
     const subs = await admin<Array<{ active: boolean; event_type: string; vetting?: unknown }>>(sb, 'GET', '/subscriptions');
     const active = subs.filter((s) => s.active).length;
     step(3, 'subscriptions', `created ${rec.created.length} (all 8 event types) · vetting: the service POSTed registration.new to the receiver → ${active}/${subs.length} active`);

@@ -152,12 +152,14 @@ function registerSubscriptions(run: Command, ctx: Ctx): void {
     .action(async (o: { webhookUrl?: string; email?: string; forceAuth?: boolean; json?: boolean }) => {
       const cfg = ctx.config();
       const extra = [...(o.webhookUrl ? [] : ['webhookPublicUrl']), ...(o.email ? [] : ['subscriptionEmail'])];
+      // The password is still required here although only the activities read it: refused before anything is
+      // listed, with every missing setting named at once, rather than failing halfway through the plan.
       await requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
       const r = await withPipeline(cfg, true, 'subscriptions', (p) =>
         p.runner.reconcileSubscriptions({
           webhookUrl: o.webhookUrl ?? (cfg.webhookPublicUrl as string),
           email: o.email ?? (cfg.subscriptionEmail as string),
-          auth: { username: cfg.webhookUsername as string, password: cfg.webhookPassword as string },
+          auth: { username: cfg.webhookUsername as string },
           ...(o.forceAuth ? { forceAuth: true } : {}),
         }),
       );
