@@ -4,13 +4,13 @@
 // there by SQL, loaded in one transaction, and archived only AFTER the commit. A crash at
 // any moment loses nothing and duplicates nothing: before the commit nothing is visible and the segment is
 // still there; after it, a re-run loads the same segment again and the event_guid key ignores every row.
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import * as fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Store } from './db.ts';
 import { ARCHIVE_DIR, listClosedSegments } from '../webhook/journal.ts';
+import { sha256Stream } from './landing.ts';
 
 export interface IngestOptions {
   store: Store;
@@ -44,15 +44,6 @@ export interface IngestResult {
   failed: number;
 }
 
-function sha256File(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(file)
-      .on('error', reject)
-      .on('data', (d) => h.update(d))
-      .on('end', () => resolve(h.digest('hex')));
-  });
-}
 
 /** Streams the segment's lines (numbered from 1) into temp._cbp_event_lines_raw with the Appender. */
 async function appendLines(store: Store, file: string): Promise<void> {
@@ -142,7 +133,7 @@ SELECT
 FROM e`;
 
 async function loadSegment(store: Store, file: string, segment: string, now: Date): Promise<SegmentResult> {
-  const sha = await sha256File(file);
+  const sha = await sha256Stream(file);
   return store.transaction(async (s) => {
     try {
       await appendLines(s, file);

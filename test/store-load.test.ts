@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
-import { fetchReport, readMeta, type DownloadArgs } from '../store/landing.ts';
+import { fetchReport, metaPath, readMeta, type DownloadArgs } from '../store/landing.ts';
 import { BadReportFileError } from '../store/errors.ts';
 import { UsageError } from '../lib/errors.ts';
 import { ROOT, chargeback, dump, midRecord, prevention, tmpDir, writeCsv, writeJson, type Rec } from './store-fixtures.ts';
@@ -141,6 +142,30 @@ describe('reloading', () => {
     expect(await dump(store)).toEqual(once);
     expect([first.reloaded, again.reloaded]).toEqual([false, true]);
     expect(await store.all('SELECT load_count FROM loads')).toEqual([{ load_count: 2 }]);
+    store.close();
+  });
+
+  it('answers a repeat of the same landing file and observation from its log, without reading the file again', async () => {
+    const { dir, store } = await fresh();
+    const f = writeJson(dir, 'cb.json', [chargeback(), chargeback({ case_number: 'CB-2', amount: 'bad' })]);
+    const bytes = readFileSync(f);
+    writeFileSync(metaPath(f), JSON.stringify({
+      kind: 'chargebacks', start: null, end: null, mids: null, format: 'json', bytes: bytes.length,
+      fetched_at: SEEN, sha256: createHash('sha256').update(bytes).digest('hex'),
+    }));
+    let commits = 0;
+    const opts = { kind: 'chargebacks' as const, beforeCommit: () => void commits++ };
+    const first = await loadReport(store, f, opts);
+    const once = await dump(store);
+    const again = await loadReport(store, f, opts); // a retried activity: same file, same fetched_at
+    expect(commits).toBe(1);
+    expect(again).toEqual({ ...first, reloaded: true });
+    expect(await dump(store)).toEqual(once);
+    expect(await store.all('SELECT load_count FROM loads')).toEqual([{ load_count: 2 }]);
+    // Observed at another time, the same bytes are a new observation: the full load runs.
+    await loadReport(store, f, { ...opts, seenAt: '2024-03-06T00:00:00Z' });
+    expect(commits).toBe(2);
+    expect(await store.all('SELECT DISTINCT last_seen_at FROM chargebacks')).toEqual([{ last_seen_at: '2024-03-06 00:00:00' }]);
     store.close();
   });
 
