@@ -149,14 +149,17 @@ export function loadScenario(file: string): Scenario {
 }
 
 /**
- * The built-in world: six MIDs. 860100000101 breaches Mastercard's ECM from three months before the start
- * (about 140 chargebacks a month over about 6,500 previous-month transactions, ~2.2%); 860100000102 is a
- * CEMEA merchant over Visa VAMP (disputes + TC40 ~2.8% of ~8,000 transactions, > 150 and > USD 75,000);
- * 860100000103 hovers just under both; the other three are healthy. About 3,500 chargebacks in all.
+ * The built-in world: eight MIDs, one over each card network's program. 860100000101 breaches Mastercard's
+ * ECM from three months before the start (about 140 chargebacks a month over about 6,500 previous-month
+ * transactions, ~2.2%); 860100000102 is a CEMEA merchant over Visa VAMP (disputes + TC40 ~2.8% of ~8,000
+ * transactions, > 150 and > USD 75,000); 860100000107 is over American Express's excessive chargebacks
+ * (~1.4% of ~1,800 Amex charges, three months running by the start); 860100000108 over Discover's excessive
+ * dispute (~1.4% of ~9,600 Discover sales, > 100 chargebacks); 860100000103 hovers just under Mastercard and
+ * Visa; the other three are healthy. About 5,200 chargebacks in all.
  */
 export const DEFAULT_SCENARIO_INPUT: ScenarioInput = {
   name: 'default',
-  description: 'Six MIDs: one over Mastercard ECM, one over Visa VAMP (CEMEA), one hovering below both, three healthy.',
+  description: 'Eight MIDs: one over Mastercard ECM, one over Visa VAMP (CEMEA), one over Amex excessive, one over Discover excessive, one hovering below Mastercard and Visa, three healthy.',
   history_months: 6,
   horizon_months: 3,
   orders: 300,
@@ -224,6 +227,30 @@ export const DEFAULT_SCENARIO_INPUT: ScenarioInput = {
       descriptor: 'EVERGREEN PETS',
       monthly_transactions: 2500,
       average_ticket: 55,
+    },
+    {
+      mid: '860100000107',
+      alias: 'Fjord Travel Club',
+      gateways: ['amex-direct-fjord'],
+      region: 'US',
+      descriptor: 'FJORD TRAVEL CLUB',
+      profile: 'healthy',
+      network_profiles: { american_express: 'breaching' },
+      monthly_transactions: 3000,
+      mix: { visa: 0.2, mastercard: 0.2, american_express: 0.6, discover: 0 },
+      average_ticket: 240,
+    },
+    {
+      mid: '860100000108',
+      alias: 'Gulf Coast Fuel',
+      gateways: ['discover-gcf'],
+      region: 'US',
+      descriptor: 'GULF COAST FUEL',
+      profile: 'healthy',
+      network_profiles: { discover: 'breaching' },
+      monthly_transactions: 12000,
+      mix: { visa: 0.1, mastercard: 0.1, american_express: 0, discover: 0.8 },
+      average_ticket: 60,
     },
   ],
 };

@@ -30,6 +30,9 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000102 visa vamp/);
     // The breaching MID of the built-in scenario shows at its Mastercard ECM level.
     expect(r.stdout).toMatch(/860100000101 \| mastercard\s+\| ecp\s+\|.*\| ecm/);
+    // One MID over each of the other networks' programs, paged too.
+    expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000107 american_express amex_excessive: level excessive/);
+    expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000108 discover discover_excessive: level excessive/);
     expect(r.stdout).toMatch(/Alerts raised/);
     expect(r.stdout).toMatch(/demo finished in [\d.]+ s/);
     // A clean re-run: the data dir was wiped at start.

@@ -46,7 +46,7 @@ describe('seeded generator', () => {
   });
 
   it('keeps the built-in world small: a few thousand chargebacks', () => {
-    expect(world.mids).toHaveLength(6);
+    expect(world.mids).toHaveLength(8);
     expect(world.chargebacks.length).toBeGreaterThan(1000);
     expect(world.chargebacks.length).toBeLessThan(6000);
   });
@@ -82,6 +82,34 @@ describe('seeded generator', () => {
       }
     }
     expect([...over]).toEqual(['860100000102']);
+  });
+
+  it.each(worlds)('puts one MID over Amex excessive chargebacks (> 1%% of the month\'s charges, 3 months running): %s', (_name, world) => {
+    const over = new Set<string>();
+    const months = monthsOf(world);
+    for (const m of world.mids) {
+      let run = 0;
+      for (const month of months) {
+        const cb = world.chargebacks.filter((c) => c.mid === m.mid && c.card_brand === 'american_express' && c.received_at.startsWith(month)).length;
+        const tx = txIn(world, m.mid, 'american_express', month);
+        run = tx > 0 && cb / tx > 0.01 ? run + 1 : 0;
+        if (run >= 3) over.add(m.mid);
+      }
+    }
+    expect([...over]).toEqual(['860100000107']);
+  });
+
+  it.each(worlds)('puts one MID over Discover excessive dispute (> 1%% of previous-month sales, >= 100 chargebacks): %s', (_name, world) => {
+    const months = monthsOf(world);
+    const over = new Set<string>();
+    for (const m of world.mids) {
+      for (let i = 1; i < months.length; i++) {
+        const cb = world.chargebacks.filter((c) => c.mid === m.mid && c.card_brand === 'discover' && c.received_at.startsWith(months[i])).length;
+        const prev = txIn(world, m.mid, 'discover', months[i - 1]);
+        if (cb >= 100 && prev >= 100 && cb / prev > 0.01) over.add(m.mid);
+      }
+    }
+    expect([...over]).toEqual(['860100000108']);
   });
 
   it.each(worlds)('keeps healthy MIDs well under every threshold, and the hovering one just under: %s', (_name, world) => {
