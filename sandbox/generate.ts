@@ -75,6 +75,8 @@ const RATES: Record<Profile, Record<Network, Rates>> = {
 const DEFAULT_MIX: Record<Network, number> = { visa: 0.55, mastercard: 0.3, american_express: 0.1, discover: 0.05 };
 /** A 'breaching' MID is 'hovering' until this many months before the start's month, then over the line. */
 const BREACH_FROM_INDEX = -3;
+/** Share of Visa disputes (with an ARN) also resolved through RDR. */
+const RDR_RESOLVED_SHARE = 0.1;
 
 interface Month {
   key: string;
@@ -202,6 +204,8 @@ interface Figures {
   ethoca: number;
   verifi: number;
   rdr: number;
+  /** The month pins its RDR count: that many RDR cases exactly, none added for disputes resolved through RDR. */
+  rdrPinned: boolean;
   ov: number;
 }
 
@@ -271,6 +275,7 @@ class Builder {
           ethoca: draw(pin.ethoca, rates.ethoca),
           verifi: draw(pin.verifi, rates.verifi),
           rdr: draw(pin.rdr, rates.rdr),
+          rdrPinned: pin.rdr !== undefined,
           ov: draw(pin.order_validations, rates.ov),
         };
         prevTx[n] = tx;
@@ -434,7 +439,36 @@ class Builder {
       const oid = this.maybeOrder(rng, m, sm, net, c, orderCents, txMs);
       if (oid) cb.source_order_id = oid;
       this.chargebacks.push(cb);
+      if (net === 'visa' && arn && !f.rdrPinned) this.rdrResolved(cb, m);
     }
+  }
+
+  /**
+   * A share of Visa disputes is resolved through RDR: the service reports the dispute and an RDR case with
+   * its ARN, Accepted, shortly before; VAMP does not count them (docs/ratios.md). Drawn from a fork of its
+   * own, so every other value of the world is what it was without it.
+   */
+  rdrResolved(cb: WorldChargeback, m: WorldMid): void {
+    const rng = this.root.fork(`rdr-resolved:${cb.chargeback_guid}`);
+    if (!rng.bool(RDR_RESOLVED_SHARE)) return;
+    cb.rdr_resolved = true;
+    this.rdrs.push({
+      rdr_guid: rng.id('rdr'),
+      rdr_case_number: `RDR${rng.digits(12)}`,
+      arn: cb.arn,
+      mid: cb.mid,
+      card_brand: cb.card_brand,
+      card_first_6: cb.card_first_6,
+      card_last_4: cb.card_last_4,
+      amount: cb.amount,
+      currency: cb.currency,
+      merchant_descriptor: m.merchant_descriptor,
+      auth_code: cb.auth_code,
+      rdr_at: iso(Date.parse(cb.received_at) - rng.float(1, 36) * HOUR),
+      rdr_resolution: 'Accepted',
+      transaction_at: cb.transaction_at,
+      source_order_id: cb.source_order_id,
+    });
   }
 
   alerts_(m: WorldMid, sm: ScenarioMid, net: Network, month: Month, f: Figures): void {

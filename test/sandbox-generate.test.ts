@@ -112,6 +112,20 @@ describe('seeded generator', () => {
     expect([...over]).toEqual(['860100000108']);
   });
 
+  it.each(worlds)('resolves about a tenth of Visa disputes through RDR, each with an Accepted RDR case of its ARN just before: %s', (_name, world) => {
+    const visa = world.chargebacks.filter((c) => c.card_brand === 'visa' && c.arn);
+    const resolved = visa.filter((c) => c.rdr_resolved);
+    expect(resolved.length / visa.length).toBeGreaterThan(0.06);
+    expect(resolved.length / visa.length).toBeLessThan(0.14);
+    expect(world.chargebacks.filter((c) => c.rdr_resolved && (c.card_brand !== 'visa' || !c.arn))).toEqual([]);
+    const byArn = new Map(world.rdrs.filter((a) => a.arn).map((a) => [a.arn!, a]));
+    for (const c of resolved) {
+      const a = byArn.get(c.arn!);
+      expect(a).toMatchObject({ mid: c.mid, rdr_resolution: 'Accepted', amount: c.amount, card_last_4: c.card_last_4 });
+      expect(a!.rdr_at < c.received_at).toBe(true);
+    }
+  });
+
   it.each(worlds)('keeps healthy MIDs well under every threshold, and the hovering one just under: %s', (_name, world) => {
     const months = monthsOf(world);
     for (const mid of ['860100000103', '860100000104', '860100000105', '860100000106']) {
