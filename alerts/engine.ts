@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../store/db.ts';
 import { midRanges, monthOf, ratioMids, toRatioRow } from '../store/ratios.ts';
-import { addMonths, evaluateRows, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
+import { addMonths, evaluateRows, rulesFor, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
 import { evaluateProjections } from '../rules/projection.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 
@@ -135,33 +135,34 @@ export interface RecordedLevel {
   program: string;
   level: string;
   month: string;
-  rank: number;
-  /** someone was paged about this level of this series */
-  paged: boolean;
 }
 
 /**
- * Levels later figures took back: a closed month recorded as holding a level whose own figures, as the store
- * now has them, hold a lower one or none (a corrected report re-fetched, a MID report's revised totals).
+ * Levels later figures took back: a closed month recorded as holding a level that its own figures, as the
+ * store now has them, no longer give (a corrected report re-fetched, a MID report's revised totals).
  * deriveNotices sees falls from one month to the next; this sees a month that no longer holds what was
- * recorded, including a series that now never reaches any threshold. Each is a resolved notice for that
- * month (level: the one recorded; previous_level: the one now in force), paged when the level had been.
+ * recorded, including a series that now never reaches any threshold. Each level taken back is a resolved
+ * notice for that month (level: the recorded one; previous_level: the one now in force), and its state
+ * becomes resolved, so it is said once. A recorded level below the one now in force was superseded, not
+ * taken back. Ranks come from the rules in force (rankOf), never from stored ones, so renumbering ranks
+ * changes nothing; a level the rules no longer have counts as above any. Paged like every other notice:
+ * only for months at or after notifySince.
  */
-export function revisedNotices(levels: MonthLevel[], recorded: RecordedLevel[], opts: { notifySince: string; now: string }): Notice[] {
+export function revisedNotices(
+  levels: MonthLevel[],
+  recorded: RecordedLevel[],
+  opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined },
+): Notice[] {
   const key = (x: { mid: string; network: string; program: string; month: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}\u0000${x.month}`;
   const at = new Map(levels.map((l) => [key(l), l]));
-  const top = new Map<string, RecordedLevel>();
-  for (const r of recorded) {
-    const cur = top.get(key(r));
-    if (!cur || r.rank > cur.rank) top.set(key(r), r);
-  }
   const out: Notice[] = [];
-  for (const [k, r] of top) {
-    const l = at.get(k);
+  for (const r of recorded) {
+    const l = at.get(key(r));
     // A month with no figures now is left alone (a gap is not a fall), as is a month to date: its level can still rise.
-    if (!l || l.is_partial || l.is_projection) continue;
-    if (l.level !== null && l.rank !== null && l.rank >= r.rank) continue;
-    out.push(build('resolved', l, r.level, l.level, r.paged || r.month >= opts.notifySince, opts.now));
+    if (!l || l.is_partial || l.is_projection || l.level === r.level) continue;
+    const rank = opts.rankOf(r);
+    if (l.level !== null && l.rank !== null && rank !== undefined && rank <= l.rank) continue;
+    out.push(build('resolved', l, r.level, l.level, r.month >= opts.notifySince, opts.now));
   }
   return out;
 }
@@ -198,11 +199,8 @@ export function standingNotices(levels: MonthLevel[], notices: Notice[], notifyS
   return out;
 }
 
-// Series-months an earlier run recorded as holding a level, and whether anyone was paged about that level.
-const RECORDED_SQL = `SELECT s.mid, s.network, s.program, s.level, s.month, s.rank,
-    EXISTS (SELECT 1 FROM alerts a WHERE a.notify AND a.kind IN ('reached', 'escalated') AND a.mid = s.mid AND a.network = s.network
-            AND a.program = s.program AND a.level = s.level) AS paged
-  FROM alert_states s WHERE s.status = 'reached' AND s.mid >= $lo AND s.mid <= $hi`;
+// Series-months an earlier run recorded as holding a level (this batch's MIDs).
+const RECORDED_SQL = `SELECT mid, network, program, level, month FROM alert_states WHERE status = 'reached' AND mid >= $lo AND mid <= $hi`;
 
 export interface EvaluateAlertsOptions {
   asOf: Date | string;
@@ -288,14 +286,19 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   // notice_id → notify. A notice recorded as history (notify false, e.g. by a backfill) whose month is now
   // within notifySince is promoted once: a breach found by a backfill in the current months still pages.
   const known = new Map((await store.all<{ notice_id: string; notify: boolean }>('SELECT notice_id, notify FROM alerts')).map((r) => [r.notice_id, r.notify === true]));
+  // The rank a level has under the rules in force for that MID (the highest, should two rules share a level).
+  const rankOf = (r: RecordedLevel): number | undefined => {
+    const ranks = rulesFor(opts.rules, r.mid).filter((x) => x.network === r.network && x.program === r.program && x.level === r.level).map((x) => x.rank);
+    return ranks.length ? Math.max(...ranks) : undefined;
+  };
   for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
     const rows = (await store.all<Record<string, unknown>>(sql, { asof: asOfMonth, lo, hi })).map(toRatioRow);
     result.rows += rows.length;
     const levels = evaluateRows(rows, opts.rules);
     const projections = evaluateProjections(rows, opts.rules);
     const notices = deriveNotices(levels, projections, { notifySince, now });
-    const recorded = (await store.all<Record<string, unknown>>(RECORDED_SQL, { lo, hi })).map((r) => ({ ...r, rank: Number(r.rank), paged: r.paged === true }) as RecordedLevel);
-    notices.push(...revisedNotices(levels, recorded, { notifySince, now }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
+    const recorded = await store.all<RecordedLevel>(RECORDED_SQL, { lo, hi });
+    notices.push(...revisedNotices(levels, recorded, { notifySince, now, rankOf }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
     // A level still in force now is paged once, even when it was reached in a month recorded as history.
     for (const n of standingNotices(levels, notices, notifySince)) n.notify = true;
     const fresh = notices.filter((n) => !known.has(n.notice_id));

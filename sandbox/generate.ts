@@ -439,16 +439,16 @@ class Builder {
       const oid = this.maybeOrder(rng, m, sm, net, c, orderCents, txMs);
       if (oid) cb.source_order_id = oid;
       this.chargebacks.push(cb);
-      if (net === 'visa' && arn && !f.rdrPinned) this.rdrResolved(cb, m);
+      if (net === 'visa' && arn && !f.rdrPinned) this.rdrResolved(cb, m, month);
     }
   }
 
   /**
    * A share of Visa disputes is resolved through RDR: the service reports the dispute and an RDR case with
-   * its ARN, Accepted, shortly before; VAMP does not count them (docs/ratios.md). Drawn from a fork of its
+   * its ARN, Accepted, shortly before (never before the dispute's month); VAMP does not count them (docs/ratios.md). Drawn from a fork of its
    * own, so every other value of the world is what it was without it.
    */
-  rdrResolved(cb: WorldChargeback, m: WorldMid): void {
+  rdrResolved(cb: WorldChargeback, m: WorldMid, month: Month): void {
     const rng = this.root.fork(`rdr-resolved:${cb.chargeback_guid}`);
     if (!rng.bool(RDR_RESOLVED_SHARE)) return;
     cb.rdr_resolved = true;
@@ -464,7 +464,8 @@ class Builder {
       currency: cb.currency,
       merchant_descriptor: m.merchant_descriptor,
       auth_code: cb.auth_code,
-      rdr_at: iso(Date.parse(cb.received_at) - rng.float(1, 36) * HOUR),
+      // Within the dispute's month: a neighbouring month may pin its RDR count, and the first starts the world.
+      rdr_at: iso(Math.max(month.startMs, Date.parse(cb.received_at) - rng.float(1, 36) * HOUR)),
       rdr_resolution: 'Accepted',
       transaction_at: cb.transaction_at,
       source_order_id: cb.source_order_id,

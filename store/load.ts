@@ -10,7 +10,7 @@ import { CARD_BRANDS, toIsoUtc } from '../contract/common.ts';
 import { UsageError } from '../lib/errors.ts';
 import type { Store } from './db.ts';
 import { BadReportFileError } from './errors.ts';
-import { readMeta, sha256Stream, type LandingMeta } from './landing.ts';
+import { metaPath, readMeta, sha256Stream, type LandingMeta } from './landing.ts';
 
 export type FileFormat = 'json' | 'csv';
 
@@ -719,14 +719,17 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   }
   const seen = seenAtFor(opts, meta, w, file);
   // Hashing a big file costs about a third of reading it into DuckDB: it overlaps the read instead.
-  const sha256Pending = meta?.sha256 && meta.bytes === statSync(file).size ? Promise.resolve(meta.sha256) : sha256Stream(file);
+  // The sidecar's digest holds while the file is as landed: same size, not modified after its sidecar was written.
+  const st = statSync(file);
+  const digest = meta?.sha256 && meta.bytes === st.size && st.mtimeMs <= statSync(metaPath(file)).mtimeMs ? meta.sha256 : undefined;
+  const sha256Pending = digest ? Promise.resolve(digest) : sha256Stream(file);
   sha256Pending.catch(() => undefined);
   const landing = path.resolve(file);
   // The same landing file, bytes and observation loaded before (a retried activity, a re-run backfill): one
   // load already left the store as this one would, so only the log is touched. Known only when the sidecar
   // gives the digest; a bare file is loaded in full (same result, just slower).
-  if (meta?.sha256 && meta.bytes === statSync(file).size) {
-    const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: meta.sha256 });
+  if (digest) {
+    const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest });
     if (again) return again;
   }
   const sizeZero = isBlank(file);

@@ -139,11 +139,45 @@ describe('alert notices', () => {
       { ...base, month: '2026-03', level: 'ecm', rank: 1, is_partial: false },
     ];
     const recorded = [
-      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-05', rank: 1, paged: true },
-      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-04', rank: 1, paged: true },
-      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-03', rank: 1, paged: true },
+      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-05' },
+      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-04' },
+      { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-03' },
     ];
-    expect(revisedNotices(levels as never, recorded, { notifySince: '2026-05', now: now.toISOString() })).toEqual([]);
+    expect(revisedNotices(levels as never, recorded, { notifySince: '2026-05', now: now.toISOString(), rankOf: () => 1 })).toEqual([]);
+  });
+
+  it('takes back every level a revised month no longer holds in one run, and says nothing more after', async () => {
+    const r2 = (month: string, cb: number) => ({ mid: 'r2', network: 'mastercard' as const, month, cb, tx: 10_000 });
+    const may = async (cb: number) => {
+      await store.run("DELETE FROM mid_stats WHERE mid = 'r2' AND window_start = DATE '2026-05-01'");
+      await insertStats(store, [r2('2026-05', cb)]);
+      return evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    };
+    await insertStats(store, [r2('2026-04', 10)]);
+    await may(200); // ECM
+    await may(400); // HECM: May is recorded at both levels
+    expect((await may(20)).noticesQueued).toBe(2); // neither holds now
+    const back = (await listAlerts(store, { mid: 'r2' })).filter((a) => a.kind === 'resolved').map((a) => [a.level, a.month, a.notify]).sort();
+    expect(back).toEqual([['ecm', '2026-05', true], ['hecm', '2026-05', true]]);
+    for (let run = 0; run < 2; run++) expect((await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now })).noticesQueued).toBe(0);
+  });
+
+  it('takes nothing back when only the ranks are renumbered, and pages no one for old months when thresholds rise', async () => {
+    const r3 = (month: string, cb: number) => ({ mid: 'r3', network: 'mastercard' as const, month, cb, tx: 10_000 });
+    await insertStats(store, [r3('2025-12', 10), r3('2026-01', 200), r3('2026-02', 200), r3('2026-03', 200), r3('2026-04', 200), r3('2026-05', 200)]);
+    await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    const shift = (d: number, up = 0) => ({
+      ...rules,
+      rules: rules.rules.map((x) => (x.network === 'mastercard' ? { ...x, rank: x.rank - d, ratio_threshold: x.ratio_threshold + up } : x)),
+    });
+    const renumbered = await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules: shift(1), now });
+    expect(renumbered.newNotices.filter((n) => n.mid === 'r3')).toEqual([]);
+    // ECM at 2.5 %: the months recorded at ECM no longer hold it; history only, except the month notices go out for.
+    const raised = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules: shift(0, 0.01), notify: false, now });
+    expect(raised.noticesQueued).toBe(0);
+    const back = (await listAlerts(store, { mid: 'r3' })).filter((a) => a.kind === 'resolved');
+    expect(back.map((a) => a.month).sort()).toEqual(['2026-01', '2026-02', '2026-03', '2026-04', '2026-05']);
+    expect(back.every((a) => a.level === 'ecm' && !a.notify)).toBe(true);
   });
 
   it('derives stable notice ids', () => {

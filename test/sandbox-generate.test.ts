@@ -7,7 +7,7 @@ import { ValidationError, NotFoundError } from '../lib/errors.ts';
 import { generateWorld } from '../sandbox/generate.ts';
 import { REASON_CODES } from '../sandbox/reason-codes.ts';
 import { Rng } from '../sandbox/rng.ts';
-import { DEFAULT_SCENARIO, type ScenarioInput, loadScenario, parseScenario } from '../sandbox/scenario.ts';
+import { DEFAULT_SCENARIO, DEFAULT_SCENARIO_INPUT, type ScenarioInput, loadScenario, parseScenario } from '../sandbox/scenario.ts';
 import type { World } from '../sandbox/world.ts';
 
 const START = '2026-11-22T10:00:00Z';
@@ -123,6 +123,22 @@ describe('seeded generator', () => {
       const a = byArn.get(c.arn!);
       expect(a).toMatchObject({ mid: c.mid, rdr_resolution: 'Accepted', amount: c.amount, card_last_4: c.card_last_4 });
       expect(a!.rdr_at < c.received_at).toBe(true);
+      expect(a!.rdr_at.slice(0, 7)).toBe(c.received_at.slice(0, 7));
+    }
+  });
+
+  it('adds no RDR case to a month that pins its RDR count, even for a dispute early in the next month', () => {
+    for (let seed = 1; seed <= 8; seed++) {
+      const start = '2026-06-01T00:00:00Z';
+      const probe = generateWorld({ seed, start });
+      const months = monthsOf(probe).slice(1, -1);
+      const scenario = {
+        ...DEFAULT_SCENARIO_INPUT,
+        mids: DEFAULT_SCENARIO_INPUT.mids.map((m) => (m.mid === '860100000102' ? { ...m, months: Object.fromEntries(months.map((k) => [k, { visa: { rdr: 0 } }])) } : m)),
+      };
+      const w = generateWorld({ seed, start, scenario });
+      expect(w.rdrs.filter((a) => a.mid === '860100000102' && a.card_brand === 'visa' && months.includes(a.rdr_at.slice(0, 7)))).toEqual([]);
+      expect(w.rdrs.every((a) => a.rdr_at >= `${w.from}T00:00:00Z`)).toBe(true);
     }
   });
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -166,6 +166,13 @@ describe('reloading', () => {
     await loadReport(store, f, { ...opts, seenAt: '2024-03-06T00:00:00Z' });
     expect(commits).toBe(2);
     expect(await store.all('SELECT DISTINCT last_seen_at FROM chargebacks')).toEqual([{ last_seen_at: '2024-03-06 00:00:00' }]);
+    // The file rewritten in place after its sidecar (same size): the sidecar's digest no longer holds, so it is read.
+    writeFileSync(f, bytes.toString('utf8').replace('94.76', '99.76'));
+    utimesSync(f, new Date(Date.now() + 5000), new Date(Date.now() + 5000));
+    const edited = await loadReport(store, f, { ...opts, seenAt: '2024-03-06T00:00:00Z' });
+    expect(commits).toBe(3);
+    expect(edited.sha256).not.toBe(first.sha256);
+    expect(await store.all("SELECT amount FROM chargebacks WHERE case_number = 'CB-1'")).toEqual([{ amount: '99.7600' }]);
     store.close();
   });
 
