@@ -59,7 +59,12 @@ function guidArg(guid: string, what: string): string {
 }
 
 export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient, opts: ClientOptions = {}): EventsClient {
-  const http = new ServiceHttp('events', cfg.eventsBaseUrl, { ...opts, secrets: () => tokens.secrets() });
+  // Webhook passwords this client has sent: a service error that echoes the request must not carry one on.
+  const sentPasswords = new Set<string>();
+  const http = new ServiceHttp('events', cfg.eventsBaseUrl, { ...opts, secrets: () => [...tokens.secrets(), ...sentPasswords] });
+  const remember = (auth: { password?: unknown } | undefined) => {
+    if (typeof auth?.password === 'string' && auth.password !== '') sentPasswords.add(auth.password);
+  };
 
   async function withToken<T>(signal: AbortSignal | undefined, fn: (headers: Record<string, string>) => Promise<T>): Promise<T> {
     const token = await tokens.getToken({ signal });
@@ -81,6 +86,7 @@ export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient,
   return {
     async createSubscription(req, o = {}) {
       const body = parseOrThrow(SubscribeRequestSchema, req, 'subscription request');
+      remember(body.auth);
       const text = JSON.stringify(body);
       const policy = http.policy;
       // Attempts made so far, the HTTP layer's own repeats included: the whole call stays within CBP_HTTP_RETRIES.
@@ -116,6 +122,7 @@ export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient,
     async updateSubscription(guid, update, o = {}) {
       const g = guidArg(guid, 'subscription guid');
       const body = parseOrThrow(SubscriptionUpdateSchema, update, 'subscription update');
+      remember(body.auth);
       const answer = await send({
         operation: 'update subscription',
         method: 'PUT',

@@ -162,6 +162,21 @@ describe('events interface', () => {
     expect(srv.requestsTo('PUT', `/v1/subscribe/${GUID}`)).toHaveLength(1);
   });
 
+  it('never carries on a webhook password the service echoes in an error', async () => {
+    const echo = { error: true, message: 'auth rejected: {"username":"svc","password":"rotated-hook-pw"} is not allowed' };
+    srv.script('PUT', `/v1/subscribe/${GUID}`, { status: 400, body: echo });
+    srv.script('POST', '/v1/subscribe', { status: 400, body: { ...echo, message: echo.message.replace('rotated-hook-pw', 'hook-secret-pw') } });
+    const update = (await ev.updateSubscription(GUID, { auth: { username: 'svc', password: 'rotated-hook-pw' } }).catch((x: unknown) => x)) as ServiceHttpError;
+    const create = (await ev
+      .createSubscription({ email: 'ops@example.com', url: 'https://merchant.example.com/events', event_type: 'chargeback.new', auth: { username: 'svc', password: 'hook-secret-pw' } })
+      .catch((x: unknown) => x)) as ServiceHttpError;
+    for (const e of [update, create]) {
+      expect(e.code).toBe('CBP_ERR_SERVICE_BAD_REQUEST');
+      expect(e.message).toContain('auth rejected');
+      expect(JSON.stringify({ message: e.message, details: (e as { details?: unknown }).details })).not.toMatch(/rotated-hook-pw|hook-secret-pw/);
+    }
+  });
+
   it('retries a lookup after a dropped connection and a 503', async () => {
     srv.script('GET', '/v1/order/ord_9', 'destroy', { status: 503 }, { body: { order_guid: 'ord_9', amount: 3 } });
     expect((await ev.getOrder('ord_9')).order_guid).toBe('ord_9');
