@@ -7,10 +7,10 @@
 // opened on first use and closed when the worker stops. Inside one process every store step goes through
 // one lock, so a load's staging statements never interleave with another activity's transaction on the
 // shared connection; downloads and service calls run outside it.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { requireSettings, type Config } from '../lib/config.ts';
+import { sameSecret } from '../lib/secrets.ts';
 import { CbpError, ValidationError } from '../lib/errors.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { ServiceError } from '../client/errors.ts';
@@ -126,12 +126,6 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
   return out;
 }
 
-/** Equal strings, compared in constant time (digests first, so unequal lengths do not short-circuit). */
-function samePassword(a: string, b: string): boolean {
-  const d = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-  return timingSafeEqual(d(a), d(b));
-}
-
 /** Whether the service showed a password for this subscription (the spec says it does; it may not). */
 function showsPassword(sub: Subscription): boolean {
   const pw = (sub.auth as { password?: unknown } | undefined)?.password;
@@ -159,7 +153,7 @@ export function subscriptionView(sub: Subscription, configured: string | undefin
     view.auth = {
       ...(typeof auth.username === 'string' ? { username: auth.username } : {}),
       ...(typeof auth.password === 'string' && auth.password !== '' && configured !== undefined
-        ? { password_matches: samePassword(auth.password, configured) }
+        ? { password_matches: sameSecret(auth.password, configured) }
         : {}),
     };
   }

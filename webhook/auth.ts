@@ -1,14 +1,9 @@
-// HTTP Basic check for event pushes: the only scheme the service supports. Both sides are hashed first so
-// timingSafeEqual compares equal-length digests, and the time taken says nothing about the expected values.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// HTTP Basic check for event pushes: the only scheme the service supports, compared in constant time.
+import { sameSecret, secretDigest } from '../lib/secrets.ts';
 
 export interface BasicCredentials {
   username: string;
   password: string;
-}
-
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s, 'utf8').digest();
 }
 
 /** Parses an Authorization header of the Basic scheme; null when absent or malformed. */
@@ -24,13 +19,13 @@ export function parseBasic(header: string | undefined): BasicCredentials | null 
 
 /** Builds a checker bound to the expected credentials; digests of the expected values are computed once. */
 export function basicAuthChecker(expected: BasicCredentials): (header: string | undefined) => boolean {
-  const user = digest(expected.username);
-  const pass = digest(expected.password);
+  const user = secretDigest(expected.username);
+  const pass = secretDigest(expected.password);
   return (header) => {
     const got = parseBasic(header);
     // Compare both even when the first differs, so timing does not reveal which one was wrong.
-    const u = timingSafeEqual(digest(got?.username ?? ''), user);
-    const p = timingSafeEqual(digest(got?.password ?? ''), pass);
+    const u = sameSecret(got?.username ?? '', user);
+    const p = sameSecret(got?.password ?? '', pass);
     return got !== null && u && p;
   };
 }

@@ -1,16 +1,10 @@
 // The token interface: POST /auth with `Authorization: Bearer <API secret>` answers {token}, a signed
 // HS256 JWT whose exp is the (short, real-time) lifetime. 400 for a missing or malformed header, 401 for
 // a wrong secret.
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxState } from '../state.ts';
+import { sameSecret } from '../../lib/secrets.ts';
 import { bearer, fail } from './common.ts';
-
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 export function authRoutes(state: SandboxState) {
   return async function (app: FastifyInstance): Promise<void> {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { DataAuthRequestSchema, MerchantOrderSchema, ORDER_CREATE_FIELDS, formatIssues } from '../../contract/index.ts';
 import { matchPushedOrder } from '../matching.ts';
 import { newGuid, type SandboxState, type StoredOrder } from '../state.ts';
-import { sameSecret } from './auth.ts';
+import { sameSecret } from '../../lib/secrets.ts';
 import { JSON_ONLY, bearer, fail, isJson, validate } from './common.ts';
 
 export function ordersRoutes(state: SandboxState) {

@@ -7,7 +7,7 @@ import { REPORT_KINDS, ReportRequestSchema, type ReportKind } from '../../contra
 import { matchOfAt } from '../matching.ts';
 import { renderReport } from '../reports.ts';
 import type { SandboxState } from '../state.ts';
-import { sameSecret } from './auth.ts';
+import { sameSecret } from '../../lib/secrets.ts';
 import { JSON_ONLY, bearer, fail, isJson, validate } from './common.ts';
 
 /**
