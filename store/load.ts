@@ -237,6 +237,18 @@ export function csvHeader(file: string): string[] | undefined {
   }
 }
 
+/**
+ * Adds the rows of `source` (a SELECT giving raw and reason) to the quarantine, each once: a reload, or an
+ * overlapping report holding the same bad row, adds nothing it already holds.
+ */
+function quarantine(s: Store, kind: ReportKind, source: string, file: string, sha256: string): Promise<void> {
+  return s.run(
+    `INSERT INTO quarantine SELECT DISTINCT $1, r.raw, r.reason, $2, $3, current_timestamp::TIMESTAMP FROM (${source}) r
+     WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = r.raw AND q.reason = r.reason)`,
+    [kind, file, sha256],
+  );
+}
+
 const REJECTS = '_csv_rejects';
 const REJECT_SCANS = '_csv_reject_scans';
 const dropRejects = (s: Store) => s.run(`DROP TABLE IF EXISTS temp.${REJECTS}; DROP TABLE IF EXISTS temp.${REJECT_SCANS}`);
@@ -260,18 +272,19 @@ async function csvRejects(s: Store, kind: ReportKind, file: string, sha256: stri
   }
   const [c] = await s.all<{ n: string }>(`SELECT count(DISTINCT (scan_id, file_id, line)) AS n FROM temp.${REJECTS}`);
   if (Number(c.n) > 0) {
-    await s.run(
-      `INSERT INTO quarantine SELECT DISTINCT $1, raw, reason, $2, $3, current_timestamp::TIMESTAMP FROM (
-         SELECT json_object('csv_line', any_value(csv_line))::VARCHAR AS raw,
+    await quarantine(
+      s,
+      kind,
+      `SELECT json_object('csv_line', any_value(csv_line))::VARCHAR AS raw,
                 'row: ' || string_agg(message, '; ' ORDER BY error_type) AS reason
          FROM (SELECT scan_id, file_id, line, error_type, any_value(csv_line) AS csv_line,
                       -- one note per column past the header's, or per column missing: the first or last tells the count
                       CASE WHEN error_type = 'MISSING COLUMNS' THEN arg_min(error_message, column_idx) ELSE arg_max(error_message, column_idx) END
                         || ' (' || lower(error_type) || ')' AS message
                FROM temp.${REJECTS} GROUP BY scan_id, file_id, line, error_type)
-         GROUP BY scan_id, file_id, line) r
-       WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = r.raw AND q.reason = r.reason)`,
-      [kind, file, sha256],
+         GROUP BY scan_id, file_id, line`,
+      file,
+      sha256,
     );
   }
   return Number(c.n);
@@ -593,11 +606,7 @@ async function firstLoadChargebacks(s: Store, select: string, file: string, seen
         );
       }
     }
-    await s.run(
-      `INSERT INTO quarantine SELECT DISTINCT 'chargebacks', name, reason, $1, $2, current_timestamp::TIMESTAMP FROM chargebacks c
-       WHERE landing_file IS NULL AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = 'chargebacks' AND q.raw = c.name AND q.reason = c.reason)`,
-      [file, await sha256],
-    );
+    await quarantine(s, 'chargebacks', 'SELECT name AS raw, reason FROM chargebacks WHERE landing_file IS NULL', file, await sha256);
     await s.run('DELETE FROM chargebacks WHERE landing_file IS NULL');
   }
   // Distinct case numbers prove distinct (mid, case_number) keys; only a shortfall (a repeated case, or one
@@ -791,11 +800,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
         quarantined += rejected;
       }
       if (!direct && !sizeZero) {
-        await s.run(
-          `INSERT INTO quarantine SELECT DISTINCT $1, _raw, _why, $2, $3, current_timestamp::TIMESTAMP FROM _stg s
-           WHERE _why IS NOT NULL AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = s._raw AND q.reason = s._why)`,
-          [kind, landing, sha256],
-        );
+        await quarantine(s, kind, 'SELECT _raw AS raw, _why AS reason FROM _stg WHERE _why IS NOT NULL', landing, sha256);
         if (kind === 'chargebacks') await moveChargebacks(s, seen, landing);
         else if (kind === 'prevention') await movePrevention(s, seen, landing);
         else await moveMidStats(s, w!, seen, landing);
