@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
+import { DEMO_MARKER } from '../cli/demo-dir.ts';
 
 const dir = tempDir();
 afterAll(() => rmrf(dir));
@@ -12,7 +13,9 @@ afterAll(() => rmrf(dir));
 describe('cbp demo', { timeout: 180_000 }, () => {
   it('runs the whole pipeline against an in-process sandbox, exits 0 and prints a working sql command', async () => {
     const dataDir = path.join(dir, 'demo');
+    // A folder an earlier demo made (its marker) with leftovers: the demo may wipe it.
     fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(path.join(dataDir, DEMO_MARKER), 'earlier demo');
     fs.writeFileSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'), 'x');
 
     const r = await cbp(['demo', '--data-dir', dataDir]);
@@ -35,8 +38,9 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000108 discover discover_excessive: level excessive/);
     expect(r.stdout).toMatch(/Alerts raised/);
     expect(r.stdout).toMatch(/demo finished in [\d.]+ s/);
-    // A clean re-run: the data dir was wiped at start.
+    // A clean re-run: the demo's own folder was wiped at start, and marked again.
     expect(fs.existsSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(dataDir, DEMO_MARKER))).toBe(true);
 
     const line = r.stdout.split('\n').find((l) => l.trim().startsWith('npx cbp sql --snapshot'));
     expect(line).toBeDefined();

@@ -1,5 +1,6 @@
 // `cbp demo`: its options only. The demo itself (demo.ts) loads the sandbox, the receiver and DuckDB, so it is
 // imported when the command runs, not on every `cbp` start.
+import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
@@ -9,11 +10,38 @@ import { parseInstant } from '../options.ts';
 const DEMO_START = '2025-12-01';
 const DEMO_DAYS = 45;
 
-export function register(program: Command, _ctx: Ctx): void {
+/**
+ * Where the configured store lives, which the demo must never wipe. The demo itself needs no settings, so a
+ * configuration that does not load still protects the paths its variables (or the defaults) name.
+ */
+function configuredPaths(ctx: Ctx): Array<{ name: string; path: string }> {
+  let c: { dataDir?: unknown; dbPath?: unknown; snapshotPath?: unknown; journalDir?: unknown };
+  try {
+    c = ctx.config();
+  } catch {
+    const e = process.env;
+    const dataDir = e.CBP_DATA_DIR || 'data';
+    c = {
+      dataDir,
+      dbPath: e.CBP_DB_PATH || path.join(dataDir, 'cbp.duckdb'),
+      snapshotPath: e.CBP_SNAPSHOT_PATH || path.join(dataDir, 'published', 'cbp.duckdb'),
+      journalDir: e.CBP_JOURNAL_DIR || path.join(dataDir, 'journal'),
+    };
+  }
+  const named: Array<[string, unknown]> = [
+    ['store (CBP_DB_PATH)', c.dbPath],
+    ['snapshot (CBP_SNAPSHOT_PATH)', c.snapshotPath],
+    ['journal (CBP_JOURNAL_DIR)', c.journalDir],
+    ['data folder (CBP_DATA_DIR)', c.dataDir],
+  ];
+  return named.filter((n): n is [string, string] => typeof n[1] === 'string' && n[1] !== '').map(([name, p]) => ({ name, path: p }));
+}
+
+export function register(program: Command, ctx: Ctx): void {
   program
     .command('demo')
     .description('Run the whole pipeline end to end against an in-process sandbox, with no configuration (npm run demo)')
-    .option('--data-dir <dir>', 'demo data directory, wiped at start', 'data/demo')
+    .option('--data-dir <dir>', 'demo data folder: created, or wiped at start if an earlier demo created it (any other non-empty folder is refused)', 'data/demo')
     .option('--start <date>', 'sandbox clock start (UTC date)', DEMO_START)
     .option('--days <n>', 'days of sandbox time to live through, a week at a time', String(DEMO_DAYS))
     .option('--json', 'print the result as JSON at the end (step lines still go to stderr)')
@@ -23,7 +51,7 @@ export function register(program: Command, _ctx: Ctx): void {
       parseInstant('--start', o.start);
       const write = o.json ? (l: string) => process.stderr.write(`${l}\n`) : undefined;
       const { runDemo } = await import('./demo.ts');
-      const r = await runDemo({ dataDir: o.dataDir, start: o.start, days, ...(write ? { write } : {}) });
+      const r = await runDemo({ dataDir: o.dataDir, configured: configuredPaths(ctx), start: o.start, days, ...(write ? { write } : {}) });
       if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
     });
 }

@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../lib/config.ts';
 import { sandboxEnv } from '../sandbox-env.ts';
+import { prepareDemoDir } from '../demo-dir.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
@@ -22,8 +23,10 @@ const DEMO_START = '2025-12-01';
 const DEMO_DAYS = 45;
 
 export interface DemoOptions {
-  /** Wiped at start. Default data/demo. */
+  /** Wiped at start, but only if an earlier demo created it (its marker file) or it is empty: see demo-dir.ts. */
   dataDir: string;
+  /** Paths of the configured store (data dir, DuckDB file, snapshot, journal): the demo refuses a folder holding one. */
+  configured?: Array<{ name: string; path: string }>;
   /** Sandbox clock start (ISO date). Default 2025-12-01: the demo then lives through December, so every
    * event of that month (TC40 fraud reports included, which only arrive as events) reaches the store. */
   start?: string;
@@ -90,9 +93,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     write(`[${n}/9] ${label.padEnd(13)} ${detail}  (${secs(now - tStep)})`);
     tStep = now;
   };
-  const dataDir = path.resolve(opts.dataDir);
-  rmSync(dataDir, { recursive: true, force: true });
-  mkdirSync(dataDir, { recursive: true });
+  const dataDir = prepareDemoDir(opts.dataDir, opts.configured ?? []);
 
   let sb: RunningSandbox | undefined;
   let receiver: RunningReceiver | undefined;
