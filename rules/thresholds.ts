@@ -1,5 +1,5 @@
 // The thresholds file: card network monitoring programs as data. Every figure of the reference table
-// (card-network-programs.md) lives in rules/defaults.json; a file named by CBP_THRESHOLDS_FILE adds rules,
+// (docs/reference/card-network-programs.md) lives in rules/defaults.json; a file named by CBP_THRESHOLDS_FILE adds rules,
 // replaces rules by id, disables rules, and sets per-MID regions and extra (e.g. internal early-warning) rules.
 import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';

@@ -1,5 +1,5 @@
 // Issuer reason codes per network, with descriptions, whether the code is fraud-coded, and a weight for how
-// often the generator draws it. Fraud flags follow the monitoring programs of card-network-programs.md:
+// often the generator draws it. Fraud flags follow the monitoring programs of docs/reference/card-network-programs.md:
 // Mastercard's EFM counts only 4837 and 4863; Visa's fraud codes are group 10; Amex F*/FR*; Discover UA*.
 import type { Network } from '../contract/common.ts';
 
