@@ -107,6 +107,29 @@ describe('sandbox events interface', () => {
     expect(got.active).toBe(false);
   });
 
+  it('refuses to activate by update a subscription whose vetting failed (only delete and re-create resolves it), and changes nothing', async () => {
+    hook.respond = () => 500;
+    const created = (await subscribe(sub())).json();
+    await advance('P2D'); // all 9 checks failed
+    const res = await app.inject({ method: 'PUT', url: `/events/v1/subscribe/${created.guid}`, headers: auth, payload: { active: true, email: 'new@example.com' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: true, message: expect.stringMatching(/vetting failed.*delete the subscription and create a new one/) });
+    const got = (await app.inject({ method: 'GET', url: `/events/v1/subscribe/${created.guid}`, headers: auth })).json();
+    expect(got).toMatchObject({ active: false, email: 'ops@example.com' });
+    // Other changes are still accepted: they do not activate it.
+    const mail = await app.inject({ method: 'PUT', url: `/events/v1/subscribe/${created.guid}`, headers: auth, payload: { email: 'new@example.com' } });
+    expect(mail.statusCode).toBe(200);
+  });
+
+  it('re-activates by update a subscription that passed vetting and was switched off', async () => {
+    const created = (await subscribe(sub())).json();
+    await app.inject({ method: 'PUT', url: `/events/v1/subscribe/${created.guid}`, headers: auth, payload: { active: false } });
+    await advance('P3D');
+    const on = await app.inject({ method: 'PUT', url: `/events/v1/subscribe/${created.guid}`, headers: auth, payload: { active: true } });
+    expect(on.statusCode).toBe(200);
+    expect(on.json().active).toBe(true);
+  });
+
   it('lists, gets, updates (active=false/true) and deletes subscriptions', async () => {
     const a = (await subscribe(sub())).json();
     const b = (await subscribe(sub({ event_type: 'prevention.new' }))).json();

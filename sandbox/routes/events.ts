@@ -118,6 +118,17 @@ export function eventsRoutes(state: SandboxState) {
       }
       const v = validate(SubscriptionUpdateSchema, body, 'subscription update');
       if (!v.ok) return fail(reply, 400, v.message);
+      // The spec: a subscription whose vetting failed is resolvable only by deleting it and creating a new one.
+      // Refused before anything applies; the table's "inactive -> update active=true -> active" still holds
+      // for one switched off after vetting (or still being vetted).
+      if (v.value.active === true && !s.active && s.vetting === 'failed') {
+        return fail(
+          reply,
+          400,
+          `subscription ${s.guid} cannot be activated: its vetting failed (the webhook never answered the registration test); ` +
+            'delete the subscription and create a new one',
+        );
+      }
       if (v.value.url !== undefined) {
         const problem = webhookUrlProblem(v.value.url);
         if (problem) return fail(reply, 400, problem);
