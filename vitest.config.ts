@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A temp folder per run, checked empty at the end; every test file removes the folders it made.
+    globalSetup: ['./test/helpers/global-tmp.ts'],
+    setupFiles: ['./test/helpers/setup.ts'],
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 60_000,

@@ -1,7 +1,6 @@
 // Shared by the activities / runner tests: a sandbox on port 0, a temp data dir, a Config pointing the real
 // clients at the sandbox (built from an env object: process.env is never touched), and table dumps.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +13,7 @@ import type { Store } from '../store/db.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 import { CbpError } from '../lib/errors.ts';
 
-export function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
-}
+export { tempDir } from './helpers/tmp.ts';
 
 export async function sandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   return startSandbox({ port: 0, ...opts });

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../store/db.ts';
 import { ingestEvents } from '../store/ingest.ts';
@@ -8,8 +7,9 @@ import { enrichEvents, type EventLookups } from '../store/enrich.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { listClosedSegments, openJournal, type Journal } from '../webhook/journal.ts';
 import { NotFoundError } from '../lib/errors.ts';
+import { tempDir } from './helpers/tmp.ts';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+const tmp = () => tempDir();
 const cleanup: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();

@@ -1,6 +1,5 @@
 // Fixtures for the store tests: report records written as JSON and CSV files, and table dumps to compare.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'csv-stringify/sync';
@@ -9,9 +8,7 @@ import type { Store } from '../store/db.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-export function tmpDir(): string {
-  return mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
-}
+export { tempDir as tmpDir } from './helpers/tmp.ts';
 
 export type Rec = Record<string, unknown>;
 

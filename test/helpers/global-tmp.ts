@@ -1,0 +1,21 @@
+// The whole run gets a temp folder of its own (TMPDIR, which os.tmpdir() and every child process honour), so
+// whatever a test leaves behind is found: the run fails naming it, and the folder is removed either way.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export default function setup(): () => void {
+  const before = process.env.TMPDIR;
+  const base = mkdtempSync(path.join(os.tmpdir(), 'cbp-test-run-'));
+  process.env.TMPDIR = base;
+  return () => {
+    // tsx's compile cache (tsx-<uid>), made by the CLI processes the tests start, is not a test's leftover.
+    const left = readdirSync(base).filter((e) => !/^tsx-\d+$/.test(e));
+    rmSync(base, { recursive: true, force: true });
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+    if (left.length > 0) {
+      throw new Error(`the tests left ${left.length} entries in the temp folder (${left.slice(0, 10).join(', ')}${left.length > 10 ? ', …' : ''}): each test removes what it creates (use test/helpers/tmp.ts)`);
+    }
+  };
+}
