@@ -160,7 +160,7 @@ describe('journal', () => {
     fs.writeFileSync(path.join(dir, LOCK_FILE), `${child.stdout.toString()}\n`);
     const j = openJournal({ dir, checkIntervalMs: 0 });
     open.push(j);
-    expect(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8').trim()).toBe(String(process.pid));
+    expect(JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
   });
 
   it('takes over a lock carrying its own pid that it does not hold (a restarted container reuses pids)', async () => {

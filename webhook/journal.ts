@@ -7,15 +7,17 @@
 //   seg-<seq>-<opened>.ndjson   the open segment (only the live receiver writes it; ingest never reads it)
 //   seg-<seq>-<opened>.closed   a sealed segment: complete lines only, ready for ingest
 //   archive/                    sealed segments ingest has committed to the store
-//   receiver.lock               pid of the receiver that owns the directory
+//   receiver.lock               the owner's OS lock (webhook/lock.ts); its content names the owner's pid
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { CbpError } from '../lib/errors.ts';
+import { acquireLock } from './lock.ts';
+
+export { acquireLock, JournalLockedError, LOCK_FILE } from './lock.ts';
 
 export const SEGMENT_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
 export const SEGMENT_MAX_AGE_MS_DEFAULT = 60_000;
-export const LOCK_FILE = 'receiver.lock';
 export const ARCHIVE_DIR = 'archive';
 const OPEN_EXT = '.ndjson';
 const CLOSED_EXT = '.closed';
@@ -25,18 +27,6 @@ const SEGMENT_RE = /^seg-(\d+)-(\d{8}T\d{9}Z)\.(ndjson|closed)$/;
 export class JournalUnavailableError extends CbpError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
     super('CBP_ERR_JOURNAL_UNAVAILABLE', message, 503, true, opts);
-  }
-}
-
-/** Another live receiver holds the journal directory. */
-export class JournalLockedError extends CbpError {
-  constructor(dir: string, pid: number) {
-    super(
-      'CBP_ERR_JOURNAL_LOCKED',
-      `journal directory ${dir} is in use by the receiver with pid ${pid}: stop it, or give this receiver its own --journal directory`,
-      409,
-      false,
-    );
   }
 }
 
@@ -101,7 +91,8 @@ export type JournalEvent =
   | { kind: 'recovered'; segment: string; lines: number; droppedBytes: number }
   | { kind: 'sealed'; segment: string; bytes: number; lines: number; why: 'size' | 'age' | 'close' | 'error' }
   | { kind: 'error'; message: string }
-  | { kind: 'lock-taken-over'; stalePid: number };
+  | { kind: 'lock-taken-over'; stalePid: number }
+  | { kind: 'lock-weak'; message: string };
 
 export interface JournalStatus {
   state: 'open' | 'broken' | 'closing' | 'closed';
@@ -152,15 +143,6 @@ export function listClosedSegments(dir: string): string[] {
     .sort((a, b) => segmentInfo(a)!.seq - segmentInfo(b)!.seq || a.localeCompare(b));
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function fsyncDirSync(dir: string): void {
   const fd = fs.openSync(dir, 'r');
   try {
@@ -168,54 +150,6 @@ function fsyncDirSync(dir: string): void {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** Directories whose lock this process holds (a lock with our own pid but not in here is stale). */
-const heldHere = new Set<string>();
-
-/**
- * Takes the directory's lock file (pid inside). A lock left by a dead process is taken over; one held by a
- * live process, or by another journal of this process, is refused. A lock carrying this process's pid that
- * this process does not hold is stale: in a container the restarted receiver often gets the same pid.
- */
-export function acquireLock(dir: string, onTakeOver?: (pid: number) => void): () => void {
-  const file = path.join(dir, LOCK_FILE);
-  const key = path.resolve(dir);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = fs.openSync(file, 'wx', 0o640);
-      fs.writeSync(fd, `${process.pid}\n`);
-      fs.fsyncSync(fd);
-      fs.closeSync(fd);
-      heldHere.add(key);
-      return () => {
-        heldHere.delete(key);
-        try {
-          if (Number(fs.readFileSync(file, 'utf8').trim()) === process.pid) fs.unlinkSync(file);
-        } catch {
-          // already gone
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    let pid = NaN;
-    try {
-      pid = Number(fs.readFileSync(file, 'utf8').trim());
-    } catch {
-      continue; // removed in between: try again
-    }
-    const live = Number.isInteger(pid) && pid > 0 && (pid === process.pid ? heldHere.has(key) : pidAlive(pid));
-    if (live) throw new JournalLockedError(dir, pid);
-    // Stale (dead pid, or a lock file torn by a crash before its pid was written).
-    try {
-      fs.unlinkSync(file);
-    } catch {
-      // someone else took it over first; the next attempt decides
-    }
-    onTakeOver?.(Number.isFinite(pid) ? pid : 0);
-  }
-  throw new JournalLockedError(dir, NaN);
 }
 
 /**
@@ -519,7 +453,10 @@ export class Journal {
  */
 export function openJournal(opts: JournalOptions): Journal {
   fs.mkdirSync(opts.dir, { recursive: true });
-  const release = acquireLock(opts.dir, (stalePid) => opts.onEvent?.({ kind: 'lock-taken-over', stalePid }));
+  const release = acquireLock(opts.dir, {
+    onTakeOver: (stalePid) => opts.onEvent?.({ kind: 'lock-taken-over', stalePid }),
+    onWeakLock: (message) => opts.onEvent?.({ kind: 'lock-weak', message }),
+  });
   try {
     recoverOpenSegments(opts.dir, opts.onEvent);
     return new Journal(opts, release);

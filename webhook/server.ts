@@ -246,6 +246,7 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
       ((e) => {
         if (!opts.logger) return;
         if (e.kind === 'error') opts.logger.error({ journal: e }, 'journal error');
+        else if (e.kind === 'lock-weak') opts.logger.warn({ journal: e }, e.message);
         else opts.logger.info({ journal: e }, `journal ${e.kind}`);
       }),
   });

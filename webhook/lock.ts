@@ -1,0 +1,204 @@
+// The journal directory's lock: one receiver per directory. The lock is an operating-system lock on
+// `receiver.lock` (an open-file-description lock, F_OFD_SETLK, on Linux; flock on macOS; LockFileEx on
+// Windows, through fs-native-extensions, whose npm package carries prebuilt binaries), so it belongs to the
+// open file, not to a pid: the kernel drops it the moment its holder dies, however it dies, and a pid that
+// has been handed to another process since can never keep a directory locked. It is bound to the file
+// itself, so every path to the directory (symlinks, bind mounts, another container on the same volume)
+// meets the same lock. The file's content (pid, host, since) only says who holds it.
+//
+// Where the native module cannot load (a platform without a prebuilt binary), the lock falls back to the
+// pid rule (a live pid in the file refuses), which a reused pid can fool: it says so at start.
+import * as fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { CbpError } from '../lib/errors.ts';
+
+export const LOCK_FILE = 'receiver.lock';
+
+export interface LockOwner {
+  pid: number;
+  host?: string;
+  since?: string;
+}
+
+/** Another live receiver holds the journal directory. */
+export class JournalLockedError extends CbpError {
+  constructor(dir: string, owner: Partial<LockOwner>) {
+    const who = Number.isInteger(owner.pid) && owner.pid! > 0 ? `the receiver with pid ${owner.pid}${owner.host && owner.host !== os.hostname() ? ` on host ${owner.host}` : ''}` : 'another receiver';
+    super(
+      'CBP_ERR_JOURNAL_LOCKED',
+      `journal directory ${dir} is in use by ${who}: stop it, or give this receiver its own --journal directory`,
+      409,
+      false,
+    );
+  }
+}
+
+type TryLock = (fd: number) => boolean;
+
+let osLock: TryLock | null | undefined;
+
+/** The native exclusive non-blocking lock, or null where the module cannot load. */
+export function nativeTryLock(): TryLock | null {
+  if (osLock === undefined) {
+    try {
+      const ext = createRequire(import.meta.url)('fs-native-extensions') as { tryLock(fd: number): boolean };
+      osLock = (fd) => ext.tryLock(fd);
+    } catch {
+      osLock = null;
+    }
+  }
+  return osLock;
+}
+
+/** Reads who the file says holds (or last held) the lock; a pid alone is the older format. */
+export function parseOwner(text: string): LockOwner | null {
+  const t = text.trim();
+  if (!t) return null;
+  if (/^\d+$/.test(t)) return { pid: Number(t) };
+  try {
+    const o = JSON.parse(t) as Partial<LockOwner>;
+    if (Number.isInteger(o.pid)) return { pid: o.pid!, host: typeof o.host === 'string' ? o.host : undefined, since: typeof o.since === 'string' ? o.since : undefined };
+  } catch {
+    // torn or foreign content: nobody we can name
+  }
+  return null;
+}
+
+function readFd(fd: number): string {
+  const size = fs.fstatSync(fd).size;
+  const buf = Buffer.alloc(Math.min(size, 4096));
+  const n = buf.length ? fs.readSync(fd, buf, 0, buf.length, 0) : 0;
+  return buf.subarray(0, n).toString('utf8');
+}
+
+function sameFile(a: fs.Stats, b: fs.Stats | null): boolean {
+  return b !== null && a.ino === b.ino && a.dev === b.dev;
+}
+
+export interface AcquireOptions {
+  /** Called when the lock file names an earlier holder that is gone (a killed receiver). */
+  onTakeOver?: (stalePid: number) => void;
+  /** Called once when the lock is only the pid rule (no native lock on this platform). */
+  onWeakLock?: (why: string) => void;
+  /** Tests: force the pid rule. */
+  tryLock?: TryLock | null;
+}
+
+/**
+ * Takes the directory's lock; returns its release. Throws JournalLockedError while another receiver, in
+ * this process or any other, holds it.
+ */
+export function acquireLock(dir: string, opts: AcquireOptions | ((stalePid: number) => void) = {}): () => void {
+  const o: AcquireOptions = typeof opts === 'function' ? { onTakeOver: opts } : opts;
+  const tryLock = o.tryLock === undefined ? nativeTryLock() : o.tryLock;
+  if (!tryLock) {
+    o.onWeakLock?.('no native file lock on this platform: the journal lock is a pid in receiver.lock; if a restart is refused although no receiver runs, delete that file');
+    return acquirePidLock(dir, o.onTakeOver);
+  }
+  const file = path.join(dir, LOCK_FILE);
+  // A releasing holder unlinks the file just before it lets go, so a lock won on a file the path no longer
+  // names is worthless: open again. Bounded, since each round needs another receiver's whole release.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o640);
+    let held = false;
+    try {
+      if (!tryLock(fd)) {
+        throw new JournalLockedError(dir, parseOwner(readFd(fd)) ?? {});
+      }
+      let now: fs.Stats | null = null;
+      try {
+        now = fs.statSync(file);
+      } catch {
+        // unlinked in between
+      }
+      if (!sameFile(fs.fstatSync(fd), now)) continue;
+      const previous = parseOwner(readFd(fd));
+      // Content left behind means its writer died holding the lock (a clean release removes the file).
+      if (previous) o.onTakeOver?.(previous.pid);
+      const owner = Buffer.from(JSON.stringify({ pid: process.pid, host: os.hostname(), since: new Date().toISOString() } satisfies LockOwner) + '\n');
+      fs.ftruncateSync(fd, 0);
+      fs.writeSync(fd, owner, 0, owner.length, 0);
+      fs.fsyncSync(fd);
+      held = true;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        // Unlink first, then close (which drops the lock): whoever opened the old file meanwhile sees it is
+        // no longer the one the path names and opens again.
+        try {
+          fs.unlinkSync(file);
+        } catch {
+          // already gone, or not removable while open (Windows): the next holder overwrites it
+        }
+        fs.closeSync(fd);
+      };
+    } finally {
+      if (!held) fs.closeSync(fd);
+    }
+  }
+  throw new JournalLockedError(dir, {});
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Directories whose pid lock this process holds (a lock with our own pid but not in here is stale). */
+const heldHere = new Set<string>();
+
+/**
+ * The fallback: the lock file holds the owner's pid, a live pid refuses. A lock carrying this process's pid
+ * that this process does not hold is stale (a restarted container often gets the same pid).
+ */
+function acquirePidLock(dir: string, onTakeOver?: (pid: number) => void): () => void {
+  const file = path.join(dir, LOCK_FILE);
+  let key = path.resolve(dir);
+  try {
+    key = fs.realpathSync(dir);
+  } catch {
+    // not there yet: the resolved path will do
+  }
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = fs.openSync(file, 'wx', 0o640);
+      fs.writeSync(fd, `${process.pid}\n`);
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+      heldHere.add(key);
+      return () => {
+        heldHere.delete(key);
+        try {
+          if (parseOwner(fs.readFileSync(file, 'utf8'))?.pid === process.pid) fs.unlinkSync(file);
+        } catch {
+          // already gone
+        }
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    let owner: LockOwner | null;
+    try {
+      owner = parseOwner(fs.readFileSync(file, 'utf8'));
+    } catch {
+      continue; // removed in between: try again
+    }
+    const pid = owner?.pid ?? NaN;
+    const live = Number.isInteger(pid) && pid > 0 && (pid === process.pid ? heldHere.has(key) : pidAlive(pid));
+    if (live) throw new JournalLockedError(dir, owner!);
+    try {
+      fs.unlinkSync(file);
+    } catch {
+      // someone else took it over first; the next attempt decides
+    }
+    onTakeOver?.(Number.isFinite(pid) ? pid : 0);
+  }
+  throw new JournalLockedError(dir, {});
+}
