@@ -172,6 +172,32 @@ describe('webhook receiver: what it refuses (and stores nothing of)', () => {
   });
 });
 
+describe('webhook receiver: repeated keys', () => {
+  it.each([
+    ['event_guid', '{"event_guid":"A","event_type":"chargeback.new","event_guid":"B"}'],
+    ['event_type', '{"event_guid":"A","event_type":"chargeback.new","event_type":"chargeback.result"}'],
+    ['event_timestamp', '{"event_guid":"A","event_type":"chargeback.new","event_timestamp":"2026-11-01T10:00:00Z","event_timestamp":"2026-11-02T10:00:00Z"}'],
+    ['amount', '{"event_guid":"A","event_type":"chargeback.new","amount":1,"amount":2}'],
+    ['event_guid', '{"event\\u005fguid":"A","event_type":"chargeback.new","event_guid":"B"}'],
+  ])('answers 400 naming %s to an event that repeats it at the top level (readers would disagree on its value)', async (key, body) => {
+    const { app, dir } = setup();
+    const r = await post(app, body);
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toEqual({ error: true, message: expect.stringContaining(`"${key}"`) });
+    expect(r.json().message).toMatch(/more than once/);
+    expect(journalLines(dir)).toEqual([]);
+  });
+
+  it('accepts an event whose nested values repeat a key, journaling it as received', async () => {
+    const { app, dir } = setup();
+    const body = '{"event_guid":"A","event_type":"chargeback.new","data":{"x":1,"x":2},"items":[{"event_guid":"i1"},{"event_guid":"i2"}],"note":"\\",\\"event_guid\\":"}';
+    const r = await post(app, body);
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toEqual({ received: true, event_guid: 'A' });
+    expect(fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((n) => n.startsWith('seg-'))!), 'utf8')).toContain(body);
+  });
+});
+
 describe('webhook receiver: durability before acknowledgement', () => {
   it('answers 503 when the journal cannot sync, so the service sends the event again', async () => {
     let failing = true;

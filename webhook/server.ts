@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { basicAuthChecker, WWW_AUTHENTICATE } from './auth.ts';
+import { repeatedKeyOf } from './keys.ts';
 import { JournalUnavailableError, openJournal, type Journal, type JournalOptions, type JournalStatus } from './journal.ts';
 
 export const BODY_LIMIT_DEFAULT = 1024 * 1024;
@@ -126,6 +127,13 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       return done(new HttpError(400, 'the body must be one JSON object (an event), not an array or a scalar'), undefined);
+    }
+    const repeated = repeatedKeyOf(bytes, value);
+    if (repeated !== null) {
+      return done(
+        new HttpError(400, `the event has the key ${JSON.stringify(repeated)} more than once: which value counts is ambiguous (readers differ), so it is not stored; send each key once`),
+        undefined,
+      );
     }
     done(null, { raw: bytes, value: value as Record<string, unknown> } satisfies ParsedBody);
   });
