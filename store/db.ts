@@ -29,6 +29,13 @@ export interface StoreOptions {
   memoryLimit?: string;
   /** DuckDB threads (default: DuckDB's own, the core count). */
   threads?: number;
+  /** More DuckDB instance options set at open (store/analyst.ts: external access and extensions off). */
+  instanceOptions?: Record<string, string>;
+  /**
+   * Statements run once right after open, after the session's UTC time zone is set and before the store is
+   * handed out (store/analyst.ts ends them with `SET lock_configuration = true`).
+   */
+  initStatements?: string[];
 }
 
 export interface Store {
@@ -56,6 +63,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   };
   if (opts.threads) options.threads = String(opts.threads);
   if (readOnly) options.access_mode = 'READ_ONLY';
+  Object.assign(options, opts.instanceOptions);
   let instance: DuckDBInstance;
   try {
     instance = await DuckDBInstance.create(opts.dbPath, options);
@@ -69,8 +77,15 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     );
   }
   const conn = await instance.connect();
-  // UTC everywhere (ICU loads only after open, so this cannot be an open option).
-  await conn.run("SET TimeZone = 'UTC'");
+  try {
+    // UTC everywhere (ICU loads only after open, so this cannot be an open option).
+    await conn.run("SET TimeZone = 'UTC'");
+    for (const sql of opts.initStatements ?? []) await conn.run(sql);
+  } catch (e) {
+    conn.closeSync();
+    instance.closeSync();
+    throw e;
+  }
   let inTx = false;
   let queue: Promise<unknown> = Promise.resolve();
 

@@ -2,10 +2,10 @@
 // whole database into a temp file beside the snapshot and renames it into place, which is atomic on one
 // file system: a reader sees the old copy or the new one, never a half-finished load, and since readers
 // open only the copy they never hold the writer's lock.
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { openStore, type Store } from './db.ts';
-import { NoSnapshotError } from './errors.ts';
+import type { Store } from './db.ts';
+import { openSnapshotSession, type AnalystSessionOptions } from './analyst.ts';
 
 export interface SnapshotResult {
   path: string;
@@ -36,12 +36,10 @@ export async function publishSnapshot(store: Store, opts: { snapshotPath: string
   return { path: target, bytes: statSync(target).size, publishedAt: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
 }
 
-/** Opens the snapshot read-only; a clear error when none has been published yet. */
-export async function openSnapshot(snapshotPath: string): Promise<Store> {
-  if (!existsSync(snapshotPath)) {
-    throw new NoSnapshotError(
-      `No snapshot at ${snapshotPath} yet: run a load first (e.g. \`cbp load chargebacks FILE\`), which publishes one.`,
-    );
-  }
-  return openStore({ dbPath: snapshotPath, readOnly: true, migrate: false });
+/**
+ * Opens the snapshot for reading, as every analyst session opens (store/analyst.ts: read-only, no file or
+ * network access, configuration locked); a clear error when none has been published yet.
+ */
+export async function openSnapshot(snapshotPath: string, opts: AnalystSessionOptions & { workingStore?: string } = {}): Promise<Store> {
+  return openSnapshotSession(snapshotPath, opts);
 }

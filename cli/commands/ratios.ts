@@ -8,14 +8,17 @@ import type { Store } from '../../store/db.ts';
 import type { RatioRow } from '../../rules/evaluate.ts';
 import type { RuleSet } from '../../rules/thresholds.ts';
 
-/** The snapshot when one is published (or named), else the store itself, read-only. */
+/**
+ * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
+ * analyst session (store/analyst.ts: no file or network access, configuration locked).
+ */
 export async function openForReading(ctx: Ctx, snapshot?: string): Promise<Store> {
   const cfg = ctx.config();
   const snap = snapshot ?? cfg.snapshotPath;
-  if (snapshot || existsSync(snap)) return (await import('../../store/snapshot.ts')).openSnapshot(snap);
+  const analyst = await import('../../store/analyst.ts');
+  if (snapshot || existsSync(snap)) return analyst.openSnapshotSession(snap, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
   if (!existsSync(cfg.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${cfg.dbPath}) exists yet: load some reports first.`);
-  const { openStore } = await import('../../store/db.ts');
-  return openStore({ dbPath: cfg.dbPath, readOnly: true, migrate: false, memoryLimit: cfg.storeMemoryLimit });
+  return analyst.openAnalystSession(cfg.dbPath, { memoryLimit: cfg.storeMemoryLimit });
 }
 
 export interface RatioOutRow {

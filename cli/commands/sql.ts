@@ -1,5 +1,6 @@
 // cbp sql: analysts' queries against the published snapshot (opened read-only, so a query never blocks
-// the pipeline and never sees a half-finished load).
+// the pipeline and never sees a half-finished load), in a session that cannot read or write other files,
+// attach databases, load extensions or change its settings (store/analyst.ts).
 import { readFileSync, existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
@@ -24,7 +25,7 @@ export function renderTable(columns: string[], rows: Cell[][]): string {
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('sql')
-    .description('Run a query against the published snapshot (read-only); see sql/queries/ for worked examples')
+    .description('Run a query against the published snapshot (read-only, no file access: files come from `cbp export`); see sql/queries/ for worked examples')
     .argument('[query]', 'SQL to run (or use --file)')
     .option('--file <file>', 'read the SQL from a file, e.g. sql/queries/top_reason_codes.sql')
     .option('--format <format>', 'table, csv or json', 'table')
@@ -36,11 +37,13 @@ export function register(program: Command, ctx: Ctx): void {
       if (!query && !o.file) throw new UsageError('give a query, e.g. cbp sql "SELECT count(*) FROM chargebacks", or --file FILE');
       if (o.file && !existsSync(o.file)) throw new NotFoundError(`query file ${o.file} does not exist`);
       const sql = query ?? readFileSync(o.file!, 'utf8');
-      const snapshot = o.snapshot ?? ctx.config().snapshotPath;
-      const { openSnapshot } = await import('../../store/snapshot.ts');
-      const store = await openSnapshot(snapshot);
+      const cfg = ctx.config();
+      const snapshot = o.snapshot ?? cfg.snapshotPath;
+      const { openSnapshotSession, runAnalystQuery } = await import('../../store/analyst.ts');
+      // Any file given as --snapshot opens the same locked way; the working store is refused (a reader holds its lock).
+      const store = await openSnapshotSession(snapshot, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
-        const reader = await store.conn.runAndReadAll(sql);
+        const reader = await runAnalystQuery(store, sql);
         const columns = reader.columnNames();
         const rows = reader.getRowsJson() as Cell[][];
         if (format === 'json') {

@@ -34,6 +34,8 @@ async function tryAll<T>(store: Store, sql: string): Promise<T[]> {
 
 async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
   const { openStore } = await import('../../store/db.ts');
+  // The snapshot opens as every reader's does (store/analyst.ts: read-only, no file access, settings locked).
+  const { openAnalystSession } = await import('../../store/analyst.ts');
   const { StoreUnavailableError } = await import('../../store/errors.ts');
   if (existsSync(cfg.dbPath)) {
     try {
@@ -42,7 +44,7 @@ async function openForStatus(cfg: Config): Promise<{ store?: Store; source: Stat
       if (!(e instanceof StoreUnavailableError)) throw e;
       if (existsSync(cfg.snapshotPath)) {
         return {
-          store: await openStore({ dbPath: cfg.snapshotPath, readOnly: true, migrate: false }),
+          store: await openAnalystSession(cfg.snapshotPath, { memoryLimit: cfg.storeMemoryLimit }),
           source: 'snapshot',
           path: cfg.snapshotPath,
           note: `the store ${cfg.dbPath} is held by a writer (a run or the worker): showing the published snapshot, as of its last publish`,
@@ -52,7 +54,7 @@ async function openForStatus(cfg: Config): Promise<{ store?: Store; source: Stat
     }
   }
   if (existsSync(cfg.snapshotPath)) {
-    return { store: await openStore({ dbPath: cfg.snapshotPath, readOnly: true, migrate: false }), source: 'snapshot', path: cfg.snapshotPath, note: `no store at ${cfg.dbPath}: showing the snapshot` };
+    return { store: await openAnalystSession(cfg.snapshotPath, { memoryLimit: cfg.storeMemoryLimit }), source: 'snapshot', path: cfg.snapshotPath, note: `no store at ${cfg.dbPath}: showing the snapshot` };
   }
   return { source: 'none', path: null, note: `no store at ${cfg.dbPath} yet: run \`cbp run backfill\` or \`cbp run nightly\` first` };
 }
