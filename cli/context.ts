@@ -33,7 +33,9 @@ export function makeCtx(program: Command): Ctx {
       if (!cfg) {
         const { config, log } = loaded();
         const o = program.opts<{ config?: string }>();
-        cfg = config.loadConfig({ file: o.config });
+        // The .env of the working folder, as .env.example and `cbp config example` suggest; the environment
+        // still wins over it. Read into the configuration only: process.env is left as it is.
+        cfg = config.loadConfig({ file: o.config, dotenv: '.env' });
         log.registerSecrets(config.secretValues(cfg));
       }
       return cfg;

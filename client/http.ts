@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { safeParseWith } from '../contract/issues.ts';
 import { CbpError } from '../lib/errors.ts';
 import { log } from '../lib/log.ts';
+import { isLoopbackHost } from '../lib/urls.ts';
 import {
   BadBaseUrlError,
   InsecureBaseUrlError,
@@ -59,8 +60,6 @@ export interface JsonAnswer {
   body: unknown;
 }
 
-const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|::1)$/i;
-
 /** Parses a base URL; https is required except for loopback hosts (tests, a local sandbox). */
 export function parseBaseUrl(iface: ServiceInterface, baseUrl: string): { origin: string; basePath: string } {
   let u: URL;
@@ -70,7 +69,7 @@ export function parseBaseUrl(iface: ServiceInterface, baseUrl: string): { origin
     throw new BadBaseUrlError(iface, baseUrl);
   }
   const host = u.hostname.toLowerCase();
-  if (u.protocol === 'http:' && !LOOPBACK.test(host)) throw new InsecureBaseUrlError(iface, baseUrl);
+  if (u.protocol === 'http:' && !isLoopbackHost(host)) throw new InsecureBaseUrlError(iface, baseUrl);
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new InsecureBaseUrlError(iface, baseUrl);
   return { origin: u.origin, basePath: u.pathname.replace(/\/+$/, '') };
 }

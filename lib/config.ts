@@ -1,10 +1,13 @@
-// Configuration: environment variables over an optional config file (JSON or YAML), validated by zod at
-// start. Every setting is optional at load time; a command asks for the ones it needs with
-// requireSettings(), which names every missing one at once with what to do.
+// Configuration: environment variables, then a .env file, then an optional config file (JSON or YAML), then
+// the defaults; validated by zod at start, URL settings held to their transport rules (https off loopback),
+// every path made absolute once. Every setting is optional at load time; a command asks for the ones it
+// needs with requireSettings(), which names every missing one at once with what to do.
 import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.ts';
+import { httpsProblem, maskUrl, smtpProblem, urlSecrets } from './urls.ts';
 
 export interface SettingDef {
   /** camelCase key, also the key in a config file */
@@ -16,6 +19,12 @@ export interface SettingDef {
   secret?: boolean;
   schema: z.ZodType<unknown>;
   group: string;
+  /** A file or folder: made absolute against the working folder when the configuration loads. */
+  path?: boolean;
+  /** Default: this path inside the data folder (CBP_DATA_DIR), so moving the data folder moves it too. */
+  underDataDir?: string;
+  /** A URL held to a transport rule at load: https (plain http only on loopback), or SMTP over TLS. */
+  transport?: 'https' | 'smtp';
 }
 
 const url = z.string().url('must be a URL such as https://host/path');
@@ -33,17 +42,17 @@ function s(
   env: string,
   schema: z.ZodType<unknown>,
   description: string,
-  extra: { default?: string; secret?: boolean } = {},
+  extra: Pick<SettingDef, 'default' | 'secret' | 'path' | 'underDataDir' | 'transport'> = {},
 ): SettingDef {
   return { group, key, env, schema, description, ...extra };
 }
 
 /** Every setting cbp reads. .env.example is checked against this list by a test. */
 export const SETTINGS: SettingDef[] = [
-  s('service', 'authBaseUrl', 'CBP_AUTH_BASE_URL', url, 'Token interface base, with its v1 segment (e.g. https://auth.example.com/v1)'),
-  s('service', 'eventsBaseUrl', 'CBP_EVENTS_BASE_URL', url, 'Events interface base, with its v1 segment'),
-  s('service', 'dataBaseUrl', 'CBP_DATA_BASE_URL', url, 'Order data interface base (production ends in /v1, sandbox in /stage)'),
-  s('service', 'reportingBaseUrl', 'CBP_REPORTING_BASE_URL', url, 'Reporting interface base (no version segment)'),
+  s('service', 'authBaseUrl', 'CBP_AUTH_BASE_URL', url, 'Token interface base, with its v1 segment (e.g. https://auth.example.com/v1)', { transport: 'https' }),
+  s('service', 'eventsBaseUrl', 'CBP_EVENTS_BASE_URL', url, 'Events interface base, with its v1 segment', { transport: 'https' }),
+  s('service', 'dataBaseUrl', 'CBP_DATA_BASE_URL', url, 'Order data interface base (production ends in /v1, sandbox in /stage)', { transport: 'https' }),
+  s('service', 'reportingBaseUrl', 'CBP_REPORTING_BASE_URL', url, 'Reporting interface base (no version segment)', { transport: 'https' }),
   s('service', 'apiSecret', 'CBP_API_SECRET', str, 'Long-lived API secret exchanged for bearer tokens (token interface)', { secret: true }),
   s('service', 'dataUsername', 'CBP_DATA_USERNAME', str, 'Order data interface username'),
   s('service', 'dataPassword', 'CBP_DATA_PASSWORD', str, 'Order data interface password', { secret: true }),
@@ -52,36 +61,36 @@ export const SETTINGS: SettingDef[] = [
   s('http', 'httpTimeoutMs', 'CBP_HTTP_TIMEOUT_MS', int.min(1), 'Timeout of one HTTP request to the service, in ms', { default: '30000' }),
   s('http', 'reportTimeoutMs', 'CBP_REPORT_TIMEOUT_MS', int.min(1), 'Timeout of one report download (body included), in ms', { default: '600000' }),
   s('http', 'httpRetries', 'CBP_HTTP_RETRIES', int.min(0), 'Retries of a failed retryable request (network error, 429, 5xx)', { default: '5' }),
-  s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot', { default: 'data' }),
-  s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store', { default: 'data/cbp.duckdb' }),
-  s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query', { default: 'data/published/cbp.duckdb' }),
+  s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot (relative paths are to the working folder)', { default: 'data', path: true }),
+  s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store (unset: <CBP_DATA_DIR>/cbp.duckdb)', { path: true, underDataDir: 'cbp.duckdb' }),
+  s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query (unset: <CBP_DATA_DIR>/published/cbp.duckdb)', { path: true, underDataDir: 'published/cbp.duckdb' }),
   s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', size, 'DuckDB memory limit of the store (at 256MB a 1,000,000-row report loads within ~450 MB of process RSS)', { default: '256MB' }),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
   s('webhook', 'webhookHost', 'CBP_WEBHOOK_HOST', str, 'Address the receiver listens on', { default: '127.0.0.1' }),
   s('webhook', 'webhookPort', 'CBP_WEBHOOK_PORT', port, 'Port the receiver listens on (0: any free port)', { default: '8787' }),
   s('webhook', 'webhookPath', 'CBP_WEBHOOK_PATH', str, 'Path events are posted to', { default: '/events' }),
-  s('webhook', 'webhookPublicUrl', 'CBP_WEBHOOK_PUBLIC_URL', url, 'https address the service pushes to (the receiver or its TLS proxy)'),
-  s('webhook', 'journalDir', 'CBP_JOURNAL_DIR', str, 'Folder of the event journal', { default: 'data/journal' }),
+  s('webhook', 'webhookPublicUrl', 'CBP_WEBHOOK_PUBLIC_URL', url, 'https address the service pushes to (the receiver or its TLS proxy)', { transport: 'https' }),
+  s('webhook', 'journalDir', 'CBP_JOURNAL_DIR', str, 'Folder of the event journal (unset: <CBP_DATA_DIR>/journal)', { path: true, underDataDir: 'journal' }),
   s('webhook', 'journalSegmentMaxBytes', 'CBP_JOURNAL_SEGMENT_MAX_BYTES', int.min(1), 'Seal a journal segment once it holds this many bytes', { default: '67108864' }),
   s('webhook', 'journalSegmentMaxAgeMs', 'CBP_JOURNAL_SEGMENT_MAX_AGE_MS', int.min(1), 'Seal a non-empty journal segment this long after it was opened, in ms (ingest reads sealed ones only)', { default: '60000' }),
   s('webhook', 'webhookBodyLimit', 'CBP_WEBHOOK_BODY_LIMIT', int.min(1), 'Largest event body the receiver accepts, in bytes (413 above)', { default: '1048576' }),
-  s('webhook', 'webhookTlsCert', 'CBP_WEBHOOK_TLS_CERT', str, 'PEM certificate file: the receiver serves https itself'),
-  s('webhook', 'webhookTlsKey', 'CBP_WEBHOOK_TLS_KEY', str, 'PEM key file for CBP_WEBHOOK_TLS_CERT', { secret: false }),
+  s('webhook', 'webhookTlsCert', 'CBP_WEBHOOK_TLS_CERT', str, 'PEM certificate file: the receiver serves https itself', { path: true }),
+  s('webhook', 'webhookTlsKey', 'CBP_WEBHOOK_TLS_KEY', str, 'PEM key file for CBP_WEBHOOK_TLS_CERT', { path: true }),
   s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
-  s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs'),
-  s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed)'),
+  s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs', { path: true }),
+  s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed; https, plain http only on loopback)', { transport: 'https' }),
   s('alerts', 'alertWebhookSecret', 'CBP_ALERT_WEBHOOK_SECRET', str, 'HMAC-SHA256 key for the alert webhook signature', { secret: true }),
-  s('alerts', 'slackWebhookUrl', 'CBP_SLACK_WEBHOOK_URL', url, 'Slack-compatible incoming webhook for alert notices', { secret: true }),
-  s('alerts', 'smtpUrl', 'CBP_SMTP_URL', str, 'SMTP server for alert e-mails, e.g. smtps://user:pass@host:465', { secret: true }),
+  s('alerts', 'slackWebhookUrl', 'CBP_SLACK_WEBHOOK_URL', url, 'Slack-compatible incoming webhook for alert notices (https; its path is a secret token)', { secret: true, transport: 'https' }),
+  s('alerts', 'smtpUrl', 'CBP_SMTP_URL', str, 'SMTP server for alert e-mails over TLS: smtps://user:pass@host:465, or smtp://user:pass@host:587?requireTLS=true (STARTTLS); plain smtp:// only on loopback', { secret: true, transport: 'smtp' }),
   s('alerts', 'alertEmailFrom', 'CBP_ALERT_EMAIL_FROM', str, 'Sender of alert e-mails', { default: 'cbp@localhost' }),
   s('alerts', 'alertEmailTo', 'CBP_ALERT_EMAIL_TO', str, 'Recipients of alert e-mails, comma-separated'),
   s('temporal', 'temporalAddress', 'TEMPORAL_ADDRESS', str, 'Temporal frontend host:port', { default: '127.0.0.1:7233' }),
   s('temporal', 'temporalNamespace', 'TEMPORAL_NAMESPACE', str, 'Temporal namespace', { default: 'default' }),
   s('temporal', 'temporalTaskQueue', 'TEMPORAL_TASK_QUEUE', str, 'Task queue of the cbp worker', { default: 'cbp' }),
   s('temporal', 'temporalApiKey', 'TEMPORAL_API_KEY', str, 'API key for Temporal Cloud', { secret: true }),
-  s('temporal', 'temporalTlsCert', 'TEMPORAL_TLS_CERT', str, 'Client certificate file for mTLS to Temporal'),
-  s('temporal', 'temporalTlsKey', 'TEMPORAL_TLS_KEY', str, 'Client key file for mTLS to Temporal'),
+  s('temporal', 'temporalTlsCert', 'TEMPORAL_TLS_CERT', str, 'Client certificate file for mTLS to Temporal', { path: true }),
+  s('temporal', 'temporalTlsKey', 'TEMPORAL_TLS_KEY', str, 'Client key file for mTLS to Temporal', { path: true }),
   s('schedule', 'nightlyAt', 'CBP_NIGHTLY_AT', z.string().regex(/^\d{1,2}:\d{2}$/, 'must be HH:MM (24-hour)'), 'Time of day of the nightly run (HH:MM in CBP_SCHEDULE_TIMEZONE)', { default: '02:30' }),
   s('schedule', 'scheduleTimezone', 'CBP_SCHEDULE_TIMEZONE', str, 'IANA time zone of CBP_NIGHTLY_AT (report windows stay UTC days)', { default: 'UTC' }),
   s('schedule', 'ingestEvery', 'CBP_INGEST_EVERY', str, 'Interval of the event ingest schedule (e.g. 5m, 30s, 1h)', { default: '5m' }),
@@ -105,6 +114,7 @@ export type Config = Record<string, unknown> & {
   dataDir: string;
   dbPath: string;
   snapshotPath: string;
+  journalDir: string;
   storeMemoryLimit: string;
   logLevel: string;
 };
@@ -125,34 +135,162 @@ function parseErrorPlace(e: unknown, text: string): string {
   return ` (line ${before.length}, column ${before[before.length - 1].length + 1})`;
 }
 
-function readConfigFile(file: string): Record<string, unknown> {
-  if (!existsSync(file)) throw new ConfigError([`config file ${file} does not exist: fix --config or CBP_CONFIG`]);
+function readConfigFile(file: string, shown: string): Record<string, unknown> {
+  if (!existsSync(file)) throw new ConfigError([`config file ${shown} does not exist: fix --config or CBP_CONFIG`]);
   const text = readFileSync(file, 'utf8');
   let parsed: unknown;
   try {
     parsed = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
   } catch (e) {
-    throw new ConfigError([`config file ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}${parseErrorPlace(e, text)}`]);
+    throw new ConfigError([`config file ${shown} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}${parseErrorPlace(e, text)}`]);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ConfigError([`config file ${file} must hold an object of settings, e.g. {"dbPath": "data/cbp.duckdb"}`]);
+    throw new ConfigError([`config file ${shown} must hold an object of settings, e.g. {"dataDir": "/var/lib/cbp"}`]);
   }
   return parsed as Record<string, unknown>;
 }
 
+/** Names a .env may hold besides the settings: the config file's location. */
+const DOTENV_EXTRA = new Set(['CBP_CONFIG', 'CBP_DEBUG']);
+const DOTENV_LINE = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=[ \t]*(.*)$/;
+const DQ_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
+
 /**
- * Loads and validates the configuration. Sources, later wins: defaults, the config file
- * (keys are the camelCase names or the environment variable names), the environment.
+ * Parses .env text: `KEY=value` lines (an optional `export `), # comments, blank lines; values bare (trimmed,
+ * ` #` starts a comment), 'single-quoted' or `backquoted` (literal), or "double-quoted" (\n \r \t \" \\
+ * escapes); quoted values may span lines. Node's util.parseEnv skips a line it cannot read without a word,
+ * so a typo would silently drop a setting: this names the line (never its text: it may hold a secret).
  */
-export function loadConfig(opts: { env?: NodeJS.ProcessEnv; file?: string; overrides?: Record<string, unknown> } = {}): Config {
+export function parseDotenv(text: string, file: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const problems: string[] = [];
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    const m = DOTENV_LINE.exec(line);
+    if (!m) {
+      problems.push(`${file} line ${i + 1} is not KEY=value (a # starts a comment line)`);
+      continue;
+    }
+    const [, key, rest] = m;
+    const q = rest[0];
+    if (q !== '"' && q !== "'" && q !== '`') {
+      out[key] = rest.replace(/(^|\s+)#.*$/, '').trim();
+      continue;
+    }
+    // A quoted value: read to its closing quote, across lines if need be.
+    const start = i;
+    let body = rest.slice(1);
+    let value = '';
+    let closed = false;
+    let after = '';
+    for (;;) {
+      let j = 0;
+      for (; j < body.length; j++) {
+        const c = body[j];
+        if (q === '"' && c === '\\' && j + 1 < body.length) {
+          const e = body[j + 1];
+          value += DQ_ESCAPES[e] ?? `\\${e}`;
+          j++;
+        } else if (c === q) {
+          closed = true;
+          after = body.slice(j + 1);
+          break;
+        } else value += c;
+      }
+      if (closed || i + 1 >= lines.length) break;
+      value += '\n';
+      body = lines[++i];
+    }
+    if (!closed) {
+      problems.push(`${file} line ${start + 1}: the ${q} quote that opens ${key}'s value is never closed`);
+      break;
+    }
+    if (!/^\s*(#.*)?$/.test(after)) {
+      problems.push(`${file} line ${i + 1}: ${key}'s quoted value is followed by more text (write a # before a comment)`);
+      continue;
+    }
+    out[key] = value;
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out;
+}
+
+/** The .env file's settings, or undefined when there is none (it is optional). */
+function readDotenv(file: string, shown: string): Record<string, string> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new ConfigError([`${shown} cannot be read (${code ?? (e as Error).message}): fix its permissions, or remove it`]);
+  }
+  return parseDotenv(text, shown);
+}
+
+export interface LoadOptions {
+  /** The environment (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Config file; default CBP_CONFIG from the environment, then from the .env file. */
+  file?: string;
+  /** A .env file to read if it exists; the CLI passes `.env` (in the working folder). None when unset. */
+  dotenv?: string;
+  /** Folder relative paths are resolved against (default: the working folder). */
+  cwd?: string;
+  overrides?: Record<string, unknown>;
+}
+
+/** Where each setting's value came from: environment, .env, config file, default (kept beside each Config). */
+const SOURCES = new WeakMap<object, Record<string, string>>();
+
+export function settingSources(cfg: Config): Record<string, string> {
+  return SOURCES.get(cfg) ?? {};
+}
+
+/**
+ * How a set value may be shown (`cbp config show`): a URL with its password, query values and (for a secret
+ * URL) its token path segments masked but its host kept; any other secret hidden whole; the rest as is.
+ */
+export function shownValue(d: SettingDef, value: unknown): unknown {
+  const masked = d.transport && typeof value === 'string' ? maskUrl(value, { secretPath: d.secret }) : null;
+  if (masked !== null) return masked;
+  return d.secret ? '(set, hidden)' : value;
+}
+
+/** A refused value in a problem: quoted, a URL's secret parts masked, any other secret hidden whole. */
+function problemValue(d: SettingDef, value: unknown): string {
+  const masked = d.transport && typeof value === 'string' ? maskUrl(value, { secretPath: d.secret }) : null;
+  if (masked !== null) return JSON.stringify(masked);
+  return d.secret ? '(hidden)' : JSON.stringify(value);
+}
+
+/** The default as written for people: the data folder's files read <CBP_DATA_DIR>/... */
+export function defaultText(d: SettingDef): string | undefined {
+  return d.underDataDir ? `<CBP_DATA_DIR>/${d.underDataDir}` : d.default;
+}
+
+const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);
+
+/**
+ * Loads and validates the configuration. Sources, first wins: command-line overrides, the environment, the
+ * .env file (opts.dotenv), the config file (keys are the camelCase names or the environment variable names),
+ * the defaults. Paths come out absolute (relative ones against the working folder), the store, snapshot and
+ * journal under the data folder unless set; URL settings must meet their transport rule.
+ */
+export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
-  const file = opts.file ?? env.CBP_CONFIG;
+  const cwd = opts.cwd ?? process.cwd();
+  const problems: string[] = [];
+  const dotenvShown = opts.dotenv;
+  const dotenv = opts.dotenv ? readDotenv(path.resolve(cwd, opts.dotenv), opts.dotenv) : undefined;
+  const file = opts.file ?? nonEmpty(env.CBP_CONFIG) ?? nonEmpty(dotenv?.CBP_CONFIG);
   const raw: Record<string, unknown> = {};
   const origin: Record<string, string> = {};
   for (const d of SETTINGS) if (d.default !== undefined) { raw[d.key] = d.default; origin[d.key] = 'default'; }
-  const problems: string[] = [];
   if (file) {
-    const fromFile = readConfigFile(file);
+    const fromFile = readConfigFile(path.resolve(cwd, file), file);
     for (const [k, v] of Object.entries(fromFile)) {
       const d = BY_KEY.get(k) ?? BY_ENV.get(k);
       if (!d) { problems.push(`config file ${file}: unknown setting "${k}" (known: see .env.example)`); continue; }
@@ -160,22 +298,44 @@ export function loadConfig(opts: { env?: NodeJS.ProcessEnv; file?: string; overr
       origin[d.key] = `config file ${file}`;
     }
   }
+  if (dotenv) {
+    for (const [k, v] of Object.entries(dotenv)) {
+      const d = BY_ENV.get(k);
+      if (!d) {
+        // Other tools' variables may share the file; a CBP_ name cbp does not know is a typo.
+        if (k.startsWith('CBP_') && !DOTENV_EXTRA.has(k)) problems.push(`${dotenvShown}: unknown setting "${k}" (known: see .env.example)`);
+        continue;
+      }
+      if (v !== '') { raw[d.key] = v; origin[d.key] = dotenvShown!; }
+    }
+  }
   for (const d of SETTINGS) {
     const v = env[d.env];
-    if (v !== undefined && v !== '') { raw[d.key] = v; origin[d.key] = d.env; }
+    if (v !== undefined && v !== '') { raw[d.key] = v; origin[d.key] = 'environment'; }
   }
   for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) { raw[k] = v; origin[k] = 'command line'; }
   const out: Record<string, unknown> = {};
   for (const d of SETTINGS) {
     if (raw[d.key] === undefined) continue;
     const r = d.schema.safeParse(raw[d.key]);
-    if (r.success) out[d.key] = r.data;
+    const transport = r.success && typeof r.data === 'string' && d.transport ? (d.transport === 'smtp' ? smtpProblem : httpsProblem)(r.data) : null;
+    if (r.success && !transport) out[d.key] = r.data;
     else {
-      const shown = d.secret ? '(hidden)' : JSON.stringify(raw[d.key]);
-      problems.push(`${d.env} (from ${origin[d.key]}) = ${shown}: ${r.error.issues.map((i) => i.message.replace(/^Invalid input: /, '')).join('; ')}`);
+      const why = transport ?? (r.success ? '' : r.error.issues.map((i) => i.message.replace(/^Invalid input: /, '')).join('; '));
+      problems.push(`${d.env} (from ${origin[d.key]}) = ${problemValue(d, raw[d.key])}: ${why}`);
     }
   }
   if (problems.length) throw new ConfigError(problems);
+  // Paths once, here: every reader of the configuration sees the same absolute files whatever its cwd.
+  if (typeof out.dataDir === 'string') out.dataDir = path.resolve(cwd, out.dataDir);
+  for (const d of SETTINGS) {
+    if (d.path && typeof out[d.key] === 'string') out[d.key] = path.resolve(cwd, out[d.key] as string);
+    else if (d.underDataDir && typeof out.dataDir === 'string') {
+      out[d.key] = path.join(out.dataDir, ...d.underDataDir.split('/'));
+      origin[d.key] = origin.dataDir === 'default' ? 'default' : 'under CBP_DATA_DIR';
+    }
+  }
+  SOURCES.set(out, origin);
   return out as Config;
 }
 
@@ -191,20 +351,36 @@ export function requireSettings(cfg: Config, keys: string[], forWhat: string): v
   );
 }
 
-/** Values that must never be printed: every secret setting's value. */
+/**
+ * Values that must never be printed: every secret setting's value, and the secret parts of every URL setting
+ * (its username and password, query values that are not flags or numbers; for a secret URL such as the Slack
+ * webhook, also the path after its host and each token segment of that path).
+ */
 export function secretValues(cfg: Config): string[] {
-  return SETTINGS.filter((d) => d.secret && typeof cfg[d.key] === 'string' && (cfg[d.key] as string).length > 0).map(
-    (d) => cfg[d.key] as string,
-  );
+  const out = new Set<string>();
+  for (const d of SETTINGS) {
+    const v = cfg[d.key];
+    if (typeof v !== 'string' || v.length === 0) continue;
+    if (d.secret) out.add(v);
+    if (d.transport) for (const p of urlSecrets(v, { secretPath: d.secret })) out.add(p);
+  }
+  return [...out];
 }
 
 /** The .env.example text, generated from SETTINGS (kept in the repo; a test checks they agree). */
 export function envExample(): string {
-  const lines = ['# cbp settings. Environment variables override the config file (--config FILE or CBP_CONFIG).', '# CBP_CONFIG=cbp.config.yaml', ''];
+  const lines = [
+    '# cbp settings. Copy to .env in the folder you run cbp from, or set them as environment variables.',
+    '# Precedence, first wins: the environment, then .env, then the config file (--config FILE or CBP_CONFIG),',
+    '# then the defaults below. Relative paths are to the working folder. Values: KEY=value, KEY="quoted".',
+    '# CBP_CONFIG=cbp.config.yaml',
+    '',
+  ];
   let group = '';
   for (const d of SETTINGS) {
     if (d.group !== group) { group = d.group; lines.push(`# --- ${group} ---`); }
     lines.push(`# ${d.description}${d.secret ? ' (secret)' : ''}`);
+    // A path under the data folder stays commented out: set here, it would no longer follow CBP_DATA_DIR.
     lines.push(`${d.default === undefined ? '# ' : ''}${d.env}=${d.default ?? ''}`);
   }
   return lines.join('\n') + '\n';

@@ -34,7 +34,7 @@ export class ConfigError extends CbpError {
     super(
       'CBP_ERR_CONFIG',
       `Configuration problem${problems.length > 1 ? 's' : ''}:\n  - ${problems.join('\n  - ')}\n` +
-        'Set them as environment variables (see .env.example) or in a config file (--config FILE or CBP_CONFIG).',
+        'Set them as environment variables, in a .env file in the working folder (see .env.example), or in a config file (--config FILE or CBP_CONFIG).',
       400,
       false,
     );

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SETTINGS, envExample, loadConfig, requireSettings, secretValues } from '../lib/config.ts';
+import { SETTINGS, envExample, loadConfig, parseDotenv, requireSettings, secretValues, settingSources } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
@@ -28,9 +28,9 @@ function configError(fn: () => unknown): ConfigError {
 
 describe('loadConfig', () => {
   it('applies the defaults written beside each setting when nothing is set', () => {
-    const cfg = loadConfig({ env: {} });
+    const cfg = loadConfig({ env: {}, cwd: dir });
     expect(cfg.httpTimeoutMs).toBe(30000);
-    expect(cfg.dbPath).toBe('data/cbp.duckdb');
+    expect(cfg.dbPath).toBe(path.join(dir, 'data', 'cbp.duckdb'));
     expect(cfg.webhookPort).toBe(8787);
     expect(cfg.apiSecret).toBeUndefined();
   });
@@ -49,18 +49,18 @@ describe('loadConfig', () => {
 
   it('lets an environment variable override the config file', () => {
     const f = file('override.yaml', 'httpTimeoutMs: 1000\ndbPath: from-file.duckdb\n');
-    const cfg = loadConfig({ env: { CBP_HTTP_TIMEOUT_MS: '2000' }, file: f });
+    const cfg = loadConfig({ env: { CBP_HTTP_TIMEOUT_MS: '2000' }, file: f, cwd: dir });
     expect(cfg.httpTimeoutMs).toBe(2000);
-    expect(cfg.dbPath).toBe('from-file.duckdb');
+    expect(cfg.dbPath).toBe(path.join(dir, 'from-file.duckdb'));
   });
 
   it('finds the config file through CBP_CONFIG', () => {
     const f = file('via-env.json', JSON.stringify({ dataDir: 'elsewhere' }));
-    expect(loadConfig({ env: { CBP_CONFIG: f } }).dataDir).toBe('elsewhere');
+    expect(loadConfig({ env: { CBP_CONFIG: f }, cwd: dir }).dataDir).toBe(path.join(dir, 'elsewhere'));
   });
 
   it('ignores an empty environment variable', () => {
-    expect(loadConfig({ env: { CBP_DB_PATH: '' } }).dbPath).toBe('data/cbp.duckdb');
+    expect(loadConfig({ env: { CBP_DB_PATH: '' }, cwd: dir }).dbPath).toBe(path.join(dir, 'data', 'cbp.duckdb'));
   });
 
   it('reports an unknown key in the config file', () => {
@@ -106,6 +106,181 @@ describe('loadConfig', () => {
   });
 });
 
+describe('the data folder and other paths', () => {
+  it('puts the store, the snapshot and the journal in CBP_DATA_DIR when they are not set', () => {
+    const cfg = loadConfig({ env: { CBP_DATA_DIR: '/srv/cbp' }, cwd: dir });
+    expect(cfg.dataDir).toBe('/srv/cbp');
+    expect(cfg.dbPath).toBe('/srv/cbp/cbp.duckdb');
+    expect(cfg.snapshotPath).toBe('/srv/cbp/published/cbp.duckdb');
+    expect(cfg.journalDir).toBe('/srv/cbp/journal');
+  });
+
+  it('follows a data folder set in the config file or a .env file too', () => {
+    const f = file('datadir.yaml', 'dataDir: from-file\n');
+    expect(loadConfig({ env: {}, file: f, cwd: dir }).journalDir).toBe(path.join(dir, 'from-file', 'journal'));
+    const d = fs.mkdtempSync(path.join(dir, 'dotenv-'));
+    fs.writeFileSync(path.join(d, '.env'), 'CBP_DATA_DIR=from-dotenv\n');
+    expect(loadConfig({ env: {}, cwd: d, dotenv: '.env' }).snapshotPath).toBe(path.join(d, 'from-dotenv', 'published', 'cbp.duckdb'));
+  });
+
+  it('keeps an explicitly set store, snapshot or journal path over the data folder', () => {
+    const cfg = loadConfig({ env: { CBP_DATA_DIR: '/srv/cbp', CBP_DB_PATH: '/fast/cbp.duckdb', CBP_JOURNAL_DIR: 'journal-here' }, cwd: dir });
+    expect(cfg.dbPath).toBe('/fast/cbp.duckdb');
+    expect(cfg.journalDir).toBe(path.join(dir, 'journal-here'));
+    expect(cfg.snapshotPath).toBe('/srv/cbp/published/cbp.duckdb');
+  });
+
+  it('makes every path setting absolute against the working folder, once, at load', () => {
+    const cfg = loadConfig({
+      env: { CBP_DATA_DIR: './d', CBP_THRESHOLDS_FILE: 'rules/t.yaml', CBP_WEBHOOK_TLS_CERT: '../c.pem', TEMPORAL_TLS_KEY: '/etc/k.pem' },
+      cwd: '/work/here',
+    });
+    expect(cfg).toMatchObject({
+      dataDir: '/work/here/d',
+      dbPath: '/work/here/d/cbp.duckdb',
+      thresholdsFile: '/work/here/rules/t.yaml',
+      webhookTlsCert: '/work/c.pem',
+      temporalTlsKey: '/etc/k.pem',
+    });
+    for (const d of SETTINGS.filter((x) => x.path || x.underDataDir)) {
+      if (cfg[d.key] !== undefined) expect(path.isAbsolute(cfg[d.key] as string), d.env).toBe(true);
+    }
+  });
+
+  it('writes no default path that would not follow the data folder', () => {
+    for (const d of SETTINGS) expect(d.default ?? '', d.env).not.toMatch(/^data\//);
+    expect(envExample()).not.toMatch(/^CBP_(DB_PATH|SNAPSHOT_PATH|JOURNAL_DIR)=/m);
+  });
+});
+
+describe('the .env file', () => {
+  /** A fresh working folder holding the given .env text. */
+  function workdir(dotenv?: string): string {
+    const d = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    if (dotenv !== undefined) fs.writeFileSync(path.join(d, '.env'), dotenv);
+    return d;
+  }
+
+  it('reads .env from the working folder: the environment wins over it, it wins over the config file, which wins over the defaults', () => {
+    const d = workdir('CBP_HTTP_TIMEOUT_MS=2000\nCBP_HTTP_RETRIES=2\n');
+    const f = file('layers.yaml', 'httpTimeoutMs: 3000\nhttpRetries: 3\nreportTimeoutMs: 4000\n');
+    const cfg = loadConfig({ env: { CBP_HTTP_TIMEOUT_MS: '1000' }, file: f, dotenv: '.env', cwd: d });
+    expect(cfg.httpTimeoutMs).toBe(1000); // environment
+    expect(cfg.httpRetries).toBe(2); // .env
+    expect(cfg.reportTimeoutMs).toBe(4000); // config file
+    expect(cfg.webhookPort).toBe(8787); // default
+    expect(settingSources(cfg)).toMatchObject({ httpTimeoutMs: 'environment', httpRetries: '.env', reportTimeoutMs: `config file ${f}`, webhookPort: 'default' });
+  });
+
+  it('leaves process.env as it is', () => {
+    const d = workdir('CBP_HTTP_RETRIES=4\n');
+    expect(loadConfig({ env: {}, dotenv: '.env', cwd: d }).httpRetries).toBe(4);
+    expect(process.env.CBP_HTTP_RETRIES).toBeUndefined();
+  });
+
+  it('is optional: a working folder without one loads the defaults', () => {
+    expect(loadConfig({ env: {}, dotenv: '.env', cwd: workdir() }).httpRetries).toBe(5);
+  });
+
+  it('finds the config file through CBP_CONFIG written in .env', () => {
+    const d = workdir('CBP_CONFIG=cbp.yaml\n');
+    fs.writeFileSync(path.join(d, 'cbp.yaml'), 'httpRetries: 1\n');
+    expect(loadConfig({ env: {}, dotenv: '.env', cwd: d }).httpRetries).toBe(1);
+  });
+
+  it('reads export, comments, quotes, escapes and values spanning lines', () => {
+    const text = [
+      '# a comment',
+      '',
+      'export CBP_DATA_USERNAME = merchant-1   # trailing comment',
+      "CBP_WEBHOOK_PATH='/hooks #1'",
+      'CBP_API_SECRET="a\\"b\\\\c\\nd"',
+      'CBP_ALERT_EMAIL_TO="risk@example.test,',
+      'ops@example.test"',
+      'CBP_ALERT_EMAIL_FROM=`cbp@example.test`',
+      'OTHER_TOOL_SETTING=ignored',
+    ].join('\r\n');
+    const cfg = loadConfig({ env: {}, dotenv: '.env', cwd: workdir(text) });
+    expect(cfg).toMatchObject({
+      dataUsername: 'merchant-1',
+      webhookPath: '/hooks #1',
+      apiSecret: 'a"b\\c\nd',
+      alertEmailTo: 'risk@example.test,\nops@example.test',
+      alertEmailFrom: 'cbp@example.test',
+    });
+    expect(parseDotenv('A=1\nA=2\n', '.env')).toEqual({ A: '2' });
+  });
+
+  it('refuses a malformed line, naming the file and line but never its text', () => {
+    const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_HTTP_RETRIES=2\nCBP_API_SECRET supersecretvalue\n') }));
+    expect(e.message).toContain('.env line 2 is not KEY=value');
+    expect(e.message).not.toContain('supersecretvalue');
+  });
+
+  it('refuses a quote that is never closed, and text after a closing quote', () => {
+    const open = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_API_SECRET="supersecretvalue\nCBP_HTTP_RETRIES=2\n') }));
+    expect(open.message).toContain('.env line 1');
+    expect(open.message).toContain('never closed');
+    expect(open.message).not.toContain('supersecretvalue');
+    const after = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir("CBP_WEBHOOK_PATH='/a' b\n") }));
+    expect(after.message).toContain('.env line 1');
+  });
+
+  it('refuses a CBP_ name it does not know (a typo would silently drop a setting)', () => {
+    const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_DATA_DIRR=/srv\n') }));
+    expect(e.message).toContain('unknown setting "CBP_DATA_DIRR"');
+  });
+
+  it('checks what .env sets like any other source, naming it', () => {
+    const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_WEBHOOK_PORT=eighty\n') }));
+    expect(e.message).toContain('CBP_WEBHOOK_PORT (from .env) = "eighty"');
+  });
+});
+
+describe('transport rules of URL settings', () => {
+  const httpsOnly = ['CBP_AUTH_BASE_URL', 'CBP_EVENTS_BASE_URL', 'CBP_DATA_BASE_URL', 'CBP_REPORTING_BASE_URL', 'CBP_WEBHOOK_PUBLIC_URL', 'CBP_ALERT_WEBHOOK_URL', 'CBP_SLACK_WEBHOOK_URL'];
+
+  it('refuses plain http off loopback for every service and notifier URL, naming each setting', () => {
+    const e = configError(() => loadConfig({ env: Object.fromEntries(httpsOnly.map((k) => [k, 'http://example.com/v1'])) }));
+    expect(e.problems).toHaveLength(httpsOnly.length);
+    for (const k of httpsOnly) expect(e.message).toContain(`${k} (from environment) = "http://example.com/`);
+    expect(e.problems[0]).toContain('must use https://');
+  });
+
+  it('allows plain http on loopback (the sandbox) and https anywhere', () => {
+    for (const u of ['http://127.0.0.1:8790/v1', 'http://localhost/v1', 'http://[::1]:80/v1', 'http://127.1.2.3/v1', 'https://example.com/v1']) {
+      expect(() => loadConfig({ env: Object.fromEntries(httpsOnly.map((k) => [k, u])) }), u).not.toThrow();
+    }
+  });
+
+  it('refuses a URL of another scheme', () => {
+    expect(configError(() => loadConfig({ env: { CBP_EVENTS_BASE_URL: 'ftp://example.com/v1' } })).message).toContain('CBP_EVENTS_BASE_URL');
+  });
+
+  it('takes SMTP over TLS only, off loopback: smtps://, or smtp:// with requireTLS=true', () => {
+    for (const ok of ['smtps://u:p@mail.example.com:465', 'smtp://u:p@mail.example.com:587?requireTLS=true', 'smtp://127.0.0.1:2525']) {
+      expect(loadConfig({ env: { CBP_SMTP_URL: ok } }).smtpUrl, ok).toBe(ok);
+    }
+    for (const bad of ['smtp://u:supersecretpw@mail.example.com:25', 'https://mail.example.com', 'mail.example.com:465']) {
+      const e = configError(() => loadConfig({ env: { CBP_SMTP_URL: bad } }));
+      expect(e.message, bad).toContain('CBP_SMTP_URL');
+      expect(e.message).not.toContain('supersecretpw');
+    }
+    expect(configError(() => loadConfig({ env: { CBP_SMTP_URL: 'smtp://u:supersecretpw@mail.example.com:25' } })).message).toContain(
+      '"smtp://u:****@mail.example.com:25": must use TLS off loopback',
+    );
+  });
+
+  it('shows a refused URL with its host but its password and tokens masked', () => {
+    const e = configError(() =>
+      loadConfig({ env: { CBP_SLACK_WEBHOOK_URL: 'http://hooks.slack.example/services/T0AAA1111/B0BBB2222/Xsupersecret9', CBP_EVENTS_BASE_URL: 'http://u:supersecretpw@ev.example/v1?token=supersecrettok' } }),
+    );
+    expect(e.message).toContain('"http://hooks.slack.example/services/****/****/****"');
+    expect(e.message).toContain('"http://u:****@ev.example/v1?token=****"');
+    expect(e.message).not.toMatch(/supersecret|T0AAA1111/);
+  });
+});
+
 describe('secrets in configuration messages', () => {
   it('never shows an invalid secret value', () => {
     const e = configError(() => loadConfig({ env: { CBP_SLACK_WEBHOOK_URL: 'hooks-slack-supersecretvalue' } }));
@@ -131,6 +306,38 @@ describe('secrets in configuration messages', () => {
   it('lists the values of secret settings so they can be scrubbed from output', () => {
     const cfg = loadConfig({ env: { CBP_API_SECRET: 'supersecretvalue', CBP_DATA_USERNAME: 'merchant' } });
     expect(secretValues(cfg)).toEqual(['supersecretvalue']);
+  });
+
+  it('lists the secret parts of URL settings: userinfo, query values, and a secret URL\'s token path', () => {
+    const slack = 'https://hooks.slack.com/services/T0123ABCD/B0456EFGH/Xy12abcdefghijklmnopqrst';
+    const cfg = loadConfig({
+      env: {
+        CBP_SLACK_WEBHOOK_URL: slack,
+        CBP_SMTP_URL: 'smtps://mailer%40corp:p%40ssw0rd@mail.example.com:465',
+        CBP_EVENTS_BASE_URL: 'https://ev.example.com/v1?token=evtoken123&debug=true',
+        CBP_ALERT_WEBHOOK_URL: 'https://alertuser:alertpass@alerts.example.com/hook',
+      },
+    });
+    const v = secretValues(cfg);
+    expect(v).toEqual(
+      expect.arrayContaining([
+        slack,
+        'services/T0123ABCD/B0456EFGH/Xy12abcdefghijklmnopqrst',
+        'T0123ABCD',
+        'B0456EFGH',
+        'Xy12abcdefghijklmnopqrst',
+        'smtps://mailer%40corp:p%40ssw0rd@mail.example.com:465',
+        'mailer%40corp',
+        'mailer@corp',
+        'p%40ssw0rd',
+        'p@ssw0rd',
+        'evtoken123',
+        'alertuser',
+        'alertpass',
+      ]),
+    );
+    // Words that say where a token goes, flags and numbers are not secrets: scrubbing them would garble logs.
+    for (const plain of ['services', 'true', 'hooks.slack.com', 'https://ev.example.com/v1', 'ev.example.com']) expect(v).not.toContain(plain);
   });
 });
 

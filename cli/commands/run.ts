@@ -27,7 +27,7 @@ function registerIngest(run: Command, ctx: Ctx): void {
   run
     .command('ingest')
     .description('Load sealed journal segments into events_raw (re-deliveries ignored), then archive them')
-    .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, data/journal)')
+    .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, <CBP_DATA_DIR>/journal)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { journal?: string; json?: boolean }) => {
       const { openStore } = await import('../../store/db.ts');

@@ -29,7 +29,7 @@ export function register(program: Command, ctx: Ctx): void {
     .argument('[query]', 'SQL to run (or use --file)')
     .option('--file <file>', 'read the SQL from a file, e.g. sql/queries/top_reason_codes.sql')
     .option('--format <format>', 'table, csv or json', 'table')
-    .option('--snapshot <file>', 'snapshot to query (default CBP_SNAPSHOT_PATH, data/published/cbp.duckdb)')
+    .option('--snapshot <file>', 'snapshot to query (default CBP_SNAPSHOT_PATH, <CBP_DATA_DIR>/published/cbp.duckdb)')
     .action(async (query: string | undefined, o: { file?: string; format: string; snapshot?: string }) => {
       const format = o.format.trim().toLowerCase();
       if (!['table', 'csv', 'json'].includes(format)) throw new UsageError(`--format must be table, csv or json, got ${JSON.stringify(o.format)}`);

@@ -65,7 +65,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
   const windowDays = opts.windowDays ?? (typeof cfg.windowDays === 'number' ? cfg.windowDays : 7);
   const { listClosedSegments } = await import('../../webhook/journal.ts');
   const { dayNumber, nightlyTasks, windowId } = await import('../../workflows/windows.ts');
-  const journalDir = (cfg.journalDir as string | undefined) ?? 'data/journal';
+  const journalDir = cfg.journalDir;
   const segments = existsSync(journalDir) ? listClosedSegments(journalDir) : [];
   const opened = await openForStatus(cfg);
   const report: StatusReport = {

@@ -28,7 +28,7 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--port <port>', 'port to listen on (0: any free port; default CBP_WEBHOOK_PORT, 8787)')
     .option('--host <host>', 'address to listen on (default CBP_WEBHOOK_HOST, 127.0.0.1)')
     .option('--path <path>', 'path events are pushed to (default CBP_WEBHOOK_PATH, /events)')
-    .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, data/journal)')
+    .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, <CBP_DATA_DIR>/journal)')
     .option('--json', 'print {"url", "journal"} as the first stdout line')
     .action(async (o: WebhookFlags) => {
       const cfg = ctx.config();
