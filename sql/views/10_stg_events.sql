@@ -7,7 +7,21 @@
 -- A payload field as text; absent, null and "" all mean "not given" (decision in docs/spec-decisions.md).
 CREATE OR REPLACE MACRO stg_events_str(p, f) AS NULLIF(trim(json_extract_string(p, '$.' || f)), '');
 
-CREATE OR REPLACE MACRO stg_events_ts(p, f) AS TRY_CAST(stg_events_str(p, f) AS TIMESTAMPTZ)::TIMESTAMP;
+-- A date-time text as a UTC TIMESTAMP, the same in every reader's session (the snapshot is read by any DuckDB
+-- client, in any TimeZone). A cast through TIMESTAMPTZ alone reads a text without a zone in the session's
+-- zone and turns the instant back into the session's wall time: under America/New_York 2026-02-01T03:47:10Z
+-- became 2026-01-31 22:47:10. So: a text without a zone is cast to TIMESTAMP as it stands (UTC); one with a
+-- zone (Z, +05:30, -0800, " UTC", " America/New_York") is read as TIMESTAMPTZ and converted with
+-- timezone('UTC', ...), which does not depend on the session. Both give what the loader's cast gives in its
+-- UTC session (store/ingest.ts), so event_timestamp and the typed payload fields agree.
+CREATE OR REPLACE MACRO stg_utc_timestamp(s) AS
+  CASE
+    WHEN regexp_full_match(s, '\s*-?\d+-\d{1,2}-\d{1,2}([T ]\d{1,2}:\d{1,2}(:\d{1,2}(\.\d*)?)?)?\s*') THEN TRY_CAST(s AS TIMESTAMP)
+    -- " UTC" appended parses a zone-less spelling the pattern above leaves out; a text with a zone refuses it.
+    ELSE coalesce(timezone('UTC', TRY_CAST(trim(s) || ' UTC' AS TIMESTAMPTZ)), timezone('UTC', TRY_CAST(s AS TIMESTAMPTZ)))
+  END;
+
+CREATE OR REPLACE MACRO stg_events_ts(p, f) AS stg_utc_timestamp(stg_events_str(p, f));
 
 CREATE OR REPLACE MACRO stg_events_date(p, f) AS TRY_CAST(left(stg_events_str(p, f), 10) AS DATE);
 

@@ -77,10 +77,8 @@ WITH e AS (
   SELECT
     payload->>'prevention_guid' AS prevention_guid,
     nullif(payload->>'mid', '') AS mid,
-    coalesce(
-      try_cast(payload->>'prevention_timestamp' AS TIMESTAMPTZ)::TIMESTAMP,
-      try_cast(payload->>'prevention_timestamp' AS TIMESTAMP)
-    ) AS prevention_timestamp,
+    -- UTC whatever the reader's TimeZone (stg_utc_timestamp, sql/views/10_stg_events.sql).
+    stg_utc_timestamp(payload->>'prevention_timestamp') AS prevention_timestamp,
     try_cast(payload->>'amount' AS DECIMAL(18, 4)) AS amount,
     event_timestamp
   FROM events_raw

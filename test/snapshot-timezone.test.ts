@@ -1,0 +1,125 @@
+// Every value in the snapshot reads the same from any DuckDB client, whatever its TimeZone: the views
+// parse the service's date-times as UTC themselves instead of through the reader's session zone.
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../store/db.ts';
+import { publishSnapshot } from '../store/snapshot.ts';
+import { insertChargebacks, insertEvents, insertStats, tc40 } from './ratios-fixtures.ts';
+import { tmpDir } from './store-fixtures.ts';
+
+const ZONES = ['UTC', 'America/New_York', 'Asia/Kolkata'];
+
+let dir: string;
+let store: Store;
+let snapshotPath: string;
+
+/** Events and report rows right at month boundaries, in every date-time spelling the views parse. */
+async function seed(s: Store): Promise<void> {
+  await insertStats(s, [
+    { mid: 'v1', network: 'visa', month: '2026-01', cb: 10, tx: 1_000 },
+    { mid: 'v1', network: 'visa', month: '2026-02', cb: 10, tx: 1_000 },
+  ]);
+  await insertChargebacks(s, [{ mid: 'v1', network: 'visa', received: '2026-02-01 00:30:00', n: 2 }]);
+  // A TC40 of 03:47:10 UTC on February 1st is February's VAMP numerator in every zone; one without a zone is UTC too.
+  await insertEvents(s, 'prevention.new', [
+    tc40('v1', 'pre_feb_z', '2026-02-01T03:47:10Z'),
+    tc40('v1', 'pre_feb_plain', '2026-02-01 02:00:00'),
+    tc40('v1', 'pre_jan_offset', '2026-02-01T03:00:00+05:30'),
+    tc40('v1', 'pre_jan_end', '2026-01-31T23:59:59Z'),
+  ]);
+  await insertEvents(s, 'chargeback.new', [
+    { chargeback_guid: 'cb_1', case_number: 'case-1-0', mid: 'v1', processor_transaction_date: '2026-02-01T01:00:00Z', chargeback_date: '2026-02-01' },
+    { chargeback_guid: 'cb_2', case_number: 'case-1-1', mid: 'v1', processor_transaction_date: '2026-03-01 00:15:00', chargeback_date: '2026-03-01' },
+  ]);
+  await insertEvents(s, 'chargeback.responded', [
+    { chargeback_guid: 'cb_1', case_number: 'case-1-0', mid: 'v1', dnf_reason: 'late', dnf_timestamp: '2026-03-01T00:00:01Z' },
+  ]);
+  await insertEvents(s, 'order_validation.new', [
+    { order_validation_guid: 'ov_1', order_validation_timestamp: '2026-04-01 00:00:00', transaction_timestamp: '2026-03-31T22:00:00-05:00' },
+  ]);
+  await insertEvents(s, 'prevention.match', [
+    { prevention_guid: 'pre_x', prevention_case_number: 'pc_1', prevention_type: 'ethoca', prevention_timestamp: '2026-05-01 01:00:00', transaction_timestamp: '2026-04-30T23:30:00Z', mid: 'v1' },
+  ]);
+}
+
+/** Every table's and view's full contents, all columns as text, in a stable order, read under one TimeZone. */
+async function readAll(file: string, zone: string): Promise<Record<string, string[][]>> {
+  const instance = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+  const conn = await instance.connect();
+  try {
+    await conn.run(`SET TimeZone = '${zone}'`);
+    const names = (await conn.runAndReadAll(
+      `SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL
+       SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY 1`,
+    )).getRowsJson().map((r) => String(r[0]));
+    const out: Record<string, string[][]> = {};
+    for (const name of names) {
+      const r = await conn.runAndReadAll(`SELECT COLUMNS(*)::VARCHAR FROM "${name}" ORDER BY ALL`);
+      out[name] = r.getRowsJson() as string[][];
+    }
+    return out;
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+beforeAll(async () => {
+  dir = tmpDir();
+  store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  await seed(store);
+  snapshotPath = path.join(dir, 'published', 'cbp.duckdb');
+  await publishSnapshot(store, { snapshotPath });
+});
+
+afterAll(() => store?.close());
+
+describe('the snapshot read from another time zone', () => {
+  it('gives every table and view the same contents under UTC, America/New_York and Asia/Kolkata', async () => {
+    const [utc, ...others] = await Promise.all(ZONES.map((z) => readAll(snapshotPath, z)));
+    expect(Object.keys(utc)).toContain('mart_ratios');
+    expect(utc.stg_events__prevention_new.length).toBe(4);
+    for (const [i, other] of others.entries()) {
+      for (const name of Object.keys(utc)) expect({ zone: ZONES[i + 1], name, rows: other[name] }).toEqual({ zone: ZONES[i + 1], name, rows: utc[name] });
+    }
+  });
+
+  it('keeps an event of 03:47:10 UTC on February 1st in February\'s VAMP numerator for a reader in New York', async () => {
+    const ny = await readAll(snapshotPath, 'America/New_York');
+    const months = Object.fromEntries(ny.int_tc40__monthly.map((r) => [r[1], r[2]]));
+    // February: 03:47:10Z and the plain 02:00:00 (UTC); January: 23:59:59Z and 03:00+05:30 (21:30 UTC on Jan 31).
+    expect(months).toEqual({ '2026-01': '2', '2026-02': '2' });
+    const ts = Object.fromEntries(ny.stg_events__prevention_new.map((r) => [r[3], r[6]]));
+    expect(ts).toMatchObject({ pre_feb_z: '2026-02-01 03:47:10', pre_feb_plain: '2026-02-01 02:00:00', pre_jan_offset: '2026-01-31 21:30:00' });
+  });
+
+  it('holds no column of a zone-aware type that a reader\'s session would shift', async () => {
+    const instance = await DuckDBInstance.create(snapshotPath, { access_mode: 'READ_ONLY' });
+    const conn = await instance.connect();
+    try {
+      const r = await conn.runAndReadAll(
+        "SELECT table_name || '.' || column_name FROM duckdb_columns() WHERE database_name = current_database() AND NOT internal AND data_type LIKE 'TIMESTAMP WITH TIME ZONE%' ORDER BY 1",
+      );
+      expect(r.getRowsJson()).toEqual([]);
+    } finally {
+      conn.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  it('reaches a store migrated before the fix: opening it replaces the old views', async () => {
+    const old = await openStore({ dbPath: path.join(dir, 'old.duckdb') });
+    await seed(old);
+    // The view text as it was: parsed through the reader's session zone.
+    await old.run('CREATE OR REPLACE MACRO stg_events_ts(p, f) AS TRY_CAST(stg_events_str(p, f) AS TIMESTAMPTZ)::TIMESTAMP');
+    old.close();
+    const reopened = await openStore({ dbPath: path.join(dir, 'old.duckdb') });
+    const oldSnap = path.join(dir, 'published', 'old.duckdb');
+    await publishSnapshot(reopened, { snapshotPath: oldSnap });
+    reopened.close();
+    const [utc, ny] = await Promise.all(['UTC', 'America/New_York'].map((z) => readAll(oldSnap, z)));
+    expect(ny.stg_events__prevention_new).toEqual(utc.stg_events__prevention_new);
+    expect(ny.int_chargebacks_joined).toEqual(utc.int_chargebacks_joined);
+  });
+});
