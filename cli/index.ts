@@ -13,7 +13,7 @@ export function buildProgram(): Command {
     .name('cbp')
     .description('Chargeback reporting pipeline: reports, events and ratios of a chargeback service, in DuckDB')
     .version(pkg.version, '-V, --version')
-    .option('-c, --config <file>', 'config file (JSON or YAML); environment variables override it')
+    .option('-c, --config <file>', 'config file (JSON or YAML); the environment and a .env file override it')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   const ctx = makeCtx(program);
@@ -33,7 +33,24 @@ export function exitCodeFor(e: unknown): number {
   return 1;
 }
 
+/**
+ * A reader that stops early (`cbp sql ... | head`) closes the pipe, and the next write fails with EPIPE. Like
+ * any Unix filter, cbp then ends quietly: stdout's reader is gone, so the process exits (0 unless a failure
+ * was already recorded); a closed stderr only loses the messages, the work goes on.
+ */
+export function endQuietlyOnClosedPipes(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    const code = Number(process.exitCode ?? 0);
+    process.exit(Number.isInteger(code) ? code : 1);
+  });
+  process.stderr.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE' && e.code !== 'ERR_STREAM_DESTROYED') throw e;
+  });
+}
+
 export async function main(argv: string[]): Promise<void> {
+  endQuietlyOnClosedPipes();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -83,7 +83,8 @@ export function register(program: Command, ctx: Ctx): void {
           if (e instanceof BadReportFileError) {
             rmSync(imported.path, { force: true });
             rmSync(metaPath(imported.path), { force: true });
-            throw new BadReportFileError(e.message.split(imported.path).join(file), { cause: e });
+            // The store names the landing copy by its absolute path: shown as the file the user typed.
+            throw new BadReportFileError(e.message.split(path.resolve(imported.path)).join(file).split(imported.path).join(file), { cause: e });
           }
           throw e;
         }
