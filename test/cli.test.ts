@@ -27,7 +27,7 @@ interface Run {
 }
 
 /**
- * Runs `node bin/cbp.js ...args` with only the given cbp settings in its environment, from the repo root or
+ * Runs `node bin/cbp.js ...args` with only the given cbp settings in its environment, from an empty folder or
  * the given working folder. closedStdout: the reader of stdout has gone before cbp writes (`cbp ... | head`).
  */
 function cbp(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; closedStdout?: boolean } = {}): Promise<Run> {
@@ -36,7 +36,8 @@ function cbp(args: string[], env: Record<string, string> = {}, opts: { cwd?: str
   ) as Record<string, string>;
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'cbp.js'), ...args], { cwd: opts.cwd ?? root, env: { ...base, ...env }, timeout: 170_000 });
+    // An empty working folder by default: a developer's own .env in the repo must not change what a test sees.
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'cbp.js'), ...args], { cwd: opts.cwd ?? tmp, env: { ...base, ...env }, timeout: 170_000 });
     // Destroyed before the child has even loaded: its first write meets a closed pipe, every time.
     if (opts.closedStdout) child.stdout.destroy();
     let stdout = '';
