@@ -5,3 +5,13 @@ export { fetchReport, importReport, landingPath, readMeta, metaPath, midsHash, t
 export { loadReport, normaliseWindow, type LoadOptions, type LoadResult, type Window, type FileFormat } from './load.ts';
 export { publishSnapshot, openSnapshot, type SnapshotResult } from './snapshot.ts';
 export { BadReportFileError, MigrationChangedError, NoSnapshotError, StoreUnavailableError } from './errors.ts';
+export {
+  ownSubscriptions,
+  recordOwnSubscriptions,
+  noteListedSubscriptions,
+  markSubscriptionsSeenActive,
+  markSubscriptionDeleted,
+  type OwnSubscription,
+  type OwnOrigin,
+  type ListedSubscription,
+} from './subscriptions.ts';

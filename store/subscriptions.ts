@@ -1,0 +1,126 @@
+// The webhook subscriptions cbp holds as its own (sql/migrations/010_own_subscriptions.sql). The events
+// interface is shared with other consumers of the merchant's account, so "which subscriptions are cbp's"
+// must survive a change of the receiver url: a subscription cbp created for its old url is still cbp's.
+// Only guids, event types and times are kept: never a url, an e-mail or credentials.
+import type { Store } from './db.ts';
+
+export type OwnOrigin = 'created' | 'adopted';
+
+export interface OwnSubscription {
+  guid: string;
+  event_type: string;
+  origin: OwnOrigin;
+  recordedAt: string;
+  /** First time cbp saw it active (it passed vetting); null when never. */
+  seenActiveAt: string | null;
+  deletedAt: string | null;
+}
+
+/** A subscription as the service listed it, and whether it is on cbp's receiver url. */
+export interface ListedSubscription {
+  guid: string;
+  event_type: string;
+  active: boolean;
+  onOwnUrl: boolean;
+}
+
+const stamp = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
+const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
+const CHUNK = 500;
+
+interface Row {
+  guid: string;
+  event_type: string;
+  origin: OwnOrigin;
+  recorded_at: string;
+  seen_active_at: string | null;
+  deleted_at: string | null;
+}
+
+async function readOwn(store: Store, guids: readonly string[]): Promise<Map<string, OwnSubscription>> {
+  const out = new Map<string, OwnSubscription>();
+  const unique = [...new Set(guids)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const part = unique.slice(i, i + CHUNK);
+    const rows = await store.all<Row>(
+      `SELECT guid, event_type, origin, strftime(recorded_at, '%Y-%m-%dT%H:%M:%SZ') AS recorded_at,
+              strftime(seen_active_at, '%Y-%m-%dT%H:%M:%SZ') AS seen_active_at, strftime(deleted_at, '%Y-%m-%dT%H:%M:%SZ') AS deleted_at
+         FROM own_subscriptions WHERE guid IN (${placeholders(part.length)})`,
+      part,
+    );
+    for (const r of rows) {
+      out.set(r.guid, { guid: r.guid, event_type: r.event_type, origin: r.origin, recordedAt: r.recorded_at, seenActiveAt: r.seen_active_at, deletedAt: r.deleted_at });
+    }
+  }
+  return out;
+}
+
+/** The records of the given guids (all of them when none given). */
+export async function ownSubscriptions(store: Store, guids?: readonly string[]): Promise<Map<string, OwnSubscription>> {
+  if (guids) return readOwn(store, guids);
+  const rows = await store.all<{ guid: string }>('SELECT guid FROM own_subscriptions ORDER BY recorded_at, guid');
+  return readOwn(store, rows.map((r) => r.guid));
+}
+
+/** Record subscriptions cbp holds as its own; a guid already recorded keeps its first record. */
+export async function recordOwnSubscriptions(
+  store: Store,
+  subs: ReadonlyArray<{ guid: string; event_type: string; origin: OwnOrigin; active?: boolean }>,
+  at: Date,
+): Promise<void> {
+  if (subs.length === 0) return;
+  // One row per guid: an upsert batch holding a key twice keeps an arbitrary one (DESIGN.md).
+  const byGuid = new Map(subs.map((s) => [s.guid, s]));
+  const t = stamp(at);
+  await store.transaction(async (s) => {
+    const list = [...byGuid.values()];
+    for (let i = 0; i < list.length; i += CHUNK) {
+      const part = list.slice(i, i + CHUNK);
+      const params: Array<string | null> = [];
+      const values = part.map((x) => {
+        params.push(x.guid, x.event_type, x.origin, t, x.active ? t : null);
+        const n = params.length;
+        return `($${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}::TIMESTAMP, $${n}::TIMESTAMP)`;
+      });
+      await s.run(
+        `INSERT INTO own_subscriptions (guid, event_type, origin, recorded_at, seen_active_at) VALUES ${values.join(', ')}
+         ON CONFLICT (guid) DO UPDATE SET seen_active_at = coalesce(own_subscriptions.seen_active_at, excluded.seen_active_at)`,
+        params,
+      );
+    }
+  });
+}
+
+/**
+ * What a list of the service tells the store, in one transaction: subscriptions on cbp's receiver url are
+ * adopted as cbp's own, and cbp's own that are active are marked seen active (they passed vetting). Returns
+ * the records of every listed subscription that is cbp's own.
+ */
+export async function noteListedSubscriptions(store: Store, listed: readonly ListedSubscription[], at: Date): Promise<Map<string, OwnSubscription>> {
+  if (listed.length === 0) return new Map();
+  return store.transaction(async (s) => {
+    const known = await readOwn(s, listed.map((l) => l.guid));
+    const adopt = listed.filter((l) => l.onOwnUrl && !known.has(l.guid));
+    await recordOwnSubscriptions(s, adopt.map((l) => ({ guid: l.guid, event_type: l.event_type, origin: 'adopted' as const, active: l.active })), at);
+    const seen = listed.filter((l) => l.active && known.has(l.guid) && known.get(l.guid)!.seenActiveAt === null).map((l) => l.guid);
+    await markSubscriptionsSeenActive(s, seen, at);
+    return readOwn(s, listed.map((l) => l.guid));
+  });
+}
+
+/** Mark cbp's own subscriptions as seen active (the first time only). */
+export async function markSubscriptionsSeenActive(store: Store, guids: readonly string[], at: Date): Promise<void> {
+  const unique = [...new Set(guids)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const part = unique.slice(i, i + CHUNK);
+    await store.run(
+      `UPDATE own_subscriptions SET seen_active_at = $1::TIMESTAMP WHERE seen_active_at IS NULL AND guid IN (${placeholders(part.length, 2)})`,
+      [stamp(at), ...part],
+    );
+  }
+}
+
+/** cbp deleted this subscription (the record stays: what cbp created and removed, and when). */
+export async function markSubscriptionDeleted(store: Store, guid: string, at: Date): Promise<void> {
+  await store.run('UPDATE own_subscriptions SET deleted_at = $1::TIMESTAMP WHERE guid = $2 AND deleted_at IS NULL', [stamp(at), guid]);
+}
