@@ -30,6 +30,8 @@ import { windowBounds, windowId } from '../workflows/windows.ts';
 import type { MerchantOrder } from '../contract/orders.ts';
 import { readOrderBatch } from './orders-file.ts';
 import type { Subscription } from '../contract/resources.ts';
+import { markSubscriptionDeleted, markSubscriptionsSeenActive, noteListedSubscriptions, recordOwnSubscriptions } from '../store/subscriptions.ts';
+import { sameUrl, urlHost } from '../workflows/subscriptions.ts';
 import type { Activities, PushOutcome, PushRecord, SubscriptionList, SubscriptionView } from './types.ts';
 
 export { readOrderBatch, orderFileFormat } from './orders-file.ts';
@@ -201,6 +203,15 @@ export function createActivities(deps: ActivityDeps): Activities {
     return run;
   }
 
+  /** A store note after a service call that already acted: logged when it fails, never thrown (see createSubscription). */
+  async function remember(activity: string, guid: string, fn: (store: Store) => Promise<void>): Promise<void> {
+    try {
+      await withStore(activity, fn);
+    } catch (e) {
+      deps.logger?.warn({ activity, guid, err: (e as Error)?.message?.split('\n')[0] }, 'could not record the subscription in the store');
+    }
+  }
+
   return {
     async fetchAndLoad({ kind, window, runId }) {
       return withHeartbeat(async (signal) => {
@@ -294,18 +305,45 @@ export function createActivities(deps: ActivityDeps): Activities {
       );
     },
 
-    async listSubscriptions(): Promise<SubscriptionList> {
+    async listSubscriptions(input): Promise<SubscriptionList> {
+      const ownUrl = input?.ownUrl;
       const r = await deps.clients.events.listSubscriptionsWithDate();
-      // A shown password that cannot be compared would be planned as "matches": refuse instead of guessing.
-      const password = r.subscriptions.some(showsPassword) ? webhookPassword() : configuredPassword();
-      return { subscriptions: r.subscriptions.map((s) => subscriptionView(s, password)), ...(r.date ? { serviceTime: r.date } : {}) };
+      // Which listed ones are cbp's: recorded in the store, or on its receiver url (recorded now, so they stay
+      // cbp's when the url changes). A failure here fails the list: without the records cbp's subscriptions for
+      // an earlier url would look like another consumer's, and be duplicated.
+      const records = await withStore('listSubscriptions', (store) =>
+        noteListedSubscriptions(
+          store,
+          r.subscriptions.map((s) => ({ guid: s.guid, event_type: s.event_type, active: s.active, onOwnUrl: ownUrl !== undefined && sameUrl(s.url, ownUrl) })),
+          now(),
+        ),
+      );
+      const mine = ownUrl === undefined ? r.subscriptions : r.subscriptions.filter((s) => records.has(s.guid));
+      const others = ownUrl === undefined ? [] : r.subscriptions.filter((s) => !records.has(s.guid));
+      // A shown password of cbp's own that cannot be compared would be planned as "matches": refuse instead of
+      // guessing. Another consumer's password is never looked at.
+      const password = mine.some(showsPassword) ? webhookPassword() : configuredPassword();
+      const subscriptions = mine.map((s): SubscriptionView => {
+        const rec = records.get(s.guid);
+        return { ...subscriptionView(s, password), ...(rec ? { cbp_own: true as const } : {}), ...(rec && (rec.seenActiveAt || s.active) ? { cbp_seen_active: true as const } : {}) };
+      });
+      return {
+        subscriptions,
+        ...(ownUrl === undefined ? {} : { others: others.map((s) => ({ guid: s.guid, event_type: s.event_type, url_host: urlHost(s.url), active: s.active })) }),
+        ...(r.date ? { serviceTime: r.date } : {}),
+      };
     },
 
     async createSubscription(request) {
       // Read before the call: a missing password must fail before anything is created.
       const password = webhookPassword();
       const sub = await deps.clients.events.createSubscription({ ...request, auth: { username: request.auth.username, password } });
-      return subscriptionView(sub, password);
+      // Nothing may throw after the call (a re-run activity would create a second one): a failed record is
+      // logged, and the next list records it anyway while it is on the receiver url.
+      await remember('createSubscription', sub.guid, (store) =>
+        recordOwnSubscriptions(store, [{ guid: sub.guid, event_type: sub.event_type, origin: 'created', active: sub.active }], now()),
+      );
+      return { ...subscriptionView(sub, password), cbp_own: true as const, ...(sub.active ? { cbp_seen_active: true as const } : {}) };
     },
 
     async updateSubscription(guid, update) {
@@ -314,6 +352,7 @@ export function createActivities(deps: ActivityDeps): Activities {
       const body = auth ? { ...rest, auth: { username: auth.username, password: password as string } } : rest;
       // Nothing may throw after the call: the service has applied the update, and a failed activity is re-run.
       const sub = await deps.clients.events.updateSubscription(guid, body);
+      if (sub.active) await remember('updateSubscription', guid, (store) => markSubscriptionsSeenActive(store, [guid], now()));
       return subscriptionView(sub, password);
     },
 
@@ -322,9 +361,9 @@ export function createActivities(deps: ActivityDeps): Activities {
         await deps.clients.events.deleteSubscription(guid);
       } catch (e) {
         // Already gone (a retried delete whose first attempt went through): the goal is met.
-        if (e instanceof ServiceError && e.httpStatus === 404) return;
-        throw e;
+        if (!(e instanceof ServiceError && e.httpStatus === 404)) throw e;
       }
+      await remember('deleteSubscription', guid, (store) => markSubscriptionDeleted(store, guid, now()));
     },
 
     async readOrders({ source, cursor, batchSize }) {

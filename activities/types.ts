@@ -155,6 +155,32 @@ export interface SubscriptionView {
   created_at: string;
   updated_at: string;
   auth?: SubscriptionAuthView;
+  /** Recorded in cbp's store as its own (cbp created it, or listed it on its receiver url). Absent: not recorded. */
+  cbp_own?: true;
+  /** cbp has seen it active, so it passed the service's vetting: when inactive, an update re-activates it. */
+  cbp_seen_active?: true;
+}
+
+/**
+ * Another consumer's subscription (the service pushes each event to every active subscription of its type, so
+ * a merchant's CRM may hold its own). cbp leaves it alone and keeps only this of it: never its url path or
+ * query (they may hold a token), its e-mail or its credentials.
+ */
+export interface ForeignSubscription {
+  guid: string;
+  event_type: SubscribableEventType;
+  /** Host (and port) of its url, lower case; no user info. */
+  url_host: string;
+  active: boolean;
+}
+
+export interface ListSubscriptionsInput {
+  /**
+   * cbp's receiver url. Listed subscriptions on it, and those the store records as cbp's own (created by cbp,
+   * possibly for an earlier url), are returned in full in `subscriptions` and recorded as cbp's; every other
+   * one only as a ForeignSubscription in `others`.
+   */
+  ownUrl: string;
 }
 
 /** The username half of the webhook's Basic credentials; the activity adds the configured password. */
@@ -179,15 +205,22 @@ export interface SubscriptionUpdateIntent {
 }
 
 export interface SubscriptionList {
+  /** With `ownUrl`: cbp's own subscriptions only. Without: every subscription of the account. */
   subscriptions: SubscriptionView[];
+  /** With `ownUrl`: every other consumer's subscription, reduced. */
+  others?: ForeignSubscription[];
   /** The service's clock when it answered (its HTTP Date header), ISO UTC; judges vetting age. */
   serviceTime?: string;
 }
 
 export interface SubscriptionActivities {
-  /** Throws ConfigError (CBP_WEBHOOK_PASSWORD) when a listed password must be compared and none is configured. */
-  listSubscriptions(): Promise<SubscriptionList>;
-  /** Throws ConfigError (CBP_WEBHOOK_PASSWORD) when no password is configured. */
+  /**
+   * Throws ConfigError (CBP_WEBHOOK_PASSWORD) when a listed password of cbp's own must be compared and none is
+   * configured. With `ownUrl`, records in the store which listed subscriptions are cbp's and which of them it
+   * saw active.
+   */
+  listSubscriptions(input?: ListSubscriptionsInput): Promise<SubscriptionList>;
+  /** Throws ConfigError (CBP_WEBHOOK_PASSWORD) when no password is configured. Records the new guid as cbp's own. */
   createSubscription(request: SubscribeIntent): Promise<SubscriptionView>;
   /** With `update.auth`: throws ConfigError (CBP_WEBHOOK_PASSWORD) when no password is configured. */
   updateSubscription(guid: string, update: SubscriptionUpdateIntent): Promise<SubscriptionView>;

@@ -173,8 +173,16 @@ export function humanReconcile(r: ReconcileResult): string {
     ['unchanged', r.unchanged],
     ['vetting pending', r.pendingVetting.map((v) => `${v.event_type} (${v.ageHours.toFixed(1)} h)`).join(', ') || 0],
     ['vetting failed', r.failedVetting.map((v) => `${v.event_type} (${v.ageHours.toFixed(1)} h)`).join(', ') || 0],
+    ['left alone (not cbp\'s)', r.leftAlone.length],
   ];
   lines.push(table(rows));
+  if (r.leftAlone.length > 0) {
+    // Another consumer's subscriptions (a CRM, say): shown so nobody wonders why cbp did not touch them.
+    lines.push("left alone: other consumers' subscriptions, never changed by cbp (only the url's host is shown)");
+    lines.push(
+      renderTable(['guid', 'event type', 'url host', 'active'], r.leftAlone.map((f) => [f.guid, f.event_type, f.url_host, f.active ? 'yes' : 'no'])).replace(/\n\(\d+ rows?\)$/, ''),
+    );
+  }
   return lines.join('\n');
 }
 

@@ -4,9 +4,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
 import { DEMO_MARKER } from '../cli/demo-dir.ts';
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)));
 const dir = tempDir();
 afterAll(() => rmrf(dir));
 
@@ -58,5 +62,15 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     const [dec] = JSON.parse(vamp.stdout) as Array<{ chargeback_count: string; vamp_dispute_count: string; rdr_resolved_count: string }>;
     expect(Number(dec!.rdr_resolved_count)).toBeGreaterThan(0);
     expect(Number(dec!.vamp_dispute_count)).toBe(Number(dec!.chargeback_count) - Number(dec!.rdr_resolved_count));
+
+    // The README's analyst commands work right after the demo, as written (the demo's folder put in for data/demo).
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const commands = readme.split('\n').filter((l) => l.startsWith('CBP_DATA_DIR=data/demo npx cbp '));
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    for (const c of commands) {
+      const r = spawnSync('bash', ['-c', c.replace('CBP_DATA_DIR=data/demo', `CBP_DATA_DIR=${JSON.stringify(dataDir)}`)], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+      expect({ c, code: r.status, stderr: r.stderr }).toMatchObject({ code: 0, stderr: expect.not.stringMatching(/\n\s+at /) });
+      expect(r.stdout.trim().length).toBeGreaterThan(0);
+    }
   });
 });

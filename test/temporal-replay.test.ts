@@ -13,7 +13,9 @@ const TQ = { name: 'cbp', kind: 'TASK_QUEUE_KIND_NORMAL' };
 
 interface Step {
   name: string;
-  result: unknown;
+  result?: unknown;
+  /** The activity failed for good with this ApplicationFailure (type = the CbpError's code), instead of a result. */
+  failure?: { type: string; message: string };
 }
 
 /**
@@ -65,9 +67,18 @@ function history(workflowType: string, input: unknown, steps: Step[], scheduledS
       },
     });
     const started = ev('EVENT_TYPE_ACTIVITY_TASK_STARTED', { activityTaskStartedEventAttributes: { scheduledEventId: scheduled, identity: 'test', requestId: 'act', attempt: 1 } });
-    ev('EVENT_TYPE_ACTIVITY_TASK_COMPLETED', {
-      activityTaskCompletedEventAttributes: { result: { payloads: [payload(s.result)] }, scheduledEventId: scheduled, startedEventId: started, identity: 'test' },
-    });
+    if (s.failure) {
+      ev('EVENT_TYPE_ACTIVITY_TASK_FAILED', {
+        activityTaskFailedEventAttributes: {
+          failure: { message: s.failure.message, applicationFailureInfo: { type: s.failure.type, nonRetryable: true } },
+          scheduledEventId: scheduled, startedEventId: started, identity: 'test', retryState: 'RETRY_STATE_NON_RETRYABLE_FAILURE',
+        },
+      });
+    } else {
+      ev('EVENT_TYPE_ACTIVITY_TASK_COMPLETED', {
+        activityTaskCompletedEventAttributes: { result: { payloads: [payload(s.result)] }, scheduledEventId: scheduled, startedEventId: started, identity: 'test' },
+      });
+    }
     task = wft();
   });
   if (end) {
@@ -195,6 +206,33 @@ describe('workflows replayed in the Temporal sandbox', () => {
         ], undefined, 'completed'),
       ),
     ).resolves.toBeUndefined();
+
+    // Another consumer's subscription is left alone; cbp's own one, switched off after vetting, is switched back
+    // on; when the service refuses that (its failure as Temporal records it), cbp deletes and re-creates it.
+    const own = all.map((t) => ({ ...sub(t), cbp_own: true, cbp_seen_active: true }));
+    own[1] = { ...own[1]!, active: false };
+    const others = [{ guid: 'sub_crm', event_type: 'rdr.new', url_host: 'crm.merchant.example', active: true }];
+    await expect(
+      replay(
+        history('reconcileSubscriptionsWorkflow', reconcileInput, [
+          { name: 'listSubscriptions', result: { subscriptions: own, others, serviceTime: '2026-03-15T00:00:00Z' } },
+          { name: 'updateSubscription', failure: { type: 'CBP_ERR_SERVICE_BAD_REQUEST', message: 'events update subscription: 400 vetting failed' } },
+          { name: 'deleteSubscription', result: null },
+          { name: 'createSubscription', result: { ...sub('chargeback.match'), guid: 'sub_new', active: false } },
+          { name: 'recordRun', result: null },
+        ], undefined, 'completed'),
+      ),
+    ).resolves.toBeUndefined();
+    // Any other failure of that update fails the run: a history that goes on to delete contradicts it.
+    await expect(
+      replay(
+        history('reconcileSubscriptionsWorkflow', reconcileInput, [
+          { name: 'listSubscriptions', result: { subscriptions: own, others, serviceTime: '2026-03-15T00:00:00Z' } },
+          { name: 'updateSubscription', failure: { type: 'CBP_ERR_SERVICE_UNAVAILABLE', message: 'events update subscription: 503' } },
+          { name: 'deleteSubscription', result: null },
+        ]),
+      ),
+    ).rejects.toThrow(/nondeterminism/i);
 
     const orders = [{ order_id: 'A1', order_total: '10.00', order_date: '2026-03-01T00:00:00Z' }];
     await expect(

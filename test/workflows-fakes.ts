@@ -8,6 +8,8 @@ import type {
   PushRecord,
   ReadOrdersInput,
   RunRecord,
+  ForeignSubscription,
+  ListSubscriptionsInput,
   SubscribeIntent,
   SubscriptionList,
   SubscriptionUpdateIntent,
@@ -24,8 +26,16 @@ export interface FakeOptions {
   failAfterLoads?: number;
   /** Milliseconds a fetchAndLoad takes, by call number (so lanes interleave). */
   loadDelay?: (call: number) => number;
-  /** As the list activity shows them: no password, at most password_matches. */
+  /**
+   * The account's subscriptions as the list activity shows them (no password, at most password_matches). Given
+   * `ownUrl`, the fake list answers as the real one does: those on the url or marked `cbp_own` in full (and
+   * marked cbp_own from then on, with cbp_seen_active once seen active), the rest reduced in `others`.
+   */
   subscriptions?: SubscriptionView[];
+  /** Guids whose update with `active: true` the service refuses (400), as it does after failed vetting. */
+  refuseActivation?: string[];
+  /** Throw the refusal as Temporal delivers an activity's failure (ActivityFailure → ApplicationFailure type). */
+  refusalAsTemporalFailure?: boolean;
   serviceTime?: string;
   /** Orders by source name. */
   sources?: Record<string, MerchantOrder[]>;
@@ -126,9 +136,22 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       log('recordRun', run);
       state.runs.push(structuredClone(run));
     },
-    async listSubscriptions(): Promise<SubscriptionList> {
-      log('listSubscriptions');
-      return { subscriptions: structuredClone(state.subscriptions), ...(opts.serviceTime ? { serviceTime: opts.serviceTime } : {}) };
+    async listSubscriptions(input?: ListSubscriptionsInput): Promise<SubscriptionList> {
+      log('listSubscriptions', ...(input ? [input] : []));
+      const time = opts.serviceTime ? { serviceTime: opts.serviceTime } : {};
+      if (!input) return { subscriptions: structuredClone(state.subscriptions), ...time };
+      const mine: SubscriptionView[] = [];
+      const others: ForeignSubscription[] = [];
+      for (const s of state.subscriptions) {
+        if (s.cbp_own || s.url.trim() === input.ownUrl.trim()) {
+          s.cbp_own = true;
+          if (s.active) s.cbp_seen_active = true;
+          mine.push(structuredClone(s));
+        } else {
+          others.push({ guid: s.guid, event_type: s.event_type, url_host: new URL(s.url).host, active: s.active });
+        }
+      }
+      return { subscriptions: mine, others, ...time };
     },
     async createSubscription(req: SubscribeIntent) {
       log('createSubscription', req);
@@ -143,6 +166,7 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
         created_at: t,
         updated_at: t,
         auth: { ...req.auth },
+        cbp_own: true,
       };
       state.subscriptions.push(sub);
       return structuredClone(sub);
@@ -151,6 +175,14 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       log('updateSubscription', guid, update);
       const sub = state.subscriptions.find((s) => s.guid === guid);
       if (!sub) throw Object.assign(new Error(`no subscription ${guid}`), { code: 'CBP_ERR_SERVICE_NOT_FOUND', retryable: false });
+      if (update.active === true && opts.refuseActivation?.includes(guid)) {
+        const message = 'events update subscription: 400 vetting failed; delete the subscription and create a new one';
+        const refused = Object.assign(new Error(message), { code: 'CBP_ERR_SERVICE_BAD_REQUEST', retryable: false });
+        throw opts.refusalAsTemporalFailure
+          ? Object.assign(new Error('Activity task failed'), { cause: Object.assign(new Error(message), { type: 'CBP_ERR_SERVICE_BAD_REQUEST', nonRetryable: true }) })
+          : refused;
+      }
+      if (update.active === true) sub.cbp_seen_active = true;
       // The real activity sends the configured password with the username: it matches afterwards.
       Object.assign(sub, update, update.auth ? { auth: { username: update.auth.username, password_matches: true } } : {});
       return structuredClone(sub);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SubscriptionView } from '../activities/types.ts';
 import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../contract/index.ts';
 import { reconcileSubscriptions, type ReconcileInput } from '../workflows/reconcile.ts';
-import { authDiffers, checkWebhookUrl, isLoopbackHost, planSubscriptions } from '../workflows/subscriptions.ts';
+import { authDiffers, checkWebhookUrl, isLoopbackHost, planSubscriptions, urlHost } from '../workflows/subscriptions.ts';
 import { callsOf, createFakes } from './workflows-fakes.ts';
 
 const URL_OK = 'https://hooks.merchant.example/cbp/events';
@@ -58,19 +58,31 @@ describe('reconcileSubscriptions', () => {
   it('updates a changed url, e-mail, credentials or active flag with only the changed fields', async () => {
     const subs = allCorrect();
     subs[0]!.url = 'https://old.merchant.example/events';
+    subs[0]!.cbp_own = true; // cbp created it, for its earlier receiver url
     subs[1]!.email = 'someone@else.example';
     subs[2]!.auth = { username: 'cbp', password_matches: false };
     subs[3]!.active = false;
-    subs[3]!.updated_at = '2026-02-01T00:00:00Z'; // vetted long ago, then switched off
+    subs[3]!.updated_at = '2026-02-01T00:00:00Z'; // vetted long ago (cbp saw it active), then switched off
+    Object.assign(subs[3]!, { cbp_own: true, cbp_seen_active: true });
     const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
     const r = await reconcileSubscriptions(DESIRED, acts);
     const updates = callsOf(state, 'updateSubscription');
     expect(updates).toContainEqual([subs[0]!.guid, { url: URL_OK }]);
     expect(updates).toContainEqual([subs[1]!.guid, { email: DESIRED.email }]);
     expect(updates).toContainEqual([subs[2]!.guid, { auth: AUTH }]);
-    expect(r.updated.map((u) => u.fields)).toEqual([['url'], ['email'], ['auth']]);
-    // An old inactive subscription cannot be told from one whose vetting failed: it is re-created.
+    expect(updates).toContainEqual([subs[3]!.guid, { active: true }]);
+    expect(r.updated.map((u) => u.fields)).toEqual([['url'], ['email'], ['auth'], ['active']]);
+    expect(r).toMatchObject({ created: [], deleted: [], leftAlone: [] });
+  });
+
+  it('deletes and re-creates an old inactive subscription of its own it never saw active (it cannot be told from failed vetting)', async () => {
+    const subs = allCorrect();
+    subs[3]!.active = false;
+    subs[3]!.updated_at = '2026-02-01T00:00:00Z';
+    const { acts } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
     expect(r.deleted).toEqual([{ event_type: subs[3]!.event_type, guid: subs[3]!.guid, reason: 'failed_vetting' }]);
+    expect(r.created).toMatchObject([{ event_type: subs[3]!.event_type, reason: 'failed_vetting' }]);
   });
 
   it('compares e-mail without case and accepts a list that shows no password', async () => {
@@ -120,17 +132,17 @@ describe('reconcileSubscriptions', () => {
 
   it('re-creates a subscription being vetted at a wrong url', async () => {
     const subs = allCorrect();
-    subs[0] = sub('chargeback.new', { active: false, url: 'https://old.example/events', created_at: '2026-03-15T10:00:00Z' });
+    subs[0] = sub('chargeback.new', { active: false, url: 'https://old.example/events', created_at: '2026-03-15T10:00:00Z', cbp_own: true });
     const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
     const r = await reconcileSubscriptions(DESIRED, acts);
     expect(state.calls.filter(changes(WRITES)).map((c) => c.name)).toEqual(['deleteSubscription', 'createSubscription']);
     expect(r.deleted[0]!.reason).toBe('vetting_target_changed');
   });
 
-  it('deletes duplicates, keeping the active one on the desired url', async () => {
+  it('deletes duplicates among its own, keeping the active one on the desired url', async () => {
     const subs = allCorrect();
     const keep = subs[0]!;
-    const dupOld = sub('chargeback.new', { url: 'https://old.example/events', created_at: '2025-06-01T00:00:00Z' });
+    const dupOld = sub('chargeback.new', { url: 'https://old.example/events', created_at: '2025-06-01T00:00:00Z', cbp_own: true });
     const dupInactive = sub('chargeback.new', { active: false, created_at: '2026-03-15T11:00:00Z' });
     const { acts, state } = createFakes({ subscriptions: [dupOld, ...subs, dupInactive], serviceTime: NOW });
     const r = await reconcileSubscriptions(DESIRED, acts);
@@ -149,8 +161,8 @@ describe('reconcileSubscriptions', () => {
 
   it('reaches a fixed point: a second run changes nothing', async () => {
     const subs = allCorrect();
-    subs[0]!.url = 'https://old.example/events';
-    const dup = sub('rdr.new', { url: 'https://old.example/events' });
+    Object.assign(subs[0]!, { url: 'https://old.example/events', cbp_own: true });
+    const dup = sub('rdr.new', { url: 'https://old.example/events', cbp_own: true });
     const { acts, state } = createFakes({ subscriptions: [...subs.slice(0, 6), dup], serviceTime: NOW });
     await reconcileSubscriptions(DESIRED, acts);
     const before = state.calls.length;
@@ -216,10 +228,130 @@ describe('reconcileSubscriptions', () => {
   });
 });
 
+describe('reconcileSubscriptions beside other consumers of the account', () => {
+  // A merchant's CRM holds its own subscriptions: its url path carries a token, its e-mail and credentials are its own.
+  const CRM_URL = 'https://User:tok@CRM.Merchant.example:8443/hooks/secret-path-77?key=crm-key-42';
+  const crm = (event_type: SubscribableEventType, over: Partial<SubscriptionView> = {}) =>
+    sub(event_type, { url: CRM_URL, email: 'crm-admin@merchant.example', auth: { username: 'crm-user', password_matches: false }, ...over });
+
+  it('never updates or deletes another consumer\'s subscription, and creates its own beside it', async () => {
+    const own = allCorrect().filter((s) => s.event_type !== 'rdr.new');
+    // Different url, e-mail and credentials; inactive and old; two of one type: none of it is cbp's business.
+    const foreign = [crm('rdr.new'), crm('chargeback.new'), crm('chargeback.new', { active: false, created_at: '2025-01-01T00:00:00Z' })];
+    const { acts, state } = createFakes({ subscriptions: [...foreign, ...own], serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    const touched = state.calls.filter(changes(['updateSubscription', 'deleteSubscription'])).map((c) => c.args[0]);
+    for (const f of foreign) expect(touched).not.toContain(f.guid);
+    expect(r.created).toMatchObject([{ event_type: 'rdr.new', reason: 'missing' }]);
+    expect(r).toMatchObject({ updated: [], deleted: [], unchanged: 7 });
+    expect(r.leftAlone).toEqual(foreign.map((f) => ({ guid: f.guid, event_type: f.event_type, url_host: 'crm.merchant.example:8443', active: f.active })));
+    // The report and the run record hold the guid, type and host only: no path, token, e-mail or credentials.
+    const recorded = JSON.stringify([r, state.runs, state.calls.filter((c) => c.name !== 'listSubscriptions')]);
+    for (const secret of ['secret-path-77', 'crm-key-42', 'tok', 'crm-admin', 'crm-user']) expect(recorded).not.toContain(secret);
+    expect(state.runs[0]!.summary).toMatchObject({ leftAlone: r.leftAlone });
+  });
+
+  it('deletes duplicates only among its own: another consumer\'s subscription of the same type is none', async () => {
+    const own = allCorrect();
+    const foreignSameType = crm('chargeback.new', { created_at: '2026-03-01T00:00:00Z' });
+    const { acts, state } = createFakes({ subscriptions: [...own, foreignSameType], serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.filter(changes(WRITES))).toEqual([]);
+    expect(r.leftAlone.map((f) => f.guid)).toEqual([foreignSameType.guid]);
+  });
+
+  it('keeps as its own a subscription it created for its earlier receiver url, and moves it to the new url', async () => {
+    const subs = allCorrect().map((s) => ({ ...s, url: 'https://old-host.merchant.example/cbp/events', cbp_own: true as const }));
+    const { acts, state } = createFakes({ subscriptions: [...subs, crm('rdr.new')], serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(callsOf(state, 'updateSubscription')).toEqual(subs.map((s) => [s.guid, { url: URL_OK }]));
+    expect(r).toMatchObject({ created: [], deleted: [] });
+    expect(r.leftAlone).toHaveLength(1);
+    // Fixed point: nothing left to do.
+    const from = state.calls.length;
+    await reconcileSubscriptions(DESIRED, acts);
+    expect(state.calls.slice(from).filter(changes(WRITES))).toEqual([]);
+  });
+
+  it('plans from a list that did not sort out ownership: only those on its url or recorded as its own are its own', () => {
+    const mine = sub('rdr.new');
+    const recorded = sub('chargeback.new', { url: 'https://old.example/e', cbp_own: true });
+    const stranger = crm('chargeback.new');
+    const plan = planSubscriptions(
+      { url: URL_OK, email: 'ops@merchant.example', auth: AUTH, active: true, eventTypes: ['chargeback.new', 'rdr.new'] },
+      [stranger, recorded, mine],
+      { serviceNow: NOW, vettingGraceHours: 25 },
+      [{ guid: 'sub_listed_as_other', event_type: 'rdr.new', url_host: 'x.example', active: true }],
+    );
+    expect(plan.actions).toEqual([{ op: 'update', guid: recorded.guid, event_type: 'chargeback.new', fields: ['url'] }]);
+    expect(plan.leftAlone).toEqual([
+      { guid: 'sub_listed_as_other', event_type: 'rdr.new', url_host: 'x.example', active: true },
+      { guid: stranger.guid, event_type: 'chargeback.new', url_host: 'crm.merchant.example:8443', active: true },
+    ]);
+  });
+
+  it('reads only the host of a url', () => {
+    expect(urlHost('https://a:b@Hooks.Example/x?y#z')).toBe('hooks.example');
+    expect(urlHost('https://hooks.example:444/x')).toBe('hooks.example:444');
+    expect(urlHost('http://[::1]:8080/events')).toBe('[::1]:8080');
+    expect(urlHost('not a url')).toBe('?');
+  });
+});
+
+describe('reconcileSubscriptions re-activating its own subscriptions', () => {
+  it('switches back on with an update one that passed vetting and was switched off, however recently', async () => {
+    const subs = allCorrect();
+    // Seen active by cbp, then deactivated (an hour after creation, or long ago): no waiting, no re-creating.
+    subs[1] = sub(subs[1]!.event_type, { active: false, created_at: '2026-03-15T11:00:00Z', cbp_own: true, cbp_seen_active: true });
+    subs[2] = sub(subs[2]!.event_type, { active: false, created_at: '2025-01-01T00:00:00Z', cbp_own: true, cbp_seen_active: true });
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(callsOf(state, 'updateSubscription')).toEqual([
+      [subs[1]!.guid, { active: true }],
+      [subs[2]!.guid, { active: true }],
+    ]);
+    expect(r).toMatchObject({ created: [], deleted: [], pendingVetting: [], failedVetting: [] });
+    expect(state.subscriptions.every((s) => s.active)).toBe(true);
+  });
+
+  it('sends the other changed fields in the same update', async () => {
+    const subs = allCorrect();
+    subs[0] = sub('chargeback.new', { active: false, url: 'https://old.example/e', email: 'old@merchant.example', cbp_own: true, cbp_seen_active: true });
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    const r = await reconcileSubscriptions(DESIRED, acts);
+    expect(callsOf(state, 'updateSubscription')).toEqual([[subs[0]!.guid, { url: URL_OK, email: DESIRED.email, active: true }]]);
+    expect(r.updated).toEqual([{ event_type: 'chargeback.new', guid: subs[0]!.guid, fields: ['url', 'email', 'active'] }]);
+  });
+
+  for (const temporal of [false, true]) {
+    it(`deletes and re-creates one the service refuses to switch back on${temporal ? ' (the refusal as Temporal delivers it)' : ''}`, async () => {
+      const subs = allCorrect();
+      subs[4] = sub(subs[4]!.event_type, { active: false, cbp_own: true, cbp_seen_active: true });
+      const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW, refuseActivation: [subs[4]!.guid], refusalAsTemporalFailure: temporal });
+      const r = await reconcileSubscriptions(DESIRED, acts);
+      expect(state.calls.filter(changes(WRITES)).map((c) => c.name)).toEqual(['updateSubscription', 'deleteSubscription', 'createSubscription']);
+      expect(r.deleted).toEqual([{ event_type: subs[4]!.event_type, guid: subs[4]!.guid, reason: 'activation_refused' }]);
+      expect(r.created).toMatchObject([{ event_type: subs[4]!.event_type, reason: 'activation_refused' }]);
+      expect(r.updated).toEqual([]);
+    });
+  }
+
+  it('fails the run on a refused update that was not a re-activation', async () => {
+    const subs = allCorrect();
+    subs[4]!.email = 'old@merchant.example';
+    const { acts, state } = createFakes({ subscriptions: subs, serviceTime: NOW });
+    acts.updateSubscription = async () => {
+      throw Object.assign(new Error('events update subscription: 400 bad e-mail'), { code: 'CBP_ERR_SERVICE_BAD_REQUEST', retryable: false });
+    };
+    await expect(reconcileSubscriptions(DESIRED, acts)).rejects.toMatchObject({ code: 'CBP_ERR_SERVICE_BAD_REQUEST' });
+    expect(state.calls.filter(changes(['deleteSubscription', 'createSubscription']))).toEqual([]);
+  });
+});
+
 describe('planSubscriptions', () => {
   it('orders deletes before creates before updates', () => {
     const subs = [
-      sub('chargeback.new', { url: 'https://old.example/e' }),
+      sub('chargeback.new', { url: 'https://old.example/e', cbp_own: true }),
       sub('chargeback.new', { active: false, created_at: '2026-03-15T11:00:00Z' }),
       sub('prevention.new', { active: false, created_at: '2026-03-01T00:00:00Z' }),
     ];

@@ -1,5 +1,5 @@
 // Make the service's webhook subscriptions match the desired state, and report what changed.
-import type { PipelineActivities, SubscriptionActivities, WebhookUser } from '../activities/types.ts';
+import type { ForeignSubscription, PipelineActivities, SubscriptionActivities, WebhookUser } from '../activities/types.ts';
 import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../contract/resources.ts';
 import { WorkflowInputError } from './errors.ts';
 import { defaultRunId, recorded } from './run.ts';
@@ -43,8 +43,26 @@ export interface ReconcileResult {
   unchanged: number;
   pendingVetting: VettingNote[];
   failedVetting: VettingNote[];
+  /** Other consumers' subscriptions, never touched: guid, event type, url host (never their auth). */
+  leftAlone: ForeignSubscription[];
   /** The clock used to judge vetting age: the service's when it told us. */
   serviceTime: string;
+}
+
+/** Service codes of a refused request (400, 422): the same request would be refused again. */
+const REFUSED = new Set(['CBP_ERR_SERVICE_BAD_REQUEST', 'CBP_ERR_SERVICE_UNPROCESSABLE']);
+
+/** The error code along a chain: a CbpError's `code` here, an ApplicationFailure's `type` under ActivityFailure in Temporal. */
+function errorCodes(e: unknown): string[] {
+  const out: string[] = [];
+  let cur: unknown = e;
+  for (let depth = 0; depth < 8 && typeof cur === 'object' && cur !== null; depth++) {
+    const { code, type, cause } = cur as { code?: unknown; type?: unknown; cause?: unknown };
+    if (typeof code === 'string') out.push(code);
+    if (typeof type === 'string') out.push(type);
+    cur = cause;
+  }
+  return out;
 }
 
 export type ReconcileActs = SubscriptionActivities & Pick<PipelineActivities, 'recordRun'> & { now(): string };
@@ -77,12 +95,15 @@ export async function reconcileSubscriptions(input: ReconcileInput, acts: Reconc
   const runId = input.runId ?? defaultRunId('reconcileSubscriptions', startedAt);
 
   return recorded(acts, { runId, workflow: 'reconcileSubscriptions', startedAt }, async () => {
-    const list = await acts.listSubscriptions();
+    // Given cbp's receiver url, the activity returns cbp's own subscriptions in full and the others reduced.
+    const list = await acts.listSubscriptions({ ownUrl: desired.url });
     const serviceTime = list.serviceTime ?? acts.now();
-    const plan = planSubscriptions(desired, list.subscriptions, {
-      serviceNow: serviceTime,
-      vettingGraceHours: input.vettingGraceHours ?? DEFAULT_VETTING_GRACE_HOURS,
-    });
+    const plan = planSubscriptions(
+      desired,
+      list.subscriptions,
+      { serviceNow: serviceTime, vettingGraceHours: input.vettingGraceHours ?? DEFAULT_VETTING_GRACE_HOURS },
+      list.others ?? [],
+    );
     const result: ReconcileResult = {
       runId,
       created: [],
@@ -91,7 +112,12 @@ export async function reconcileSubscriptions(input: ReconcileInput, acts: Reconc
       unchanged: plan.unchanged.length,
       pendingVetting: plan.pendingVetting,
       failedVetting: plan.failedVetting,
+      leftAlone: plan.leftAlone,
       serviceTime,
+    };
+    const create = async (event_type: SubscribableEventType, reason: CreateReason) => {
+      const sub = await acts.createSubscription({ email: desired.email, url: desired.url, event_type, auth: { ...desired.auth } });
+      result.created.push({ event_type, guid: sub.guid, reason });
     };
     // Sequential and in plan order (deletes, creates, updates): a duplicate is gone before its
     // replacement exists, and a partial run leaves a state the next run completes.
@@ -100,10 +126,19 @@ export async function reconcileSubscriptions(input: ReconcileInput, acts: Reconc
         await acts.deleteSubscription(a.guid);
         result.deleted.push({ event_type: a.event_type, guid: a.guid, reason: a.reason });
       } else if (a.op === 'create') {
-        const sub = await acts.createSubscription({ email: desired.email, url: desired.url, event_type: a.event_type, auth: { ...desired.auth } });
-        result.created.push({ event_type: a.event_type, guid: sub.guid, reason: a.reason });
+        await create(a.event_type, a.reason);
       } else {
-        await acts.updateSubscription(a.guid, updateBody(a.fields, desired));
+        try {
+          await acts.updateSubscription(a.guid, updateBody(a.fields, desired));
+        } catch (e) {
+          // The service refused to switch it back on (the sandbox does so when its vetting failed): the spec's
+          // only remedy, delete and re-create, rather than a run that fails the same way every time.
+          if (!a.reactivate || !errorCodes(e).some((c) => REFUSED.has(c))) throw e;
+          await acts.deleteSubscription(a.guid);
+          result.deleted.push({ event_type: a.event_type, guid: a.guid, reason: 'activation_refused' });
+          await create(a.event_type, 'activation_refused');
+          continue;
+        }
         result.updated.push({ event_type: a.event_type, guid: a.guid, fields: a.fields });
       }
     }
@@ -116,6 +151,7 @@ export async function reconcileSubscriptions(input: ReconcileInput, acts: Reconc
         unchanged: result.unchanged,
         pendingVetting: result.pendingVetting,
         failedVetting: result.failedVetting,
+        leftAlone: result.leftAlone,
         serviceTime,
       },
     };

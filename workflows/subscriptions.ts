@@ -1,17 +1,24 @@
 // Desired versus actual webhook subscriptions: a pure plan of creates, updates and deletes.
 //
 // Rules (docs/spec-decisions.md, "Orchestration"):
-// - one subscription per event type; extra ones are duplicates and are deleted (the kept one: active first,
-//   then the one already on the desired url, then the newest);
-// - an inactive subscription older than the vetting period (24 h of retries after creation, plus a margin)
-//   by the service's clock failed vetting: the spec says only delete-and-create resolves it;
-// - a younger inactive one is still being vetted: left alone, unless its url or credentials are wrong
-//   (vetting tests the url it was created with), then it is re-created;
+// - cbp manages only its own subscriptions: those on its receiver url (the desired url) and those its store
+//   records as its own (`cbp_own`: created by cbp, perhaps for an earlier url, or once found on its url).
+//   The service pushes each event to every active subscription of its type, so another consumer (a
+//   merchant's CRM) may hold subscriptions on the same account: those are never updated or deleted, and are
+//   reported as left alone (guid, event type, url host);
+// - one of cbp's own per event type; its extra ones are duplicates and are deleted (the kept one: active
+//   first, then one that passed vetting, then the one already on the desired url, then the newest);
+// - an inactive one cbp has seen active (`cbp_seen_active`: it passed vetting, then was switched off) is
+//   re-activated by an update (`active: true`), as the spec's state table says;
+// - an inactive one never seen active and older than the vetting period (24 h of retries after creation,
+//   plus a margin) by the service's clock failed vetting: the spec says only delete-and-create resolves it;
+// - a younger one never seen active is still being vetted: left alone, unless its url or credentials are
+//   wrong (vetting tests the url it was created with), then it is re-created;
 // - url is compared exactly (trimmed), e-mail case-insensitively, auth.username exactly; the password never
 //   reaches this module (it would be recorded in Temporal's history): the list activity compares it and says
 //   only `password_matches`, absent when the service did not show one; `forceAuth` re-sends credentials regardless.
 import type { SubscribableEventType } from '../contract/resources.ts';
-import type { SubscriptionAuthView, SubscriptionUpdateIntent, SubscriptionView, WebhookUser } from '../activities/types.ts';
+import type { ForeignSubscription, SubscriptionAuthView, SubscriptionUpdateIntent, SubscriptionView, WebhookUser } from '../activities/types.ts';
 import { InsecureWebhookUrlError, WorkflowInputError } from './errors.ts';
 
 export interface DesiredSubscriptions {
@@ -36,14 +43,16 @@ export interface PlanOptions {
 /** 24 hours of vetting retries (the spec's limit) plus an hour for the service's last attempt to land. */
 export const DEFAULT_VETTING_GRACE_HOURS = 25;
 
-export type CreateReason = 'missing' | 'failed_vetting' | 'vetting_target_changed';
-export type DeleteReason = 'duplicate' | 'failed_vetting' | 'vetting_target_changed';
+/** `activation_refused`: the service would not re-activate one cbp had seen active (see reconcile.ts). */
+export type CreateReason = 'missing' | 'failed_vetting' | 'vetting_target_changed' | 'activation_refused';
+export type DeleteReason = 'duplicate' | 'failed_vetting' | 'vetting_target_changed' | 'activation_refused';
 export type UpdateField = 'url' | 'email' | 'auth' | 'active';
 
 export type SubscriptionAction =
   | { op: 'delete'; guid: string; event_type: SubscribableEventType; reason: DeleteReason }
   | { op: 'create'; event_type: SubscribableEventType; reason: CreateReason }
-  | { op: 'update'; guid: string; event_type: SubscribableEventType; fields: UpdateField[] };
+  /** `reactivate`: an inactive one that passed vetting is switched back on (`fields` holds `active`). */
+  | { op: 'update'; guid: string; event_type: SubscribableEventType; fields: UpdateField[]; reactivate?: true };
 
 export interface VettingNote {
   guid: string;
@@ -58,6 +67,8 @@ export interface SubscriptionPlan {
   unchanged: Array<{ guid: string; event_type: SubscribableEventType }>;
   pendingVetting: VettingNote[];
   failedVetting: VettingNote[];
+  /** Other consumers' subscriptions: never touched. */
+  leftAlone: ForeignSubscription[];
 }
 
 const LOOPBACK_HOST = /^(localhost|[a-z0-9-]+\.localhost|127(\.\d{1,3}){3}|\[::1\]|\[0{0,4}(:0{0,4}){0,6}:0{0,3}1\])$/i;
@@ -78,6 +89,24 @@ export function checkWebhookUrl(url: string): void {
   throw new InsecureWebhookUrlError(url);
 }
 
+/** Host (and port) of a url, lower case, without user info; '?' when unreadable. A regex, as in checkWebhookUrl. */
+export function urlHost(url: string): string {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(:\d*)?(?:[/?#]|$)/i.exec(url.trim());
+  if (!m || !m[1]) return '?';
+  const port = m[2] && m[2].length > 1 ? m[2] : '';
+  return (m[1] + port).toLowerCase();
+}
+
+/** Whether cbp manages this subscription: on its receiver url, or recorded as its own. */
+export function isOwnSubscription(sub: Pick<SubscriptionView, 'url' | 'cbp_own'>, desiredUrl: string): boolean {
+  return sub.cbp_own === true || sameUrl(sub.url, desiredUrl);
+}
+
+/** What cbp keeps of another consumer's subscription. */
+export function foreignView(sub: SubscriptionView): ForeignSubscription {
+  return { guid: sub.guid, event_type: sub.event_type, url_host: urlHost(sub.url), active: sub.active };
+}
+
 function hoursBetween(fromIso: string, toIso: string): number {
   const a = Date.parse(fromIso);
   const b = Date.parse(toIso);
@@ -86,7 +115,8 @@ function hoursBetween(fromIso: string, toIso: string): number {
 }
 
 const sameEmail = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
-const sameUrl = (a: string, b: string) => a.trim() === b.trim();
+/** Urls compare exactly after trimming (the list activity uses the same test to tell cbp's own). */
+export const sameUrl = (a: string, b: string): boolean => a.trim() === b.trim();
 
 /** Whether the credentials differ, as far as the list lets us see. */
 export function authDiffers(actual: SubscriptionAuthView | undefined, desired: WebhookUser): boolean {
@@ -118,6 +148,9 @@ export function updateBody(fields: UpdateField[], desired: DesiredSubscriptions)
 function keeperOrder(desired: DesiredSubscriptions) {
   return (a: SubscriptionView, b: SubscriptionView): number => {
     if (a.active !== b.active) return a.active ? -1 : 1;
+    const va = a.cbp_seen_active === true;
+    const vb = b.cbp_seen_active === true;
+    if (va !== vb) return va ? -1 : 1;
     const ua = sameUrl(a.url, desired.url);
     const ub = sameUrl(b.url, desired.url);
     if (ua !== ub) return ua ? -1 : 1;
@@ -126,14 +159,25 @@ function keeperOrder(desired: DesiredSubscriptions) {
   };
 }
 
-export function planSubscriptions(desired: DesiredSubscriptions, actual: readonly SubscriptionView[], opts: PlanOptions): SubscriptionPlan {
+/**
+ * `actual`: the listed subscriptions (only cbp's own when the list activity was given the receiver url; any
+ * other found among them is left alone too). `others`: the other consumers' subscriptions the list reported.
+ */
+export function planSubscriptions(
+  desired: DesiredSubscriptions,
+  actual: readonly SubscriptionView[],
+  opts: PlanOptions,
+  others: readonly ForeignSubscription[] = [],
+): SubscriptionPlan {
   const deletes: SubscriptionAction[] = [];
   const creates: SubscriptionAction[] = [];
   const updates: SubscriptionAction[] = [];
-  const plan: SubscriptionPlan = { actions: [], unchanged: [], pendingVetting: [], failedVetting: [] };
+  const own = actual.filter((s) => isOwnSubscription(s, desired.url));
+  const leftAlone = [...others, ...actual.filter((s) => !isOwnSubscription(s, desired.url)).map(foreignView)];
+  const plan: SubscriptionPlan = { actions: [], unchanged: [], pendingVetting: [], failedVetting: [], leftAlone };
 
   for (const type of desired.eventTypes) {
-    const subs = actual.filter((s) => s.event_type === type).sort(keeperOrder(desired));
+    const subs = own.filter((s) => s.event_type === type).sort(keeperOrder(desired));
     const keeper = subs[0];
     for (const dup of subs.slice(1)) deletes.push({ op: 'delete', guid: dup.guid, event_type: type, reason: 'duplicate' });
     if (!keeper) {
@@ -141,6 +185,11 @@ export function planSubscriptions(desired: DesiredSubscriptions, actual: readonl
       continue;
     }
     const changed = changedFields(keeper, desired);
+    if (!keeper.active && desired.active && keeper.cbp_seen_active) {
+      // It passed vetting once: the state table's "inactive -> update active=true -> active".
+      updates.push({ op: 'update', guid: keeper.guid, event_type: type, fields: [...changed, 'active'], reactivate: true });
+      continue;
+    }
     if (!keeper.active && desired.active) {
       const ageHours = hoursBetween(keeper.created_at, opts.serviceNow);
       const note: VettingNote = { guid: keeper.guid, event_type: type, created_at: keeper.created_at, ageHours };

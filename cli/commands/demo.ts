@@ -214,6 +214,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     write('Query the published snapshot (read-only; worked examples in sql/queries/):');
     write(`  ${sqlCommand}`);
     write(`  npx cbp sql --snapshot ${rel} --file sql/queries/top_reason_codes.sql`);
+    const relDir = path.relative(process.cwd(), dataDir) || dataDir;
+    write(`Or point any command at the demo's data: CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     const ms = Date.now() - t0;
     write('');
     write(`demo finished in ${secs(ms)}; everything it started is closed. Data: ${path.relative(process.cwd(), dataDir) || dataDir}`);

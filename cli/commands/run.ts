@@ -144,7 +144,7 @@ function registerBackfill(run: Command, ctx: Ctx): void {
 function registerSubscriptions(run: Command, ctx: Ctx): void {
   run
     .command('subscriptions')
-    .description("Make the service's webhook subscriptions (all 8 event types) match this receiver; re-create those that failed vetting")
+    .description("Make cbp's own webhook subscriptions (all 8 event types) match this receiver: re-activate those switched off, re-create those that failed vetting; other consumers' subscriptions are left alone and listed")
     .option('--webhook-url <url>', 'where the service pushes events (default CBP_WEBHOOK_PUBLIC_URL); https, or http on loopback')
     .option('--email <address>', "e-mail for the service's subscription notices (default CBP_SUBSCRIPTION_EMAIL)")
     .option('--force-auth', 're-send the Basic credentials to every subscription (password rotation)')
