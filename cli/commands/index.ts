@@ -14,6 +14,7 @@ import { register as sandbox } from './sandbox.ts';
 import { register as worker } from './worker.ts';
 import { register as schedule } from './schedule.ts';
 import { register as status } from './status.ts';
+import { register as exportCmd } from './export.ts';
 // @register-imports (keep this marker: one import line per command above it)
 
 export const commands: Array<(program: Command, ctx: Ctx) => void> = [
@@ -30,5 +31,6 @@ export const commands: Array<(program: Command, ctx: Ctx) => void> = [
   worker,
   schedule,
   status,
+  exportCmd,
   // @register-list (keep this marker)
 ];

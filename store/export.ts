@@ -1,0 +1,237 @@
+// cbp export: the analyst-facing marts and facts of the published snapshot as Parquet or CSV files, for
+// tools that do not open DuckDB files. It reads the snapshot, never the working store, so it never blocks
+// the pipeline. The statements are cbp's own; the session is an analyst session (store/analyst.ts) whose
+// one writable folder is a staging folder beside --out, so DuckDB can write nowhere else.
+//
+// Layout: OUT/<table>/month=YYYY-MM/data_0.parquet for tables with a date (Hive partitioning: DuckDB,
+// pandas/pyarrow, Spark and Polars read the folder back with a month column), OUT/<table>/data.parquet for
+// the others, and OUT/cbp-export.json, the manifest: what was exported, from which snapshot, and every file
+// written. A non-empty --out is used only when it holds a previous export and nothing else (the manifest
+// lists every file); the new export is built in the staging folder and swapped in whole, so a reader sees
+// the old export or the new one, and cbp never deletes a file it did not write.
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { NotFoundError, UsageError } from '../lib/errors.ts';
+import { openSnapshotSession } from './analyst.ts';
+import type { Store } from './db.ts';
+import { NoSnapshotError } from './errors.ts';
+import { EXPORT_TABLES, type ExportTable } from './export-tables.ts';
+
+export { EXPORT_TABLES, type ExportTable };
+
+export type ExportFormat = 'parquet' | 'csv';
+
+export const MANIFEST = 'cbp-export.json';
+
+export interface ExportOptions {
+  snapshotPath: string;
+  outDir: string;
+  format: ExportFormat;
+  /** Table names (default: all of EXPORT_TABLES). */
+  tables?: string[];
+  /** Inclusive UTC days YYYY-MM-DD (validated by the caller). */
+  from?: string;
+  to?: string;
+  /** The working store, which is refused as a snapshot (a reader would hold its lock). */
+  workingStore?: string;
+  memoryLimit?: string;
+}
+
+export interface ExportedTable {
+  name: string;
+  rows: number;
+  partitionedBy: 'month' | null;
+  /** Paths relative to the export folder. */
+  files: string[];
+}
+
+export interface ExportManifest {
+  cbpExport: 1;
+  format: ExportFormat;
+  snapshot: string;
+  snapshotModifiedAt: string;
+  exportedAt: string;
+  from: string | null;
+  to: string | null;
+  tables: ExportedTable[];
+}
+
+export interface ExportResult extends ExportManifest {
+  outDir: string;
+  /** True when a previous export in --out was replaced. */
+  replaced: boolean;
+}
+
+const isoSeconds = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
+const text = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** The tables asked for, by name, in EXPORT_TABLES order; a usage error names the unknown ones. */
+export function pickTables(names?: string[]): ExportTable[] {
+  if (!names || names.length === 0) return [...EXPORT_TABLES];
+  const wanted = new Set(names.flatMap((n) => n.split(',')).map((n) => n.trim()).filter(Boolean));
+  const unknown = [...wanted].filter((n) => !EXPORT_TABLES.some((t) => t.name === n));
+  if (unknown.length) {
+    throw new UsageError(`--table: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; expected one or more of ${EXPORT_TABLES.map((t) => t.name).join(', ')}`);
+  }
+  return EXPORT_TABLES.filter((t) => wanted.has(t.name));
+}
+
+/** Every file under dir, relative to it, with / separators; directories only as the paths to those files. */
+function listFiles(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) {
+      const inner = listFiles(dir, r);
+      // An empty folder counts as an entry of its own: nothing in a manifest names it.
+      out.push(...(inner.length ? inner : [`${r}/`]));
+    } else out.push(r);
+  }
+  return out.sort();
+}
+
+function readManifest(outDir: string): ExportManifest | undefined {
+  try {
+    const m = JSON.parse(readFileSync(path.join(outDir, MANIFEST), 'utf8')) as ExportManifest;
+    return m && m.cbpExport === 1 && Array.isArray(m.tables) ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** 'new' (absent), 'empty', or 'previous' (a cbp export and nothing else); anything else is refused. */
+function checkOut(outDir: string): 'new' | 'empty' | 'previous' {
+  if (!existsSync(outDir)) return 'new';
+  if (!lstatSync(outDir).isDirectory()) throw new UsageError(`--out ${outDir} is a file, not a folder: give a folder for the export.`);
+  const files = listFiles(outDir);
+  if (files.length === 0) return 'empty';
+  const manifest = readManifest(outDir);
+  const advice = 'choose a new or empty folder (cbp never deletes files it did not write).';
+  if (!manifest) throw new UsageError(`--out ${outDir} is not empty and holds no cbp export (no ${MANIFEST}): ${advice}`);
+  const known = new Set([MANIFEST, ...manifest.tables.flatMap((t) => t.files)]);
+  const strangers = files.filter((f) => !known.has(f));
+  if (strangers.length) {
+    throw new UsageError(
+      `--out ${outDir} holds a cbp export and also files cbp did not write (${strangers.slice(0, 5).join(', ')}${strangers.length > 5 ? ', …' : ''}): ` +
+        `move them out, or ${advice}`,
+    );
+  }
+  return 'previous';
+}
+
+function whereClause(t: ExportTable, from?: string, to?: string): string {
+  const conds: string[] = [];
+  if (t.day) {
+    if (from) conds.push(`(${t.day}) >= DATE ${text(from)}`);
+    if (to) conds.push(`(${t.day}) <= DATE ${text(to)}`);
+  } else if (t.monthly) {
+    if (from) conds.push(`month >= ${text(from.slice(0, 7))}`);
+    if (to) conds.push(`month <= ${text(to.slice(0, 7))}`);
+  }
+  return conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
+}
+
+async function copyTable(store: Store, t: ExportTable, stage: string, format: ExportFormat, from?: string, to?: string): Promise<ExportedTable> {
+  const where = whereClause(t, from, to);
+  const fmt = format === 'csv' ? 'FORMAT csv, HEADER true' : 'FORMAT parquet, COMPRESSION zstd';
+  const target = path.join(stage, t.name);
+  const partitioned = Boolean(t.day || t.monthly);
+  let sql: string;
+  if (partitioned) {
+    const select = t.day ? `SELECT *, strftime(${t.day}, '%Y-%m') AS month FROM ${ident(t.name)}` : `SELECT * FROM ${ident(t.name)}`;
+    sql = `COPY (${select}${where}) TO ${text(target)} (${fmt}, PARTITION_BY (month))`;
+  } else {
+    mkdirSync(target);
+    sql = `COPY (SELECT * FROM ${ident(t.name)}${where}) TO ${text(path.join(target, `data.${format}`))} (${fmt})`;
+  }
+  const rows = Number((await store.conn.runAndReadAll(sql)).getRowsJson()[0]?.[0] ?? 0);
+  const files = existsSync(target) ? listFiles(target).map((f) => `${t.name}/${f}`) : [];
+  return { name: t.name, rows, partitionedBy: partitioned ? 'month' : null, files };
+}
+
+/** A folder made as mkdir would make it (mkdtemp makes it private). */
+function makeStaging(outDir: string): string {
+  const parent = path.dirname(outDir);
+  mkdirSync(parent, { recursive: true });
+  const stage = mkdtempSync(path.join(parent, `.${path.basename(outDir)}.cbp-export-`));
+  const umask = process.umask();
+  chmodSync(stage, 0o777 & ~umask);
+  return stage;
+}
+
+/** Exports the tables asked for from the snapshot into outDir; see the file's head for the layout and guarantees. */
+export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult> {
+  const tables = pickTables(opts.tables);
+  const outDir = path.resolve(opts.outDir);
+  const state = checkOut(outDir);
+  if (!existsSync(opts.snapshotPath)) {
+    throw new NoSnapshotError(`No snapshot at ${opts.snapshotPath} yet: run a load first (e.g. \`cbp load chargebacks FILE\`), which publishes one.`);
+  }
+  const snapshotModifiedAt = isoSeconds(statSync(opts.snapshotPath).mtime);
+  const stage = makeStaging(outDir);
+  try {
+    const exported: ExportedTable[] = [];
+    const store = await openSnapshotSession(opts.snapshotPath, { writableDir: stage, workingStore: opts.workingStore, memoryLimit: opts.memoryLimit });
+    try {
+      const present = new Set(
+        (await store.all<{ name: string }>(
+          `SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'
+           UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal`,
+        )).map((r) => r.name),
+      );
+      const missing = tables.filter((t) => !present.has(t.name)).map((t) => t.name);
+      if (missing.length) {
+        throw new NotFoundError(
+          `The snapshot ${opts.snapshotPath} has no ${missing.join(', ')}: it was published by an older cbp or from another database. ` +
+            'Republish it with `cbp db snapshot`.',
+        );
+      }
+      for (const t of tables) exported.push(await copyTable(store, t, stage, opts.format, opts.from, opts.to));
+    } finally {
+      store.close();
+    }
+    // Empty means no rows in the tables that hold data (a summary always has its rows); with --from/--to, in
+    // the tables the days select from (the others are exported whole).
+    const spec = (name: string) => tables.find((t) => t.name === name)!;
+    const holding = exported.filter((e) => !spec(e.name).summary);
+    const dated = holding.filter((e) => spec(e.name).day || spec(e.name).monthly);
+    const counted = (opts.from || opts.to) && dated.length ? dated : holding;
+    if (counted.length && counted.every((e) => e.rows === 0)) {
+      const names = counted.map((e) => e.name).join(', ');
+      throw new NotFoundError(
+        opts.from || opts.to
+          ? `No rows ${opts.from ? `from ${opts.from} ` : ''}${opts.to ? `to ${opts.to} ` : ''}in ${names} of the snapshot ${opts.snapshotPath}: nothing was written.`
+          : `The snapshot ${opts.snapshotPath} holds no rows in ${names} yet: load reports first (\`cbp load KIND FILE\` or \`cbp run\`), which publishes them. Nothing was written.`,
+      );
+    }
+    const manifest: ExportManifest = {
+      cbpExport: 1,
+      format: opts.format,
+      snapshot: path.resolve(opts.snapshotPath),
+      snapshotModifiedAt,
+      exportedAt: isoSeconds(new Date()),
+      from: opts.from ?? null,
+      to: opts.to ?? null,
+      tables: exported,
+    };
+    writeFileSync(path.join(stage, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+    // Checked again just before the swap: a file the user put there meanwhile stops it.
+    const now = checkOut(outDir);
+    if (now === 'new') renameSync(stage, outDir);
+    else if (now === 'empty') {
+      for (const e of readdirSync(stage)) renameSync(path.join(stage, e), path.join(outDir, e));
+      rmdirSync(stage);
+    } else {
+      // Every file there is the previous export's (just checked): swap the new one in whole, then drop the old.
+      const old = mkdtempSync(path.join(path.dirname(outDir), `.${path.basename(outDir)}.cbp-old-`));
+      rmdirSync(old);
+      renameSync(outDir, old);
+      renameSync(stage, outDir);
+      rmSync(old, { recursive: true, force: true });
+    }
+    return { ...manifest, outDir, replaced: state === 'previous' || now === 'previous' };
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,211 @@
+// cbp export as a user runs it: the published snapshot's marts and facts as Parquet or CSV, partitioned by
+// month, read back by DuckDB; an --out that holds someone else's files is refused and left as it was.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { openSnapshotSession, runAnalystQuery } from '../store/analyst.ts';
+import { openStore } from '../store/db.ts';
+import { EXPORT_TABLES } from '../store/export.ts';
+import { publishSnapshot } from '../store/snapshot.ts';
+import { insertChargebacks, insertEvents, insertStats, tc40 } from './ratios-fixtures.ts';
+import { ROOT, tmpDir } from './store-fixtures.ts';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let dir: string;
+let dbPath: string;
+let snapshotPath: string;
+
+function cbp(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const childEnv = { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env };
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp.js'), ...args], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Rows of a query in an in-memory DuckDB (a reader of the export, not cbp), all values as text. */
+async function duck(sql: string): Promise<string[][]> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const conn = await instance.connect();
+  try {
+    return (await conn.runAndReadAll(sql)).getRowsJson().map((r) => r.map((v) => (v === null ? null : String(v)))) as string[][];
+  } finally {
+    conn.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Files under dir, relative, sorted. */
+function files(d: string, rel = ''): string[] {
+  return readdirSync(path.join(d, rel), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(d, path.join(rel, e.name)) : [path.join(rel, e.name)],
+  ).sort();
+}
+
+const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+beforeAll(async () => {
+  dir = tmpDir();
+  dbPath = path.join(dir, 'data', 'cbp.duckdb');
+  snapshotPath = path.join(dir, 'data', 'published', 'cbp.duckdb');
+  const store = await openStore({ dbPath });
+  try {
+    await insertStats(store, [
+      { mid: 'm1', network: 'mastercard', month: '2026-01', cb: 10, tx: 20_000 },
+      { mid: 'm1', network: 'mastercard', month: '2026-02', cb: 400, tx: 25_000 },
+    ]);
+    await insertChargebacks(store, [
+      { mid: 'm1', network: 'mastercard', received: '2026-01-31 23:59:59', n: 3 },
+      { mid: 'm1', network: 'mastercard', received: '2026-02-01 00:00:00', n: 5 },
+    ]);
+    await insertEvents(store, 'prevention.new', [tc40('m1', 'pre_1', '2026-02-01T03:47:10Z')]);
+    await evaluateAlerts(store, { asOf: '2026-03-05T00:00:00Z', rules: loadRules() });
+    await publishSnapshot(store, { snapshotPath });
+  } finally {
+    store.close();
+  }
+});
+
+describe('cbp export', () => {
+  it('writes every table as Parquet, by month where it has a date, with a manifest, and DuckDB reads back the snapshot\'s rows', async () => {
+    const out = path.join(dir, 'exports', 'all');
+    const r = await cbp(['export', '--out', out, '--json']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const manifest = JSON.parse(r.stdout) as { tables: Array<{ name: string; rows: number; files: string[] }>; format: string };
+    expect(manifest.format).toBe('parquet');
+    expect(manifest.tables.map((t) => t.name)).toEqual(EXPORT_TABLES.map((t) => t.name));
+    expect(JSON.parse(readFileSync(path.join(out, 'cbp-export.json'), 'utf8'))).toMatchObject({ cbpExport: 1, tables: manifest.tables });
+    expect(files(path.join(out, 'mart_chargebacks'))).toEqual(['month=2026-01/data_0.parquet', 'month=2026-02/data_0.parquet']);
+    expect(files(path.join(out, 'dim_mids'))).toEqual(['data.parquet']);
+    expect(manifest.tables.find((t) => t.name === 'mart_chargebacks')).toMatchObject({ rows: 8 });
+    // Every file on disk is in the manifest, and nothing else is in --out.
+    expect(files(out)).toEqual(['cbp-export.json', ...manifest.tables.flatMap((t) => t.files)].sort());
+
+    const snap = await openSnapshotSession(snapshotPath);
+    try {
+      for (const t of ['mart_chargebacks', 'mart_ratios', 'alerts', 'dim_mids']) {
+        const want = (await runAnalystQuery(snap, `SELECT COLUMNS(*)::VARCHAR FROM ${t} ORDER BY ALL`)).getRowsJson();
+        const cols = (await runAnalystQuery(snap, `SELECT * FROM ${t} LIMIT 0`)).columnNames().map((c) => `"${c}"`).join(', ');
+        const got = await duck(`SELECT COLUMNS(*)::VARCHAR FROM (SELECT ${cols} FROM read_parquet(${q(path.join(out, t, '**', '*.parquet'))})) ORDER BY ALL`);
+        expect({ t, rows: got }).toEqual({ t, rows: want });
+        expect(want.length).toBeGreaterThan(0);
+      }
+    } finally {
+      snap.close();
+    }
+    const months = await duck(`SELECT month, count(*) FROM read_parquet(${q(path.join(out, 'mart_chargebacks', '**', '*.parquet'))}) GROUP BY ALL ORDER BY 1`);
+    expect(months).toEqual([['2026-01', '3'], ['2026-02', '5']]);
+  });
+
+  it('writes CSV for the tables and UTC days asked for, and replaces its own previous export whole', async () => {
+    const out = path.join(dir, 'exports', 'csv');
+    const first = await cbp(['export', '--format', 'csv', '--out', out, '--table', 'mart_chargebacks,mart_ratios']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/exported to .* \(csv\)/);
+    expect(files(out).filter((f) => f.startsWith('mart_chargebacks'))).toEqual(['mart_chargebacks/month=2026-01/data_0.csv', 'mart_chargebacks/month=2026-02/data_0.csv']);
+    const again = await cbp(['export', '--format', 'csv', '--out', out, '--table', 'mart_chargebacks', '--from', '2026-02-01', '--to', '2026-02-28', '--json']);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ replaced: true, from: '2026-02-01', to: '2026-02-28', tables: [{ name: 'mart_chargebacks', rows: 5 }] });
+    expect(files(out)).toEqual(['cbp-export.json', 'mart_chargebacks/month=2026-02/data_0.csv']);
+    const rows = await duck(`SELECT count(*), min(date_received) FROM read_csv(${q(path.join(out, 'mart_chargebacks', '**', '*.csv'))})`);
+    expect(rows).toEqual([['5', '2026-02-01 00:00:00']]);
+    expect(readdirSync(path.dirname(out)).filter((e) => e.startsWith('.'))).toEqual([]); // no staging folder left
+  });
+
+  it('refuses an --out holding files cbp did not write (exit 2), and deletes nothing', async () => {
+    const foreign = path.join(dir, 'exports', 'mine');
+    mkdirSync(foreign, { recursive: true });
+    writeFileSync(path.join(foreign, 'notes.txt'), 'my notes');
+    const r = await cbp(['export', '--out', foreign]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--out .*mine is not empty and holds no cbp export .*cbp never deletes files it did not write/);
+    expect(files(foreign)).toEqual(['notes.txt']);
+
+    const previous = path.join(dir, 'exports', 'previous');
+    expect((await cbp(['export', '--out', previous, '--table', 'dim_mids'])).code).toBe(0);
+    writeFileSync(path.join(previous, 'dim_mids', 'my-analysis.parquet'), 'mine');
+    const r2 = await cbp(['export', '--out', previous, '--table', 'dim_mids']);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toMatch(/files cbp did not write \(dim_mids\/my-analysis\.parquet\)/);
+    expect(readFileSync(path.join(previous, 'dim_mids', 'my-analysis.parquet'), 'utf8')).toBe('mine');
+    expect(existsSync(path.join(previous, 'dim_mids', 'data.parquet'))).toBe(true);
+    expect(readdirSync(path.join(dir, 'exports')).filter((e) => e.startsWith('.'))).toEqual([]);
+  });
+
+  it('reads the snapshot, never the working store: it runs while a writer holds the store', async () => {
+    const writer = await openStore({ dbPath });
+    try {
+      const r = await cbp(['export', '--out', path.join(dir, 'exports', 'while-writing'), '--table', 'mart_ratios']);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    } finally {
+      writer.close();
+    }
+  });
+
+  it('says what is wrong with a missing or empty snapshot, a table it does not know and a bad day, and writes nothing', async () => {
+    const out = path.join(dir, 'exports', 'never');
+    const missing = await cbp(['export', '--out', out], { CBP_SNAPSHOT_PATH: path.join(dir, 'nowhere.duckdb') });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/No snapshot at .*nowhere\.duckdb yet: run a load first/);
+
+    const emptyStore = await openStore({ dbPath: path.join(dir, 'empty.duckdb') });
+    const emptySnap = path.join(dir, 'empty-published.duckdb');
+    await publishSnapshot(emptyStore, { snapshotPath: emptySnap });
+    emptyStore.close();
+    const empty = await cbp(['export', '--out', out, '--snapshot', emptySnap]);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/holds no rows in mart_chargebacks, .* yet: load reports first .* Nothing was written/);
+
+    const none = await cbp(['export', '--out', out, '--from', '2030-01-01']);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/No rows from 2030-01-01 in .*nothing was written/);
+
+    const unknown = await cbp(['export', '--out', out, '--table', 'events_raw']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--table: unknown "events_raw"; expected one or more of mart_chargebacks, /);
+    expect((await cbp(['export', '--out', out, '--from', '2026-02-30'])).code).toBe(2);
+    expect((await cbp(['export', '--out', out, '--from', '2026-03-01', '--to', '2026-02-01'])).code).toBe(2);
+    expect((await cbp(['export', '--out', out, '--format', 'xlsx'])).code).toBe(2);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(path.join(dir, 'exports')).filter((e) => e.startsWith('.'))).toEqual([]);
+  });
+
+  it('lists the tables it writes in --help', async () => {
+    const r = await cbp(['export', '--help']);
+    expect(r.code).toBe(0);
+    for (const t of EXPORT_TABLES) expect(r.stdout).toContain(t.name);
+  });
+});
+
+describe('the export session', () => {
+  it('may write into its staging folder only, and cannot change that', async () => {
+    const stage = path.join(dir, 'stage');
+    mkdirSync(stage);
+    const session = await openSnapshotSession(snapshotPath, { writableDir: stage });
+    try {
+      await session.run(`COPY (SELECT 1 AS x) TO ${q(path.join(stage, 'ok.csv'))}`);
+      expect(existsSync(path.join(stage, 'ok.csv'))).toBe(true);
+      await expect(runAnalystQuery(session, `COPY (SELECT 1 AS x) TO ${q(path.join(dir, 'outside.csv'))}`)).rejects.toThrow(/COPY \.\.\. TO is not allowed/);
+      await expect(runAnalystQuery(session, `COPY (SELECT 1 AS x) TO ${q(path.join(stage, '..', 'up.csv'))}`)).rejects.toThrow(/COPY \.\.\. TO is not allowed/);
+      await expect(runAnalystQuery(session, `SET allowed_directories = [${q(dir)}]`)).rejects.toThrow(/settings cannot be changed/);
+      await expect(runAnalystQuery(session, "SELECT * FROM read_text('/etc/passwd')")).rejects.toThrow(/reading other files/);
+      expect(existsSync(path.join(dir, 'outside.csv'))).toBe(false);
+      expect(existsSync(path.join(dir, 'up.csv'))).toBe(false);
+    } finally {
+      session.close();
+    }
+  });
+});
