@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { requireSettings, type Config } from '../lib/config.ts';
 import { sameSecret } from '../lib/secrets.ts';
-import { CbpError, ValidationError } from '../lib/errors.ts';
+import { CbpError } from '../lib/errors.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { ServiceError } from '../client/errors.ts';
 import type { Store } from '../store/db.ts';
@@ -27,12 +27,14 @@ import { notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts
 import { loadRules, type RuleSet } from '../rules/thresholds.ts';
 import { withHeartbeat } from '../worker/activity-errors.ts';
 import { windowBounds, windowId } from '../workflows/windows.ts';
-import type { MerchantOrder } from '../contract/orders.ts';
+import { isOrderRefusal } from '../client/order-data.ts';
+import { lastOrderPushes, recordOrderPushes, replaceInvalidOrderLines, type OrderPushRecord } from '../store/orders.ts';
 import { readOrderBatch } from './orders-file.ts';
 import type { Subscription } from '../contract/resources.ts';
 import { markSubscriptionDeleted, markSubscriptionsSeenActive, noteListedSubscriptions, recordOwnSubscriptions } from '../store/subscriptions.ts';
+import { planOrderPushes } from './orders.ts';
 import { sameUrl, urlHost } from '../workflows/subscriptions.ts';
-import type { Activities, PushOutcome, PushRecord, SubscriptionList, SubscriptionView } from './types.ts';
+import type { Activities, PushOrderBatchInput, PushOrderBatchResult, SubscriptionList, SubscriptionView } from './types.ts';
 
 export { readOrderBatch, orderFileFormat } from './orders-file.ts';
 
@@ -99,32 +101,28 @@ function sqlStamp(d: Date): string {
   return d.toISOString().replace('T', ' ').replace('Z', '');
 }
 
-/** A refused order (400/422) is an outcome; anything else is an error for the caller (retried or not). */
-function refusal(e: unknown): { status: number; message: string } | undefined {
-  if (e instanceof ServiceError && (e.httpStatus === 400 || e.httpStatus === 422)) {
-    return { status: e.httpStatus, message: e.serviceMessage ?? e.message };
-  }
-  // The client validates before sending: the service would have answered 422 for the same reasons.
-  if (e instanceof ValidationError) return { status: 422, message: e.issues.join('; ') };
-  return undefined;
-}
+type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
+/**
+ * fn over items, `limit` at a time, every outcome kept. After the first failure no further item starts (those
+ * stay undefined), so a key that fails is asked for once, not once per order; started ones finish.
+ */
+async function mapSettled<T, R>(items: readonly T[], limit: number, signal: AbortSignal, fn: (item: T) => Promise<R>): Promise<Array<Settled<R> | undefined>> {
+  const out = new Array<Settled<R> | undefined>(items.length);
   let next = 0;
-  let failed: unknown;
+  let failed = false;
   const lane = async () => {
-    while (next < items.length && failed === undefined) {
+    while (next < items.length && !failed && !signal.aborted) {
       const i = next++;
       try {
-        out[i] = await fn(items[i] as T);
+        out[i] = { ok: true, value: await fn(items[i] as T) };
       } catch (e) {
-        failed ??= e;
+        out[i] = { ok: false, error: e };
+        if (!isOrderRefusal(e)) failed = true;
       }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
-  if (failed !== undefined) throw failed;
   return out;
 }
 
@@ -214,6 +212,59 @@ export function createActivities(deps: ActivityDeps): Activities {
 
   return {
     async fetchAndLoad({ kind, window, runId }) {
+  /** See OrderActivities.pushOrderBatch. Orders stay inside this function: only counts and a cursor leave it. */
+  async function pushOrderBatch(input: PushOrderBatchInput, signal: AbortSignal): Promise<PushOrderBatchResult> {
+    const { source, cursor, batchSize, pushBatchSize, runId } = input;
+    const batch = await readOrderBatch(source, cursor, batchSize);
+    const src = path.resolve(source);
+    await withStore('pushOrderBatch', (store) =>
+      replaceInvalidOrderLines(store, { source: src, firstLine: batch.firstLine, lastLine: batch.lastLine, lines: batch.invalid, runId, at: now() }),
+    );
+    const rows = await withStore('pushOrderBatch', (store) => lastOrderPushes(store, batch.orders.map((r) => r.order.order_id)));
+    const known = new Map([...rows].map(([id, r]) => [id, { hash: r.hash, status: r.status, runId: r.run_id, line: r.source_line, change: r.change }]));
+    const plan = planOrderPushes(batch.orders, known, { runId, retryRejected: input.retryRejected === true });
+    const out: PushOrderBatchResult = {
+      records: batch.records,
+      new: plan.counts.earlier.new,
+      changed: plan.counts.earlier.changed,
+      retried: plan.counts.earlier.retried,
+      unchanged: plan.counts.unchanged,
+      stillRejected: plan.counts.stillRejected,
+      rejected: plan.counts.earlier.rejected,
+      invalid: batch.invalid.length,
+      repeated: plan.counts.repeated,
+      next: batch.next,
+    };
+    const client = deps.clients.data;
+    for (let i = 0; i < plan.push.length; i += pushBatchSize) {
+      const slice = plan.push.slice(i, i + pushBatchSize);
+      const settled = await mapSettled(slice, deps.pushConcurrency ?? 4, signal, async (p) => client.pushOrder(p.order, { signal }));
+      const records: OrderPushRecord[] = [];
+      let failure: { error: unknown } | undefined;
+      settled.forEach((r, j) => {
+        const p = slice[j]!;
+        const base = { order_id: p.order.order_id, hash: p.hash, change: p.change, line: p.line, runId };
+        if (r === undefined) return; // not attempted: a lane failed first
+        if (r.ok) {
+          out[p.change]++;
+          records.push({ ...base, status: 'pushed', serviceId: r.value.id });
+          return;
+        }
+        const refused = isOrderRefusal(r.error);
+        if (refused) {
+          out.rejected++;
+          records.push({ ...base, status: 'rejected', httpStatus: refused.status, message: refused.message });
+        } else failure ??= { error: r.error };
+      });
+      // What went through is recorded even when the slice fails: a re-run counts it as done, not as new.
+      await withStore('pushOrderBatch', (store) => recordOrderPushes(store, records, now()));
+      if (failure) throw failure.error;
+      if (signal.aborted) throw signal.reason ?? new Error('order batch cancelled');
+    }
+    deps.logger?.debug({ runId, cursor: cursor ?? null, next: out.next, records: out.records }, 'order batch pushed');
+    return out;
+  }
+
       return withHeartbeat(async (signal) => {
         const bounds = windowBounds(window);
         // The signal reaches the download: a cancelled activity stops streaming at once.
@@ -366,81 +417,8 @@ export function createActivities(deps: ActivityDeps): Activities {
       await remember('deleteSubscription', guid, (store) => markSubscriptionDeleted(store, guid, now()));
     },
 
-    async readOrders({ source, cursor, batchSize }) {
-      const batch = await readOrderBatch(source, cursor, batchSize);
-      if (batch.invalid.length > 0) {
-        const at = sqlStamp(now());
-        const src = path.resolve(source);
-        await withStore('readOrders', (store) =>
-          store.transaction(async (s) => {
-            for (const l of batch.invalid) {
-              await s.run(
-                `INSERT INTO order_rejects (source, line, order_id, message, seen_at) VALUES ($1, $2, $3, $4, $5::TIMESTAMP)
-                 ON CONFLICT (source, line) DO UPDATE SET order_id = excluded.order_id, message = excluded.message, seen_at = excluded.seen_at`,
-                [src, l.line, l.order_id ?? null, l.message, at],
-              );
-            }
-          }),
-        );
-      }
-      return batch;
-    },
-
-    async pushedHashes(orderIds) {
-      if (orderIds.length === 0) return {};
-      return withStore('pushedHashes', async (store) => {
-        const out: Record<string, string> = {};
-        const CHUNK = 500;
-        for (let i = 0; i < orderIds.length; i += CHUNK) {
-          const part = orderIds.slice(i, i + CHUNK);
-          const rows = await store.all<{ order_id: string; hash: string }>(
-            `SELECT order_id, hash FROM order_pushes WHERE order_id IN (${part.map((_, j) => `$${j + 1}`).join(', ')})`,
-            part,
-          );
-          for (const r of rows) out[r.order_id] = r.hash;
-        }
-        return out;
-      });
-    },
-
-    async pushOrders(orders: MerchantOrder[]): Promise<PushOutcome[]> {
-      return mapLimit(orders, deps.pushConcurrency ?? 4, async (order): Promise<PushOutcome> => {
-        try {
-          const r = await deps.clients.data.pushOrder(order);
-          return { order_id: order.order_id, ok: true, id: r.id };
-        } catch (e) {
-          const refused = refusal(e);
-          if (refused) return { order_id: order.order_id, ok: false, ...refused };
-          throw e;
-        }
-      });
-    },
-
-    async recordPushes(records: PushRecord[]) {
-      if (records.length === 0) return;
-      const at = sqlStamp(now());
-      await withStore('recordPushes', (store) =>
-        store.transaction(async (s) => {
-          // Last record of an order_id wins, as the batch was planned.
-          const byId = new Map(records.map((r) => [r.order_id, r]));
-          // One statement per slice: a row-by-row insert cost more than the pushes themselves.
-          const list = [...byId.values()];
-          const params: Array<string | number | null> = [];
-          const values = list.map((r) => {
-            params.push(r.order_id, r.hash, r.status, r.id ?? null, r.httpStatus ?? null, r.message ?? null, r.runId);
-            const n = params.length;
-            return `($${n - 6}, $${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}::INTEGER, $${n - 1}, '${at}'::TIMESTAMP, $${n})`;
-          });
-          await s.run(
-            `INSERT INTO order_pushes (order_id, hash, status, service_id, http_status, last_error, pushed_at, run_id)
-             VALUES ${values.join(', ')}
-             ON CONFLICT (order_id) DO UPDATE SET hash = excluded.hash, status = excluded.status,
-               service_id = coalesce(excluded.service_id, order_pushes.service_id), http_status = excluded.http_status,
-               last_error = excluded.last_error, pushed_at = excluded.pushed_at, run_id = excluded.run_id`,
-            params,
-          );
-        }),
-      );
+    async pushOrderBatch(input) {
+      return withHeartbeat(async (signal) => pushOrderBatch(input, signal));
     },
   };
 }
