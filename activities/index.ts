@@ -9,7 +9,7 @@
 // shared connection; downloads and service calls run outside it.
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { requireSettings, type Config } from '../lib/config.ts';
+import { requireSettings, secretValues, type Config } from '../lib/config.ts';
 import { sameSecret } from '../lib/secrets.ts';
 import { CbpError } from '../lib/errors.ts';
 import type { ServiceClients } from '../client/index.ts';
@@ -22,8 +22,9 @@ import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { enrichEvents } from '../store/enrich.ts';
 import { publishSnapshot as publishStoreSnapshot } from '../store/snapshot.ts';
 import { evaluateAfterLoad } from '../alerts/engine.ts';
-import { deliverNotices as deliverOutbox } from '../alerts/outbox.ts';
-import { notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
+import { deliverNotices as deliverOutbox, untoldNotices } from '../alerts/outbox.ts';
+import { nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
+import { log } from '../lib/log.ts';
 import { loadRules, type RuleSet } from '../rules/thresholds.ts';
 import { withHeartbeat } from '../worker/activity-errors.ts';
 import { windowBounds, windowId } from '../workflows/windows.ts';
@@ -332,9 +333,18 @@ export function createActivities(deps: ActivityDeps): Activities {
     async deliverNotices() {
       notifiers ??= notifiersFromConfig(cfg);
       const list = notifiers;
-      if (list.length === 0) return { sent: 0, failed: 0 };
-      const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now() }));
-      return { sent: r.sent, failed: r.retrying + r.failed };
+      const logger = deps.logger ?? log();
+      if (list.length === 0) {
+        // Alerts with nowhere to go: said in the result (the run summary prints it) and in the log.
+        const untold = await withStore('deliverNotices', (store) => untoldNotices(store));
+        if (untold === 0) return { sent: 0, failed: 0, notifiers: [], untold };
+        const warning = nobodyToldWarning(untold);
+        logger.warn({ untold }, warning);
+        return { sent: 0, failed: 0, notifiers: [], untold, warning };
+      }
+      // The configuration's secrets (URL tokens, SMTP credentials) are redacted from every stored delivery error.
+      const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now(), secrets: secretValues(cfg), logger }));
+      return { sent: r.sent, failed: r.retrying + r.failed, notifiers: list.map((n) => n.name) };
     },
 
     async publishSnapshot() {

@@ -93,6 +93,12 @@ export interface DeliverResult {
   sent: number;
   /** Still pending after this call; retried by the next call. */
   failed: number;
+  /** The notifiers configured (webhook, slack, email); empty: notices go nowhere. Absent in older histories. */
+  notifiers?: string[];
+  /** With no notifier configured: notices marked for delivery that no notifier ever sent. */
+  untold?: number;
+  /** Set when notices reach nobody (no notifier configured): what to set. The run summary prints it. */
+  warning?: string;
 }
 
 export interface PublishResult {

@@ -142,9 +142,16 @@ export function humanNightly(r: NightlyResult): string {
       ['lookups', `${r.enrich.lookups} (${r.enrich.failed} failed, retried next run)`],
       ['ratio rows judged', r.ratios.ratios],
       ['alerts firing', r.ratios.alerts],
-      ['notices', `${r.ratios.noticesQueued} queued, ${r.notices.sent} sent, ${r.notices.failed} pending`],
+      [
+        'notices',
+        r.notices.notifiers?.length === 0
+          ? `${r.ratios.noticesQueued} new, none sent: no notifier is configured`
+          : `${r.ratios.noticesQueued} queued, ${r.notices.sent} sent, ${r.notices.failed} pending`,
+      ],
       ['snapshot', r.snapshot.path],
     ]),
+    // Alerts with nowhere to go are said where the person running cbp looks, not only in the log.
+    ...(r.notices.warning ? [`WARNING: ${r.notices.warning}`] : []),
   ].join('\n');
 }
 

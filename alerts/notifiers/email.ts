@@ -4,6 +4,8 @@ import nodemailer from 'nodemailer';
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { NotifyError } from '../errors.ts';
+import { urlSecrets } from '../../lib/urls.ts';
+import { createRedactor } from '../redact.ts';
 
 export interface EmailNotifierOptions {
   /** CBP_SMTP_URL, e.g. smtps://user:pass@host:465 or smtp://host:25 */
@@ -40,6 +42,28 @@ export function emailText(n: Notice): string {
   ].join('\n');
 }
 
+/**
+ * The SMTP URL's credentials in every shape a server may echo them: user and password (urlSecrets), the whole
+ * URL, and the AUTH PLAIN argument (base64 of NUL user NUL password).
+ */
+export function smtpSecrets(smtpUrl: string, transport?: Record<string, unknown>): string[] {
+  const out = [...urlSecrets(smtpUrl), smtpUrl];
+  let user = '';
+  let pass = '';
+  try {
+    const u = new URL(smtpUrl);
+    user = decodeURIComponent(u.username);
+    pass = decodeURIComponent(u.password);
+  } catch {
+    // Not a URL: the whole value (above) is all there is to keep out.
+  }
+  const auth = transport?.auth as { user?: unknown; pass?: unknown } | undefined;
+  if (typeof auth?.user === 'string') { user = auth.user; out.push(auth.user); }
+  if (typeof auth?.pass === 'string') { pass = auth.pass; out.push(auth.pass); }
+  if (pass) out.push(Buffer.from(`\u0000${user}\u0000${pass}`, 'utf8').toString('base64'));
+  return out;
+}
+
 function hostOf(url: string): string {
   try {
     return new URL(url).host;
@@ -51,8 +75,11 @@ function hostOf(url: string): string {
 export function createEmailNotifier(o: EmailNotifierOptions): Notifier {
   const name = o.name ?? 'email';
   const transporter = nodemailer.createTransport(o.smtpUrl, o.transport as never);
+  const secrets = smtpSecrets(o.smtpUrl, o.transport);
+  const redact = createRedactor(secrets);
   return {
     name,
+    secrets,
     async send(n) {
       try {
         await transporter.sendMail({
@@ -67,7 +94,10 @@ export function createEmailNotifier(o: EmailNotifierOptions): Notifier {
         const err = e as { responseCode?: number; message?: string };
         // 5xx SMTP replies are permanent for that message; everything else (connection, 4xx) may pass later.
         const permanent = typeof err.responseCode === 'number' && err.responseCode >= 500;
-        throw new NotifyError(name, `SMTP ${hostOf(o.smtpUrl)}: ${err.responseCode ?? ''} ${(err.message ?? String(e)).split('\n')[0]}`.trim(), !permanent, { cause: e });
+        // A server may quote the credentials in its reply (nodemailer puts the reply in the message, and the
+        // command and response in fields): the message is redacted, and the raw error is not kept as cause.
+        const text = redact(`${err.responseCode ?? ''} ${(err.message ?? String(e)).split('\n')[0]}`.trim());
+        throw new NotifyError(name, `SMTP ${hostOf(o.smtpUrl)}: ${text}`, !permanent);
       }
     },
     close() {

@@ -2,15 +2,45 @@
 import type { Config } from '../../lib/config.ts';
 import type { Notifier } from './types.ts';
 import { log } from '../../lib/log.ts';
-import { createWebhookNotifier } from './webhook.ts';
-import { createSlackNotifier } from './slack.ts';
-import { createEmailNotifier } from './email.ts';
+import { createWebhookNotifier, webhookSecrets } from './webhook.ts';
+import { createSlackNotifier, slackSecrets } from './slack.ts';
+import { createEmailNotifier, smtpSecrets } from './email.ts';
 
 export type { Notifier } from './types.ts';
 
+/** What to set for notices to go anywhere (said wherever cbp finds none configured). */
+export const NOTIFIER_SETTINGS = 'CBP_ALERT_WEBHOOK_URL, CBP_SLACK_WEBHOOK_URL, or CBP_SMTP_URL with CBP_ALERT_EMAIL_TO';
+
+/** The warning for notices that reached nobody because no notifier is configured. */
+export function nobodyToldWarning(untold: number, lookbackDays = 30): string {
+  return `${untold} alert notice${untold === 1 ? '' : 's'} reached nobody: no alert notifier is configured, so nobody will be told. ` +
+    `Set ${NOTIFIER_SETTINGS}; the next run then sends the notices of the last ${lookbackDays} days (cbp alerts lists them all).`;
+}
+
+const setting = (cfg: Config, k: string) => (typeof cfg[k] === 'string' && (cfg[k] as string).length > 0 ? (cfg[k] as string) : undefined);
+
+/** The names of the notifiers the configuration asks for, without building them. */
+export function configuredNotifiers(cfg: Config): string[] {
+  const s = (k: string) => setting(cfg, k);
+  return [s('alertWebhookUrl') && 'webhook', s('slackWebhookUrl') && 'slack', s('smtpUrl') && s('alertEmailTo') && 'email'].filter((x): x is string => Boolean(x));
+}
+
+/** What the configured notifiers hold that must never be shown, without building them (`cbp alerts`). */
+export function notifierSecrets(cfg: Config): string[] {
+  const s = (k: string) => setting(cfg, k);
+  const webhook = s('alertWebhookUrl');
+  const slack = s('slackWebhookUrl');
+  const smtp = s('smtpUrl');
+  return [
+    ...(webhook ? webhookSecrets(webhook, s('alertWebhookSecret')) : []),
+    ...(slack ? slackSecrets(slack) : []),
+    ...(smtp ? smtpSecrets(smtp) : []),
+  ];
+}
+
 export function notifiersFromConfig(cfg: Config): Notifier[] {
   const out: Notifier[] = [];
-  const s = (k: string) => (typeof cfg[k] === 'string' && (cfg[k] as string).length > 0 ? (cfg[k] as string) : undefined);
+  const s = (k: string) => setting(cfg, k);
   const webhook = s('alertWebhookUrl');
   if (webhook) {
     if (!s('alertWebhookSecret')) log().warn('CBP_ALERT_WEBHOOK_URL is set without CBP_ALERT_WEBHOOK_SECRET: alert webhooks go out unsigned');

@@ -5,6 +5,7 @@ import { createHmac } from 'node:crypto';
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { postJson } from './http.ts';
+import { urlSecrets } from '../../lib/urls.ts';
 
 export interface WebhookNotifierOptions {
   url: string;
@@ -52,15 +53,22 @@ export function webhookBody(n: Notice): string {
   });
 }
 
+/** The webhook URL's userinfo and query values, and the signing key. */
+export function webhookSecrets(url: string, secret?: string): string[] {
+  return [...urlSecrets(url), ...(secret ? [secret] : [])];
+}
+
 export function createWebhookNotifier(o: WebhookNotifierOptions): Notifier {
   const name = o.name ?? 'webhook';
+  const secrets = webhookSecrets(o.url, o.secret);
   return {
     name,
+    secrets,
     async send(n) {
       const body = webhookBody(n);
       const headers: Record<string, string> = { [IDEMPOTENCY_HEADER]: n.notice_id, 'x-cbp-notice-id': n.notice_id };
       if (o.secret) headers[SIGNATURE_HEADER] = sign(body, o.secret);
-      await postJson({ notifier: name, url: o.url, body, headers, retries: o.retries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs });
+      await postJson({ notifier: name, url: o.url, body, headers, retries: o.retries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs, secrets });
     },
   };
 }
