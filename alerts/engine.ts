@@ -199,8 +199,49 @@ export function standingNotices(levels: MonthLevel[], notices: Notice[], notifyS
   return out;
 }
 
-// Series-months an earlier run recorded as holding a level (this batch's MIDs).
-const RECORDED_SQL = `SELECT mid, network, program, level, month FROM alert_states WHERE status = 'reached' AND mid >= $lo AND mid <= $hi`;
+/**
+ * One page per level a run learns about at once. When a run meets several months no earlier run recorded for
+ * one mid × network × program × level (a first run, a run after a gap or a backfill), each would page: a
+ * level left in May and reached again in June, or reached in May and left in June, is one story, and paging
+ * both tells it twice. Of the notices this run would page for the first time (fresh, or history promoted),
+ * not projections, and whose month no earlier run recorded for that level, only those of the newest month
+ * (the month the figures are for) page; the older ones stay in the history (notify false), visible in
+ * `cbp alerts`. Notices about months an earlier run recorded (revised figures taking a level back) and
+ * notices already paged are left as they are. Returns the notices it turned into history.
+ */
+export function pageNewestOnly(
+  notices: Notice[],
+  opts: { alreadyPaged: (noticeId: string) => boolean; recorded: ReadonlySet<string> },
+): Notice[] {
+  const level = (n: Notice) => `${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.level}`;
+  const groups = new Map<string, Notice[]>();
+  for (const n of notices) {
+    if (!n.notify || n.kind === 'projected' || opts.alreadyPaged(n.notice_id)) continue;
+    if (opts.recorded.has(`${level(n)}\u0000${n.month}`)) continue;
+    const g = groups.get(level(n));
+    if (g) g.push(n);
+    else groups.set(level(n), [n]);
+  }
+  const demoted: Notice[] = [];
+  for (const g of groups.values()) {
+    const newest = g.reduce((m, n) => (n.month > m ? n.month : m), g[0].month);
+    for (const n of g) {
+      if (n.month === newest) continue;
+      n.notify = false;
+      demoted.push(n);
+    }
+  }
+  return demoted;
+}
+
+/** Key of a recorded state: mid × network × program × level × month. */
+export function recordedKey(r: { mid: string; network: string; program: string; level: string; month: string }): string {
+  return `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.level}\u0000${r.month}`;
+}
+
+// Levels earlier runs recorded for this batch's MIDs: reached (what revised figures may take back) and
+// resolved; projections are not a level reached.
+const RECORDED_SQL = `SELECT mid, network, program, level, month, status FROM alert_states WHERE status IN ('reached', 'resolved') AND mid >= $lo AND mid <= $hi`;
 
 export interface EvaluateAlertsOptions {
   asOf: Date | string;
@@ -297,30 +338,29 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const levels = evaluateRows(rows, opts.rules);
     const projections = evaluateProjections(rows, opts.rules);
     const notices = deriveNotices(levels, projections, { notifySince, now });
-    const recorded = await store.all<RecordedLevel>(RECORDED_SQL, { lo, hi });
+    const states = await store.all<RecordedLevel & { status: string }>(RECORDED_SQL, { lo, hi });
+    const recorded = states.filter((s) => s.status === 'reached');
     notices.push(...revisedNotices(levels, recorded, { notifySince, now, rankOf }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
     // A level still in force now is paged once, even when it was reached in a month recorded as history.
     for (const n of standingNotices(levels, notices, notifySince)) n.notify = true;
+    // ... and once only, however many months of it this run meets for the first time.
+    pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: new Set(states.map(recordedKey)) });
     const fresh = notices.filter((n) => !known.has(n.notice_id));
     const promoted = notices.filter((n) => n.notify && known.get(n.notice_id) === false);
     for (const n of fresh) known.set(n.notice_id, n.notify);
     for (const n of promoted) known.set(n.notice_id, true);
     result.newNotices.push(...fresh, ...promoted);
-    if (promoted.length) {
-      const ids = promoted.map((n) => n.notice_id);
-      await store.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`, ids);
-    }
     const reached = levels.filter((l) => l.level !== null);
     const projected = projections.filter((p) => p.level !== null);
     result.levelsReached += reached.length;
     result.projectedLevels += projected.length;
-    await writeStates(store, reached, projected, notices, levels, fresh, now);
+    await writeStates(store, reached, projected, notices, levels, fresh, promoted, now);
   }
   return result;
 }
 
 async function writeStates(
-  store: Store, reached: MonthLevel[], projected: MonthLevel[], notices: Notice[], levels: MonthLevel[], fresh: Notice[], now: string,
+  store: Store, reached: MonthLevel[], projected: MonthLevel[], notices: Notice[], levels: MonthLevel[], fresh: Notice[], promoted: Notice[], now: string,
 ): Promise<void> {
   const stateRows = new Map<string, unknown[]>();
   const addState = (l: MonthLevel, level: string, status: string, rank: number) => {
@@ -338,7 +378,7 @@ async function writeStates(
       if (l) addState(l, n.level, 'resolved', -1);
     }
   }
-  if (stateRows.size === 0 && fresh.length === 0) return;
+  if (stateRows.size === 0 && fresh.length === 0 && promoted.length === 0) return;
   await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_alert_states_stage (
     mid VARCHAR, network VARCHAR, program VARCHAR, level VARCHAR, month VARCHAR, status VARCHAR, rank INTEGER,
     ratio DOUBLE, numerator DOUBLE, denominator DOUBLE, is_partial BOOLEAN, seen VARCHAR)`);
@@ -372,18 +412,88 @@ async function writeStates(
     if (fresh.length) {
       await insertChunked(s, 'INSERT INTO alerts', NOTICE_COLS, fresh.map((n) => NOTICE_COLS.map((c) => n[c])), 'ON CONFLICT DO NOTHING');
     }
+    if (promoted.length) {
+      const ids = promoted.map((n) => n.notice_id);
+      await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`, ids);
+    }
   });
 }
 
-/** The alert history, newest first. */
-export async function listAlerts(store: Pick<Store, 'all'>, q: { mid?: string; limit?: number } = {}): Promise<Array<Record<string, unknown>>> {
+/** One notifier's delivery of a notice (an alert_outbox row). */
+export interface Delivery {
+  notifier: string;
+  /** pending | sent | failed (given up; `cbp alerts requeue` puts it back) */
+  status: string;
+  attempts: number;
+  /** The last failure, secrets redacted; null once sent. */
+  last_error: string | null;
+  next_attempt_at: string | null;
+  sent_at: string | null;
+}
+
+/**
+ * Where a notice stands: history (recorded, never to be delivered), unsent (to be delivered, but no notifier
+ * has a row for it: none configured, or it was older than the lookback when one was set), pending (queued,
+ * not tried yet), retrying (a notifier failed and will try again), failed (a notifier gave up), sent (every
+ * notifier that has it sent it).
+ */
+export type DeliveryState = 'history' | 'unsent' | 'pending' | 'retrying' | 'failed' | 'sent';
+
+export function deliveryState(notify: boolean, deliveries: Delivery[]): DeliveryState {
+  if (!notify) return 'history';
+  if (deliveries.length === 0) return 'unsent';
+  if (deliveries.some((d) => d.status === 'failed')) return 'failed';
+  if (deliveries.some((d) => d.status === 'pending' && d.attempts > 0)) return 'retrying';
+  if (deliveries.some((d) => d.status !== 'sent')) return 'pending';
+  return 'sent';
+}
+
+const stamp = (v: unknown): string | null => (v === null || v === undefined ? null : `${String(v).replace(' ', 'T').replace(/(\.\d+)?$/, '')}Z`);
+
+/**
+ * The alert history, newest first, each notice with its deliveries (one per notifier, last error included)
+ * and its delivery_state. `redact` is applied to every last_error shown (they are redacted when stored; a
+ * store written before that may still hold one).
+ */
+export async function listAlerts(
+  store: Pick<Store, 'all'>,
+  q: { mid?: string; limit?: number; redact?: (text: string) => string } = {},
+): Promise<Array<Record<string, unknown>>> {
   const params: Record<string, string | number> = { lim: q.limit ?? 1000 };
   if (q.mid) params.mid = q.mid;
-  return store.all(
+  const rows = await store.all<Record<string, unknown>>(
     `SELECT a.*, (SELECT string_agg(o.notifier || ':' || o.status, ', ' ORDER BY o.notifier) FROM alert_outbox o WHERE o.notice_id = a.notice_id) AS delivery
        FROM alerts a ${q.mid ? 'WHERE a.mid = $mid' : ''} ORDER BY a.created_at DESC, a.month DESC, a.mid LIMIT $lim`,
     params,
   );
+  const byNotice = new Map<string, Delivery[]>();
+  const CHUNK = 500;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const ids = rows.slice(i, i + CHUNK).map((r) => String(r.notice_id));
+    const out = await store.all<Record<string, unknown>>(
+      `SELECT notice_id, notifier, status, attempts, last_error, next_attempt_at, sent_at FROM alert_outbox
+        WHERE notice_id IN (${ids.map((_, j) => `$${j + 1}`).join(', ')}) ORDER BY notice_id, notifier`,
+      ids,
+    );
+    for (const o of out) {
+      const err = (o.last_error as string | null) ?? null;
+      const d: Delivery = {
+        notifier: String(o.notifier),
+        status: String(o.status),
+        attempts: Number(o.attempts),
+        last_error: err === null || !q.redact ? err : q.redact(err),
+        next_attempt_at: o.status === 'pending' ? stamp(o.next_attempt_at) : null,
+        sent_at: stamp(o.sent_at),
+      };
+      const list = byNotice.get(String(o.notice_id));
+      if (list) list.push(d);
+      else byNotice.set(String(o.notice_id), [d]);
+    }
+  }
+  return rows.map((r) => {
+    const deliveries = byNotice.get(String(r.notice_id)) ?? [];
+    return { ...r, delivery_state: deliveryState(r.notify === true, deliveries), deliveries };
+  });
 }
 
 export interface AfterLoadResult {

@@ -180,6 +180,37 @@ describe('alert notices', () => {
     expect(back.every((a) => a.level === 'ecm' && !a.notify)).toBe(true);
   });
 
+  it('pages a first run once for a level it meets in several months: the newest month, the rest as history', async () => {
+    // Discover excessive (leave after one month below): reached in April, left in May, reached again in June
+    // to date. A first run sees all of it; May's "left" and June's "reached" are one story.
+    const d1 = (month: string, cb: number, endDay?: number) => ({ mid: 'd1', network: 'discover' as const, month, cb, tx: 5_000, endDay });
+    await insertStats(store, [d1('2026-03', 1), d1('2026-04', 150), d1('2026-05', 1), d1('2026-06', 150, 20)]);
+    const r = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    const d1Notices = (await listAlerts(store, { mid: 'd1' })).map((a) => [a.kind, a.month, a.notify]).sort();
+    expect(d1Notices).toEqual([['reached', '2026-04', false], ['reached', '2026-06', true], ['resolved', '2026-05', false]]);
+    expect(r.noticesQueued).toBe(1);
+    // Closed months, a wider paging window (an operator's evaluate): reached, left, reached again: May pages.
+    const d2 = (month: string, cb: number) => ({ mid: 'd2', network: 'discover' as const, month, cb, tx: 5_000 });
+    await insertStats(store, [d2('2026-02', 1), d2('2026-03', 150), d2('2026-04', 1), d2('2026-05', 150)]);
+    const wide = await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now, notifySince: '2026-03' });
+    expect(wide.newNotices.filter((n) => n.mid === 'd2').map((n) => [n.kind, n.month, n.notify])).toEqual([
+      ['reached', '2026-03', false], ['resolved', '2026-04', false], ['reached', '2026-05', true],
+    ]);
+  });
+
+  it('still pages each change run by run, and a month an earlier run paged that revised figures take back', async () => {
+    const d3 = (month: string, cb: number, endDay?: number) => ({ mid: 'd3', network: 'discover' as const, month, cb, tx: 5_000, endDay });
+    await insertStats(store, [d3('2026-04', 1), d3('2026-05', 150, 20)]);
+    await evaluateAfterLoad(store, { asOf: '2026-05-20T06:00:00Z', rules, notify: true, now });
+    expect((await listAlerts(store, { mid: 'd3' })).map((a) => [a.kind, a.month, a.notify])).toEqual([['reached', '2026-05', true]]);
+    // May closes below the threshold, June to date is above it: May's level is taken back, June's is new.
+    await store.run("DELETE FROM mid_stats WHERE mid = 'd3' AND window_start = DATE '2026-05-01'");
+    await insertStats(store, [d3('2026-05', 1), d3('2026-06', 150, 20)]);
+    await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    const d3Notices = (await listAlerts(store, { mid: 'd3' })).map((a) => [a.kind, a.month, a.notify]).sort();
+    expect(d3Notices).toEqual([['reached', '2026-05', true], ['reached', '2026-06', true], ['resolved', '2026-05', true]]);
+  });
+
   it('derives stable notice ids', () => {
     expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toBe(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01'));
     expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toMatch(/^ntc_[0-9a-f]{32}$/);

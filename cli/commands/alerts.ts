@@ -1,20 +1,45 @@
-// cbp alerts: the alert history (every notice: reached, escalated, resolved, projected) with the delivery
-// state of each notifier, read from the published snapshot, else the store read-only. Subcommands for
-// operators write to the store: evaluate (what the pipeline runs after each load), deliver, requeue.
+// cbp alerts: the alert history (every notice: reached, escalated, resolved, projected) with its delivery
+// state and each notifier's last error, read from the published snapshot, else the store read-only.
+// Subcommands for operators write to the store: evaluate (what the pipeline runs after each load), deliver,
+// requeue; each republishes the snapshot after a change, so `cbp alerts` and analysts see it.
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
+import type { Store } from '../../store/db.ts';
+import type { Delivery } from '../../alerts/engine.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
 import { openForReading } from './ratios.ts';
 import { intOption } from './run.ts';
 import { parseInstant } from '../options.ts';
 
-function render(rows: Array<Record<string, unknown>>): string {
-  if (rows.length === 0) return 'No alerts yet.';
-  const lines = rows.map((r) =>
-    [String(r.created_at).slice(0, 19), String(r.kind).padEnd(9), String(r.month), `${r.mid} ${r.network} ${r.program} ${r.level}`,
-      r.notify ? `[${r.delivery ?? 'not queued'}]` : '[history only]', '\n   ', String(r.message)].join(' '),
-  );
-  return [...lines, `(${rows.length} notice${rows.length === 1 ? '' : 's'})`].join('\n');
+function deliveryText(d: Delivery): string {
+  if (d.status === 'sent') return `${d.notifier}: sent${d.sent_at ? ` ${d.sent_at}` : ''}`;
+  const tries = `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`;
+  if (d.status === 'failed') return `${d.notifier}: GIVEN UP after ${tries} (cbp alerts requeue)`;
+  return `${d.notifier}: ${d.attempts ? `retrying (${tries}), next ${d.next_attempt_at ?? 'next run'}` : 'queued'}`;
+}
+
+function renderWith(anyNotifier: boolean) {
+  return (rows: Array<Record<string, unknown>>): string => {
+    if (rows.length === 0) return 'No alerts yet.';
+    const lines = rows.map((r) => {
+      const deliveries = (r.deliveries as Delivery[] | undefined) ?? [];
+      const state = !r.notify
+        ? '[history only]'
+        : deliveries.length === 0
+          ? `[not sent to anyone${anyNotifier ? '' : ': no notifier is configured'}]`
+          : `[${deliveries.map(deliveryText).join('; ')}]`;
+      const errors = deliveries.filter((d) => d.last_error).map((d) => `\n    last error (${d.notifier}): ${d.last_error}`);
+      return [String(r.created_at).slice(0, 19), String(r.kind).padEnd(9), String(r.month), `${r.mid} ${r.network} ${r.program} ${r.level}`,
+        state, '\n   ', String(r.message)].join(' ') + errors.join('');
+    });
+    return [...lines, `(${rows.length} notice${rows.length === 1 ? '' : 's'})`].join('\n');
+  };
+}
+
+/** Publishes the snapshot after a write, so `cbp alerts` (which reads it) and analysts see the change. */
+async function republish(ctx: Ctx, store: Store): Promise<string> {
+  const { publishSnapshot } = await import('../../store/snapshot.ts');
+  return (await publishSnapshot(store, { snapshotPath: ctx.config().snapshotPath })).path;
 }
 
 /** The notifier names deliveries are recorded under (alerts/notifiers/*). */
@@ -35,10 +60,17 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--json', 'print an array of notices')
     .action(async (o: { mid?: string; limit: number; snapshot?: string; json?: boolean }) => {
       const { listAlerts } = await import('../../alerts/engine.ts');
+      const { createRedactor } = await import('../../alerts/redact.ts');
+      const { configuredNotifiers, notifierSecrets } = await import('../../alerts/notifiers/index.ts');
+      const { secretValues } = await import('../../lib/config.ts');
+      const { scrub } = await import('../../lib/log.ts');
+      const cfg = ctx.config();
+      // Errors are redacted when stored; a store written before that may hold one, so they are redacted again.
+      const redact = createRedactor([...secretValues(cfg), ...notifierSecrets(cfg)]);
       const store = await openForReading(ctx, o.snapshot);
       try {
-        const rows = await listAlerts(store, { mid: o.mid, limit: o.limit });
-        ctx.out(rows, render, o.json);
+        const rows = await listAlerts(store, { mid: o.mid, limit: o.limit, redact: (t) => scrub(redact(t)) });
+        ctx.out(rows, renderWith(configuredNotifiers(cfg).length > 0), o.json);
       } finally {
         store.close();
       }
@@ -57,11 +89,20 @@ export function register(program: Command, ctx: Ctx): void {
       const asOf = o.asOf === undefined ? new Date().toISOString() : parseInstant('--as-of', o.asOf);
       const { loadRules } = await import('../../rules/thresholds.ts');
       const { evaluateAfterLoad } = await import('../../alerts/engine.ts');
+      const { configuredNotifiers, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
       const rules = loadRules(ctx.config().thresholdsFile as string | undefined);
       const store = await writer(ctx);
       try {
-        const r = await evaluateAfterLoad(store, { asOf, rules, notify: o.notify });
-        ctx.out(r, (x: typeof r) => `${x.ratios} ratio rows judged, ${x.alerts} alerts in force, ${x.noticesQueued} new notices to deliver`, json(o));
+        const e = await evaluateAfterLoad(store, { asOf, rules, notify: o.notify });
+        // Analysts (and `cbp alerts`) read the snapshot: the new notices are theirs once it is republished.
+        const snapshot = await republish(ctx, store);
+        const nowhere = e.noticesQueued > 0 && configuredNotifiers(ctx.config()).length === 0;
+        const r = { ...e, snapshot, ...(nowhere ? { warning: `no alert notifier is configured, so nobody will be told: set ${NOTIFIER_SETTINGS}, then run cbp alerts deliver` } : {}) };
+        if (r.warning) ctx.logger().warn(r.warning);
+        ctx.out(r, (x: typeof r) => [
+          `${x.ratios} ratio rows judged, ${x.alerts} alerts in force, ${x.noticesQueued} new notices to deliver; snapshot published to ${x.snapshot}`,
+          ...(x.warning ? [`WARNING: ${x.warning}`] : []),
+        ].join('\n'), json(o));
       } finally {
         store.close();
       }
@@ -72,15 +113,18 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Send pending notices through the configured notifiers (webhook, Slack, e-mail)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
-      const { notifiersFromConfig } = await import('../../alerts/notifiers/index.ts');
+      const { notifiersFromConfig, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
       const { deliverNotices } = await import('../../alerts/outbox.ts');
+      const { secretValues } = await import('../../lib/config.ts');
       const notifiers = notifiersFromConfig(ctx.config());
       if (notifiers.length === 0) {
-        throw new ConfigError(['no alert notifier is configured: set CBP_ALERT_WEBHOOK_URL, CBP_SLACK_WEBHOOK_URL, or CBP_SMTP_URL with CBP_ALERT_EMAIL_TO']);
+        throw new ConfigError([`no alert notifier is configured: set ${NOTIFIER_SETTINGS}`]);
       }
       const store = await writer(ctx);
       try {
-        const r = await deliverNotices(store, notifiers);
+        const d = await deliverNotices(store, notifiers, { secrets: secretValues(ctx.config()), logger: ctx.logger() });
+        const changed = d.redacted + d.sent + d.retrying + d.failed > 0;
+        const r = { ...d, snapshot: changed ? await republish(ctx, store) : null };
         ctx.out(r, (x: typeof r) => `${x.sent} sent, ${x.retrying} to retry later, ${x.failed} given up (see cbp alerts; requeue with cbp alerts requeue)`, json(o));
       } finally {
         for (const n of notifiers) await n.close?.();
@@ -106,6 +150,7 @@ export function register(program: Command, ctx: Ctx): void {
           o.notifier ? { name: o.notifier } : undefined,
         );
         await requeueFailed(store, o.notifier);
+        if (Number(n) > 0) await republish(ctx, store);
         const r = { requeued: Number(n), notifier: o.notifier ?? null };
         ctx.out(r, (x: typeof r) => `${x.requeued} given-up deliver${x.requeued === 1 ? 'y' : 'ies'}${x.notifier ? ` (${x.notifier})` : ''} put back in the queue; send them with cbp alerts deliver`, json(o));
       } finally {
