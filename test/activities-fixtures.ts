@@ -13,7 +13,9 @@ import type { Store } from '../store/db.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 import { CbpError } from '../lib/errors.ts';
 
-export { tempDir } from './helpers/tmp.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+export { tempDir };
 
 export async function sandbox(opts: SandboxOptions = {}): Promise<RunningSandbox> {
   return startSandbox({ port: 0, ...opts });
