@@ -31,9 +31,9 @@ import { windowBounds, windowId } from '../workflows/windows.ts';
 import { isOrderRefusal } from '../client/order-data.ts';
 import { lastOrderPushes, recordOrderPushes, replaceInvalidOrderLines, type OrderPushRecord } from '../store/orders.ts';
 import { readOrderBatch } from './orders-file.ts';
+import { planOrderPushes } from './orders.ts';
 import type { Subscription } from '../contract/resources.ts';
 import { markSubscriptionDeleted, markSubscriptionsSeenActive, noteListedSubscriptions, recordOwnSubscriptions } from '../store/subscriptions.ts';
-import { planOrderPushes } from './orders.ts';
 import { sameUrl, urlHost } from '../workflows/subscriptions.ts';
 import type { Activities, PushOrderBatchInput, PushOrderBatchResult, SubscriptionList, SubscriptionView } from './types.ts';
 
@@ -211,8 +211,6 @@ export function createActivities(deps: ActivityDeps): Activities {
     }
   }
 
-  return {
-    async fetchAndLoad({ kind, window, runId }) {
   /** See OrderActivities.pushOrderBatch. Orders stay inside this function: only counts and a cursor leave it. */
   async function pushOrderBatch(input: PushOrderBatchInput, signal: AbortSignal): Promise<PushOrderBatchResult> {
     const { source, cursor, batchSize, pushBatchSize, runId } = input;
@@ -266,6 +264,8 @@ export function createActivities(deps: ActivityDeps): Activities {
     return out;
   }
 
+  return {
+    async fetchAndLoad({ kind, window, runId }) {
       return withHeartbeat(async (signal) => {
         const bounds = windowBounds(window);
         // The signal reaches the download: a cancelled activity stops streaming at once.

@@ -10,7 +10,6 @@
 // - errors are CbpErrors (code, retryable): a refused request (HTTP 400/401/412/422) is not retryable,
 //   a 5xx, timeout or network error is. worker/activity-errors.ts maps them to Temporal failures.
 import type { ReportKind } from '../contract/reporting.ts';
-import type { MerchantOrder } from '../contract/orders.ts';
 import type { SubscribableEventType } from '../contract/resources.ts';
 import type { Window } from '../workflows/windows.ts';
 
@@ -235,58 +234,59 @@ export interface SubscriptionActivities {
 
 // --- orders ---------------------------------------------------------------------------------------------
 
-export interface ReadOrdersInput {
-  /** NDJSON or CSV file (by extension or content). */
+// Orders never cross this boundary: they hold names, addresses, e-mails and card digits, and Temporal records
+// every input and result. One activity per batch reads the records from the file, hashes them, compares them
+// with what was pushed, pushes and records; the workflow sees a cursor and counts.
+
+export interface PushOrderBatchInput {
+  /** NDJSON or CSV file (by extension or content), as the worker sees it. */
   source: string;
   /** Opaque position from the previous batch; absent for the first. */
   cursor?: string;
+  /** Records read per batch. */
   batchSize: number;
+  /** Pushes whose outcomes are recorded together (a crash loses at most this many records of pushes). */
+  pushBatchSize: number;
+  runId: string;
+  /** Send orders whose unchanged content the service refused before (otherwise skipped as stillRejected). */
+  retryRejected?: boolean;
 }
 
-export interface InvalidOrderLine {
-  /** 1-based line (NDJSON) or record (CSV) number. */
-  line: number;
-  order_id?: string;
-  message: string;
+/** What a batch did, in counts: records = new + changed + retried + unchanged + stillRejected + rejected + invalid + repeated. */
+export interface OrderBatchCounts {
+  /** Records read (lines or CSV records that are not blank), valid or not. */
+  records: number;
+  /** Pushed, first time. */
+  new: number;
+  /** Pushed, content changed since the last push or refusal. */
+  changed: number;
+  /** Pushed unchanged after an earlier refusal (retryRejected). */
+  retried: number;
+  /** Same content as last pushed: not sent. */
+  unchanged: number;
+  /** Same content as last refused: not sent (retryRejected sends them). */
+  stillRejected: number;
+  /** Refused by the service in this run (its own POST /order answered 400/422): recorded with the message. */
+  rejected: number;
+  /** Failed validation in the file: not sent, recorded with line and field. */
+  invalid: number;
+  /** An order_id listed again later in the file: the later state is the one that counts. */
+  repeated: number;
 }
 
-export interface OrderBatch {
-  /** Validated orders (MerchantOrderSchema output), in file order. */
-  orders: MerchantOrder[];
-  /** Lines that failed validation; not pushed. */
-  invalid: InvalidOrderLine[];
+export interface PushOrderBatchResult extends OrderBatchCounts {
   /** Cursor of the next batch; null at the end of the file. */
   next: string | null;
 }
 
-export type PushOutcome =
-  | { order_id: string; ok: true; id: string }
-  /** The service refused the order (400/422): recorded, not retried until the order changes. */
-  | { order_id: string; ok: false; status: number; message: string };
-
-export interface PushRecord {
-  order_id: string;
-  /** orderHash() of what was pushed. */
-  hash: string;
-  status: 'pushed' | 'rejected';
-  /** The service's id (pushed). */
-  id?: string;
-  httpStatus?: number;
-  /** The service's message (rejected). */
-  message?: string;
-  runId: string;
-}
-
 export interface OrderActivities {
-  readOrders(input: ReadOrdersInput): Promise<OrderBatch>;
-  /** Hash last recorded (pushed or rejected) for each order_id that has one. */
-  pushedHashes(orderIds: string[]): Promise<Record<string, string>>;
   /**
-   * POST /order for each (create or update: the full order is sent). A 400/422 answer is returned as a
-   * rejected outcome; other failures throw (retryable or not, by the error catalog).
+   * One batch of the order file: read and validate, hash, compare with the last push of each order_id, POST
+   * /order the new and changed ones, record every outcome and every invalid line in the store. Only the
+   * order's own POST /order answering 400/422 refuses it; a key failure (DataKeyError) or any other failure
+   * throws after recording what was already pushed.
    */
-  pushOrders(orders: MerchantOrder[]): Promise<PushOutcome[]>;
-  recordPushes(records: PushRecord[]): Promise<void>;
+  pushOrderBatch(input: PushOrderBatchInput): Promise<PushOrderBatchResult>;
 }
 
 // --- all ------------------------------------------------------------------------------------------------
@@ -320,8 +320,5 @@ export const ACTIVITY_NAMES = [
   'createSubscription',
   'updateSubscription',
   'deleteSubscription',
-  'readOrders',
-  'pushedHashes',
-  'pushOrders',
-  'recordPushes',
+  'pushOrderBatch',
 ] as const satisfies ReadonlyArray<keyof Activities>;

@@ -193,19 +193,39 @@ export function humanReconcile(r: ReconcileResult): string {
   return lines.join('\n');
 }
 
-export function humanPush(r: PushOrdersResult): string {
+/** `cbp run orders`: the run's counts with the orders and lines that need attention (read from the store after the run). */
+export interface PushOrdersReport extends PushOrdersResult {
+  /** Orders this run had refused by the service, at most ORDER_DETAIL_LIMIT (`rejected` counts them all). */
+  rejectedOrders: Array<{ order_id: string; http_status: number | null; message: string | null }>;
+  /** Invalid lines this run read, at most ORDER_DETAIL_LIMIT (`invalid` counts them all). */
+  invalidLines: Array<{ line: number; order_id: string | null; message: string }>;
+}
+
+export const ORDER_DETAIL_LIMIT = 100;
+const ORDER_LINES_SHOWN = 20;
+
+export function humanPush(r: PushOrdersReport): string {
   const lines = [
-    `orders ${r.runId}: ${r.status}`,
+    `orders ${r.runId}: ${r.status}${r.read === 0 ? ` (no records in ${r.source})` : ''}`,
     table([
-      ['read', r.read],
-      ['new (pushed)', r.new],
-      ['changed (pushed)', r.changed],
-      ['unchanged (skipped)', r.unchanged],
+      ['records read', r.read],
+      ['pushed', `${r.pushed} (${r.new} new, ${r.changed} changed${r.retried ? `, ${r.retried} refused before and sent again` : ''})`],
+      ['unchanged (not sent)', r.unchanged],
+      ['refused before, unchanged (not sent)', r.stillRejected],
       ['rejected by the service', r.rejected],
       ['invalid in the file', r.invalid],
+      ['listed again later in the file', r.repeated],
     ]),
   ];
-  for (const o of r.rejectedOrders.slice(0, 20)) lines.push(`  rejected ${o.order_id} (${o.status}): ${o.message}`);
-  for (const l of r.invalidLines.slice(0, 20)) lines.push(`  invalid line ${l.line}${l.order_id ? ` (${l.order_id})` : ''}: ${l.message}`);
+  const more = (shown: number, total: number) => (total > shown ? [`  ... and ${total - shown} more (cbp status lists them; all are in the store: order_pushes, order_rejects)`] : []);
+  const rejected = r.rejectedOrders.slice(0, ORDER_LINES_SHOWN);
+  for (const o of rejected) lines.push(`  rejected ${o.order_id} (HTTP ${o.http_status ?? '?'}): ${o.message ?? ''}`);
+  lines.push(...more(rejected.length, r.rejected));
+  const invalid = r.invalidLines.slice(0, ORDER_LINES_SHOWN);
+  for (const l of invalid) lines.push(`  invalid line ${l.line}${l.order_id ? ` (${l.order_id})` : ''}: ${l.message}`);
+  lines.push(...more(invalid.length, r.invalid));
+  if (r.invalid) lines.push('Invalid lines were not sent: fix them in the file (docs/orders.md) and run again.');
+  if (r.rejected) lines.push("Rejected orders are not sent again until they change: fix them in the file and run again, or send them as they are with --retry-rejected.");
+  if (r.stillRejected) lines.push(`${r.stillRejected} order(s) the service refused in an earlier run are unchanged and were not sent: fix them, or send them again with --retry-rejected (cbp status lists them).`);
   return lines.join('\n');
 }

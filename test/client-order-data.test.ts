@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrderDataClient } from '../client/order-data.ts';
+import { createOrderDataClient, DataKeyError, isOrderRefusal } from '../client/order-data.ts';
 import { ServiceHttpError } from '../client/errors.ts';
 import { ValidationError } from '../lib/errors.ts';
 import { createLogger } from '../lib/log.ts';
@@ -86,9 +86,10 @@ describe('order data interface', () => {
   it('says to check the data credentials when the key itself is refused, without the password', async () => {
     srv.script('POST', '/stage/auth', { status: 401, body: { error: true, message: `bad password ${PASSWORD}` } });
     const c = client();
-    const e = (await c.getKey().catch((x: unknown) => x)) as ServiceHttpError;
-    expect(e).toBeInstanceOf(ServiceHttpError);
+    const e = (await c.getKey().catch((x: unknown) => x)) as DataKeyError;
+    expect(e).toBeInstanceOf(DataKeyError);
     expect(e.iface).toBe('data');
+    expect(e.httpStatus).toBe(401);
     expect(e.message).toContain('CBP_DATA_PASSWORD');
     expect(e.message).not.toContain(PASSWORD);
     expect(JSON.stringify(e.toJSON())).not.toContain(PASSWORD);
@@ -119,4 +120,53 @@ describe('order data interface', () => {
       await c.close();
     });
   }
+
+  it('calls a 400 on POST /auth a key failure that names the request and what to check, never an order refusal', async () => {
+    srv.script('POST', '/stage/auth', { status: 400, body: { error: true, message: 'username and password are required' } });
+    const c = client();
+    const e = (await c.pushOrder(order).catch((x: unknown) => x)) as DataKeyError;
+    expect(e).toBeInstanceOf(DataKeyError);
+    expect(e).toMatchObject({ code: 'CBP_ERR_DATA_KEY', retryable: false, httpStatus: 400, operation: 'get key (POST /auth)' });
+    expect(e.message).toMatch(/POST \/auth failed with HTTP 400 \(username and password are required\)/);
+    expect(e.message).toMatch(/CBP_DATA_USERNAME and CBP_DATA_PASSWORD, CBP_DATA_BASE_URL, and that this machine's IP address is allow-listed/);
+    expect(e.message).not.toContain(PASSWORD);
+    expect(isOrderRefusal(e)).toBeUndefined();
+    expect(srv.requestsTo('POST', '/stage/order')).toHaveLength(0);
+    await c.close();
+  });
+
+  it("calls a 400 or 422 on the order's own POST /order its refusal, naming the request", async () => {
+    srv.script('POST', '/stage/auth', { body: { authorization_key: KEY1 } });
+    srv.script('POST', '/stage/order', { status: 400, body: { error: true, message: 'order_date is not a date' } });
+    const c = client();
+    const e = (await c.pushOrder(order).catch((x: unknown) => x)) as ServiceHttpError;
+    expect(e).toBeInstanceOf(ServiceHttpError);
+    expect(e.message).toMatch(/push order \(POST \/order\) failed with HTTP 400/);
+    expect(isOrderRefusal(e)).toEqual({ status: 400, message: 'order_date is not a date' });
+    await c.close();
+  });
+
+  it('renews a refused key once; a fresh key refused too is a key failure, not the order refused', async () => {
+    srv.script('POST', '/stage/auth', { body: { authorization_key: KEY1 } }, { body: { authorization_key: KEY2 } });
+    srv.script('POST', '/stage/order', { status: 401, body: { error: true, message: 'invalid authorization key' } });
+    const c = client();
+    const e = (await c.pushOrder(order).catch((x: unknown) => x)) as DataKeyError;
+    expect(e).toBeInstanceOf(DataKeyError);
+    expect(e.message).toMatch(/refused a key it had just issued: POST \/order failed with HTTP 401 twice/);
+    expect(isOrderRefusal(e)).toBeUndefined();
+    expect(srv.requestsTo('POST', '/stage/auth')).toHaveLength(2);
+    expect(srv.requestsTo('POST', '/stage/order')).toHaveLength(2);
+    await c.close();
+  });
+
+  it('keeps a 5xx on POST /auth retryable and named as the key request (not a key refusal)', async () => {
+    srv.script('POST', '/stage/auth', { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 });
+    const c = client();
+    const e = (await c.getKey().catch((x: unknown) => x)) as ServiceHttpError;
+    expect(e).toBeInstanceOf(ServiceHttpError);
+    expect(e).toMatchObject({ retryable: true, httpStatus: 503 });
+    expect(e.message).toMatch(/get key \(POST \/auth\) failed with HTTP 503/);
+    expect(isOrderRefusal(e)).toBeUndefined();
+    await c.close();
+  });
 });

@@ -42,7 +42,7 @@ vi.mock('@temporalio/workflow', async (importOriginal) => {
   };
 });
 
-const { nightlyWorkflow, backfillWorkflow, reconcileSubscriptionsWorkflow } = await import('../workflows/temporal.ts');
+const { nightlyWorkflow, backfillWorkflow, reconcileSubscriptionsWorkflow, pushOrdersWorkflow } = await import('../workflows/temporal.ts');
 
 let state: FakeState;
 beforeEach(() => {
@@ -122,5 +122,26 @@ describe('Temporal bindings', () => {
     expect(err).toMatchObject({ type: 'CBP_ERR_WORKFLOW_INPUT', nonRetryable: true, message: expect.stringContaining('CBP_WEBHOOK_PASSWORD') });
     expect(JSON.stringify({ message: (err as Error).message, stack: (err as Error).stack })).not.toContain('leaked-pw-77');
     expect(state.calls).toEqual([]);
+  });
+
+  it('pushes orders batch by batch through one heartbeating activity, and continues as new with only the cursor and counts', async () => {
+    const { MerchantOrderSchema } = await import('../contract/index.ts');
+    const orders = Array.from({ length: 25 }, (_, i) => MerchantOrderSchema.parse({ order_id: `O${i}`, order_date: '2026-03-01T10:00:00Z', order_total: '1.00', billing_last_name: 'Privateperson' }));
+    const f = createFakes({ sources: { 'orders.ndjson': orders } });
+    h.acts = f.acts as never;
+    let batches = 0;
+    const batch = h.acts.pushOrderBatch!;
+    h.acts.pushOrderBatch = async (...a) => {
+      batches += 1;
+      if (batches >= 2) h.info.continueAsNewSuggested = true;
+      return batch(...a);
+    };
+    await expect(pushOrdersWorkflow({ source: 'orders.ndjson', batchSize: 10 })).rejects.toBeInstanceOf(ContinueAsNewCalled);
+    const next = h.continued[0] as { cursor: string; carried: { read: number; new: number }; runId: string; source: string };
+    expect(next).toMatchObject({ source: 'orders.ndjson', cursor: '20', carried: { read: 20, new: 20 }, runId: 'cbp-nightly-2026-03-15T02:30:00Z/r1' });
+    expect(JSON.stringify(next)).not.toContain('Privateperson');
+    const o = h.optionsByActivity.get('pushOrderBatch') as { heartbeatTimeout?: unknown; retry: { nonRetryableErrorTypes: string[] } };
+    expect(o.heartbeatTimeout).toBeDefined();
+    expect(o.retry.nonRetryableErrorTypes).toContain('CBP_ERR_DATA_KEY');
   });
 });

@@ -234,6 +234,19 @@ describe('workflows replayed in the Temporal sandbox', () => {
       ),
     ).rejects.toThrow(/nondeterminism/i);
 
+    // pushOrders: one activity per batch, its input a path and a cursor, its result counts and the next cursor.
+    const batch = (next: string | null) => ({ records: 500, new: 498, changed: 0, retried: 0, unchanged: 0, stillRejected: 0, rejected: 1, invalid: 1, repeated: 0, next });
+    await expect(
+      replay(
+        history('pushOrdersWorkflow', { source: 'orders.ndjson' }, [
+          { name: 'pushOrderBatch', result: batch('n:120000:500') },
+          { name: 'pushOrderBatch', result: batch(null) },
+          { name: 'recordRun', result: null },
+        ], undefined, 'completed'),
+      ),
+    ).resolves.toBeUndefined();
+    // A history of the earlier shape (orders passed through readOrders / pushOrders results) does not replay:
+    // pushOrders runs started before this change must finish (or be terminated) before workers are upgraded.
     const orders = [{ order_id: 'A1', order_total: '10.00', order_date: '2026-03-01T00:00:00Z' }];
     await expect(
       replay(
@@ -245,6 +258,6 @@ describe('workflows replayed in the Temporal sandbox', () => {
           { name: 'recordRun', result: null },
         ], undefined, 'completed'),
       ),
-    ).resolves.toBeUndefined();
+    ).rejects.toThrow(/nondeterminism/i);
   });
 });

@@ -3,10 +3,8 @@
 import type {
   FetchAndLoadInput,
   FetchAndLoadResult,
-  OrderBatch,
-  PushOutcome,
-  PushRecord,
-  ReadOrdersInput,
+  PushOrderBatchInput,
+  PushOrderBatchResult,
   RunRecord,
   ForeignSubscription,
   ListSubscriptionsInput,
@@ -18,6 +16,7 @@ import type {
 } from '../activities/types.ts';
 import type { MerchantOrder, ReportKind } from '../contract/index.ts';
 import { windowId, type Window } from '../workflows/windows.ts';
+import { planOrderPushes, type KnownPush } from '../activities/orders.ts';
 
 export interface FakeOptions {
   /** Start time of the fake clock (ISO); each now() call advances it by one second. */
@@ -37,7 +36,7 @@ export interface FakeOptions {
   /** Throw the refusal as Temporal delivers an activity's failure (ActivityFailure → ApplicationFailure type). */
   refusalAsTemporalFailure?: boolean;
   serviceTime?: string;
-  /** Orders by source name. */
+  /** Orders by source name (record i is on line i + 1); pushOrderBatch reads, plans and pushes them as the real one does. */
   sources?: Record<string, MerchantOrder[]>;
   /** order_id → the service's refusal. */
   refuse?: Record<string, { status: number; message: string }>;
@@ -52,8 +51,9 @@ export interface FakeState {
   maxActive: number;
   loadCount: number;
   subscriptions: SubscriptionView[];
-  pushedHashes: Map<string, string>;
-  pushRecords: PushRecord[];
+  /** What the fake store knows per order_id (the real one: order_pushes). */
+  pushes: Map<string, KnownPush>;
+  pushRecords: Array<KnownPush & { order_id: string; httpStatus?: number; message?: string }>;
   pushedOrders: MerchantOrder[];
 }
 
@@ -69,7 +69,7 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
     maxActive: 0,
     loadCount: 0,
     subscriptions: structuredClone(opts.subscriptions ?? []),
-    pushedHashes: new Map(),
+    pushes: new Map(),
     pushRecords: [],
     pushedOrders: [],
   };
@@ -191,38 +191,37 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       log('deleteSubscription', guid);
       state.subscriptions = state.subscriptions.filter((s) => s.guid !== guid);
     },
-    async readOrders(input: ReadOrdersInput): Promise<OrderBatch> {
-      log('readOrders', input);
+    async pushOrderBatch(input: PushOrderBatchInput): Promise<PushOrderBatchResult> {
+      log('pushOrderBatch', input);
       const all = opts.sources?.[input.source] ?? [];
       const start = input.cursor ? Number(input.cursor) : 0;
-      const orders = all.slice(start, start + input.batchSize);
-      const end = start + orders.length;
-      return { orders: structuredClone(orders), invalid: [], next: end < all.length ? String(end) : null };
-    },
-    async pushedHashes(orderIds: string[]) {
-      log('pushedHashes', orderIds);
-      const out: Record<string, string> = {};
-      for (const id of orderIds) {
-        const h = state.pushedHashes.get(id);
-        if (h) out[id] = h;
+      const records = all.slice(start, start + input.batchSize).map((order, i) => ({ line: start + i + 1, order: structuredClone(order) }));
+      const end = start + records.length;
+      const plan = planOrderPushes(records, state.pushes, { runId: input.runId, retryRejected: input.retryRejected === true });
+      const out: PushOrderBatchResult = {
+        records: records.length,
+        new: plan.counts.earlier.new,
+        changed: plan.counts.earlier.changed,
+        retried: plan.counts.earlier.retried,
+        unchanged: plan.counts.unchanged,
+        stillRejected: plan.counts.stillRejected,
+        rejected: plan.counts.earlier.rejected,
+        invalid: 0,
+        repeated: plan.counts.repeated,
+        next: end < all.length ? String(end) : null,
+      };
+      for (const p of plan.push) {
+        const refusal = opts.refuse?.[p.order.order_id];
+        const known: KnownPush = { hash: p.hash, status: refusal ? 'rejected' : 'pushed', runId: input.runId, line: p.line, change: p.change };
+        if (refusal) out.rejected++;
+        else {
+          out[p.change]++;
+          state.pushedOrders.push(structuredClone(p.order));
+        }
+        state.pushes.set(p.order.order_id, known);
+        state.pushRecords.push({ order_id: p.order.order_id, ...known, ...(refusal ? { httpStatus: refusal.status, message: refusal.message } : {}) });
       }
       return out;
-    },
-    async pushOrders(orders: MerchantOrder[]): Promise<PushOutcome[]> {
-      log('pushOrders', orders);
-      return orders.map((o) => {
-        const refusal = opts.refuse?.[o.order_id];
-        if (refusal) return { order_id: o.order_id, ok: false as const, status: refusal.status, message: refusal.message };
-        state.pushedOrders.push(structuredClone(o));
-        return { order_id: o.order_id, ok: true as const, id: `svc-${o.order_id}` };
-      });
-    },
-    async recordPushes(records: PushRecord[]) {
-      log('recordPushes', records);
-      for (const r of records) {
-        state.pushedHashes.set(r.order_id, r.hash);
-        state.pushRecords.push(structuredClone(r));
-      }
     },
   };
   return { acts, state, options: opts };

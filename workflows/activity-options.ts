@@ -25,6 +25,8 @@ export const NON_RETRYABLE_ERROR_TYPES = [
   'CBP_ERR_WORKFLOW_INPUT',
   'CBP_ERR_BAD_REPORT_FILE',
   'CBP_ERR_MIGRATION_CHANGED',
+  'CBP_ERR_DATA_KEY', // the order data key was refused (credentials, allow-listing)
+  'CBP_ERR_ORDER_FILE', // the order file cannot be read
   // Class names, for errors that reach Temporal unwrapped (their type is then the class name).
   'ValidationError',
   'ConfigError',
@@ -47,6 +49,22 @@ export const REPORT_ACTIVITY_OPTIONS: ActivityOptions = {
 /** Calls to the service (lookups, subscriptions, order pushes, notices): minutes at most. */
 export const SERVICE_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 minutes',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
+  },
+};
+
+/**
+ * One batch of orders (read, compare, push up to batchSize orders, record): heartbeating, so a dead worker is
+ * noticed within a minute; a retried batch counts and skips what it had already pushed.
+ */
+export const ORDER_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
@@ -83,8 +101,5 @@ export const ACTIVITY_GROUPS = {
   createSubscription: 'service',
   updateSubscription: 'service',
   deleteSubscription: 'service',
-  readOrders: 'store',
-  pushedHashes: 'store',
-  pushOrders: 'service',
-  recordPushes: 'store',
-} as const satisfies Record<keyof Activities, 'report' | 'service' | 'store'>;
+  pushOrderBatch: 'orders',
+} as const satisfies Record<keyof Activities, 'report' | 'service' | 'store' | 'orders'>;

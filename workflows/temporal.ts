@@ -3,7 +3,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { ApplicationFailure, continueAsNew, proxyActivities, TemporalFailure, workflowInfo } from '@temporalio/workflow';
 import type { Activities, IngestResult, WorkflowActs } from '../activities/types.ts';
-import { ACTIVITY_GROUPS, REPORT_ACTIVITY_OPTIONS, SERVICE_ACTIVITY_OPTIONS, STORE_ACTIVITY_OPTIONS } from './activity-options.ts';
+import { ACTIVITY_GROUPS, ORDER_ACTIVITY_OPTIONS, REPORT_ACTIVITY_OPTIONS, SERVICE_ACTIVITY_OPTIONS, STORE_ACTIVITY_OPTIONS } from './activity-options.ts';
 import { backfill, type BackfillInput, type BackfillResult } from './backfill.ts';
 import { ingestEvents, type IngestInput } from './ingest.ts';
 import { nightly, type NightlyInput, type NightlyResult } from './nightly.ts';
@@ -14,6 +14,7 @@ const proxies = {
   report: proxyActivities<Activities>(REPORT_ACTIVITY_OPTIONS),
   service: proxyActivities<Activities>(SERVICE_ACTIVITY_OPTIONS),
   store: proxyActivities<Activities>(STORE_ACTIVITY_OPTIONS),
+  orders: proxyActivities<Activities>(ORDER_ACTIVITY_OPTIONS),
 };
 
 function activities(): WorkflowActs {

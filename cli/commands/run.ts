@@ -8,7 +8,7 @@ import { NotFoundError, UsageError } from '../../lib/errors.ts';
 import type { Config } from '../../lib/config.ts';
 import type { ReportKind } from '../../contract/reporting.ts';
 import { REPORT_KINDS, dayOption, instantOption } from '../options.ts';
-import { countWindows, humanBackfill, humanNightly, humanPush, humanReconcile, openPipeline, progressBar, requireFor, type PipelineOptions } from '../pipeline.ts';
+import { ORDER_DETAIL_LIMIT, countWindows, humanBackfill, humanNightly, humanPush, humanReconcile, openPipeline, progressBar, requireFor, type PipelineOptions, type PushOrdersReport } from '../pipeline.ts';
 
 function humanIngest(r: IngestResult): string {
   if (r.segments.length === 0) return `no sealed journal segments in ${r.journalDir}: nothing to load`;
@@ -170,17 +170,31 @@ function registerSubscriptions(run: Command, ctx: Ctx): void {
 function registerOrders(run: Command, ctx: Ctx): void {
   run
     .command('orders')
-    .description('Push new and changed orders from an NDJSON or CSV file to the order data interface (unchanged ones are skipped)')
-    .requiredOption('--source <file>', 'NDJSON (one order per line) or CSV (header row) file of orders')
-    .option('--batch-size <n>', 'orders read per batch (default 500)', intOption('--batch-size'))
+    .description('Push new and changed orders from an NDJSON or CSV file to the order data interface (unchanged ones are skipped); exit 1 when any order is invalid or rejected')
+    .requiredOption('--source <file>', 'NDJSON (one order per line) or CSV (header row) file of orders (docs/orders.md)')
+    .option('--batch-size <n>', 'records read per batch (default 500)', intOption('--batch-size'))
+    .option('--retry-rejected', 'send again the orders the service refused in earlier runs, even if unchanged')
     .option('--json', 'print the result as JSON')
-    .action(async (o: { source: string; batchSize?: number; json?: boolean }) => {
+    .action(async (o: { source: string; batchSize?: number; retryRejected?: boolean; json?: boolean }) => {
       const cfg = ctx.config();
       await requireFor(cfg, ['data'], 'cbp run orders');
       // Before the pipeline opens: a typo in the path must not create or lock the store.
       if (!existsSync(o.source)) throw new NotFoundError(`order file ${o.source} does not exist: give the NDJSON or CSV file of orders with --source`);
-      const r = await withPipeline(cfg, true, 'orders', (p) => p.runner.pushOrders({ source: o.source, ...(o.batchSize ? { batchSize: o.batchSize } : {}) }));
+      const { rejectedOrders, invalidOrderLines } = await import('../../store/orders.ts');
+      const { ordersNeedAttention } = await import('../../workflows/push-orders.ts');
+      const r: PushOrdersReport = await withPipeline(cfg, true, 'orders', async (p) => {
+        const result = await p.runner.pushOrders({ source: o.source, ...(o.batchSize ? { batchSize: o.batchSize } : {}), ...(o.retryRejected ? { retryRejected: true } : {}) });
+        // The details stay out of the run's result (it is workflow history under Temporal): read them from the store.
+        const rejected = await rejectedOrders(p.store, { runId: result.runId, limit: ORDER_DETAIL_LIMIT });
+        const invalid = await invalidOrderLines(p.store, { runId: result.runId, limit: ORDER_DETAIL_LIMIT });
+        return {
+          ...result,
+          rejectedOrders: rejected.orders.map(({ order_id, http_status, message }) => ({ order_id, http_status, message })),
+          invalidLines: invalid.lines.map(({ line, order_id, message }) => ({ line, order_id, message })),
+        };
+      });
       ctx.out(r, humanPush, o.json);
+      if (ordersNeedAttention(r)) process.exitCode = 1;
     });
 }
 

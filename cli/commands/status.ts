@@ -21,7 +21,16 @@ export interface StatusReport {
   journal: { dir: string; waiting: number; segments: string[] };
   quarantine: Array<{ kind: string; rows: number }>;
   alerts: Array<{ mid: string; network: string; program: string; level: string; month: string; ratio_pct: number | null }>;
+  /**
+   * Orders whose last push the service refused (`rejected` counts them all; `recentRejected` holds the most
+   * recent STATUS_REJECTED_LIMIT), and invalid lines of order files as last read.
+   */
+  orders: { rejected: number; recentRejected: Array<{ order_id: string; http_status: number | null; message: string | null; at: string; run_id: string | null }>; invalidLines: number };
 }
+
+/** Rejected orders listed by `cbp status --json` (most recent first); the human view shows the first STATUS_REJECTED_SHOWN. */
+export const STATUS_REJECTED_LIMIT = 100;
+const STATUS_REJECTED_SHOWN = 10;
 
 async function tryAll<T>(store: Store, sql: string): Promise<T[]> {
   try {
@@ -79,6 +88,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     journal: { dir: journalDir, waiting: segments.length, segments },
     quarantine: [],
     alerts: [],
+    orders: { rejected: 0, recentRejected: [], invalidLines: 0 },
   };
   const tasks = nightlyTasks(REPORT_KINDS, report.asOf, lookbackDays, windowDays);
   const store = opened.store;
@@ -137,6 +147,14 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
           ORDER BY s.mid, s.network, s.program`,
       )
     ).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
+    try {
+      const { invalidOrderLines, rejectedOrders } = await import('../../store/orders.ts');
+      const rejected = await rejectedOrders(store, { limit: STATUS_REJECTED_LIMIT });
+      const invalid = await invalidOrderLines(store, { limit: 0 });
+      report.orders = { rejected: rejected.total, recentRejected: rejected.orders, invalidLines: invalid.total };
+    } catch {
+      // An older store or snapshot without the order tables: nothing to show for them.
+    }
   } finally {
     store.close();
   }
@@ -156,6 +174,14 @@ export function humanStatus(r: StatusReport): string {
   out.push(renderTable(['kind', 'latest window end', 'last loaded', 'loads'], r.freshest.map((f) => [f.kind, f.latest_window_end, f.last_loaded_at, f.loads])));
   out.push('', `Journal ${r.journal.dir}: ${r.journal.waiting} sealed segment(s) waiting for ingest`);
   out.push('', `Quarantined rows: ${r.quarantine.length ? r.quarantine.map((q) => `${q.kind} ${q.rows}`).join(', ') : 'none'}`);
+  out.push('', `Rejected orders (refused by the service, not sent again until changed): ${r.orders.rejected || 'none'}`);
+  if (r.orders.rejected) {
+    const shown = r.orders.recentRejected.slice(0, STATUS_REJECTED_SHOWN);
+    out.push(renderTable(['order_id', 'status', 'reason', 'refused at'], shown.map((o) => [o.order_id, o.http_status, o.message, o.at])).replace(/\n\(\d+ rows?\)$/, ''));
+    if (r.orders.rejected > shown.length) out.push(`  ... and ${r.orders.rejected - shown.length} more (--json lists the ${STATUS_REJECTED_LIMIT} most recent; all: cbp sql "SELECT * FROM order_pushes WHERE status = 'rejected'")`);
+    out.push('  fix them in the order file and run `cbp run orders` again, or send them as they are with `cbp run orders --source <file> --retry-rejected`');
+  }
+  if (r.orders.invalidLines) out.push(`Invalid lines in order files (not sent): ${r.orders.invalidLines} (cbp sql "SELECT * FROM order_rejects")`);
   out.push('', 'Alerts in force:');
   out.push(r.alerts.length ? renderTable(['mid', 'network', 'program', 'level', 'month', 'ratio %'], r.alerts.map((a) => [a.mid, a.network, a.program, a.level, a.month, a.ratio_pct])) : '  none');
   return out.join('\n');

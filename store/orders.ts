@@ -1,0 +1,144 @@
+// The order push bookkeeping (tables of migrations 006 and 009): what was last pushed or refused per order_id,
+// and the invalid lines of each order file. Only order_ids, hashes, line numbers and the service's or the
+// validator's messages are kept here, never the orders themselves.
+import type { Store } from './db.ts';
+
+export interface OrderPushRow {
+  order_id: string;
+  hash: string;
+  status: 'pushed' | 'rejected';
+  run_id: string | null;
+  source_line: number | null;
+  change: 'new' | 'changed' | 'retried' | null;
+}
+
+export interface OrderPushRecord {
+  order_id: string;
+  hash: string;
+  status: 'pushed' | 'rejected';
+  /** The service's id (pushed). */
+  serviceId?: string;
+  httpStatus?: number;
+  /** The service's message (rejected). */
+  message?: string;
+  change: 'new' | 'changed' | 'retried';
+  line: number;
+  runId: string;
+}
+
+export interface InvalidLineRecord {
+  line: number;
+  order_id?: string;
+  message: string;
+}
+
+const CHUNK = 500;
+
+function stamp(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** The last recorded push (or refusal) of each order_id that has one. */
+export async function lastOrderPushes(store: Store, orderIds: readonly string[]): Promise<Map<string, OrderPushRow>> {
+  const out = new Map<string, OrderPushRow>();
+  const ids = [...new Set(orderIds)];
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const part = ids.slice(i, i + CHUNK);
+    const rows = await store.all<OrderPushRow>(
+      `SELECT order_id, hash, status, run_id, source_line, change FROM order_pushes WHERE order_id IN (${part.map((_, j) => `$${j + 1}`).join(', ')})`,
+      part,
+    );
+    for (const r of rows) out.set(r.order_id, { ...r, source_line: r.source_line === null ? null : Number(r.source_line) });
+  }
+  return out;
+}
+
+/** Records pushes and refusals; the last record of an order_id wins. One statement per call. */
+export async function recordOrderPushes(store: Store, records: readonly OrderPushRecord[], at: Date): Promise<void> {
+  if (records.length === 0) return;
+  const list = [...new Map(records.map((r) => [r.order_id, r])).values()];
+  const ts = stamp(at);
+  await store.transaction(async (s) => {
+    const params: Array<string | number | null> = [];
+    const values = list.map((r) => {
+      params.push(r.order_id, r.hash, r.status, r.serviceId ?? null, r.httpStatus ?? null, r.message ?? null, r.runId, r.line, r.change);
+      const n = params.length;
+      return `($${n - 8}, $${n - 7}, $${n - 6}, $${n - 5}, $${n - 4}::INTEGER, $${n - 3}, '${ts}'::TIMESTAMP, $${n - 2}, $${n - 1}::INTEGER, $${n})`;
+    });
+    await s.run(
+      `INSERT INTO order_pushes (order_id, hash, status, service_id, http_status, last_error, pushed_at, run_id, source_line, change)
+       VALUES ${values.join(', ')}
+       ON CONFLICT (order_id) DO UPDATE SET hash = excluded.hash, status = excluded.status,
+         service_id = coalesce(excluded.service_id, order_pushes.service_id), http_status = excluded.http_status,
+         last_error = excluded.last_error, pushed_at = excluded.pushed_at, run_id = excluded.run_id,
+         source_line = excluded.source_line, change = excluded.change`,
+      params,
+    );
+  });
+}
+
+/**
+ * The invalid lines of `source` between firstLine and lastLine (null: to the end of the file) become
+ * exactly `lines`: a line fixed since the last read stops being listed.
+ */
+export async function replaceInvalidOrderLines(
+  store: Store,
+  o: { source: string; firstLine: number; lastLine: number | null; lines: readonly InvalidLineRecord[]; runId: string; at: Date },
+): Promise<void> {
+  const ts = stamp(o.at);
+  await store.transaction(async (s) => {
+    if (o.lastLine === null) await s.run('DELETE FROM order_rejects WHERE source = $1 AND line >= $2', [o.source, o.firstLine]);
+    else await s.run('DELETE FROM order_rejects WHERE source = $1 AND line BETWEEN $2 AND $3', [o.source, o.firstLine, o.lastLine]);
+    for (let i = 0; i < o.lines.length; i += CHUNK) {
+      const part = o.lines.slice(i, i + CHUNK);
+      const params: Array<string | number | null> = [];
+      const values = part.map((l) => {
+        params.push(o.source, l.line, l.order_id ?? null, l.message, o.runId);
+        const n = params.length;
+        return `($${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, '${ts}'::TIMESTAMP, $${n})`;
+      });
+      await s.run(`INSERT INTO order_rejects (source, line, order_id, message, seen_at, run_id) VALUES ${values.join(', ')}`, params);
+    }
+  });
+}
+
+export interface RejectedOrder {
+  order_id: string;
+  http_status: number | null;
+  message: string | null;
+  /** When it was refused, ISO UTC. */
+  at: string;
+  run_id: string | null;
+}
+
+/** Orders whose last push the service refused, most recent first: how many, and the first `limit`. */
+export async function rejectedOrders(store: Store, o: { runId?: string; limit: number }): Promise<{ total: number; orders: RejectedOrder[] }> {
+  const where = o.runId === undefined ? "status = 'rejected'" : "status = 'rejected' AND run_id = $1";
+  const params = o.runId === undefined ? [] : [o.runId];
+  const [c] = await store.all<{ n: number | bigint }>(`SELECT count(*) AS n FROM order_pushes WHERE ${where}`, params);
+  const orders = await store.all<RejectedOrder>(
+    `SELECT order_id, http_status, last_error AS message, strftime(pushed_at, '%Y-%m-%dT%H:%M:%SZ') AS at, run_id
+       FROM order_pushes WHERE ${where} ORDER BY pushed_at DESC, order_id LIMIT ${Math.max(0, Math.floor(o.limit))}`,
+    params,
+  );
+  return { total: Number(c?.n ?? 0), orders: orders.map((r) => ({ ...r, http_status: r.http_status === null ? null : Number(r.http_status) })) };
+}
+
+export interface InvalidOrderLine {
+  source: string;
+  line: number;
+  order_id: string | null;
+  message: string;
+}
+
+/** Invalid lines a run read (in line order), or of every file (by file and line): how many, and the first `limit`. */
+export async function invalidOrderLines(store: Store, o: { runId?: string; limit: number }): Promise<{ total: number; lines: InvalidOrderLine[] }> {
+  const where = o.runId === undefined ? 'TRUE' : 'run_id = $1';
+  const params = o.runId === undefined ? [] : [o.runId];
+  const [c] = await store.all<{ n: number | bigint }>(`SELECT count(*) AS n FROM order_rejects WHERE ${where}`, params);
+  const lines = await store.all<InvalidOrderLine>(
+    `SELECT source, line, order_id, message FROM order_rejects WHERE ${where} ORDER BY source, line LIMIT ${Math.max(0, Math.floor(o.limit))}`,
+    params,
+  );
+  return { total: Number(c?.n ?? 0), lines: lines.map((l) => ({ ...l, line: Number(l.line) })) };
+}

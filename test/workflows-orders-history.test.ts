@@ -1,0 +1,108 @@
+// What Temporal would record of a pushOrders run: the workflow's input and result and every activity's input
+// and result. pushOrders runs through the local runner with the real activities against the sandbox, every
+// activity wrapped to keep a copy of what crossed the boundary; none of it may hold an order's personal
+// data (names, e-mails, card digits, addresses), a credential, or more than 64 KiB.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Activities } from '../activities/types.ts';
+import type { RunningSandbox } from '../sandbox/index.ts';
+import { createLocalRunner } from '../worker/local.ts';
+import { pushOrders } from '../workflows/push-orders.ts';
+import { configFor, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
+
+let sb: RunningSandbox;
+let dir: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  sb = await sandbox();
+});
+afterAll(async () => {
+  await sb?.close();
+  rmrf(dir);
+});
+
+const MAX_PAYLOAD = 64 * 1024;
+
+/** Values that are personal data in the orders below: none may appear in any payload. */
+const personal = (i: number) => ({
+  billing_first_name: `Firstname${i}x`,
+  billing_last_name: `Lastname${i}y`,
+  email_address: `person${i}.private@mail.example`,
+  customers_telephone: `+1-555-01${String(i).padStart(4, '0')}`,
+  billing_street_address: `${i} Hidden Lane`,
+  ip_address: `198.51.${i % 250}.${(i * 7) % 250}`,
+  cc_first_6: '492181',
+  cc_last_4: String(7000 + (i % 1000)).slice(-4),
+});
+
+function order(i: number) {
+  return {
+    order_id: `PII-${i}`,
+    order_date: '2026-01-02T03:04:05Z',
+    order_total: `${10 + (i % 90)}.00`,
+    currency: 'USD',
+    ...personal(i),
+    fulfillment: { shipments: [{ shipping_method: 'UPS', tracking_number: `1ZTRACK${i}`, shipping_first_name: `Firstname${i}x`, shipping_street_address: `${i} Hidden Lane` }] },
+    notes: [{ timestamp: '2026-01-03T00:00:00Z', note: `called back on +1-555-01${String(i).padStart(4, '0')}` }],
+  };
+}
+
+describe('pushOrders as workflow history sees it', () => {
+  it('carries a path, cursors and counts only: no order field values, no credential, no payload over 64 KiB', async () => {
+    const n = 1_200;
+    const lines = Array.from({ length: n }, (_, i) => JSON.stringify(order(i)));
+    // A refused order (the service's 422 message names the field) and an invalid line (the validator shows the value).
+    lines.push(JSON.stringify({ ...order(n), order_total: undefined, order_id: 'PII-refused' }));
+    lines.push(JSON.stringify({ ...order(n + 1), cc_last_4: '12' }));
+    const source = path.join(dir, 'orders.ndjson');
+    fs.writeFileSync(source, lines.join('\n') + '\n');
+
+    const recorded: Array<{ what: string; payload: unknown }> = [];
+    const wrap = (a: Activities): Activities => {
+      const out: Record<string, unknown> = {};
+      for (const [name, fn] of Object.entries(a)) {
+        out[name] = async (...args: unknown[]) => {
+          recorded.push({ what: `${name} input`, payload: args });
+          const r = await (fn as (...x: unknown[]) => Promise<unknown>).apply(a, args);
+          recorded.push({ what: `${name} result`, payload: r ?? null });
+          return r;
+        };
+      }
+      return out as unknown as Activities;
+    };
+    const cfg = configFor(sb, dir);
+    const p = await pipelineFor(cfg);
+    try {
+      const runner = createLocalRunner(wrap(p.activities));
+      const input = { source, batchSize: 500 };
+      recorded.push({ what: 'workflow input', payload: input });
+      const result = await runner.pushOrders(input);
+      recorded.push({ what: 'workflow result', payload: result });
+
+      // A continued run's input (what continue-as-new records) carries the same: cursor and counts.
+      const paused = await pushOrders({ source, batchSize: 500 }, { ...wrap(p.activities), now: () => new Date().toISOString() }, { shouldPause: () => true });
+      expect(paused.status).toBe('continue');
+      recorded.push({ what: 'continued input', payload: paused.next }, { what: 'continued result', payload: paused });
+
+      const secrets = [cfg.dataPassword, cfg.dataUsername, cfg.apiSecret, cfg.reportingKey, cfg.companyToken, cfg.webhookPassword].filter(
+        (s): s is string => typeof s === 'string' && s.length >= 4,
+      );
+      const keys = [await p.clients.data.getKey()];
+      for (const { what, payload } of recorded) {
+        const text = JSON.stringify(payload);
+        expect(Buffer.byteLength(text), what).toBeLessThanOrEqual(MAX_PAYLOAD);
+        for (let i = 0; i <= n + 1; i += 1) {
+          for (const v of Object.values(personal(i))) if (!/^\d+$/.test(v)) expect(text.includes(v), `${what} holds ${v}`).toBe(false);
+        }
+        expect(text, what).not.toMatch(/492181|Hidden Lane|mail\.example|Firstname|Lastname|1ZTRACK|called back/);
+        for (const s of [...secrets, ...keys]) expect(text.includes(s), `${what} holds a credential`).toBe(false);
+      }
+      expect(result).toMatchObject({ status: 'done', read: n + 2, new: n, rejected: 1, invalid: 1 });
+      expect(recorded.filter((r) => r.what === 'pushOrderBatch input').length).toBeGreaterThanOrEqual(4);
+    } finally {
+      await p.close();
+    }
+  });
+});
