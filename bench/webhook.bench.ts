@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import { buildReceiver, startReceiver, type EventSink } from '../webhook/server.ts';
 
 const USER = 'bench';
-const PASS = 'bench-password';
+const PASS = 'bench-hook-password';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = 50;
 

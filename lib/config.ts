@@ -77,6 +77,8 @@ export const SETTINGS: SettingDef[] = [
   s('webhook', 'webhookBodyLimit', 'CBP_WEBHOOK_BODY_LIMIT', int.min(1), 'Largest event body the receiver accepts, in bytes (413 above)', { default: '1048576' }),
   s('webhook', 'webhookTlsCert', 'CBP_WEBHOOK_TLS_CERT', str, 'PEM certificate file: the receiver serves https itself', { path: true }),
   s('webhook', 'webhookTlsKey', 'CBP_WEBHOOK_TLS_KEY', str, 'PEM key file for CBP_WEBHOOK_TLS_CERT', { path: true }),
+  s('webhook', 'webhookBehindTlsProxy', 'CBP_WEBHOOK_BEHIND_TLS_PROXY', bool, 'A TLS proxy terminates https in front of the receiver: allows plain http on an address other than loopback', { default: 'false' }),
+  s('webhook', 'webhookMaxConnections', 'CBP_WEBHOOK_MAX_CONNECTIONS', int.min(1), 'Connections the receiver holds at once; more are dropped at accept', { default: '1024' }),
   s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
   s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs', { path: true }),
   s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed; https, plain http only on loopback)', { transport: 'https' }),

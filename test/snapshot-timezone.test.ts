@@ -123,3 +123,34 @@ describe('the snapshot read from another time zone', () => {
     expect(ny.int_chargebacks_joined).toEqual(utc.int_chargebacks_joined);
   });
 });
+
+describe('stg_utc_timestamp', () => {
+  const SPELLINGS = [
+    '2026-02-01T03:47:10Z', '2026-02-01 03:47:10', '2026-02-01T03:47:10', '2026-02-01T03:47:10+05:00', '2026-02-01T03:47:10-0800',
+    '2026-02-01T03:47:10.123456Z', '2026-02-01', '2026-02-01 03:47:10 UTC', '2026-02-01 03:47:10 America/New_York', '2026-02-01T03:47:10+05:30',
+    '2026-02-01T03:47:10-08', '2026-02-01 03:47', '2026-02-01T03:47:10.5+01:00', '2026-2-1 3:47:10', ' 2026-02-01T03:47:10Z ',
+    '2026-02-01T03:47:10 +00:00', '2026-02-01 03:47:10 EST', 'garbage', '2026-02-30T00:00:00Z', '2026-02-01T24:00:00Z',
+    '2026-02-01 03:47:10+02', '2026-03-08 02:30:00', '2026-02-01T03:47:10 Z', '2026-02-01 03:47:10 Asia/Kolkata', '2026-02-01 03:47:10 UTC UTC',
+    'infinity', '-infinity', 'epoch', '2026-02-01T03:47:10Z UTC', '2026-02-01T03:47:10+14:00', '2026-02-01  03:47:10',
+    '2026-02-01 03:47Z', '2026-02-01T03:47', '2026-02-01T03:47:10.123+0530', '2026-02-01 03:47:10 Etc/GMT+5', '2026-02-01 03:47:10.123 UTC',
+  ];
+
+  it('gives what the loader\'s cast gives in its UTC session, for every spelling, in every reader\'s zone', async () => {
+    const values = SPELLINGS.map((s, i) => `(${i}, '${s}')`).join(', ');
+    const read = async (zone: string, expr: string, rows: string) => {
+      await store.run(`SET TimeZone = '${zone}'`);
+      try {
+        return (await store.all<{ v: string | null }>(`SELECT (${expr})::VARCHAR AS v FROM (VALUES ${rows}) t(i, s) ORDER BY i`)).map((r) => r.v);
+      } finally {
+        await store.run("SET TimeZone = 'UTC'");
+      }
+    };
+    // The loader (store/ingest.ts) casts through TIMESTAMPTZ in a UTC session; one value at a time, because
+    // DuckDB 1.5's cast carries a named zone (" America/New_York") over to the zone-less texts after it in
+    // the same vector. stg_utc_timestamp reads every zone-less text as UTC, so the mixed list is no problem.
+    const loader: Array<string | null> = [];
+    for (const [i, s] of SPELLINGS.entries()) loader.push(...(await read('UTC', 'TRY_CAST(s AS TIMESTAMPTZ)::TIMESTAMP', `(${i}, '${s}')`)));
+    expect(loader.filter((v) => v !== null).length).toBeGreaterThan(25);
+    for (const zone of ZONES) expect({ zone, v: await read(zone, 'stg_utc_timestamp(s)', values) }).toEqual({ zone, v: loader });
+  });
+});

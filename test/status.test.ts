@@ -36,7 +36,7 @@ beforeAll(async () => {
     await p.close();
   }
   // One event through a real receiver; closing seals its segment, which now waits for ingest.
-  const auth = { username: 'u-status', password: 'p-status-123' };
+  const auth = { username: 'u-status', password: 'p-status-password-123' };
   const rec = await startReceiver({ ...auth, journalDir: cfg.journalDir as string, port: 0 });
   const res = await fetch(rec.url, {
     method: 'POST',

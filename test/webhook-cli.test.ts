@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './helpers/tmp.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CBP = path.join(ROOT, 'bin', 'cbp.js');
@@ -16,12 +16,39 @@ function cbp(args: string[], env: Record<string, string>) {
 
 describe('cbp webhook', () => {
   it('refuses to start without Basic credentials, naming both settings (exit 2)', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+    const dir = tempDir();
     const r = cbp(['webhook', '--port', '0', '--journal', path.join(dir, 'j')], { CBP_WEBHOOK_USERNAME: 'only-user' });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('CBP_WEBHOOK_USERNAME');
     expect(r.stderr).toContain('CBP_WEBHOOK_PASSWORD');
     expect(r.stderr).toContain('[CBP_ERR_CONFIG]');
+    expect(fs.existsSync(path.join(dir, 'j'))).toBe(false);
+  });
+
+  it.each([
+    ['shorter than 16 characters', 'svc', 'p4ss-w0rd-15chr', /too short \(15 characters/],
+    ['equal to the username', 'svc-hook-user-name', 'svc-hook-user-name', /same as CBP_WEBHOOK_USERNAME/],
+  ])('refuses a Basic password %s, saying how to make one (exit 2), without printing it', (_name, user, password, why) => {
+    const dir = tempDir();
+    const r = cbp(['webhook', '--port', '0', '--journal', path.join(dir, 'j')], { CBP_WEBHOOK_USERNAME: user, CBP_WEBHOOK_PASSWORD: password });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(why);
+    expect(r.stderr).toContain('openssl rand -base64 24');
+    expect(r.stderr).toContain('[CBP_ERR_CONFIG]');
+    expect(r.stdout + r.stderr.replace(/CBP_WEBHOOK_USERNAME/g, '')).not.toContain(password);
+    expect(fs.existsSync(path.join(dir, 'j'))).toBe(false);
+  });
+
+  it('refuses plain http on an address other than loopback without TLS or --behind-tls-proxy (exit 2)', () => {
+    const dir = tempDir();
+    const r = cbp(['webhook', '--host', '0.0.0.0', '--port', '0', '--journal', path.join(dir, 'j')], {
+      CBP_WEBHOOK_USERNAME: 'svc',
+      CBP_WEBHOOK_PASSWORD: 'a-good-long-hook-password',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('0.0.0.0');
+    expect(r.stderr).toContain('CBP_WEBHOOK_TLS_CERT');
+    expect(r.stderr).toContain('--behind-tls-proxy');
     expect(fs.existsSync(path.join(dir, 'j'))).toBe(false);
   });
 
@@ -32,7 +59,7 @@ describe('cbp webhook', () => {
   });
 
   it('never prints its Basic password, in its start line (text or --json) or its logs', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+    const dir = tempDir();
     const password = 'webhook-pass-9f3k2';
     for (const json of [false, true]) {
       const base = { ...process.env };
@@ -61,7 +88,7 @@ describe('cbp webhook', () => {
   }, 60_000);
 
   it('reports that nothing is sealed yet when run ingest finds an empty journal', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+    const dir = tempDir();
     const r = cbp(['run', 'ingest', '--journal', path.join(dir, 'j')], { CBP_DB_PATH: path.join(dir, 'cbp.duckdb') });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/no sealed journal segments/);

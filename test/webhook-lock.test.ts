@@ -3,23 +3,18 @@
 // the next start, whatever pid its lock file names (pids are reused, in containers almost always).
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { JournalLockedError, LOCK_FILE, listClosedSegments, openJournal, type Journal } from '../webhook/journal.ts';
 import { acquireLock } from '../webhook/lock.ts';
 import { startReceiver } from '../webhook/server.ts';
+import { tempDir } from './helpers/tmp.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const JOURNAL = path.join(ROOT, 'webhook', 'journal.ts');
 
-const dirs: string[] = [];
-const tmp = () => {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-lock-'));
-  dirs.push(d);
-  return d;
-};
+const tmp = () => tempDir('cbp-lock-');
 const open: Journal[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
@@ -27,7 +22,6 @@ afterEach(async () => {
 });
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
 /** A real receiver process's hold on dir: a child that opens the journal, appends one event, and waits. */

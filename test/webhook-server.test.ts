@@ -1,15 +1,29 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
+import * as net from 'node:net';
 import path from 'node:path';
 import { Client } from 'undici';
 import type { FastifyInstance } from 'fastify';
-import { beginClose, buildReceiver, startReceiver, type RunningReceiver } from '../webhook/server.ts';
+import {
+  assertTransport,
+  beginClose,
+  buildReceiver,
+  HEADERS_TIMEOUT_MS_DEFAULT,
+  isLoopbackHost,
+  MAX_CONNECTIONS_DEFAULT,
+  REQUEST_TIMEOUT_MS_DEFAULT,
+  startReceiver,
+  type EventSink,
+  type RunningReceiver,
+  type StartReceiverOptions,
+} from '../webhook/server.ts';
 import { listClosedSegments, nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { tempDir } from './helpers/tmp.ts';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+const tmp = () => tempDir();
 const USER = 'cbp-hook';
-const PASS = 's3cret-pass';
+const PASS = 's3cret-pass-for-the-hook';
 const auth = (u = USER, p = PASS) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 const chargebackNew = (guid: string) => ({
@@ -195,6 +209,177 @@ describe('webhook receiver: repeated keys', () => {
     expect(r.statusCode).toBe(200);
     expect(r.json()).toEqual({ received: true, event_guid: 'A' });
     expect(fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((n) => n.startsWith('seg-'))!), 'utf8')).toContain(body);
+  });
+});
+
+/** A raw connection to a running receiver, recording what comes back and when it closes. */
+function rawConnection(url: string) {
+  const u = new URL(url);
+  const sock = net.connect(Number(u.port), u.hostname);
+  sock.setMaxListeners(0);
+  let response = '';
+  sock.on('data', (d) => (response += d));
+  sock.on('error', () => {}); // EPIPE/ECONNRESET once the server has closed: expected here
+  const closed = new Promise<void>((r) => sock.on('close', () => r()));
+  const connected = new Promise<void>((r) => sock.once('connect', () => r()));
+  return { sock, closed, connected, response: () => response, isClosed: () => sock.destroyed || sock.closed };
+}
+
+/** Offers `total` bytes of body after `head`, as fast as the server takes them, until it closes. */
+async function offerBody(c: ReturnType<typeof rawConnection>, head: string, total: number, chunked: boolean): Promise<void> {
+  c.sock.write(head);
+  const data = Buffer.alloc(64 * 1024, 0x20);
+  const chunk = chunked ? Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]) : data;
+  for (let sent = 0; sent < total && !c.isClosed(); sent += data.length) {
+    if (!c.sock.write(chunk)) await Promise.race([new Promise((r) => c.sock.once('drain', r)), c.closed]);
+  }
+}
+
+describe('webhook receiver: hardening', () => {
+  const running: RunningReceiver[] = [];
+  afterEach(async () => {
+    for (const r of running.splice(0)) await r.close();
+  });
+  const start = async (o: Partial<StartReceiverOptions> = {}) => {
+    const rx = await startReceiver({ username: USER, password: PASS, journalDir: tmp(), journal: { checkIntervalMs: 0 }, ...o });
+    running.push(rx);
+    return rx;
+  };
+  /** Bytes the server read from each connection it accepted. */
+  const readBy = (rx: RunningReceiver) => {
+    const sockets: net.Socket[] = [];
+    rx.app.server.on('connection', (s: net.Socket) => sockets.push(s));
+    return () => sockets.map((s) => s.bytesRead);
+  };
+
+  it.each([
+    ['a password shorter than 16 characters', USER, 'short-pass-15ch', /too short \(15 characters, at least 16\)/],
+    ['a password equal to the username', 'cbp-hook-user-long', 'cbp-hook-user-long', /same as CBP_WEBHOOK_USERNAME/],
+    ['no password', USER, '', /too short/],
+  ])('refuses to start with %s, saying how to make a good one (ConfigError) and touching no journal', async (_name, username, password, why) => {
+    const dir = path.join(tmp(), 'journal');
+    const sink: EventSink = { append: async () => {}, status: () => ({}), healthy: true };
+    expect(() => buildReceiver({ username, password, sink })).toThrow(ConfigError);
+    const err = await startReceiver({ username, password, journalDir: dir }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(why);
+    expect((err as Error).message).toContain('openssl rand -base64 24');
+    if (password) expect((err as Error).message).not.toContain(password);
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it('sets a 10 s header timeout, a 30 s whole-request timeout and a 1024-connection cap by default', async () => {
+    const rx = await start();
+    expect(rx.app.server.headersTimeout).toBe(HEADERS_TIMEOUT_MS_DEFAULT);
+    expect(HEADERS_TIMEOUT_MS_DEFAULT).toBe(10_000);
+    expect(rx.app.server.requestTimeout).toBe(REQUEST_TIMEOUT_MS_DEFAULT);
+    expect(REQUEST_TIMEOUT_MS_DEFAULT).toBe(30_000);
+    expect(rx.app.server.maxConnections).toBe(MAX_CONNECTIONS_DEFAULT);
+    expect(MAX_CONNECTIONS_DEFAULT).toBe(1024);
+  });
+
+  it('answers 408 and closes a connection whose headers never finish', async () => {
+    const rx = await start({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    const c = rawConnection(rx.url);
+    c.sock.write('POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: appl'); // and nothing more
+    await c.closed;
+    expect(c.response()).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('answers 408 and closes a connection whose body stalls, storing nothing', async () => {
+    const rx = await start({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    const c = rawConnection(rx.url);
+    const body = JSON.stringify(chargebackNew('ev_stall'));
+    c.sock.write(`POST /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await c.closed;
+    expect(c.response()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(journalLines(rx.journalDir)).toEqual([]);
+  });
+
+  it('drops connections beyond the cap and serves the ones it holds', async () => {
+    const rx = await start({ maxConnections: 2 });
+    const a = rawConnection(rx.url);
+    const b = rawConnection(rx.url);
+    await Promise.all([a.connected, b.connected]);
+    // Both are accepted (counted) before the third arrives.
+    for (let i = 0; i < 200; i++) {
+      const n = await new Promise<number>((r) => rx.app.server.getConnections((_e, k) => r(k)));
+      if (n === 2) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const third = rawConnection(rx.url);
+    await third.closed;
+    expect(third.response()).toBe('');
+    a.sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    for (let i = 0; i < 200 && !a.response().includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(a.response()).toMatch(/^HTTP\/1\.1 200 /);
+    a.sock.destroy();
+    b.sock.destroy();
+  });
+
+  it.each([
+    ['POST /events without credentials', 'POST /events', '', 401, false],
+    ['POST /events with wrong credentials (chunked)', 'POST /events', `Authorization: ${auth(USER, 'wrong-password-of-16+')}\r\n`, 401, true],
+    ['POST to an unknown path (chunked)', 'POST /elsewhere', '', 404, true],
+    ['OPTIONS with a body (chunked)', 'OPTIONS /events', '', 200, true],
+  ])('answers %s before reading its big body, and closes the connection instead of draining it', async (_name, line, extra, status, chunked) => {
+    const rx = await start();
+    const read = readBy(rx);
+    const c = rawConnection(rx.url);
+    const total = 64 * 1024 * 1024;
+    const length = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${total}`;
+    const head = `${line} HTTP/1.1\r\nHost: x\r\n${extra}Content-Type: application/json\r\n${length}\r\n\r\n`;
+    await offerBody(c, head, total, chunked);
+    await c.closed;
+    expect(c.response()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(c.response().toLowerCase()).toContain('connection: close');
+    // What was in flight when the answer went out, not the body: far below the 1 MiB body limit.
+    expect(Math.max(...read())).toBeLessThan(512 * 1024);
+    expect(journalLines(rx.journalDir)).toEqual([]);
+  });
+
+  it('shows no file path or file name on /healthz, even after a journal error that names one', async () => {
+    let failing = true;
+    const flaky: JournalFs = {
+      ...nodeJournalFs,
+      async datasync(fd) {
+        if (failing) throw Object.assign(new Error(`EIO: i/o error, fdatasync '/secret/place/seg-0000000001.ndjson'`), { code: 'EIO' });
+        return nodeJournalFs.datasync(fd);
+      },
+    };
+    const rx = await start({ journal: { fs: flaky, checkIntervalMs: 0 } });
+    const u = new URL(rx.url);
+    const post = (guid: string) =>
+      fetch(rx.url, { method: 'POST', headers: { authorization: auth(), 'content-type': 'application/json' }, body: JSON.stringify(chargebackNew(guid)) });
+    expect((await post('ev_1')).status).toBe(503);
+    const broken = await fetch(`${u.origin}/healthz`);
+    expect(broken.status).toBe(503);
+    const text = await broken.text();
+    expect(JSON.parse(text)).toMatchObject({ ok: false, journal: { state: 'broken', lastError: 'EIO' } });
+    failing = false;
+    expect((await post('ev_2')).status).toBe(200);
+    const fine = await (await fetch(`${u.origin}/healthz`)).text();
+    expect(JSON.parse(fine)).toMatchObject({ ok: true, journal: { state: 'open', appended: 1, lastError: null } });
+    for (const t of [text, fine]) {
+      expect(t).not.toContain(rx.journalDir);
+      expect(t).not.toContain('/secret');
+      expect(t).not.toMatch(/seg-|"dir"|"segment"/);
+    }
+  });
+
+  it('refuses plain http on an address other than loopback unless a TLS proxy is declared in front', async () => {
+    const dir = path.join(tmp(), 'journal');
+    const err = await startReceiver({ username: USER, password: PASS, journalDir: dir, host: '0.0.0.0' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/CBP_WEBHOOK_TLS_CERT/);
+    expect((err as Error).message).toMatch(/--behind-tls-proxy/);
+    expect(fs.existsSync(dir)).toBe(false);
+    expect(() => assertTransport('0.0.0.0', false, true)).not.toThrow();
+    expect(() => assertTransport('192.0.2.10', true, false)).not.toThrow();
+    expect(() => assertTransport('::', false, false)).toThrow(ConfigError);
+    expect(() => assertTransport('receiver.example.com', false, false)).toThrow(ConfigError);
+    for (const h of ['127.0.0.1', '127.8.9.10', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1']) expect(isLoopbackHost(h), h).toBe(true);
+    for (const h of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '::ffff:10.0.0.1']) expect(isLoopbackHost(h), h).toBe(false);
   });
 });
 

@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Agent, request } from 'undici';
 import { startReceiver, type RunningReceiver } from '../webhook/server.ts';
+import { tempDir } from './helpers/tmp.ts';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+const tmp = () => tempDir();
+const PASS = 'p4ssword-for-tls-tests';
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
 if (!hasOpenssl) console.warn('webhook-tls: openssl is not installed here, so the self-signed certificate test is skipped');
 
@@ -26,7 +27,7 @@ describe('webhook receiver over https', () => {
     expect(r.status, r.stderr).toBe(0);
     rx = await startReceiver({
       username: 'u',
-      password: 'p4ssword',
+      password: PASS,
       journalDir: path.join(dir, 'journal'),
       https: { cert: fs.readFileSync(cert), key: fs.readFileSync(key) },
     });
@@ -35,7 +36,7 @@ describe('webhook receiver over https', () => {
     const res = await request(rx.url, {
       method: 'POST',
       dispatcher,
-      headers: { authorization: `Basic ${Buffer.from('u:p4ssword').toString('base64')}`, 'content-type': 'application/json' },
+      headers: { authorization: `Basic ${Buffer.from(`u:${PASS}`).toString('base64')}`, 'content-type': 'application/json' },
       body: JSON.stringify({ event_guid: 'ev_tls', event_type: 'chargeback.new' }),
     });
     expect(res.statusCode).toBe(200);

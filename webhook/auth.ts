@@ -31,3 +31,22 @@ export function basicAuthChecker(expected: BasicCredentials): (header: string | 
 }
 
 export const WWW_AUTHENTICATE = 'Basic realm="cbp events", charset="UTF-8"';
+
+export const PASSWORD_MIN_LENGTH = 16;
+
+/**
+ * What makes the receiver's Basic credentials too weak to put on a network, one line each (empty when they
+ * are fine). Never quotes the password.
+ */
+export function weakCredentialProblems(expected: BasicCredentials): string[] {
+  const make = `make one with \`openssl rand -base64 24\` and give the same one to the service's subscriptions (cbp run subscriptions)`;
+  const out: string[] = [];
+  const length = [...expected.password].length;
+  if (length < PASSWORD_MIN_LENGTH) {
+    out.push(`CBP_WEBHOOK_PASSWORD is too short (${length} characters, at least ${PASSWORD_MIN_LENGTH}): anyone who can reach the receiver may guess it; ${make}`);
+  }
+  if (expected.password.toLowerCase() === expected.username.toLowerCase()) {
+    out.push(`CBP_WEBHOOK_PASSWORD is the same as CBP_WEBHOOK_USERNAME: the password must be a secret of its own; ${make}`);
+  }
+  return out;
+}

@@ -1,5 +1,18 @@
-// The event receiver: Basic auth, durable journal, health.
-export { buildReceiver, startReceiver, beginClose, journalRecord, BODY_LIMIT_DEFAULT, EVENTS_PATH_DEFAULT } from './server.ts';
+// The event receiver: Basic auth, durable journal (OS-locked), health.
+export {
+  buildReceiver,
+  startReceiver,
+  beginClose,
+  journalRecord,
+  assertReceiverCredentials,
+  assertTransport,
+  isLoopbackHost,
+  BODY_LIMIT_DEFAULT,
+  EVENTS_PATH_DEFAULT,
+  HEADERS_TIMEOUT_MS_DEFAULT,
+  REQUEST_TIMEOUT_MS_DEFAULT,
+  MAX_CONNECTIONS_DEFAULT,
+} from './server.ts';
 export type { EventSink, ReceiverOptions, StartReceiverOptions, RunningReceiver } from './server.ts';
 export {
   openJournal,
@@ -18,5 +31,6 @@ export {
   LOCK_FILE,
 } from './journal.ts';
 export type { JournalFs, JournalOptions, JournalEvent, JournalStatus } from './journal.ts';
-export { basicAuthChecker, parseBasic, WWW_AUTHENTICATE } from './auth.ts';
+export { basicAuthChecker, parseBasic, weakCredentialProblems, PASSWORD_MIN_LENGTH, WWW_AUTHENTICATE } from './auth.ts';
+export { repeatedKeyOf, repeatedTopLevelKey } from './keys.ts';
 export type { BasicCredentials } from './auth.ts';

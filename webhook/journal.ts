@@ -103,6 +103,8 @@ export interface JournalStatus {
   syncs: number;
   sealed: number;
   lastError: string | null;
+  /** The failed call's error code (EIO, ENOSPC, ...), without the message's file path. */
+  lastErrorCode: string | null;
 }
 
 interface Pending {
@@ -214,6 +216,7 @@ export class Journal {
   private timer: NodeJS.Timeout | null = null;
   private releaseLock: () => void;
   private lastError: string | null = null;
+  private lastErrorCode: string | null = null;
   private counters = { appended: 0, syncs: 0, sealed: 0 };
   private closing: Promise<void> | null = null;
 
@@ -242,6 +245,7 @@ export class Journal {
       segmentBytes: this.seg?.size ?? 0,
       ...this.counters,
       lastError: this.lastError,
+      lastErrorCode: this.lastErrorCode,
     };
   }
 
@@ -367,6 +371,7 @@ export class Journal {
     this.counters.appended += batch.length;
     if (this.state === 'broken') this.state = 'open';
     this.lastError = null;
+    this.lastErrorCode = null;
     for (const p of batch) p.resolve();
     if (seg.size >= this.maxBytes) {
       try {
@@ -379,6 +384,8 @@ export class Journal {
 
   private fail(e: unknown): void {
     this.lastError = (e as Error)?.message ?? String(e);
+    const code = (e as NodeJS.ErrnoException)?.code;
+    this.lastErrorCode = typeof code === 'string' ? code : 'error';
     if (this.state === 'open') this.state = 'broken';
     this.onEvent({ kind: 'error', message: this.lastError });
   }

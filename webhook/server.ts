@@ -2,17 +2,26 @@
 // until it gets a 200. So a 200 is only ever sent after the event is fsync'd to the journal; anything that
 // stops that (disk error, shutdown) answers 503 and the service sends again.
 //
-// Defaults: path /events, body limit 1 MiB (413 above), application/json only (415), 503 while closing.
+// Defaults: path /events, body limit 1 MiB (413 above), application/json only (415), 503 while closing,
+// headers within 10 s and the whole request within 30 s (408 and closed after), at most 1024 connections
+// (more are dropped at accept). Basic credentials are checked before any body is read; a refused request's
+// connection is closed rather than drained, so an unauthenticated sender cannot make it read a big body.
 import { isUtf8 } from 'node:buffer';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { basicAuthChecker, WWW_AUTHENTICATE } from './auth.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { basicAuthChecker, weakCredentialProblems, WWW_AUTHENTICATE } from './auth.ts';
 import { repeatedKeyOf } from './keys.ts';
 import { JournalUnavailableError, openJournal, type Journal, type JournalOptions, type JournalStatus } from './journal.ts';
 
 export const BODY_LIMIT_DEFAULT = 1024 * 1024;
 export const EVENTS_PATH_DEFAULT = '/events';
+/** A client must send its request line and headers within this many ms (slow-header attacks). */
+export const HEADERS_TIMEOUT_MS_DEFAULT = 10_000;
+/** ...and its whole request, body included, within this many ms. The fsync after it is not counted. */
+export const REQUEST_TIMEOUT_MS_DEFAULT = 30_000;
+export const MAX_CONNECTIONS_DEFAULT = 1024;
 
 /** Where accepted events go. The journal in production; the benchmark's baseline passes one that discards. */
 export interface EventSink {
@@ -32,6 +41,10 @@ export interface ReceiverOptions {
   https?: { cert: string | Buffer; key: string | Buffer };
   logger?: Logger;
   now?: () => Date;
+  /** Request line and headers must arrive within this many ms (408, connection closed). Default 10 s. */
+  headersTimeoutMs?: number;
+  /** The whole request must arrive within this many ms (408, connection closed). Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 const closers = new WeakMap<FastifyInstance, () => void>();
@@ -57,6 +70,31 @@ class HttpError extends Error {
 
 function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error: true, message });
+}
+
+/** A request that announces a body (any length, or chunked). */
+function hasBody(req: FastifyRequest): boolean {
+  const len = req.headers['content-length'];
+  return (len !== undefined && len !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Throws ConfigError when the Basic credentials are missing or too weak to put on a network: a receiver is
+ * only as safe as its password, and a short one falls to guessing.
+ */
+export function assertReceiverCredentials(username: string | undefined, password: string | undefined): void {
+  const problems = weakCredentialProblems({ username: username ?? '', password: password ?? '' });
+  if (problems.length) throw new ConfigError(problems);
+}
+
+/** What /healthz shows of the journal: counts and state, never a file path or a file name. */
+function healthView(status: JournalStatus | Record<string, unknown>): Record<string, unknown> {
+  const st = status as Partial<JournalStatus>;
+  const out: Record<string, unknown> = {};
+  for (const k of ['state', 'segmentBytes', 'appended', 'syncs', 'sealed'] as const) if (st[k] !== undefined) out[k] = st[k];
+  // The error's code (EIO, ENOSPC...); its message names the file. The logs have the whole message.
+  if ('lastError' in st) out.lastError = st.lastError ? (st.lastErrorCode ?? 'error') : null;
+  return out;
 }
 
 /** An event_guid may be a string or a number (contract/events.ts accepts both); it must not be empty. */
@@ -91,7 +129,12 @@ export function journalRecord(raw: Buffer, receivedAt: Date): Buffer {
  * 200 for the service's vetting test, GET /healthz reports the journal.
  */
 export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
+  assertReceiverCredentials(opts.username, opts.password);
   const eventsPath = opts.path ?? EVENTS_PATH_DEFAULT;
+  const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS_DEFAULT;
+  const requestTimeout = Math.max(opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT, headersTimeout);
+  // Node checks both timeouts on this interval (30 s by default, which would stretch a 10 s limit to 40 s).
+  const timeouts = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeout / 4))) };
   const now = opts.now ?? (() => new Date());
   const check = basicAuthChecker({ username: opts.username, password: opts.password });
   const sink = opts.sink;
@@ -103,8 +146,12 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     return503OnClosing: false,
     logController: new LogController({ disableRequestLogging: true }),
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
-    ...(opts.https ? { https: { cert: opts.https.cert, key: opts.https.key } } : {}),
+    requestTimeout,
+    ...(opts.https
+      ? { https: { cert: opts.https.cert, key: opts.https.key, handshakeTimeout: headersTimeout, ...timeouts } }
+      : { http: timeouts }),
   } as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
+  app.server.headersTimeout = headersTimeout;
 
   closers.set(app, () => {
     closing = true;
@@ -138,10 +185,15 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     done(null, { raw: bytes, value: value as Record<string, unknown> } satisfies ParsedBody);
   });
 
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onRequest', async (req, reply) => {
     if (closing) {
       reply.header('connection', 'close');
       return sendError(reply, 503, 'the receiver is shutting down; send the event again');
+    }
+    // Answered before any body is read, and the body is not drained afterwards: the connection closes.
+    if (req.is404) {
+      if (hasBody(req)) reply.header('connection', 'close');
+      return sendError(reply, 404, `no such address: ${req.method} ${req.url.split('?')[0]}`);
     }
   });
 
@@ -167,6 +219,8 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
       // Worth an operator's attention: if the subscription's credentials and ours differ, every event is refused.
       req.log.warn({ status: 401, ip: req.ip }, 'event push refused: missing or wrong Basic credentials');
       reply.header('www-authenticate', WWW_AUTHENTICATE);
+      // Node would read the rest of the body to keep the connection alive; close it instead.
+      reply.header('connection', 'close');
       return sendError(reply, 401, 'missing or wrong Basic credentials');
     }
   };
@@ -197,24 +251,36 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     return reply.code(200).send({ received: true, event_guid: String(body.value.event_guid) });
   };
 
+  /** A route that needs no body answers in onRequest, before one is read; a body sent anyway closes the connection. */
+  const bodiless = (answer: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) => ({
+    onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
+      if (hasBody(req)) reply.header('connection', 'close');
+      return answer(req, reply);
+    },
+    handler: async (_req: FastifyRequest, reply: FastifyReply) => reply,
+  });
+
   app.route({ method: ['POST', 'PUT'], url: eventsPath, onRequest: requireAuth, handler: receive });
   app.route({
     method: 'OPTIONS',
     url: eventsPath,
-    handler: async (_req, reply) => reply.code(200).header('allow', 'POST, PUT, OPTIONS').send({ ok: true }),
+    ...bodiless((_req, reply) => reply.code(200).header('allow', 'POST, PUT, OPTIONS').send({ ok: true })),
   });
   app.route({
     method: ['GET', 'DELETE', 'PATCH'],
     url: eventsPath,
-    handler: async (req, reply) => {
+    ...bodiless((req, reply) => {
       reply.header('allow', 'POST, PUT, OPTIONS');
       return sendError(reply, 405, `${req.method} is not accepted here; events are delivered with POST (or PUT)`);
-    },
+    }),
   });
-  app.get('/healthz', async (_req, reply) => {
-    const status = sink.status();
-    const ok = sink.healthy && !closing;
-    return reply.code(ok ? 200 : 503).send({ ok, closing, journal: status });
+  app.route({
+    method: 'GET',
+    url: '/healthz',
+    ...bodiless((_req, reply) => {
+      const ok = sink.healthy && !closing;
+      return reply.code(ok ? 200 : 503).send({ ok, closing, journal: healthView(sink.status()) });
+    }),
   });
 
   return app;
@@ -229,6 +295,15 @@ export interface StartReceiverOptions {
   path?: string;
   bodyLimit?: number;
   https?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * Plain http on an address other than loopback is refused unless a TLS-terminating proxy is in front
+   * (the credentials would cross the network in clear). Default false.
+   */
+  behindTlsProxy?: boolean;
+  /** Connections open at once; more are dropped at accept. Default 1024. */
+  maxConnections?: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
   logger?: Logger;
   /** Journal tuning (segment size and age, injected fs and clock). */
   journal?: Omit<JournalOptions, 'dir'>;
@@ -244,8 +319,34 @@ export interface RunningReceiver {
   close(): Promise<void>;
 }
 
+/** True for an address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  const v4 = h.startsWith('::ffff:') && isIP(h.slice(7)) === 4 ? h.slice(7) : h;
+  if (isIP(v4) === 4) return v4.startsWith('127.');
+  if (isIP(h) === 6) return /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(h);
+  return false;
+}
+
+/**
+ * Refuses plain http on an address other than loopback unless a TLS proxy is declared in front: Basic
+ * credentials and events would cross the network in clear, and the service pushes to https only anyway.
+ */
+export function assertTransport(host: string, tls: boolean, behindTlsProxy: boolean): void {
+  if (tls || behindTlsProxy || isLoopbackHost(host)) return;
+  throw new ConfigError([
+    `the receiver would serve plain http on ${host}, which is not a loopback address: its Basic credentials and events would cross the network unencrypted. ` +
+      'Serve https (set CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY), or listen on 127.0.0.1 behind a TLS proxy, or, when a TLS proxy in front reaches this address over a network you trust, say so with --behind-tls-proxy (CBP_WEBHOOK_BEHIND_TLS_PROXY=true)',
+  ]);
+}
+
 /** Opens the journal (lock, recovery), builds the receiver and listens. */
 export async function startReceiver(opts: StartReceiverOptions): Promise<RunningReceiver> {
+  const host = opts.host ?? '127.0.0.1';
+  // Checked before the journal is touched, so a refused start changes nothing on disk.
+  assertReceiverCredentials(opts.username, opts.password);
+  assertTransport(host, !!opts.https, opts.behindTlsProxy ?? false);
   const journal = openJournal({
     ...opts.journal,
     dir: opts.journalDir,
@@ -259,16 +360,24 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
       }),
   });
   const eventsPath = opts.path ?? EVENTS_PATH_DEFAULT;
-  const app = buildReceiver({
-    username: opts.username,
-    password: opts.password,
-    sink: journal,
-    path: eventsPath,
-    bodyLimit: opts.bodyLimit,
-    https: opts.https,
-    logger: opts.logger,
-  });
-  const host = opts.host ?? '127.0.0.1';
+  let app: FastifyInstance;
+  try {
+    app = buildReceiver({
+      username: opts.username,
+      password: opts.password,
+      sink: journal,
+      path: eventsPath,
+      bodyLimit: opts.bodyLimit,
+      https: opts.https,
+      logger: opts.logger,
+      headersTimeoutMs: opts.headersTimeoutMs,
+      requestTimeoutMs: opts.requestTimeoutMs,
+    });
+  } catch (e) {
+    await journal.close();
+    throw e;
+  }
+  app.server.maxConnections = opts.maxConnections ?? MAX_CONNECTIONS_DEFAULT;
   try {
     await app.listen({ host, port: opts.port ?? 0 });
   } catch (e) {

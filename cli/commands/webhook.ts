@@ -11,6 +11,7 @@ interface WebhookFlags {
   path?: string;
   journal?: string;
   json?: boolean;
+  behindTlsProxy?: boolean;
 }
 
 function readPem(file: string, setting: string): Buffer {
@@ -30,6 +31,7 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--path <path>', 'path events are pushed to (default CBP_WEBHOOK_PATH, /events)')
     .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, <CBP_DATA_DIR>/journal)')
     .option('--json', 'print {"url", "journal"} as the first stdout line')
+    .option('--behind-tls-proxy', 'a TLS proxy terminates https in front: allows plain http on an address other than loopback (default CBP_WEBHOOK_BEHIND_TLS_PROXY, false)')
     .action(async (o: WebhookFlags) => {
       const cfg = ctx.config();
       const username = cfg.webhookUsername as string | undefined;
@@ -48,19 +50,25 @@ export function register(program: Command, ctx: Ctx): void {
       }
       const eventsPath = o.path ?? (cfg.webhookPath as string);
       if (!eventsPath.startsWith('/')) throw new UsageError(`--path ${eventsPath}: expected a path starting with /, e.g. /events`);
+      const { assertReceiverCredentials, assertTransport, startReceiver } = await import('../../webhook/server.ts');
+      assertReceiverCredentials(username, password);
       const certFile = cfg.webhookTlsCert as string | undefined;
       const keyFile = cfg.webhookTlsKey as string | undefined;
       if (!!certFile !== !!keyFile) {
         throw new ConfigError(['CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY go together: set both to serve https, or neither behind a TLS proxy']);
       }
       const https = certFile && keyFile ? { cert: readPem(certFile, 'CBP_WEBHOOK_TLS_CERT'), key: readPem(keyFile, 'CBP_WEBHOOK_TLS_KEY') } : undefined;
+      const host = o.host ?? (cfg.webhookHost as string);
+      const behindTlsProxy = o.behindTlsProxy === true || cfg.webhookBehindTlsProxy === true;
+      assertTransport(host, !!https, behindTlsProxy);
       const journalDir = o.journal ?? (cfg.journalDir as string);
       const logger = ctx.logger();
-      const { startReceiver } = await import('../../webhook/server.ts');
       const rx = await startReceiver({
         username,
         password,
-        host: o.host ?? (cfg.webhookHost as string),
+        host,
+        behindTlsProxy,
+        maxConnections: cfg.webhookMaxConnections as number | undefined,
         port,
         path: eventsPath,
         journalDir,
