@@ -3,7 +3,6 @@
 // events client.
 import { afterAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.ts';
 import { createTokenClient } from '../client/token.ts';
@@ -13,6 +12,7 @@ import { startReceiver, type RunningReceiver } from '../webhook/server.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { enrichEvents } from '../store/enrich.ts';
+import { tempDir } from './helpers/tmp.ts';
 
 const USER = 'sandbox-hook';
 const PASS = 'sandbox-hook-password';
@@ -40,7 +40,7 @@ async function admin<T>(method: string, route: string, body?: unknown): Promise<
 
 describe('receiver fed by the sandbox service', () => {
   it('vets, receives, de-duplicates, loads and enriches the service\'s events', async () => {
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+    const base = tempDir();
     const journalDir = path.join(base, 'journal');
     rx = await startReceiver({ username: USER, password: PASS, journalDir, journal: { checkIntervalMs: 0 } });
     sb = await startSandbox({ port: 0, seed: 42 });
