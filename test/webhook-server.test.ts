@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import path from 'node:path';
 import { Client } from 'undici';
+import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import {
   assertTransport,
@@ -296,8 +297,10 @@ describe('webhook receiver: hardening', () => {
     expect(journalLines(rx.journalDir)).toEqual([]);
   });
 
-  it('drops connections beyond the cap and serves the ones it holds', async () => {
-    const rx = await start({ maxConnections: 2 });
+  it('drops connections beyond the cap, says so in its log, and serves the ones it holds', async () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const rx = await start({ maxConnections: 2, logger });
     const a = rawConnection(rx.url);
     const b = rawConnection(rx.url);
     await Promise.all([a.connected, b.connected]);
@@ -310,6 +313,7 @@ describe('webhook receiver: hardening', () => {
     const third = rawConnection(rx.url);
     await third.closed;
     expect(third.response()).toBe('');
+    expect(logged).toContainEqual(expect.objectContaining({ level: 40, maxConnections: 2, dropped: 1, msg: expect.stringContaining('CBP_WEBHOOK_MAX_CONNECTIONS') }));
     a.sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
     for (let i = 0; i < 200 && !a.response().includes('\r\n\r\n'); i++) await new Promise((r) => setTimeout(r, 5));
     expect(a.response()).toMatch(/^HTTP\/1\.1 200 /);

@@ -377,7 +377,20 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
     await journal.close();
     throw e;
   }
-  app.server.maxConnections = opts.maxConnections ?? MAX_CONNECTIONS_DEFAULT;
+  const maxConnections = opts.maxConnections ?? MAX_CONNECTIONS_DEFAULT;
+  app.server.maxConnections = maxConnections;
+  // Worth an operator's attention (the service re-sends what was dropped), but a flood must not flood the
+  // log: one line per 10 s at most, with the count since the last one.
+  let dropped = 0;
+  let lastDropLog = -Infinity;
+  app.server.on('drop', () => {
+    dropped++;
+    const t = performance.now();
+    if (t - lastDropLog < 10_000) return;
+    opts.logger?.warn({ dropped, maxConnections }, 'connections dropped at accept: the receiver holds CBP_WEBHOOK_MAX_CONNECTIONS already');
+    dropped = 0;
+    lastDropLog = t;
+  });
   try {
     await app.listen({ host, port: opts.port ?? 0 });
   } catch (e) {
