@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { tempDir } from './helpers/tmp.ts';
 import {
   JournalLockedError,
   JournalUnavailableError,
@@ -14,7 +14,7 @@ import {
   type JournalFs,
 } from '../webhook/journal.ts';
 
-const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+const tmp = () => tempDir();
 const open: Journal[] = [];
 afterEach(async () => {
   for (const j of open.splice(0)) await j.close();
