@@ -20,14 +20,15 @@ import { fetchReport } from '../store/landing.ts';
 import { loadReport } from '../store/load.ts';
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { enrichEvents } from '../store/enrich.ts';
-import { publishSnapshot as publishStoreSnapshot } from '../store/snapshot.ts';
+import { publishIfBehind } from '../store/snapshot.ts';
+import { doneWindowIds, recordReportFetch, recordWindowOutcome } from '../store/windows.ts';
 import { evaluateAfterLoad } from '../alerts/engine.ts';
 import { deliverNotices as deliverOutbox, untoldNotices } from '../alerts/outbox.ts';
 import { nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
 import { log } from '../lib/log.ts';
 import { loadRules, type RuleSet } from '../rules/thresholds.ts';
 import { withHeartbeat } from '../worker/activity-errors.ts';
-import { windowBounds, windowId } from '../workflows/windows.ts';
+import { windowBounds, windowComplete, windowId } from '../workflows/windows.ts';
 import { isOrderRefusal } from '../client/order-data.ts';
 import { lastOrderPushes, recordOrderPushes, replaceInvalidOrderLines, type OrderPushRecord } from '../store/orders.ts';
 import { readOrderBatch } from './orders-file.ts';
@@ -273,40 +274,51 @@ export function createActivities(deps: ActivityDeps): Activities {
           fetchReport: (args: Parameters<ServiceClients['reporting']['fetchReport']>[0]) => deps.clients.reporting.fetchReport({ ...args, signal }),
         };
         const landed = await fetchReport({ client, dataDir }, kind, { start: bounds.start, end: bounds.end, format: 'json' });
-        const r = await withStore('fetchAndLoad', (store) => loadReport(store, landed.path, { kind, format: 'json', window: { start: window.from, end: window.to } }));
-        deps.logger?.debug({ kind, window: windowId(window), runId, records: r.rowsLoaded, quarantined: r.quarantined }, 'report window loaded');
+        // When the service answered, by its own clock (its Date header); without one, ours at the answer.
+        const serviceTime = landed.meta.service_time ?? landed.meta.fetched_at;
+        const r = await withStore('fetchAndLoad', async (store) => {
+          const loaded = await loadReport(store, landed.path, { kind, format: 'json', window: { start: window.from, end: window.to } });
+          // After the load's commit: the record never claims more than the store holds.
+          await recordReportFetch(store, { kind, window, serviceTime, fetchedAt: landed.meta.fetched_at, records: loaded.rowsLoaded, quarantined: loaded.quarantined, runId });
+          return loaded;
+        });
+        const complete = windowComplete(window, serviceTime);
+        deps.logger?.debug(
+          { kind, window: windowId(window), runId, records: r.rowsLoaded, quarantined: r.quarantined, serviceTime, complete },
+          complete ? 'report window loaded' : "report window loaded; it reaches past the service's clock, so it holds the data so far",
+        );
         return {
           kind,
           windowId: windowId(window),
           records: r.rowsLoaded,
           quarantined: r.quarantined,
           landingFile: path.relative(dataDir, landed.path),
+          serviceTime,
         };
       });
     },
 
     async windowsDone(kind, windows) {
       if (windows.length === 0) return [];
-      const ids = windows.map(windowId);
-      return withStore('windowsDone', async (store) => {
-        const rows = await store.all<{ window_id: string }>('SELECT window_id FROM windows_done WHERE kind = $1', [kind]);
-        const done = new Set(rows.map((r) => r.window_id));
-        return ids.filter((id) => done.has(id));
-      });
+      return withStore('windowsDone', (store) => doneWindowIds(store, kind, windows));
     },
 
     async markWindowDone(kind, window, result) {
-      await withStore('markWindowDone', (store) =>
-        store.transaction((s) =>
-          s.run(
-            `INSERT INTO windows_done (kind, window_id, window_start, window_end, records, quarantined, landing_file, run_id, done_at)
-             VALUES ($1, $2, $3::DATE, $4::DATE, $5, $6, $7, NULL, $8::TIMESTAMP)
-             ON CONFLICT (kind, window_id) DO UPDATE SET records = excluded.records, quarantined = excluded.quarantined,
-               landing_file = excluded.landing_file, done_at = excluded.done_at`,
-            [kind, windowId(window), window.from, window.to, result.records, result.quarantined, result.landingFile ?? null, sqlStamp(now())],
-          ),
-        ),
+      const at = now().toISOString();
+      // A result without a service time (an older worker's) is judged by this worker's clock.
+      const serviceTime = result.serviceTime ?? at;
+      const done = await withStore('markWindowDone', (store) =>
+        recordWindowOutcome(store, {
+          kind,
+          window,
+          records: result.records,
+          quarantined: result.quarantined,
+          landingFile: result.landingFile ?? null,
+          serviceTime,
+          doneAt: at,
+        }),
       );
+      if (!done) deps.logger?.debug({ kind, window: windowId(window), serviceTime }, "report window left open: the service answered before its end");
     },
 
     async ingestEvents() {
@@ -348,11 +360,15 @@ export function createActivities(deps: ActivityDeps): Activities {
     },
 
     async publishSnapshot() {
-      const r = await withStore('publishSnapshot', (store) => publishStoreSnapshot(store, { snapshotPath }));
-      return { path: r.path };
+      // Only when the snapshot is behind the store: every run's publish step also repairs one a killed run left.
+      const r = await withStore('publishSnapshot', (store) => publishIfBehind(store, { snapshotPath }));
+      if (r.removedTemps.length) deps.logger?.info({ removed: r.removedTemps }, 'removed temp copies a killed publish left beside the snapshot');
+      return { path: r.path, published: r.published, generation: r.generation };
     },
 
     async recordRun(run) {
+      // The run log does not raise the store's generation: a run is recorded after its own publish, and a
+      // snapshot one run record behind is not stale (docs/spec-decisions.md, status).
       await withStore('recordRun', (store) =>
         store.transaction((s) =>
           s.run(
@@ -362,6 +378,7 @@ export function createActivities(deps: ActivityDeps): Activities {
                finished_at = excluded.finished_at, as_of = excluded.as_of, summary = excluded.summary, error = excluded.error`,
             [run.runId, run.workflow, run.status, run.startedAt, run.finishedAt, run.asOf ?? null, JSON.stringify(run.summary ?? {}), run.error ?? null],
           ),
+          { generation: false },
         ),
       );
     },

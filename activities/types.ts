@@ -34,6 +34,12 @@ export interface FetchAndLoadResult {
   quarantined: number;
   /** Landing file kept as received, relative to the data directory. */
   landingFile?: string;
+  /**
+   * The service's clock when it answered (the report response's HTTP Date header, else the worker's clock),
+   * ISO UTC. The window's data is whole only when its end is at or before it (windowComplete). Absent only
+   * in results of older workers: the workflow then uses its own clock.
+   */
+  serviceTime?: string;
 }
 
 export interface ReportActivities {
@@ -49,6 +55,11 @@ export interface ReportActivities {
 export interface WindowStateActivities {
   /** The ids (windowId) of the given windows of `kind` already finished. */
   windowsDone(kind: ReportKind, windows: Window[]): Promise<string[]>;
+  /**
+   * Records a loaded window's outcome: done (skipped by later backfills) only when the service answered after
+   * its end (`result.serviceTime`, else the worker's clock); otherwise it is left open and a done mark an
+   * earlier run recorded for it is removed (a forced re-fetch found it still running).
+   */
   markWindowDone(kind: ReportKind, window: Window, result: FetchAndLoadResult): Promise<void>;
 }
 
@@ -103,6 +114,10 @@ export interface DeliverResult {
 export interface PublishResult {
   /** Path of the published read-only snapshot. */
   path: string;
+  /** False when the snapshot already held the store's generation and was left as it was. */
+  published?: boolean;
+  /** The store generation the snapshot holds (null: a store without the counter). */
+  generation?: number | null;
 }
 
 export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders';
@@ -129,7 +144,10 @@ export interface PipelineActivities {
   computeRatios(input: ComputeRatiosInput): Promise<ComputeRatiosResult>;
   /** Send queued notices (webhook, Slack, e-mail); each notice is sent once. */
   deliverNotices(): Promise<DeliverResult>;
-  /** Publish the read-only snapshot analysts query. */
+  /**
+   * Publish the read-only snapshot analysts query, when it is behind the store (its generation older, or no
+   * snapshot): a run that wrote nothing still repairs a snapshot a killed run left behind.
+   */
   publishSnapshot(): Promise<PublishResult>;
   recordRun(run: RunRecord): Promise<void>;
 }

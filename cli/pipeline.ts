@@ -148,8 +148,10 @@ export function humanNightly(r: NightlyResult): string {
           ? `${r.ratios.noticesQueued} new, none sent: no notifier is configured`
           : `${r.ratios.noticesQueued} queued, ${r.notices.sent} sent, ${r.notices.failed} pending`,
       ],
-      ['snapshot', r.snapshot.path],
+      ['service clock', r.serviceTime ?? 'n/a'],
+      ['snapshot', snapshotCell(r.snapshot)],
     ]),
+    ...(r.warning ? [`WARNING: ${r.warning}`] : []),
     // Alerts with nowhere to go are said where the person running cbp looks, not only in the log.
     ...(r.notices.warning ? [`WARNING: ${r.notices.warning}`] : []),
   ].join('\n');
@@ -162,9 +164,15 @@ export function humanBackfill(r: BackfillResult): string {
     ['already done (skipped)', r.skipped],
     ['records loaded', r.records],
     ['records quarantined', r.quarantined],
+    ['left open (not done)', r.open ?? 0],
+    ['service clock', r.serviceTime ?? 'n/a'],
   ];
-  if (r.status === 'done') rows.push(['alerts firing', r.ratios.alerts], ['snapshot', r.snapshot.path]);
-  return [`backfill ${r.runId}: ${r.status}`, table(rows)].join('\n');
+  if (r.status === 'done') rows.push(['alerts firing', r.ratios.alerts], ['snapshot', snapshotCell(r.snapshot)]);
+  return [`backfill ${r.runId}: ${r.status}`, table(rows), ...(r.status === 'done' && r.warning ? [`WARNING: ${r.warning}`] : [])].join('\n');
+}
+
+function snapshotCell(s: { path: string; published?: boolean }): string {
+  return s.published === false ? `${s.path} (already up to date)` : s.path;
 }
 
 export function humanIngestResult(r: IngestResult): string {

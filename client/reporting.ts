@@ -45,6 +45,11 @@ export interface ReportDownload {
   /** null: all MIDs. */
   mids: string[] | null;
   fetchedAt: string;
+  /**
+   * The service's clock when it answered: the response's HTTP `Date` header, ISO UTC (whole seconds);
+   * undefined when it sent none or an unreadable one. The report holds the data known up to this instant.
+   */
+  serviceTime?: string;
   /** True for an empty 200 (no bytes, or whitespace only): no data for valid parameters. */
   empty: boolean;
   status: number;
@@ -67,6 +72,14 @@ export class ReportWriteError extends CbpError {
 export interface ReportingClient {
   fetchReport(args: ReportRequestArgs): Promise<ReportDownload>;
   close(): Promise<void>;
+}
+
+/** An HTTP `Date` header as ISO UTC (whole seconds), or undefined when absent or unreadable. */
+export function httpDate(raw: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(raw) ? raw[0] : raw;
+  if (!text) return undefined;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Counts bytes and watches whether everything so far is whitespace, without holding the data. */
@@ -153,7 +166,13 @@ export function createReportingClient(
               throw e;
             }
             const ct = res.headers['content-type'];
-            return { status: res.statusCode, bytes: meter.bytes, empty: meter.blank, contentType: (Array.isArray(ct) ? ct[0] : ct) ?? null };
+            return {
+              status: res.statusCode,
+              bytes: meter.bytes,
+              empty: meter.blank,
+              contentType: (Array.isArray(ct) ? ct[0] : ct) ?? null,
+              serviceTime: httpDate(res.headers.date),
+            };
           },
         );
         await rename(part, dest);
@@ -166,6 +185,7 @@ export function createReportingClient(
           end: req.end_date,
           mids: req.mids ?? null,
           fetchedAt: new Date(now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          ...(got.serviceTime ? { serviceTime: got.serviceTime } : {}),
           empty: got.empty,
           status: got.status,
           contentType: got.contentType,

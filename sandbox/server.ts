@@ -153,6 +153,13 @@ export async function buildSandbox(opts: SandboxOptions = {}): Promise<FastifyIn
   });
   app.setNotFoundHandler((req, reply) => fail(reply, 404, `no such route: ${req.method} ${req.url.split('?')[0]}`));
 
+  // Every answer's HTTP Date is the sandbox clock, as a real service's Date is its own clock: what a report
+  // holds is the data known at that instant, and clients judge completeness by it (Node would send the real
+  // time). Taken when the request arrives, before any data is read: never later than what the answer shows.
+  app.addHook('onRequest', async (_req, reply) => {
+    reply.header('date', new Date(state.clock.now()).toUTCString());
+  });
+
   app.addHook('onRequest', async (req, reply) => {
     const iface = interfaceOf(req.url);
     if (!iface) return;

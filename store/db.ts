@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
 import { StoreUnavailableError } from './errors.ts';
+import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_MIGRATIONS_DIR = path.join(ROOT, 'sql', 'migrations');
@@ -38,6 +39,11 @@ export interface StoreOptions {
   initStatements?: string[];
 }
 
+export interface TransactionOptions {
+  /** Raise the store's generation on COMMIT (default true). */
+  generation?: boolean;
+}
+
 export interface Store {
   readonly dbPath: string;
   readonly readOnly: boolean;
@@ -48,8 +54,12 @@ export interface Store {
   run(sql: string, params?: Params): Promise<void>;
   /** Rows as JSON-safe objects (BIGINT and DECIMAL as strings or numbers, timestamps as text). */
   all<T = Row>(sql: string, params?: Params): Promise<T[]>;
-  /** Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. Nested calls join the outer transaction. */
-  transaction<T>(fn: (store: Store) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. Nested calls join the outer transaction. Before COMMIT
+   * it raises the store's generation (store/generation.ts), so the snapshot's publish step knows the store
+   * changed; `{ generation: false }` is only for bookkeeping the snapshot need not wait for (the run log).
+   */
+  transaction<T>(fn: (store: Store) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   close(): void;
 }
 
@@ -87,6 +97,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     throw e;
   }
   let inTx = false;
+  let bumpOnCommit = false;
+  // Known once seen: stores opened with other migrations (tests) may lack the table.
+  let generationTable = false;
   let queue: Promise<unknown> = Promise.resolve();
 
   const store: Store = {
@@ -101,18 +114,23 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       const reader = await conn.runAndReadAll(sql, params);
       return reader.getRowObjectsJson() as unknown as T[];
     },
-    async transaction<T>(fn: (s: Store) => Promise<T>): Promise<T> {
-      if (inTx) return fn(store);
+    async transaction<T>(fn: (s: Store) => Promise<T>, txOpts?: TransactionOptions): Promise<T> {
+      if (inTx) {
+        if (txOpts?.generation !== false) bumpOnCommit = true;
+        return fn(store);
+      }
       // One connection: transactions from concurrent callers must not interleave.
       const prev = queue;
       let release!: () => void;
       queue = new Promise<void>((r) => (release = r));
       await prev;
       inTx = true;
+      bumpOnCommit = txOpts?.generation !== false;
       try {
         await conn.run('BEGIN TRANSACTION');
         try {
           const out = await fn(store);
+          if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await conn.run(BUMP_GENERATION_SQL);
           await conn.run('COMMIT');
           return out;
         } catch (e) {

@@ -21,6 +21,11 @@ export interface LandingMeta {
   bytes: number;
   fetched_at: string;
   sha256: string;
+  /**
+   * The service's clock when it answered (the response's HTTP Date header, ISO UTC); absent when it sent
+   * none, and for imported files. The file holds the data known up to this instant.
+   */
+  service_time?: string;
   /** For `cbp load`: the path the user gave. */
   source?: string;
 }
@@ -34,7 +39,7 @@ export interface DownloadArgs {
   dest: string;
   signal?: AbortSignal;
 }
-export type DownloadFn = (args: DownloadArgs) => Promise<{ path: string; bytes: number; fetchedAt: string; empty: boolean; status: number }>;
+export type DownloadFn = (args: DownloadArgs) => Promise<{ path: string; bytes: number; fetchedAt: string; empty: boolean; status: number; serviceTime?: string }>;
 
 /** The reporting client, structurally (client/reporting.ts names it fetchReport; downloadReport accepted too). */
 export type ReportDownloader = { fetchReport: DownloadFn } | { downloadReport: DownloadFn };
@@ -139,6 +144,7 @@ export async function fetchReport(deps: LandingDeps, kind: ReportKind, w: FetchW
     bytes: statSync(file).size,
     fetched_at: toIsoUtc(dl.fetchedAt) ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
     sha256: await sha256Stream(file),
+    ...(dl.serviceTime && toIsoUtc(dl.serviceTime) ? { service_time: toIsoUtc(dl.serviceTime) as string } : {}),
   };
   writeMeta(file, meta);
   return { path: file, meta };

@@ -39,6 +39,12 @@ describe('cbp sandbox command', () => {
         companyToken: 'from-env-token',
       });
       expect(info.baseUrls.ordersStage).toMatch(/\/orders\/stage$/);
+      // Its clock, and the call that moves it (reports hold only what happened by this clock).
+      expect(info.clock).toEqual({
+        now: '2026-01-01T00:00:00Z',
+        realtime: false,
+        move: { method: 'POST', url: `${info.admin}/clock`, body: { advance: 'P1D' }, or: { to: '<ISO 8601 UTC date-time>' } },
+      });
       const r = await request(`${info.baseUrls.auth}/auth`, { method: 'POST', headers: { authorization: 'Bearer sandbox-api-secret' } });
       expect(r.statusCode).toBe(200);
       await r.body.dump();

@@ -61,7 +61,12 @@ describe('cbp status', () => {
     expect(s.windows.done).toBe(2);
     expect(s.windows.pending).toContainEqual({ kind: 'mid_report', window: '2026-01-01..2026-01-01' });
     expect(s.windows.pending.filter((w) => w.kind === 'chargebacks').length).toBeGreaterThan(5);
-    expect(s.freshest.find((f) => f.kind === 'mid_report')).toMatchObject({ latest_window_end: '2025-12-31', loads: 6 });
+    // Covered to the last second of December: the sandbox (clock 2026-01-01) answered after it, so the data is whole.
+    expect(s.freshest.find((f) => f.kind === 'mid_report')).toMatchObject({ covered_to: '2025-12-31T23:59:59Z', loads: 6 });
+    // The bad chargebacks file was loaded directly (not fetched, not imported by `cbp load`): nothing known covered.
+    expect(s.freshest.find((f) => f.kind === 'chargebacks')).toMatchObject({ covered_to: null, loads: 1 });
+    // The direct load after the backfill's publish left the snapshot behind.
+    expect(s.snapshot).toMatchObject({ exists: true, behind: true });
     expect(s.journal.waiting).toBe(1);
     expect(s.quarantine).toEqual([{ kind: 'chargebacks', rows: 1 }]);
     expect(s.alerts).toContainEqual(expect.objectContaining({ mid: '860100000101', network: 'mastercard', program: 'ecp', month: '2025-12' }));
@@ -77,12 +82,21 @@ describe('cbp status', () => {
       const env = { CBP_DB_PATH: cfg.dbPath, CBP_SNAPSHOT_PATH: cfg.snapshotPath, CBP_JOURNAL_DIR: cfg.journalDir as string, CBP_LOG_LEVEL: 'error' };
       const r = await cbp(['status', '--json', '--as-of', '2026-01-01'], env);
       expect(r.code).toBe(0);
-      const s = JSON.parse(r.stdout) as { source: string; note: string; freshest: Array<{ kind: string; latest_window_end: string }>; windows: { done: number } };
+      const s = JSON.parse(r.stdout) as {
+        source: string;
+        note: string;
+        freshest: Array<{ kind: string; covered_to: string }>;
+        windows: { done: number };
+        snapshot: { behind: boolean | null; generation: number | null };
+      };
       expect(s.source).toBe('snapshot');
       expect(s.note).toMatch(/held by a writer/);
       // The snapshot is the backfill's own (published before the run is recorded, so its runs table lags by that run).
-      expect(s.freshest.find((f) => f.kind === 'mid_report')?.latest_window_end).toBe('2025-12-31');
+      expect(s.freshest.find((f) => f.kind === 'mid_report')?.covered_to).toBe('2025-12-31T23:59:59Z');
       expect(s.windows.done).toBe(2);
+      // Whether the snapshot is behind cannot be told while the writer holds the store; its own generation can.
+      expect(s.snapshot.behind).toBeNull();
+      expect(s.snapshot.generation).toBeGreaterThan(0);
     } finally {
       await writer.close();
     }

@@ -92,6 +92,27 @@ describe('store schema', () => {
     s.close();
   });
 
+  it('migration 008 drops the done marks no window could have earned (its last day not over when marked) and starts the generation counter', async () => {
+    const dir = tmpDir();
+    const migrationsDir = path.join(dir, 'migrations');
+    cpSync(path.join(ROOT, 'sql', 'migrations'), migrationsDir, { recursive: true });
+    for (const m of readMigrations(migrationsDir)) if (m.version >= 8) rmSync(path.join(migrationsDir, m.file));
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const old = await openStore({ dbPath, migrationsDir });
+    // As a cbp before issue #10 left them after `backfill --from 2026-01-01 --to 2026-06-30` on 2026-01-05.
+    const mark = (id: string, end: string) =>
+      old.run(`INSERT INTO windows_done VALUES ('chargebacks', '${id}', DATE '${id.slice(0, 10)}', DATE '${end}', 0, 0, NULL, NULL, TIMESTAMP '2026-01-05 10:00:00')`);
+    await mark('2025-12-29..2026-01-04', '2026-01-04');
+    await mark('2026-01-05..2026-01-11', '2026-01-11');
+    await mark('2026-06-29..2026-06-30', '2026-06-30');
+    old.close();
+    const s = await openStore({ dbPath });
+    expect(await s.all("SELECT window_id, service_time FROM windows_done ORDER BY 1")).toEqual([{ window_id: '2025-12-29..2026-01-04', service_time: null }]);
+    const [g] = await s.all<{ generation: string }>('SELECT generation FROM store_generation');
+    expect(Number(g.generation)).toBeGreaterThanOrEqual(1);
+    s.close();
+  });
+
   it('recreates the views in layers on every open', async () => {
     const s = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
     const views = s.migration!.views;

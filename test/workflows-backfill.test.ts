@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
-import { backfill, type BackfillInput, type BackfillResult } from '../workflows/backfill.ts';
+import { backfill, OPEN_LISTED, type BackfillInput, type BackfillResult } from '../workflows/backfill.ts';
 import { windowId } from '../workflows/windows.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
 
@@ -118,6 +118,90 @@ describe('backfill', () => {
     }
     expect(statuses).toEqual(['continue', 'continue', 'continue', 'done']);
     expect(result).toMatchObject({ status: 'done', planned: 20, loaded: 20, records: 200 });
+  });
+
+  it("records a window as done only when the service answered after its end; one still running is loaded, left open, and fetched again by the next run", async () => {
+    // The service's clock stands at 2026-01-20 12:00 while the range reaches 2026-02-20.
+    const { acts, state, options } = createFakes({ reportServiceTime: '2026-01-20T12:00:00Z' });
+    const input: BackfillInput = { ...INPUT, kinds: ['chargebacks', 'mid_report'] };
+    const r = (await backfill(input, acts)) as Extract<BackfillResult, { status: 'done' }>;
+    expect(r).toMatchObject({ status: 'done', planned: 12, loaded: 12, open: 5, serviceTime: '2026-01-20T12:00:00Z' });
+    // Chargebacks windows of 14 days from 2025-11-10: those ending 2026-01-18 and before are whole.
+    expect(doneState(state)).toEqual({
+      chargebacks: ['2025-11-10..2025-11-23', '2025-11-24..2025-12-07', '2025-12-08..2025-12-21', '2025-12-22..2026-01-04', '2026-01-05..2026-01-18'],
+      mid_report: ['2025-11-01..2025-11-30', '2025-12-01..2025-12-31'],
+    });
+    expect(r.openWindows.sort()).toEqual([
+      'chargebacks:2026-01-19..2026-02-01',
+      'chargebacks:2026-02-02..2026-02-15',
+      'chargebacks:2026-02-16..2026-02-20',
+      'mid_report:2026-01-01..2026-01-31',
+      'mid_report:2026-02-01..2026-02-20',
+    ]);
+    expect(r.warning).toMatch(/^5 windows reach past the service's clock \(2026-01-20T12:00:00Z\): loaded with the data so far but not recorded as done/);
+    expect(r.warning).toContain('chargebacks:2026-01-19..2026-02-01');
+    expect(state.runs.at(-1)).toMatchObject({ status: 'ok', summary: { open: 5, warning: r.warning } });
+
+    // The next run (the service a month on) fetches exactly the open windows again, and finishes them.
+    options.reportServiceTime = '2026-02-21T00:00:00Z';
+    const before = callsOf(state, 'fetchAndLoad').length;
+    const again = (await backfill(input, acts)) as Extract<BackfillResult, { status: 'done' }>;
+    expect(loadedKeys(state).slice(before).sort()).toEqual(r.openWindows.sort());
+    expect(again).toMatchObject({ skipped: 7, loaded: 5, open: 0, openWindows: [] });
+    expect(again.warning).toBeUndefined();
+  });
+
+  it('names at most OPEN_LISTED open windows in its result and counts them all', async () => {
+    const { acts } = createFakes({ reportServiceTime: '2025-01-01T00:00:00Z' });
+    const r = (await backfill({ ...INPUT, kinds: ['chargebacks'], windowDays: 1 }, acts)) as Extract<BackfillResult, { status: 'done' }>;
+    expect(r.open).toBe(103);
+    expect(r.openWindows).toHaveLength(OPEN_LISTED);
+    expect(r.warning).toMatch(/, and 83 more\)$/);
+  });
+
+  it('with force fetches every window of the range again, also those recorded as done', async () => {
+    const { acts, state } = createFakes();
+    await backfill(INPUT, acts);
+    const before = callsOf(state, 'fetchAndLoad').length;
+    const windowsDoneAsked = callsOf(state, 'windowsDone').length;
+    const r = await backfill({ ...INPUT, force: true }, acts);
+    expect(callsOf(state, 'fetchAndLoad').length - before).toBe(20);
+    expect(callsOf(state, 'windowsDone').length).toBe(windowsDoneAsked);
+    expect(r).toMatchObject({ status: 'done', skipped: 0, loaded: 20 });
+    expect(state.runs.at(-1)).toMatchObject({ summary: { force: true } });
+  });
+
+  it('a forced re-fetch that finds a window recorded as done still running removes its mark', async () => {
+    // Marks recorded wrongly (by a cbp before issue #10) for windows in the service's future.
+    const { acts, state, options } = createFakes();
+    await backfill({ ...INPUT, kinds: ['prevention'] }, acts);
+    expect(state.done.get('prevention')?.size).toBe(8);
+    options.reportServiceTime = '2026-01-01T00:00:00Z';
+    const r = await backfill({ ...INPUT, kinds: ['prevention'], force: true }, acts);
+    expect(r).toMatchObject({ open: 5 });
+    expect([...(state.done.get('prevention') ?? [])].sort()).toEqual(['2025-11-10..2025-11-23', '2025-11-24..2025-12-07', '2025-12-08..2025-12-21']);
+  });
+
+  it("judges a result without a service time (an older worker's) by the workflow clock", async () => {
+    const late = createFakes({ reportServiceTime: null, now: '2026-03-15T02:30:00Z' });
+    expect(await backfill(INPUT, late.acts)).toMatchObject({ open: 0 });
+    const early = createFakes({ reportServiceTime: null, now: '2026-01-01T00:00:00Z' });
+    const r = await backfill(INPUT, early.acts);
+    expect(r.open).toBeGreaterThan(0);
+    // markWindowDone is given the time the workflow judged by, so the store records by the same rule.
+    for (const [, , result] of callsOf(early.state, 'markWindowDone')) expect((result as { serviceTime?: string }).serviceTime).toMatch(/^2026-01-01T/);
+  });
+
+  it('carries the open windows across continue-as-new', async () => {
+    const { acts } = createFakes({ reportServiceTime: '2026-01-20T12:00:00Z' });
+    let input: BackfillInput = { ...INPUT, windowsPerRun: 6 };
+    let result: BackfillResult | undefined;
+    for (let i = 0; i < 10; i++) {
+      result = await backfill(input, acts);
+      if (result.status === 'done') break;
+      input = result.next;
+    }
+    expect(result).toMatchObject({ status: 'done', planned: 20, loaded: 20, open: 8, serviceTime: '2026-01-20T12:00:00Z' });
   });
 
   it('refuses a range that starts after it ends', async () => {

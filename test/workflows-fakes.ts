@@ -15,7 +15,7 @@ import type {
   WorkflowActs,
 } from '../activities/types.ts';
 import type { MerchantOrder, ReportKind } from '../contract/index.ts';
-import { windowId, type Window } from '../workflows/windows.ts';
+import { windowComplete, windowId, type Window } from '../workflows/windows.ts';
 import { planOrderPushes, type KnownPush } from '../activities/orders.ts';
 
 export interface FakeOptions {
@@ -25,6 +25,11 @@ export interface FakeOptions {
   failAfterLoads?: number;
   /** Milliseconds a fetchAndLoad takes, by call number (so lanes interleave). */
   loadDelay?: (call: number) => number;
+  /**
+   * The service's clock in report answers (fetchAndLoad's serviceTime). Default: the fake clock's time at the
+   * call (the service is as far as we are). `null`: left out, as an older worker's result.
+   */
+  reportServiceTime?: string | null;
   /**
    * The account's subscriptions as the list activity shows them (no password, at most password_matches). Given
    * `ownUrl`, the fake list answers as the real one does: those on the url or marked `cbp_own` in full (and
@@ -99,7 +104,8 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       const key = `${input.kind}:${windowId(input.window)}`;
       // Idempotent like the real load: a window loaded twice holds what one load holds.
       state.loads.set(key, 10);
-      return { kind: input.kind, windowId: windowId(input.window), records: 10, quarantined: 1 };
+      const serviceTime = opts.reportServiceTime === null ? undefined : (opts.reportServiceTime ?? new Date(clock).toISOString());
+      return { kind: input.kind, windowId: windowId(input.window), records: 10, quarantined: 1, ...(serviceTime ? { serviceTime } : {}) };
     },
     async windowsDone(kind: ReportKind, windows: Window[]) {
       log('windowsDone', kind, windows);
@@ -109,7 +115,9 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
     async markWindowDone(kind: ReportKind, window: Window, result: FetchAndLoadResult) {
       log('markWindowDone', kind, window, result);
       const set = state.done.get(kind) ?? new Set();
-      set.add(windowId(window));
+      // As the real one: done only when the service answered after the window's end, else any mark removed.
+      if (windowComplete(window, result.serviceTime ?? new Date(clock).toISOString())) set.add(windowId(window));
+      else set.delete(windowId(window));
       state.done.set(kind, set);
     },
     async ingestEvents() {

@@ -84,6 +84,25 @@ describe('nightly', () => {
   });
 });
 
+describe('nightly and the service clock', () => {
+  it("marks the windows the service had not finished when it answered; asOf's own day is partial and no cause for a warning", async () => {
+    const { acts } = createFakes({ reportServiceTime: '2026-03-15T02:30:07Z' });
+    const r = await nightly({ asOf: '2026-03-15T02:30:00Z', lookbackDays: 30, windowDays: 10 }, acts);
+    expect(r.windows.filter((w) => w.open).map((w) => w.task).sort()).toEqual(
+      ['chargebacks:2026-03-06..2026-03-15', 'mid_report:2026-03-01..2026-03-15', 'prevention:2026-03-06..2026-03-15'],
+    );
+    expect(r.serviceTime).toBe('2026-03-15T02:30:07Z');
+    expect(r.warning).toBeUndefined();
+  });
+
+  it('warns when the service clock is before the day the run covers: those windows hold no data yet', async () => {
+    const { acts, state } = createFakes({ reportServiceTime: '2026-01-01T00:00:00Z' });
+    const r = await nightly({ asOf: '2026-03-15T02:30:00Z', lookbackDays: 30, windowDays: 10 }, acts);
+    expect(r.warning).toMatch(/^the service's clock \(2026-01-01T00:00:00Z\) is before the day this run covers \(2026-03-15\): 8 of 8 windows reach past it/);
+    expect(state.runs.at(-1)).toMatchObject({ status: 'ok', summary: { warning: r.warning, serviceTime: '2026-01-01T00:00:00Z' } });
+  });
+});
+
 describe('ingestEvents', () => {
   it('loads closed journal segments and records a run that loaded some', async () => {
     const { acts, state } = createFakes();
@@ -93,14 +112,16 @@ describe('ingestEvents', () => {
     expect(state.runs[0]).toMatchObject({ workflow: 'ingestEvents', status: 'ok', summary: { segments: 2 } });
   });
 
-  it('publishes the snapshot after an ingest that wrote events, and not after one that found nothing', async () => {
+  it('runs the publish step after every ingest, also one that found nothing (the step publishes only when the snapshot is behind)', async () => {
+    // Before issue #10 an ingest that found nothing skipped it: a run killed between its commit and its
+    // publish then left the snapshot stale for good.
     const { acts, state } = createFakes();
     await ingestEvents({}, acts);
     expect(state.calls.filter((c) => c.name === 'publishSnapshot')).toHaveLength(1);
     const idle = createFakes();
     idle.acts.ingestEvents = async () => ({ segments: 0, events: 0, duplicates: 0, quarantined: 0, failed: 0 });
     await ingestEvents({}, idle.acts);
-    expect(idle.state.calls.filter((c) => c.name === 'publishSnapshot')).toHaveLength(0);
+    expect(idle.state.calls.map((c) => c.name)).toEqual(['publishSnapshot']);
   });
 
   it('does not record a run that found nothing to load', async () => {

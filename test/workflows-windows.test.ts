@@ -10,6 +10,8 @@ import {
   taskId,
   trailingWindows,
   utcDay,
+  laterInstant,
+  windowComplete,
   windowBounds,
   windowDayCount,
   windowId,
@@ -194,5 +196,28 @@ describe('bounded parallelism', () => {
     const out = await runBounded([1, 2, 3, 4, 5], 2, async (n) => n, { shouldStop: () => started++ >= 3 });
     expect(out.started).toBe(3);
     expect(out.notStarted).toEqual([4, 5]);
+  });
+});
+
+describe('window completeness by the service clock', () => {
+  const w = { from: '2026-01-01', to: '2026-01-07' };
+
+  it('counts a window whole only when the service answered at or after its last second', () => {
+    expect(windowComplete(w, '2026-01-07T23:59:59Z')).toBe(true);
+    expect(windowComplete(w, '2026-01-08T00:00:00Z')).toBe(true);
+    expect(windowComplete(w, '2026-01-07T23:59:58Z')).toBe(false);
+    // The sandbox standing at its start: a window starting that day is still running.
+    expect(windowComplete(w, '2026-01-01T00:00:00Z')).toBe(false);
+  });
+
+  it('compares instants, not text: milliseconds and offsets are read as times', () => {
+    expect(windowComplete(w, '2026-01-07T23:59:59.000Z')).toBe(true);
+    expect(windowComplete(w, '2026-01-08T01:00:00+02:00')).toBe(false);
+    expect(laterInstant('2026-01-07T23:59:59Z', '2026-01-07T23:59:59.500Z')).toBe('2026-01-07T23:59:59.500Z');
+    expect(laterInstant(null, '2026-01-01T00:00:00Z')).toBe('2026-01-01T00:00:00Z');
+  });
+
+  it('refuses a service time that is not a date-time', () => {
+    expect(() => windowComplete(w, 'yesterday')).toThrow(/not a date-time/);
   });
 });

@@ -5,7 +5,7 @@ import { REPORT_KINDS, type ReportKind } from '../contract/reporting.ts';
 import { WorkflowInputError } from './errors.ts';
 import { runBounded } from './pool.ts';
 import { checkInt, defaultRunId, recorded } from './run.ts';
-import { nightlyTasks, taskId, utcDay } from './windows.ts';
+import { laterInstant, nightlyTasks, taskId, utcDay, windowComplete } from './windows.ts';
 
 export interface NightlyInput {
   /** Nominal time the run covers (ISO UTC). Under a schedule: its scheduled time. Default: the run's start. */
@@ -24,7 +24,12 @@ export interface NightlyInput {
 export interface NightlyResult {
   runId: string;
   asOf: string;
-  windows: Array<{ task: string; records: number; quarantined: number }>;
+  /** `open`: the service answered before the window's end, so it holds the data so far (asOf's own day always). */
+  windows: Array<{ task: string; records: number; quarantined: number; open?: true }>;
+  /** The latest time the service answered a report fetch (ISO UTC; its Date header, else the worker's clock). */
+  serviceTime: string | null;
+  /** Set when the service's clock is before the day this run covers: those windows hold no data yet. */
+  warning?: string;
   events: IngestResult;
   enrich: EnrichResult;
   ratios: ComputeRatiosResult;
@@ -60,17 +65,22 @@ export async function nightly(input: NightlyInput, acts: NightlyActs): Promise<N
 
   return recorded(acts, { runId, workflow: 'nightly', startedAt, asOf }, async () => {
     const loads = await runBounded(tasks, parallelism, (t) => acts.fetchAndLoad({ kind: t.kind, window: t.window, runId }));
+    let serviceTime: string | null = null;
     const windows = tasks.map((t, i) => {
       const r = loads.results[i] as FetchAndLoadResult;
-      return { task: taskId(t), records: r.records, quarantined: r.quarantined };
+      // An older worker's result has no service time: the workflow's clock stands in.
+      const answeredAt = r.serviceTime ?? startedAt;
+      serviceTime = laterInstant(serviceTime, answeredAt);
+      return { task: taskId(t), records: r.records, quarantined: r.quarantined, ...(windowComplete(t.window, answeredAt) ? {} : { open: true as const }) };
     });
+    const warning = aheadWarning(asOf, serviceTime, windows);
     // Events after reports: enrichment and ratios then see both sources as of the same moment.
     const events = await acts.ingestEvents();
     const enrich = await acts.enrich();
     const ratios = await acts.computeRatios({ asOf: utcDay(asOf), notify: true });
     const notices = await acts.deliverNotices();
     const snapshot = await acts.publishSnapshot();
-    const result: NightlyResult = { runId, asOf, windows, events, enrich, ratios, notices, snapshot };
+    const result: NightlyResult = { runId, asOf, windows, serviceTime, ...(warning ? { warning } : {}), events, enrich, ratios, notices, snapshot };
     return {
       result,
       summary: {
@@ -82,7 +92,24 @@ export async function nightly(input: NightlyInput, acts: NightlyActs): Promise<N
         alerts: ratios.alerts,
         noticesSent: notices.sent,
         snapshot: snapshot.path,
+        serviceTime,
+        ...(warning ? { warning } : {}),
       },
     };
   });
+}
+
+/**
+ * A nightly reaches past the service when the service's clock is before the day it covers (asOf's day):
+ * the windows after that clock hold no data yet. asOf's own day is partial every night, which is expected
+ * (the next night fetches it again) and not worth a warning.
+ */
+function aheadWarning(asOf: string, serviceTime: string | null, windows: NightlyResult['windows']): string | undefined {
+  const day = utcDay(asOf);
+  if (serviceTime === null || Date.parse(serviceTime) >= Date.parse(`${day}T00:00:00Z`)) return undefined;
+  const open = windows.filter((w) => w.open).length;
+  return (
+    `the service's clock (${serviceTime}) is before the day this run covers (${day}): ${open} of ${windows.length} windows reach past it ` +
+    `and hold only the data so far; run it again once the service has got there, or give an earlier --as-of`
+  );
 }

@@ -75,6 +75,24 @@ export function windowBounds(w: Window): { start: string; end: string } {
   return { start: `${w.from}T00:00:00Z`, end: `${w.to}T23:59:59Z` };
 }
 
+/**
+ * Whether a window's data was whole when the service answered at `serviceTime` (ISO, either spelling): its
+ * end (the request's end, `to` 23:59:59 UTC) is at or before that instant. A window still running when the
+ * service answered holds only the data so far; the service cannot report what has not happened yet.
+ */
+export function windowComplete(w: Window, serviceTime: string): boolean {
+  const at = Date.parse(serviceTime);
+  if (Number.isNaN(at)) throw new WindowRangeError(`not a date-time: ${JSON.stringify(serviceTime)}`);
+  return Date.parse(windowBounds(w).end) <= at;
+}
+
+/** The later of two ISO instants (null and undefined ignored); compared as instants, not as text. */
+export function laterInstant(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
+
 export function windowDayCount(w: Window): number {
   return dayNumber(w.to) - dayNumber(w.from) + 1;
 }

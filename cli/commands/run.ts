@@ -10,8 +10,12 @@ import type { ReportKind } from '../../contract/reporting.ts';
 import { REPORT_KINDS, dayOption, instantOption } from '../options.ts';
 import { ORDER_DETAIL_LIMIT, countWindows, humanBackfill, humanNightly, humanPush, humanReconcile, openPipeline, progressBar, requireFor, type PipelineOptions, type PushOrdersReport } from '../pipeline.ts';
 
-function humanIngest(r: IngestResult): string {
-  if (r.segments.length === 0) return `no sealed journal segments in ${r.journalDir}: nothing to load`;
+function snapshotLine(s: { path: string; published: boolean }): string {
+  return s.published ? `snapshot ${s.path} published` : `snapshot ${s.path} already up to date`;
+}
+
+function humanIngest(r: IngestResult & { snapshot: { path: string; published: boolean } }): string {
+  if (r.segments.length === 0) return `no sealed journal segments in ${r.journalDir}: nothing to load; ${snapshotLine(r.snapshot)}`;
   const lines = r.segments.map((s) =>
     s.error
       ? `  ${s.segment}: FAILED (${s.error}); left in the journal for the next run`
@@ -20,6 +24,7 @@ function humanIngest(r: IngestResult): string {
   return [
     `loaded ${r.loaded} new events from ${r.segments.length - r.failed} segments (${r.duplicates} duplicates ignored, ${r.quarantined} quarantined); archived to ${r.archiveDir}`,
     ...lines,
+    snapshotLine(r.snapshot),
   ].join('\n');
 }
 
@@ -35,12 +40,12 @@ function registerIngest(run: Command, ctx: Ctx): void {
       const cfg = ctx.config();
       const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
-        const r = await ingestEvents({ store, journalDir: o.journal ?? (cfg.journalDir as string) });
-        // Analysts read the snapshot: publish it after every ingest that wrote something.
-        if (r.loaded > 0 || r.quarantined > 0) {
-          const { publishSnapshot } = await import('../../store/snapshot.ts');
-          await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
-        }
+        const loaded = await ingestEvents({ store, journalDir: o.journal ?? (cfg.journalDir as string) });
+        // Every run, also one that found nothing new: published when the snapshot is behind the store, so a
+        // run killed between its commit and its publish is made good by the next one.
+        const { publishIfBehind } = await import('../../store/snapshot.ts');
+        const snap = await publishIfBehind(store, { snapshotPath: cfg.snapshotPath });
+        const r = { ...loaded, snapshot: { path: snap.path, published: snap.published, generation: snap.generation } };
         ctx.out(r, humanIngest, o.json);
         if (r.failed) process.exitCode = 1;
       } finally {
@@ -107,6 +112,7 @@ function registerNightly(run: Command, ctx: Ctx): void {
         progress.start(nightlyTasks(input.kinds ?? REPORT_KINDS, input.asOf, input.lookbackDays, input.windowDays).length, 'nightly');
         return p.runner.nightly(input);
       });
+      if (r.warning) ctx.logger().warn({ runId: r.runId, asOf: r.asOf, serviceTime: r.serviceTime }, r.warning);
       ctx.out(r, humanNightly, o.json);
     });
 }
@@ -120,8 +126,9 @@ function registerBackfill(run: Command, ctx: Ctx): void {
     .option('--kinds <list>', 'report kinds, comma-separated (default: chargebacks,prevention,mid_report)', kindsOption)
     .option('--window-days <n>', 'days per chargebacks / prevention window (default CBP_WINDOW_DAYS, 7)', intOption('--window-days'))
     .option('--parallelism <n>', 'windows loaded at once (default CBP_REPORT_PARALLELISM, 2)', intOption('--parallelism'))
+    .option('--force', 'fetch every window of the range again, also those recorded as done (loads stay idempotent)')
     .option('--json', 'print the result as JSON')
-    .action(async (o: { from: string; to: string; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; json?: boolean }) => {
+    .action(async (o: { from: string; to: string; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; force?: boolean; json?: boolean }) => {
       if (o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
       const cfg = ctx.config();
       await requireFor(cfg, ['reporting'], 'cbp run backfill');
@@ -133,10 +140,12 @@ function registerBackfill(run: Command, ctx: Ctx): void {
           windowDays: o.windowDays ?? num(cfg, 'windowDays', 7),
           parallelism: o.parallelism ?? num(cfg, 'reportParallelism', 2),
           ...(o.kinds ? { kinds: o.kinds } : {}),
+          ...(o.force ? { force: true } : {}),
         };
         progress.start(backfillTasks(input.kinds ?? REPORT_KINDS, input.from, input.to, input.windowDays).length, 'backfill');
         return p.runner.backfill(input);
       });
+      if (r.status === 'done' && r.warning) ctx.logger().warn({ runId: r.runId, open: r.open, openWindows: r.openWindows, serviceTime: r.serviceTime }, r.warning);
       ctx.out(r, humanBackfill, o.json);
     });
 }

@@ -24,6 +24,11 @@ interface Opts {
   json?: boolean;
 }
 
+/** The UTC day before an ISO instant's day (the last whole day a clock standing there has finished). */
+function dayBefore(iso: string): string {
+  return new Date(Date.parse(`${iso.slice(0, 10)}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+}
+
 function int(v: string | undefined, flag: string, min: number): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -31,13 +36,36 @@ function int(v: string | undefined, flag: string, min: number): number | undefin
   return n;
 }
 
-export function describeSandbox(sb: RunningSandbox) {
-  return { baseUrls: sb.baseUrls, admin: sb.admin, credentials: sb.credentials };
+/**
+ * What `cbp sandbox` prints: addresses, credentials, and its clock with how to move it. The clock matters:
+ * reports hold only what happened by it, and cbp judges which report windows are complete by it (the
+ * answers' Date header), so a backfill past it leaves windows open.
+ */
+export function describeSandbox(sb: RunningSandbox, opts: { realtime?: boolean; speed?: number } = {}) {
+  const realtime = opts.realtime === true;
+  return {
+    baseUrls: sb.baseUrls,
+    admin: sb.admin,
+    credentials: sb.credentials,
+    clock: {
+      now: sb.state.clock.nowIso(),
+      realtime,
+      ...(realtime ? { speed: opts.speed ?? 1 } : {}),
+      /** The admin call that moves it forward (it never goes back); GET the same url reads it. */
+      move: { method: 'POST' as const, url: `${sb.admin}/clock`, body: { advance: 'P1D' }, or: { to: '<ISO 8601 UTC date-time>' } },
+    },
+  };
 }
 
-function human(d: ReturnType<typeof describeSandbox>): string {
+export function humanSandbox(d: ReturnType<typeof describeSandbox>): string {
+  const c = d.clock;
   return [
     'cbp sandbox is running (Ctrl-C stops it).',
+    `Sandbox clock        ${c.now}  (${c.realtime ? `runs with real time${c.speed && c.speed !== 1 ? `, ${c.speed}x` : ''}` : 'stands still: only the admin call below moves it; --realtime lets real time drive it'})`,
+    `  move it forward     curl -X POST ${c.move.url} -H 'content-type: application/json' -d '{"advance":"P1D"}'   (or '{"to":"2026-02-01T00:00:00Z"}')`,
+    `  read it             curl ${c.move.url}`,
+    '  Reports hold only what happened by this clock: report windows ending after it are loaded but left open',
+    `  (fetched again by the next run); back-fill up to it, e.g. \`cbp run backfill --from ... --to ${dayBefore(c.now)}\`.`,
     `  token interface      ${d.baseUrls.auth}`,
     `  events interface     ${d.baseUrls.events}`,
     `  order data           ${d.baseUrls.orders}  (also ${d.baseUrls.ordersStage})`,
@@ -109,8 +137,8 @@ export function register(program: Command, ctx: Ctx): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
-      const info = describeSandbox(sb);
-      process.stdout.write((o.json ? JSON.stringify(info) : human(info)) + '\n');
+      const info = describeSandbox(sb, { realtime: Boolean(o.realtime), speed });
+      process.stdout.write((o.json ? JSON.stringify(info) : humanSandbox(info)) + '\n');
       await stopped;
       await sb.close();
       process.exitCode = 0;

@@ -17,7 +17,17 @@ export interface StatusReport {
   asOf: string;
   runs: Array<{ run_id: string; workflow: string; status: string; started_at: string; finished_at: string; as_of: string | null; error: string | null }>;
   windows: { lookbackDays: number; windowDays: number; done: number; pending: Array<{ kind: string; window: string }> };
-  freshest: Array<{ kind: string; latest_window_end: string | null; last_loaded_at: string | null; loads: number }>;
+  /**
+   * Per report kind: `covered_to`, the latest instant the loaded data covers (a fetched window counts up to
+   * the service's clock when it answered, never past it; a window recorded as done, whole), whatever range
+   * was asked for; null when nothing is known to be covered.
+   */
+  freshest: Array<{ kind: string; covered_to: string | null; last_loaded_at: string | null; loads: number }>;
+  /**
+   * The analysts' snapshot against the store: `behind` when it holds an older store generation (or none is
+   * published); null when it cannot be told (the store is held by a writer, or has no generation counter).
+   */
+  snapshot: { path: string; exists: boolean; generation: number | null; storeGeneration: number | null; behind: boolean | null };
   journal: { dir: string; waiting: number; segments: string[] };
   quarantine: Array<{ kind: string; rows: number }>;
   alerts: Array<{ mid: string; network: string; program: string; level: string; month: string; ratio_pct: number | null }>;
@@ -89,6 +99,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     quarantine: [],
     alerts: [],
     orders: { rejected: 0, recentRejected: [], invalidLines: 0 },
+    snapshot: { path: cfg.snapshotPath, exists: existsSync(cfg.snapshotPath), generation: null, storeGeneration: null, behind: null },
   };
   const tasks = nightlyTasks(REPORT_KINDS, report.asOf, lookbackDays, windowDays);
   const store = opened.store;
@@ -103,17 +114,27 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
               strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, error
          FROM runs ORDER BY finished_at DESC LIMIT ${Math.max(1, opts.runs ?? 10)}`,
     );
-    // A window counts as done when every one of its days lies in a window some load covered (nightly windows
-    // shift by a day each night, so their ids never repeat).
-    const covered = await tryAll<{ kind: string; s: string; e: string }>(
-      store,
-      `SELECT kind, strftime(window_start, '%Y-%m-%d') AS s, strftime(window_end, '%Y-%m-%d') AS e FROM loads WHERE window_start IS NOT NULL
-       UNION SELECT kind, strftime(window_start, '%Y-%m-%d'), strftime(window_end, '%Y-%m-%d') FROM windows_done`,
-    );
+    // A window counts as done when every one of its days lies in a span of loaded data that covers the whole
+    // day: a fetch covers a day only if the service answered after it ended (nightly windows shift by a day
+    // each night, so their ids never repeat).
+    const { coverageSpans, spanCoveredTo } = await import('../../store/windows.ts');
+    let spans: Awaited<ReturnType<typeof coverageSpans>> = [];
+    try {
+      spans = await coverageSpans(store);
+    } catch {
+      // A store or snapshot older than migration 008: nothing is known to be covered.
+    }
     const byKind = new Map<string, Array<[number, number]>>();
-    for (const c of covered) {
+    const coveredTo = new Map<string, string>();
+    for (const c of spans) {
+      const to = spanCoveredTo(c);
+      const prev = coveredTo.get(c.kind);
+      if (!prev || Date.parse(to) > Date.parse(prev)) coveredTo.set(c.kind, to);
+      // Whole days only: the last one whose final second the data reaches.
+      const lastWhole = Date.parse(to) >= Date.parse(`${c.end}T23:59:59Z`) ? dayNumber(c.end) : dayNumber(to) - 1;
+      if (lastWhole < dayNumber(c.start)) continue;
       const list = byKind.get(c.kind) ?? [];
-      list.push([dayNumber(c.s), dayNumber(c.e)]);
+      list.push([dayNumber(c.start), lastWhole]);
       byKind.set(c.kind, list);
     }
     for (const t of tasks) {
@@ -123,15 +144,15 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
       if (ok) report.windows.done++;
       else report.windows.pending.push({ kind: t.kind, window: windowId(t.window) });
     }
-    const fresh = await tryAll<{ kind: string; latest_window_end: string | null; last_loaded_at: string | null; loads: number | string }>(
+    const fresh = await tryAll<{ kind: string; last_loaded_at: string | null; loads: number | string }>(
       store,
-      `SELECT kind, strftime(max(window_end), '%Y-%m-%d') AS latest_window_end, strftime(max(last_loaded_at), '%Y-%m-%dT%H:%M:%SZ') AS last_loaded_at, count(*) AS loads
-         FROM loads GROUP BY kind`,
+      `SELECT kind, strftime(max(last_loaded_at), '%Y-%m-%dT%H:%M:%SZ') AS last_loaded_at, count(*) AS loads FROM loads GROUP BY kind`,
     );
     report.freshest = REPORT_KINDS.map((k) => {
       const f = fresh.find((r) => r.kind === k);
-      return { kind: k, latest_window_end: f?.latest_window_end ?? null, last_loaded_at: f?.last_loaded_at ?? null, loads: Number(f?.loads ?? 0) };
+      return { kind: k, covered_to: coveredTo.get(k) ?? null, last_loaded_at: f?.last_loaded_at ?? null, loads: Number(f?.loads ?? 0) };
     });
+    report.snapshot = await snapshotState(store, opened.source, cfg.snapshotPath);
     report.quarantine = (await tryAll<{ kind: string; rows: number | string }>(store, 'SELECT kind, count(*) AS rows FROM quarantine GROUP BY kind ORDER BY kind')).map((r) => ({
       kind: r.kind,
       rows: Number(r.rows),
@@ -161,6 +182,34 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
   return report;
 }
 
+/** The snapshot's generation against the store's. */
+async function snapshotState(store: Store, source: StatusReport['source'], snapshotPath: string): Promise<StatusReport['snapshot']> {
+  const { storeGeneration } = await import('../../store/generation.ts');
+  const { snapshotFileGeneration } = await import('../../store/snapshot.ts');
+  const exists = existsSync(snapshotPath);
+  if (source === 'snapshot') {
+    // The store is held by a writer: only the snapshot's own generation can be read.
+    return { path: snapshotPath, exists, generation: await storeGeneration(store).catch(() => null), storeGeneration: null, behind: null };
+  }
+  const current = await storeGeneration(store).catch(() => null);
+  // Read through an instance of its own: a reader's session may not attach files.
+  const snap = await snapshotFileGeneration(snapshotPath);
+  const behind = !snap.exists ? true : current === null ? null : snap.generation === null ? true : snap.generation < current;
+  return { path: snapshotPath, exists: snap.exists, generation: snap.generation, storeGeneration: current, behind };
+}
+
+function snapshotLine(s: StatusReport['snapshot']): string {
+  if (!s.exists) return `Snapshot ${s.path}: not published yet — analysts have nothing to query; run \`cbp db snapshot\``;
+  if (s.behind === true) {
+    return (
+      `Snapshot ${s.path}: BEHIND the store (generation ${s.generation ?? 'unknown'}, store ${s.storeGeneration ?? 'unknown'}) — ` +
+      'analysts do not see the latest data; run `cbp db snapshot` (the next run publishes it too)'
+    );
+  }
+  if (s.behind === false) return `Snapshot ${s.path}: up to date (generation ${s.generation})`;
+  return `Snapshot ${s.path}: generation ${s.generation ?? 'unknown'}; whether it is behind cannot be told while the store is held by a writer`;
+}
+
 export function humanStatus(r: StatusReport): string {
   const out: string[] = [];
   out.push(`cbp status as of ${r.asOf} — reading the ${r.source === 'none' ? 'nothing (no store)' : `${r.source} ${r.path}`}`);
@@ -170,8 +219,9 @@ export function humanStatus(r: StatusReport): string {
   out.push('', `Report windows of the last ${r.windows.lookbackDays} days (${r.windows.windowDays}-day windows, MID report by month): ${r.windows.done} loaded, ${r.windows.pending.length} pending`);
   for (const p of r.windows.pending.slice(0, 12)) out.push(`  pending ${p.kind} ${p.window}`);
   if (r.windows.pending.length > 12) out.push(`  ... and ${r.windows.pending.length - 12} more`);
-  out.push('', 'Freshest data per report kind:');
-  out.push(renderTable(['kind', 'latest window end', 'last loaded', 'loads'], r.freshest.map((f) => [f.kind, f.latest_window_end, f.last_loaded_at, f.loads])));
+  out.push('', "Data covered per report kind (up to the service's clock when it answered, whatever range was asked):");
+  out.push(renderTable(['kind', 'covered to', 'last loaded', 'loads'], r.freshest.map((f) => [f.kind, f.covered_to, f.last_loaded_at, f.loads])));
+  out.push('', snapshotLine(r.snapshot));
   out.push('', `Journal ${r.journal.dir}: ${r.journal.waiting} sealed segment(s) waiting for ingest`);
   out.push('', `Quarantined rows: ${r.quarantine.length ? r.quarantine.map((q) => `${q.kind} ${q.rows}`).join(', ') : 'none'}`);
   out.push('', `Rejected orders (refused by the service, not sent again until changed): ${r.orders.rejected || 'none'}`);
