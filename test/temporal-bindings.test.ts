@@ -15,6 +15,7 @@ const h = vi.hoisted(() => ({
   acts: {} as Record<string, (...a: unknown[]) => Promise<unknown>>,
   optionsByActivity: new Map<string, unknown>(),
   continued: [] as unknown[],
+  warned: [] as Array<{ message: string; attrs: unknown }>,
 }));
 
 vi.mock('@temporalio/workflow', async (importOriginal) => {
@@ -39,6 +40,7 @@ vi.mock('@temporalio/workflow', async (importOriginal) => {
       h.continued.push(input);
       throw new ContinueAsNewCalled('continued');
     },
+    log: { ...orig.log, warn: (message: string, attrs?: unknown) => void h.warned.push({ message, attrs }) },
   };
 });
 
@@ -51,6 +53,7 @@ beforeEach(() => {
   h.acts = f.acts as never;
   h.scheduled = undefined;
   h.continued = [];
+  h.warned = [];
   h.optionsByActivity.clear();
   h.info = { workflowId: 'cbp-nightly-2026-03-15T02:30:00Z', runId: 'r1', startTime: new Date('2026-03-19T17:00:00Z'), continueAsNewSuggested: false };
 });
@@ -69,6 +72,8 @@ describe('Temporal bindings', () => {
   it('falls back to the workflow start without a schedule, and an explicit asOf wins over both', async () => {
     await nightlyWorkflow({ windowDays: 7, kinds: ['chargebacks'] });
     expect(lastDays().at(-1)).toBe('2026-03-19');
+    // The fake service's clock (2026-03-15) is days before that: the worker's log says so.
+    expect(h.warned).toEqual([{ message: expect.stringMatching(/^the service's clock \(2026-03-15T.*\) is before the day this run covers \(2026-03-19\)/), attrs: expect.objectContaining({ runId: 'cbp-nightly-2026-03-15T02:30:00Z/r1' }) }]);
     h.scheduled = new Date('2026-03-15T02:30:00Z');
     const r = await nightlyWorkflow({ windowDays: 7, kinds: ['chargebacks'], asOf: '2026-02-01T00:00:00Z' });
     expect(r.asOf).toBe('2026-02-01T00:00:00Z');

@@ -1,7 +1,7 @@
 // Temporal bindings: each workflow passes proxied activities to the same plain body the local runner uses.
 // Only deterministic code is imported here (the bodies, pure helpers, types); bundleWorkflowCode checks it.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { ApplicationFailure, continueAsNew, proxyActivities, TemporalFailure, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, log, proxyActivities, TemporalFailure, workflowInfo } from '@temporalio/workflow';
 import type { Activities, IngestResult, WorkflowActs } from '../activities/types.ts';
 import { ACTIVITY_GROUPS, ORDER_ACTIVITY_OPTIONS, REPORT_ACTIVITY_OPTIONS, SERVICE_ACTIVITY_OPTIONS, STORE_ACTIVITY_OPTIONS } from './activity-options.ts';
 import { backfill, type BackfillInput, type BackfillResult } from './backfill.ts';
@@ -57,7 +57,10 @@ async function run<T>(body: () => Promise<T>): Promise<T> {
 
 export async function nightlyWorkflow(input: NightlyInput): Promise<NightlyResult> {
   const asOf = input.asOf ?? scheduledTime() ?? workflowInfo().startTime.toISOString();
-  return run(() => nightly({ ...input, asOf, runId: input.runId ?? runIdOf() }, activities()));
+  const result = await run(() => nightly({ ...input, asOf, runId: input.runId ?? runIdOf() }, activities()));
+  // The worker's log (the SDK's workflow logger: not repeated on replay); the run record has it too.
+  if (result.warning) log.warn(result.warning, { runId: result.runId, asOf: result.asOf, serviceTime: result.serviceTime });
+  return result;
 }
 
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
@@ -65,6 +68,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     backfill({ ...input, runId: input.runId ?? runIdOf() }, activities(), { shouldPause: () => workflowInfo().continueAsNewSuggested }),
   );
   if (result.status === 'continue') return continueAsNew<typeof backfillWorkflow>(result.next);
+  if (result.warning) log.warn(result.warning, { runId: result.runId, open: result.open, serviceTime: result.serviceTime });
   return result;
 }
 
