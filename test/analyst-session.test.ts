@@ -9,6 +9,7 @@ import { loadReport } from '../store/load.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { QueryRefusedError, openAnalystSession, openSnapshotSession, runAnalystQuery } from '../store/analyst.ts';
 import type { Store } from '../store/db.ts';
+import type { Ctx } from '../cli/context.ts';
 import { ROOT, chargeback, tmpDir, writeJson } from './store-fixtures.ts';
 
 interface Run {
@@ -176,6 +177,28 @@ describe('an analyst session', () => {
     expect(existsSync(temp)).toBe(true);
     session.close();
     expect(existsSync(temp)).toBe(false);
+  });
+});
+
+describe('cbp ratios and cbp alerts', () => {
+  it('read the snapshot, or the store before any publish, through the same locked session', async () => {
+    const { openForReading } = await import('../cli/commands/ratios.ts');
+    const ctx = (snapshot: string) => ({ config: () => ({ snapshotPath: snapshot, dbPath, storeMemoryLimit: '256MB' }) }) as unknown as Ctx;
+    for (const c of [ctx(snapshotPath), ctx(path.join(dir, 'never-published.duckdb'))]) {
+      const session = await openForReading(c);
+      try {
+        const rows = await session.all<{ name: string; value: string }>(
+          "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', 'lock_configuration', 'access_mode') ORDER BY name",
+        );
+        expect(rows).toEqual([
+          { name: 'access_mode', value: 'read_only' },
+          { name: 'enable_external_access', value: 'false' },
+          { name: 'lock_configuration', value: 'true' },
+        ]);
+      } finally {
+        session.close();
+      }
+    }
   });
 });
 
