@@ -30,6 +30,12 @@ export interface StoreOptions {
   memoryLimit?: string;
   /** DuckDB threads (default: DuckDB's own, the core count). */
   threads?: number;
+  /**
+   * How long to wait for the file lock when another process holds it, in ms (default 5000). A short reader
+   * (`cbp status` opening the store read-only for a moment) then delays a run instead of failing it; a writer
+   * that holds it for good (a worker) still gets the lock message after the wait.
+   */
+  lockWaitMs?: number;
   /** More DuckDB instance options set at open (store/analyst.ts: external access and extensions off). */
   instanceOptions?: Record<string, string>;
   /**
@@ -63,6 +69,18 @@ export interface Store {
   close(): void;
 }
 
+async function createWaitingForLock(dbPath: string, options: Record<string, string>, waitMs: number): Promise<DuckDBInstance> {
+  const until = Date.now() + waitMs;
+  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+    try {
+      return await DuckDBInstance.create(dbPath, options);
+    } catch (e) {
+      if (!/lock/i.test((e as Error).message) || Date.now() + delay > until) throw e;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
 export async function openStore(opts: StoreOptions): Promise<Store> {
   const readOnly = opts.readOnly ?? false;
   if (!readOnly && opts.dbPath !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.dbPath)), { recursive: true });
@@ -76,7 +94,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   Object.assign(options, opts.instanceOptions);
   let instance: DuckDBInstance;
   try {
-    instance = await DuckDBInstance.create(opts.dbPath, options);
+    instance = await createWaitingForLock(opts.dbPath, options, opts.lockWaitMs ?? 5_000);
   } catch (e) {
     const msg = (e as Error).message;
     throw new StoreUnavailableError(

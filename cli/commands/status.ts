@@ -58,7 +58,7 @@ async function openForStatus(cfg: Config): Promise<{ store?: Store; source: Stat
   const { StoreUnavailableError } = await import('../../store/errors.ts');
   if (existsSync(cfg.dbPath)) {
     try {
-      return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true, memoryLimit: cfg.storeMemoryLimit }), source: 'store', path: cfg.dbPath };
+      return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true, memoryLimit: cfg.storeMemoryLimit, lockWaitMs: 0 }), source: 'store', path: cfg.dbPath };
     } catch (e) {
       if (!(e instanceof StoreUnavailableError)) throw e;
       if (existsSync(cfg.snapshotPath)) {
