@@ -3,14 +3,18 @@
 // the current-state tables and the status histories — all in ONE transaction, so a failed or killed load
 // leaves the store as it was. No row ever passes through JavaScript. A chargeback report loaded into an
 // empty store skips staging and goes straight into its table (firstLoadChargebacks), same result.
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CHARGEBACK_COLUMNS, CHARGEBACK_STATUSES, MID_KEY_NETWORK, MID_NETWORK_KEYS, PREVENTION_COLUMNS, PREVENTION_STATUSES, SOURCE_PARTNERS, STAT_FIELDS, type ReportKind } from '../contract/reporting.ts';
 import { CARD_BRANDS, toIsoUtc } from '../contract/common.ts';
-import { UsageError } from '../lib/errors.ts';
+import { NotFoundError, UsageError, type CbpError } from '../lib/errors.ts';
 import type { Store } from './db.ts';
-import { BadReportFileError } from './errors.ts';
+import { BadReportFileError, StoreUnavailableError } from './errors.ts';
 import { metaPath, readMeta, sha256Stream, type LandingMeta } from './landing.ts';
+import {
+  HEAD_CHARS, ROW_LIMIT, SAFE_CSV_RECORD, copyWithout, lineAt, parseCsvRecord, parseJsonRecord, scanCsv, scanJsonArray, type LongRow, type Span,
+} from './long-rows.ts';
 
 export type FileFormat = 'json' | 'csv';
 
@@ -165,18 +169,18 @@ function isBlank(file: string): boolean {
 }
 
 /** The first non-blank bytes: a JSON report must open an array of objects (DuckDB would read `[1,2]` too). */
-function checkJsonShape(file: string): void {
+function checkJsonShape(file: string, shown: string): void {
   const fd = openSync(file, 'r');
   try {
     const buf = Buffer.alloc(65536);
     const n = readSync(fd, buf, 0, buf.length, 0);
     const head = buf.subarray(0, n).toString('utf8').replace(/^\uFEFF/, '').trimStart();
     if (!head.startsWith('[')) {
-      throw new BadReportFileError(`${file} is not a JSON report: expected an array of records ([{...}, ...]), got ${JSON.stringify(head.slice(0, 20))}…`);
+      throw new BadReportFileError(`${shown} is not a JSON report: expected an array of records ([{...}, ...]), got ${JSON.stringify(head.slice(0, 20))}…`);
     }
     const next = head.slice(1).trimStart()[0];
     if (next !== undefined && next !== '{' && next !== ']') {
-      throw new BadReportFileError(`${file} is not a JSON report: expected an array of objects, but its first element starts with ${JSON.stringify(next)}`);
+      throw new BadReportFileError(`${shown} is not a JSON report: expected an array of objects, but its first element starts with ${JSON.stringify(next)}`);
     }
   } finally {
     closeSync(fd);
@@ -249,6 +253,11 @@ function quarantine(s: Store, kind: ReportKind, source: string, file: string, sh
   );
 }
 
+const unclosedQuote = (shown: string, line: string | number, text: string) =>
+  new BadReportFileError(
+    `${shown} has a quoted value that is never closed, on CSV line ${line} (${JSON.stringify(text.slice(0, 60))}…): the rows after it cannot be told apart, so nothing was loaded. Close the quote (a " inside a quoted value is written "") and load the file again.`,
+  );
+
 const REJECTS = '_csv_rejects';
 const REJECT_SCANS = '_csv_reject_scans';
 const dropRejects = (s: Store) => s.run(`DROP TABLE IF EXISTS temp.${REJECTS}; DROP TABLE IF EXISTS temp.${REJECT_SCANS}`);
@@ -259,17 +268,13 @@ const dropRejects = (s: Store) => s.run(`DROP TABLE IF EXISTS temp.${REJECTS}; D
  * `row: <DuckDB's message> (<error type>)`. No line number: like a row that fails validation, the same bad line
  * in an overlapping report is the same quarantine row. Returns how many lines.
  */
-async function csvRejects(s: Store, kind: ReportKind, file: string, sha256: string): Promise<number> {
+async function csvRejects(s: Store, kind: ReportKind, file: string, shown: string, sha256: string): Promise<number> {
   // A quote never closed leaves the rows after it without boundaries: DuckDB's parallel reader skips the rest
   // of its buffer (40,000 rows vanished in a test). Such a file is refused whole, so nothing goes missing.
   const [open] = await s.all<{ line: string; csv_line: string }>(
     `SELECT line, csv_line FROM temp.${REJECTS} WHERE error_type = 'UNQUOTED VALUE' ORDER BY line LIMIT 1`,
   );
-  if (open) {
-    throw new BadReportFileError(
-      `${file} has a quoted value that is never closed, on CSV line ${open.line} (${JSON.stringify(open.csv_line.slice(0, 60))}…): the rows after it cannot be told apart, so nothing was loaded. Close the quote (a " inside a quoted value is written "") and load the file again.`,
-    );
-  }
+  if (open) throw unclosedQuote(shown, open.line, open.csv_line);
   const [c] = await s.all<{ n: string }>(`SELECT count(DISTINCT (scan_id, file_id, line)) AS n FROM temp.${REJECTS}`);
   if (Number(c.n) > 0) {
     await quarantine(
@@ -278,8 +283,10 @@ async function csvRejects(s: Store, kind: ReportKind, file: string, sha256: stri
       `SELECT json_object('csv_line', any_value(csv_line))::VARCHAR AS raw,
                 'row: ' || string_agg(message, '; ' ORDER BY error_type) AS reason
          FROM (SELECT scan_id, file_id, line, error_type, any_value(csv_line) AS csv_line,
-                      -- one note per column past the header's, or per column missing: the first or last tells the count
-                      CASE WHEN error_type = 'MISSING COLUMNS' THEN arg_min(error_message, column_idx) ELSE arg_max(error_message, column_idx) END
+                      -- one note per column past the header's, or per column missing: the first or last tells the count;
+                      -- a note about the whole line (a line longer than the read buffer) has no column
+                      coalesce(CASE WHEN error_type = 'MISSING COLUMNS' THEN arg_min(error_message, column_idx) ELSE arg_max(error_message, column_idx) END,
+                               any_value(error_message), 'the CSV reader could not read this line')
                         || ' (' || lower(error_type) || ')' AS message
                FROM temp.${REJECTS} GROUP BY scan_id, file_id, line, error_type)
          GROUP BY scan_id, file_id, line`,
@@ -290,49 +297,143 @@ async function csvRejects(s: Store, kind: ReportKind, file: string, sha256: stri
   return Number(c.n);
 }
 
-async function readerSql(store: Store, file: string, kind: ReportKind, format: FileFormat): Promise<string> {
+/**
+ * What DuckDB reads for one load: a SELECT of the kind's raw columns, plus `_bytes` (the row's text in bytes,
+ * where it may be over ROW_LIMIT; else NULL) and `_big_field`/`_big_bytes` (its longest value, for a row cbp
+ * read itself). Rows too long for DuckDB's reader are read by cbp (store/long-rows.ts) into a temp table that
+ * the SELECT adds; what cbp found to be no row at all waits in another temp table for the quarantine.
+ */
+interface Reader {
+  sql: string;
+  /** Records cbp read that are no rows (wrong field count, not UTF-8, too big to parse), waiting in temp._long_rejects. */
+  rejected: number;
+  /** The files DuckDB is given: in a message, each is the file as the user named it. */
+  paths: string[];
+  dispose(): Promise<void>;
+}
+
+const LONG_ROWS = '_long_rows';
+const LONG_REJECTS = '_long_rejects';
+/** In the slow path for JSON, records longer than this are parsed by cbp (DuckDB's reader takes 16 MiB for certain). */
+const SAFE_JSON_RECORD = 8 * 1024 * 1024;
+
+async function readerSql(store: Store, file: string, shown: string, kind: ReportKind, format: FileFormat, longJson: boolean): Promise<Reader> {
   const cols = RAW_COLUMNS[kind];
-  if (format === 'json') {
-    checkJsonShape(file);
-    // Explicit columns: absent keys read as NULL, extra keys are ignored, nested values arrive as JSON text.
-    const spec = cols.map((c) => `${q(c)}: 'VARCHAR'`).join(', ');
-    return `SELECT * FROM read_json(${q(file)}, format='array', columns={${spec}})`;
-  }
-  // A row DuckDB cannot split against the header (more or fewer values than columns, bytes that are not
-  // UTF-8) is set aside in a temp table instead of failing the load: it goes to the quarantine (csvRejects).
-  // No null_padding: with it DuckDB's parallel reader refuses any file bigger than one buffer that holds a
-  // quoted line break, and a short row is as malformed as a long one.
-  const dialect = `header=true, delim=',', quote='"', escape='"', null_padding=false, store_rejects=true, rejects_scan='${REJECT_SCANS}', rejects_table='${REJECTS}'`;
-  let names = csvHeader(file);
-  if (!names || !names.some((h) => h.trim() !== '')) {
-    // A header cbp cannot parse for certain: DuckDB's sniffer names the columns; the read itself is the same.
-    try {
-      // Only the header's names are wanted here: a bad row in the sniffer's sample must not stop it (the read
-      // judges rows), and without null_padding a long row cannot widen the header with made-up columns.
-      const sniff = `read_csv(${q(file)}, header=true, delim=',', quote='"', escape='"', all_varchar=true, ignore_errors=true)`;
-      names = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${sniff}`)).map((r) => r.column_name);
-    } catch (e) {
-      throw new BadReportFileError(`${file} is not a readable CSV report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+  const paths = [file];
+  let dir: string | undefined;
+  const dispose = async () => {
+    await store.run(`DROP TABLE IF EXISTS temp.${LONG_ROWS}; DROP TABLE IF EXISTS temp.${LONG_REJECTS}`);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
+  // The file without some byte ranges: a copy in a private temp folder (0700, the copy 0600), removed by dispose.
+  const without = async (cuts: readonly Span[]) => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'cbp-load-'));
+    const copy = path.join(dir, path.basename(file));
+    await copyWithout(file, copy, cuts);
+    paths.push(copy);
+    return copy;
+  };
+  const long: LongRow[] = [];
+  try {
+    let sql: string;
+    if (format === 'json') {
+      checkJsonShape(file, shown);
+      let src = file;
+      if (longJson) {
+        const els = await scanJsonArray(file, SAFE_JSON_RECORD);
+        for (const el of els) {
+          try {
+            long.push(await parseJsonRecord(file, el, cols));
+          } catch (e) {
+            throw new BadReportFileError(`${shown} is not valid JSON: ${(e as Error).message}. Repair or fetch the file again, and load it again.`, { cause: e });
+          }
+        }
+        src = await without(els.map((el) => el.cut));
+      }
+      // Explicit columns: absent keys read as NULL, extra keys are ignored, nested values arrive as JSON text.
+      const spec = cols.map((c) => `${q(c)}: 'VARCHAR'`).join(', ');
+      // Only a file bigger than ROW_LIMIT can hold a row over it: elsewhere the sum is not even computed.
+      const bytes = statSync(file).size > ROW_LIMIT ? cols.map((c) => `coalesce(strlen(${ident(c)}), 0)`).join(' + ') : 'NULL::BIGINT';
+      sql = `SELECT *, ${bytes} AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM read_json(${q(src)}, format='array', columns={${spec}})`;
+    } else {
+      // A row DuckDB cannot split against the header (more or fewer values than columns, bytes that are not
+      // UTF-8) is set aside in a temp table instead of failing the load: it goes to the quarantine (csvRejects).
+      // No null_padding: with it DuckDB's parallel reader refuses any file bigger than one buffer that holds a
+      // quoted line break, and a short row is as malformed as a long one.
+      const dialect = `header=true, delim=',', quote='"', escape='"', null_padding=false, store_rejects=true, rejects_scan='${REJECT_SCANS}', rejects_table='${REJECTS}'`;
+      let names = csvHeader(file);
+      if (!names || !names.some((h) => h.trim() !== '')) {
+        // A header cbp cannot parse for certain: DuckDB's sniffer names the columns; the read itself is the same.
+        try {
+          // Only the header's names are wanted here: a bad row in the sniffer's sample must not stop it (the read
+          // judges rows), and without null_padding a long row cannot widen the header with made-up columns.
+          const sniff = `read_csv(${q(file)}, header=true, delim=',', quote='"', escape='"', all_varchar=true, ignore_errors=true)`;
+          names = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${sniff}`)).map((r) => r.column_name);
+        } catch (e) {
+          throw readFailure(e, { shown, paths, format, kind, what: 'is not a readable CSV report' });
+        }
+      }
+      const columns = names.map((_, i) => `c${i}`);
+      // A header name matches whatever its case and padding; of two columns with the same name, the first counts.
+      const byName = new Map<string, string>();
+      names.forEach((h, i) => {
+        const key = h.replace(/^\uFEFF/, '').trim().toLowerCase();
+        if (!byName.has(key)) byName.set(key, columns[i]);
+      });
+      if (!byName.has(CSV_IDENTITY[kind])) {
+        throw new BadReportFileError(
+          `${shown} is not a ${kind} CSV report: its header has no ${CSV_IDENTITY[kind]} column (columns: ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}).`,
+        );
+      }
+      // Records longer than DuckDB's reader takes for certain are found first (a few tens of milliseconds for
+      // a 1M-row file) and read by cbp; a file that ends inside a quoted value is refused here.
+      let src = file;
+      if (statSync(file).size > SAFE_CSV_RECORD) {
+        const scan = await scanCsv(file, SAFE_CSV_RECORD);
+        if (scan.unclosed !== undefined) {
+          const at = await lineAt(file, scan.unclosed);
+          throw unclosedQuote(shown, at.line, at.text);
+        }
+        if (scan.long.length > 0) {
+          const header = scan.long[0].start === 0 ? scan.long[0] : undefined;
+          if (header) {
+            throw new BadReportFileError(
+              `${shown} is not a CSV report: its first line, which should be the header naming the columns, is ${((header.end - header.start) / 1048576).toFixed(1)} MiB long.`,
+            );
+          }
+          const byPos = columns.map((c) => cols.find((raw) => byName.get(raw) === c));
+          for (const span of scan.long) long.push(await parseCsvRecord(file, span, byPos));
+          src = await without(scan.long);
+        }
+      }
+      // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
+      // 8 MiB read buffers instead of DuckDB's 32 MiB: a 1M-row load peaked at 341–363 MB of process RSS instead
+      // of 383–451 MB, at the same speed (no record longer than SAFE_CSV_RECORD reaches the reader).
+      const csv = `read_csv(${q(src)}, ${dialect}, buffer_size=${8 << 20}, auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
+      const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
+      sql = `SELECT ${select.join(', ')}, NULL::BIGINT AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM ${csv}`;
     }
+    const rows = long.filter((r): r is Extract<LongRow, { ok: true }> => r.ok);
+    const rejects = long.filter((r): r is Extract<LongRow, { ok: false }> => !r.ok);
+    if (rows.length > 0) {
+      await store.run(
+        `CREATE OR REPLACE TEMP TABLE ${LONG_ROWS} (${cols.map((c) => `${ident(c)} VARCHAR`).join(', ')}, _bytes BIGINT, _big_field VARCHAR, _big_bytes BIGINT)`,
+      );
+      const marks = [...cols, 'b', 'f', 'n'].map((_, i) => `$${i + 1}`).join(', ');
+      for (const r of rows) {
+        await store.run(`INSERT INTO temp.${LONG_ROWS} VALUES (${marks})`, [...cols.map((c) => r.values[c] ?? null), r.bytes, r.bigField, r.bigBytes]);
+      }
+      sql += `\nUNION ALL SELECT * FROM temp.${LONG_ROWS}`;
+    }
+    if (rejects.length > 0) {
+      await store.run(`CREATE OR REPLACE TEMP TABLE ${LONG_REJECTS} (raw VARCHAR, reason VARCHAR)`);
+      for (const r of rejects) await store.run(`INSERT INTO temp.${LONG_REJECTS} VALUES ($1, $2)`, [r.raw, r.reason]);
+    }
+    return { sql, rejected: rejects.length, paths, dispose };
+  } catch (e) {
+    await dispose();
+    throw e;
   }
-  // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
-  // 8 MiB read buffers instead of DuckDB's 32 MiB: a 1M-row load peaked at 341–363 MB of process RSS instead
-  // of 383–451 MB, at the same speed (a record may still be up to DuckDB's 2 MB max_line_size).
-  const columns = names.map((_, i) => `c${i}`);
-  const csv = `read_csv(${q(file)}, ${dialect}, buffer_size=${8 << 20}, auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
-  // A header name matches whatever its case and padding; of two columns with the same name, the first counts.
-  const byName = new Map<string, string>();
-  names.forEach((h, i) => {
-    const key = h.replace(/^\uFEFF/, '').trim().toLowerCase();
-    if (!byName.has(key)) byName.set(key, columns[i]);
-  });
-  if (!byName.has(CSV_IDENTITY[kind])) {
-    throw new BadReportFileError(
-      `${file} is not a ${kind} CSV report: its header has no ${CSV_IDENTITY[kind]} column (columns: ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}).`,
-    );
-  }
-  const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
-  return `SELECT ${select.join(', ')} FROM ${csv}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -456,14 +557,22 @@ function midStaging(reader: string): Staging {
  */
 function stagingSql(reader: string, kind: ReportKind, typed: Record<string, string>, checks: Check[], key: string[], after: Record<string, string> = {}): Staging {
   const raw = RAW_COLUMNS[kind];
-  const rawJson = `to_json(struct_pack(${raw.map((c) => `${ident(c)} := ${ident(c)}`).join(', ')}))::VARCHAR`;
+  // A row over ROW_LIMIT keeps only the first HEAD_CHARS characters of each longer value (the whole row stays in
+  // its landing file); any other row is kept as read.
+  const cut = (c: string) => `CASE WHEN _bytes > ${ROW_LIMIT} AND length(${c}) > ${HEAD_CHARS} THEN left(${c}, ${HEAD_CHARS}) || '…' ELSE ${c} END`;
+  const rawJson = `to_json(struct_pack(${raw.map((c) => `${ident(c)} := ${cut(ident(c))}`).join(', ')}))::VARCHAR`;
+  // Its longest value, named in the reason: given by cbp for a row it read itself, else found here.
+  const longest = `list_sort([${raw.map((c) => `struct_pack(n := coalesce(strlen(${ident(c)}), 0), f := ${q(c)})`).join(', ')}], 'DESC')[1]`;
+  const sizeReason = `'row: ' || printf('%.1f', _bytes / 1048576) || ' MiB, over the ${ROW_LIMIT / 1048576} MiB limit for one row (its longest value, ' ||
+    coalesce(_big_field, struct_extract(${longest}, 'f')) || ', is ' || printf('%.1f', coalesce(_big_bytes, struct_extract(${longest}, 'n')) / 1048576) || ' MiB)'`;
   const sig = DISTINCTIVE[kind].map((c) => `${ident(c)} IS NOT NULL`).join(' OR ');
   const out = [...Object.keys(typed).map((k) => `t_${k} AS ${ident(k)}`), ...Object.entries(after).map(([k, e]) => `${e} AS ${ident(k)}`)];
   // Duplicates are rare, and a window over every row costs as much as the read: staging keeps them, and
   // dedupeSql runs only when a count shows there are some.
   const select = `WITH src AS (${reader}),
 t AS (SELECT *, ${Object.entries(typed).map(([k, e]) => `${e} AS t_${k}`).join(',\n  ')} FROM src),
-v AS (SELECT *, CASE WHEN ${checks.map((c) => `(${c.gate})`).join(' OR ')} THEN NULLIF(concat_ws('; ', ${checks.map((c) => c.reason).join(',\n  ')}), '') END AS _reason, (${sig}) AS _sig FROM t)
+v AS (SELECT *, CASE WHEN _bytes > ${ROW_LIMIT} THEN ${sizeReason}
+  WHEN ${checks.map((c) => `(${c.gate})`).join(' OR ')} THEN NULLIF(concat_ws('; ', ${checks.map((c) => c.reason).join(',\n  ')}), '') END AS _reason, (${sig}) AS _sig FROM t)
 SELECT ${out.join(', ')}, _reason AS _why, _sig,
   CASE WHEN _reason IS NOT NULL THEN ${rawJson} END AS _raw
 FROM v`;
@@ -583,7 +692,9 @@ async function moveChargebacks(s: Store, seen: string, file: string): Promise<vo
  * and `name` the row as received. Each case's first history row is implied by its chargebacks row (the
  * load is listed in chargeback_initial_loads), not written a second time.
  */
-async function firstLoadChargebacks(s: Store, select: string, file: string, seen: string, sha256: Promise<string>): Promise<{ read: number; bad: number; keys: number }> {
+async function firstLoadChargebacks(
+  s: Store, select: string, file: string, shown: string, seen: string, sha256: Promise<string>,
+): Promise<{ read: number; bad: number; keys: number }> {
   const values = CHARGEBACK_STATE_COLUMNS.map((c) =>
     c === 'reason' ? 'CASE WHEN _why IS NULL THEN reason ELSE _why END' : c === 'name' ? 'CASE WHEN _why IS NULL THEN name ELSE _raw END' : ident(c),
   );
@@ -602,7 +713,7 @@ async function firstLoadChargebacks(s: Store, select: string, file: string, seen
       const [r] = await s.all<{ n: string }>(`SELECT count(*) FILTER (WHERE ${sig}) AS n FROM chargebacks WHERE landing_file IS NULL`);
       if (Number(r.n) === 0) {
         throw new BadReportFileError(
-          `${file} is not a chargebacks report: none of its ${read} records has any of ${DISTINCTIVE.chargebacks.slice(0, 4).join(', ')}, … (another report kind?)`,
+          `${shown} is not a chargebacks report: none of its ${read} records has any of ${DISTINCTIVE.chargebacks.slice(0, 4).join(', ')}, … (another report kind?)`,
         );
       }
     }
@@ -716,11 +827,81 @@ export function loadReport(store: Store, file: string, opts: LoadOptions): Promi
   return next;
 }
 
+/** A record DuckDB's JSON reader refused for its size: the load is tried again with cbp reading the long records. */
+class RecordTooBigError extends BadReportFileError {}
+
+/**
+ * A failure to read a report file, in the user's words with the path as they gave it (never DuckDB's own
+ * message alone): what happened and what to do.
+ */
+export function readFailure(
+  e: unknown,
+  c: { shown: string; paths?: readonly string[]; format: FileFormat; kind: ReportKind; what?: string },
+): CbpError {
+  const err = e as NodeJS.ErrnoException;
+  let msg = err instanceof Error ? err.message : String(e);
+  for (const p of [...(c.paths ?? [])].sort((a, b) => b.length - a.length)) msg = msg.split(p).join(c.shown);
+  const first = msg.split('\n')[0].replace(/^[A-Za-z ]*Error: /, '').trim();
+  const opts = { cause: e };
+  const code = err?.code;
+  if (code === 'ENOENT' || /No such file or directory|No files found that match/i.test(msg)) {
+    return new NotFoundError(`report file ${c.shown} does not exist: check the path and load it again`, opts);
+  }
+  if (code === 'EACCES' || code === 'EPERM' || /Permission denied/i.test(msg)) {
+    return new BadReportFileError(`cannot read ${c.shown}: permission denied. Let the user running cbp read it (e.g. chmod u+r) and load it again.`, opts);
+  }
+  if (code === 'EISDIR' || /Is a directory/i.test(msg)) {
+    return new BadReportFileError(`${c.shown} is a folder, not a report file: give the path of the report file itself.`, opts);
+  }
+  if (/maximum_object_size/.test(msg)) {
+    const size = /\(>(\d+) bytes\)/.exec(msg)?.[1];
+    return new RecordTooBigError(
+      `${c.shown} holds a JSON record ${size ? `of more than ${(Number(size) / 1048576).toFixed(1)} MiB ` : ''}that DuckDB's reader cannot take, and cbp could not set it apart either. Split the report into smaller files (a shorter window) and load them.`,
+      opts,
+    );
+  }
+  if (/Malformed JSON/i.test(msg)) {
+    const where = /at byte (\d+) in record\/value (\d+): (.*)$/.exec(first);
+    const detail = where ? `${where[3].replace(/\.\s*$/, '')} (byte ${where[1]}, record ${where[2]})` : first;
+    if (/UTF-8/i.test(first)) {
+      return new BadReportFileError(`${c.shown} is not UTF-8 text: ${detail}. Save or export it as UTF-8 and load it again.`, opts);
+    }
+    return new BadReportFileError(`${c.shown} is not valid JSON: ${detail}. Repair or fetch the file again, and load it again.`, opts);
+  }
+  if (/state machine reached an invalid state/i.test(msg)) {
+    return new BadReportFileError(
+      `${c.shown} could not be split into CSV rows (DuckDB's reader: "${first}"). A common cause is line breaks of two kinds in one file (some lines ending in a lone CR): save it with one kind of line break and load it again.`,
+      opts,
+    );
+  }
+  if (/Out of Memory/i.test(msg)) {
+    return new StoreUnavailableError(
+      `the store ran out of memory reading ${c.shown}: raise CBP_STORE_MEMORY_LIMIT (default 256MB), or load it again when other work on this machine is done.`,
+      opts,
+    );
+  }
+  if (code === 'ENOSPC' || /No space left on device/i.test(msg)) {
+    return new StoreUnavailableError(`the disk is full while loading ${c.shown}: free some space and load it again.`, opts);
+  }
+  if (e instanceof BadReportFileError || e instanceof NotFoundError || e instanceof StoreUnavailableError) return e;
+  return new BadReportFileError(`${c.shown} ${c.what ?? `could not be read as a ${c.format.toUpperCase()} ${c.kind} report`}: ${first}`, opts);
+}
+
+/** The file can be opened for reading (it exists, is a file, may be read), else a CbpError saying so. */
+export function checkReadable(file: string, shown: string, format: FileFormat, kind: ReportKind): void {
+  try {
+    if (statSync(file).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    closeSync(openSync(file, 'r'));
+  } catch (e) {
+    throw readFailure(e, { shown, format, kind });
+  }
+}
+
 async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<LoadResult> {
   const { kind } = opts;
-  if (!existsSync(file)) throw new BadReportFileError(`${file} does not exist`);
   const format = opts.format ?? inferFormat(file);
   if (!format) throw new UsageError(`Cannot tell the format of ${file} from its extension: pass --format json or --format csv`);
+  checkReadable(file, file, format, kind);
   const meta = readMeta(file);
   const w = normaliseWindow(opts.window ?? (meta?.start && meta?.end ? { start: meta.start, end: meta.end } : null));
   if (kind === 'mid_report' && !w) {
@@ -742,21 +923,41 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     if (again) return again;
   }
   const sizeZero = isBlank(file);
+  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, beforeCommit: opts.beforeCommit };
+  try {
+    return await loadWith(run, false);
+  } catch (e) {
+    // DuckDB's JSON reader refused a record for its size (where it gives up depends on where the record lies):
+    // again, with cbp reading the long records itself. Nothing was stored by the first try.
+    if (!(e instanceof RecordTooBigError) || format !== 'json') throw e;
+    return await loadWith(run, true);
+  }
+}
 
+async function loadWith(
+  run: {
+    store: Store; file: string; landing: string; kind: ReportKind; format: FileFormat; w: Window | null; seen: string;
+    sha256Pending: Promise<string>; sizeZero: boolean; beforeCommit?: () => Promise<void> | void;
+  },
+  longJson: boolean,
+): Promise<LoadResult> {
+  const { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero } = run;
   let rowsRead = 0;
   let rowsLoaded = 0;
   let quarantined = 0;
   let staging: Staging | undefined;
+  let reader: Reader | undefined;
+  const failed = (e: unknown) => readFailure(e, { shown: file, paths: reader?.paths, format, kind });
   if (!sizeZero) {
     await dropRejects(store);
-    const reader = await readerSql(store, landing, kind, format);
-    staging = kind === 'chargebacks' ? chargebackStaging(reader) : kind === 'prevention' ? preventionStaging(reader) : midStaging(reader);
+    reader = await readerSql(store, landing, file, kind, format, longJson);
+    staging = kind === 'chargebacks' ? chargebackStaging(reader.sql) : kind === 'prevention' ? preventionStaging(reader.sql) : midStaging(reader.sql);
   }
   const stage = async (st: Staging) => {
     try {
       await store.run(st.create);
     } catch (e) {
-      throw new BadReportFileError(`${file} could not be read as a ${format.toUpperCase()} ${kind} report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+      throw failed(e);
     }
     const [c] = await store.all<{ read: string; good: string; bad: string; sig: string; keys: string }>(st.stats);
     rowsRead = Number(c.read);
@@ -784,18 +985,22 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
       if (direct) {
         let r: Awaited<ReturnType<typeof firstLoadChargebacks>>;
         try {
-          r = await firstLoadChargebacks(s, staging!.select, landing, seen, sha256Pending);
+          r = await firstLoadChargebacks(s, staging!.select, landing, file, seen, sha256Pending);
         } catch (e) {
-          if (e instanceof BadReportFileError) throw e;
-          throw new BadReportFileError(`${file} could not be read as a ${format.toUpperCase()} ${kind} report: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+          throw failed(e);
         }
         rowsRead = r.read;
         quarantined = r.bad;
         rowsLoaded = r.keys;
       }
       const sha256 = await sha256Pending;
-      if (!sizeZero && format === 'csv') {
-        const rejected = await csvRejects(s, kind, landing, sha256);
+      if (reader) {
+        // Rows no reader could take as rows: one quarantine row (and one row read) each.
+        let rejected = format === 'csv' ? await csvRejects(s, kind, landing, file, sha256) : 0;
+        if (reader.rejected > 0) {
+          await quarantine(s, kind, `SELECT raw, reason FROM temp.${LONG_REJECTS}`, landing, sha256);
+          rejected += reader.rejected;
+        }
         rowsRead += rejected;
         quarantined += rejected;
       }
@@ -823,11 +1028,12 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
           [landing, kind, format, ...winParams, seen, rowsRead, rowsLoaded, quarantined, sha256],
         );
       }
-      await opts.beforeCommit?.();
+      await run.beforeCommit?.();
       return { file: landing, kind, format, window: w, seenAt: seen, sha256, rowsRead, rowsLoaded, quarantined, reloaded };
     });
   } finally {
     await store.run('DROP TABLE IF EXISTS _stg');
     await dropRejects(store);
+    await reader?.dispose();
   }
 }
