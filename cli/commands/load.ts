@@ -67,9 +67,11 @@ export function register(program: Command, ctx: Ctx): void {
       if (!existsSync(file)) throw new NotFoundError(`report file ${file} does not exist`);
       const { openStore } = await import('../../store/db.ts');
       const { importReport, metaPath } = await import('../../store/landing.ts');
-      const { loadReport } = await import('../../store/load.ts');
+      const { checkReadable, loadReport } = await import('../../store/load.ts');
       const { publishSnapshot } = await import('../../store/snapshot.ts');
       const { BadReportFileError } = await import('../../store/errors.ts');
+      // A folder or a file cbp may not read: said so, before anything is copied into landing.
+      checkReadable(file, file, format, kind);
       const cfg = ctx.config();
       const imported = await importReport(cfg.dataDir, kind, file, { format, window });
       const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
@@ -86,6 +88,8 @@ export function register(program: Command, ctx: Ctx): void {
             // The store names the landing copy by its absolute path: shown as the file the user typed.
             throw new BadReportFileError(e.message.split(path.resolve(imported.path)).join(file).split(imported.path).join(file), { cause: e });
           }
+          // Any other failure (the store out of memory, the disk full) names the file as typed too.
+          if (e instanceof Error) e.message = e.message.split(path.resolve(imported.path)).join(file).split(imported.path).join(file);
           throw e;
         }
         const snap = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
