@@ -168,6 +168,26 @@ function isBlank(file: string): boolean {
   return readFileSync(file, 'utf8').replace(/^\uFEFF/, '').trim() === '';
 }
 
+/**
+ * A file in UTF-16 (as some spreadsheet tools save "Unicode text") would read as a header or a first record
+ * of garbage: refused up front, saying what to do.
+ */
+function checkNotUtf16(file: string, shown: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    const n = readSync(fd, b, 0, 4, 0);
+    const bom = n >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff));
+    // Without a byte order mark: ASCII text in UTF-16 has a zero byte beside each of its first characters.
+    const zeros = n === 4 && ((b[0] === 0 && b[2] === 0 && b[1] !== 0) || (b[1] === 0 && b[3] === 0 && b[0] !== 0));
+    if (bom || zeros) {
+      throw new BadReportFileError(`${shown} is UTF-16 text, and cbp reads UTF-8: save or export it as UTF-8 (in a spreadsheet: "CSV UTF-8") and load it again.`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The first non-blank bytes: a JSON report must open an array of objects (DuckDB would read `[1,2]` too). */
 function checkJsonShape(file: string, shown: string): void {
   const fd = openSync(file, 'r');
@@ -922,6 +942,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest });
     if (again) return again;
   }
+  checkNotUtf16(file, file);
   const sizeZero = isBlank(file);
   const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, beforeCommit: opts.beforeCommit };
   try {

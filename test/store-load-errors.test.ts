@@ -42,6 +42,15 @@ describe('a report file that cannot be read', () => {
     for (const f of [broken, latin1]) expect(f.err.message).not.toMatch(/Invalid Input Error|Malformed JSON in file/);
   });
 
+  it('says a file in UTF-16 must be saved as UTF-8, with or without a byte order mark', async () => {
+    const text = 'case_number,mid,status,amount\nCB-1,MID-1,New,1\n';
+    for (const content of [Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), Buffer.from(text, 'utf16le')]) {
+      const f = await failure('cb.csv', content);
+      expect(f.err).toBeInstanceOf(BadReportFileError);
+      expect(f.err.message).toBe(`${f.typed} is UTF-16 text, and cbp reads UTF-8: save or export it as UTF-8 (in a spreadsheet: "CSV UTF-8") and load it again.`);
+    }
+  });
+
   it('says a CSV file with two kinds of line break cannot be split into rows, and how to fix it', async () => {
     const f = await failure('cb.csv', 'case_number,mid,status,amount\nCB-1,MID-1,New,1\rCB-2,MID-1,New,2\n');
     expect(f.err).toBeInstanceOf(BadReportFileError);
