@@ -89,7 +89,9 @@ export async function scanCsv(file: string, threshold: number): Promise<CsvScan>
 }
 
 // Synchronous and small, so V8 optimises the byte loop (inside the async function it ran at half the speed).
-function scanChunk(b: Buffer, s: ScanState): void {
+function scanChunk(buf: Buffer, s: ScanState): void {
+  // A plain Uint8Array view for the byte loop; Buffer's own methods for the searches.
+  const b = new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
   const n = b.length;
   const { base, threshold } = s;
   let { st, rec } = s;
@@ -100,15 +102,15 @@ function scanChunk(b: Buffer, s: ScanState): void {
     // wider than the threshold matters, so jump to the last line break within reach, again and again.
     if (st === FIELD && base + i === rec) {
       if (nq < i) {
-        nq = b.indexOf(34, i);
+        nq = buf.indexOf(34, i);
         if (nq < 0) nq = n;
       }
       if (nq - i > JUMP) {
         let at = i;
         for (;;) {
           const hi = Math.min(at + threshold, nq - 1);
-          let t = b.lastIndexOf(10, hi);
-          if (t < at) t = b.lastIndexOf(13, hi);
+          let t = buf.lastIndexOf(10, hi);
+          if (t < at) t = buf.lastIndexOf(13, hi);
           if (t < at) break; // no line break within reach: the byte loop measures this record
           at = t + 1;
           if (nq - at <= JUMP) break;
@@ -121,17 +123,27 @@ function scanChunk(b: Buffer, s: ScanState): void {
     // long stretch without quotes.
     let jump = false;
     for (; i < n; i++) {
-      const c = b[i];
       if (st === QUOTED) {
-        if (c === 34) st = QUOTE_SEEN;
-      } else if (c === 10 || c === 13) {
+        // Tight inner loops for the insides of values: a state check per byte cost a third more.
+        while (i < n && b[i] !== 34) i++;
+        if (i === n) break;
+        st = QUOTE_SEEN;
+        continue;
+      }
+      if (st === TEXT) {
+        let t = b[i];
+        while (t !== 44 && t !== 10 && t !== 13 && ++i < n) t = b[i];
+        if (i === n) break;
+      }
+      const c = b[i];
+      if (c === 10 || c === 13) {
         const end = base + i;
         if (end - rec > threshold) s.long.push({ start: rec, end });
         rec = end + 1;
         st = FIELD;
         if (nq <= i) {
           // A record that starts with a quote is common enough to spare the call.
-          nq = b[i + 1] === 34 ? i + 1 : b.indexOf(34, i + 1);
+          nq = b[i + 1] === 34 ? i + 1 : buf.indexOf(34, i + 1);
           if (nq < 0) nq = n;
         }
         if (nq - i > JUMP) {
