@@ -8,7 +8,7 @@ import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
 import { parseCsvRecord, scanCsv } from '../store/long-rows.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
-import { chargeback, tmpDir, writeCsv, writeJson } from './store-fixtures.ts';
+import { chargeback, midRecord, prevention, tmpDir, writeCsv, writeJson } from './store-fixtures.ts';
 
 const SEEN = '2024-03-05T00:00:00Z';
 const MiB = 1024 * 1024;
@@ -94,6 +94,29 @@ describe('a row with a very long value', () => {
     expect(q.reason).toBe('row: 17.0 MiB, over the 16 MiB limit for one row (its longest value, reason, is 9.0 MiB)');
     expect(JSON.parse(q.raw)).toMatchObject({ case_number: 'CB-2', reason: `${'r'.repeat(1000)}…`, name: `${'n'.repeat(1000)}…`, status: 'New' });
     store.close();
+  });
+});
+
+describe('a long row of the other report kinds', () => {
+  it('is loaded or quarantined by the same rule in prevention and MID reports', async () => {
+    const cases = [
+      ['prevention', [prevention(), prevention({ alert_case_id: 'pre_2', merchant_descriptor: 'm'.repeat(17 * MiB) }), prevention({ alert_case_id: 'pre_3', name: 'n'.repeat(9 * MiB) })], 'merchant_descriptor'],
+      ['mid_report', [midRecord(), midRecord({ mid: 'MID-2', alias: 'a'.repeat(17 * MiB) }), midRecord({ mid: 'MID-3', alias: 'a'.repeat(9 * MiB) })], 'alias'],
+    ] as const;
+    for (const [kind, records, field] of cases) {
+      for (const format of ['csv', 'json'] as const) {
+        const dir = tmpDir();
+        const file = format === 'csv' ? writeCsv(dir, 'r.csv', kind, [...records]) : writeJson(dir, 'r.json', [...records]);
+        const store = await storeIn(dir);
+        const r = await loadReport(store, file, { kind, seenAt: SEEN, window: { start: '2024-02-01', end: '2024-02-29' } });
+        const what = `${kind} ${format}`;
+        expect([what, r.rowsRead, r.rowsLoaded, r.quarantined]).toEqual([what, 3, 2, 1]);
+        expect(await store.all('SELECT reason FROM quarantine'), what).toEqual([
+          { reason: `row: 17.0 MiB, over the 16 MiB limit for one row (its longest value, ${field}, is 17.0 MiB)` },
+        ]);
+        store.close();
+      }
+    }
   });
 });
 
