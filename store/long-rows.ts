@@ -165,7 +165,7 @@ function scanChunk(buf: Buffer, s: ScanState): void {
   s.rec = rec;
 }
 
-/** Line number (1-based, counting line feeds) of a byte offset, and the first characters from there. */
+/** Line number (1-based; a line ends at LF, CRLF or a lone CR) of a byte offset, and the first characters from there. */
 export async function lineAt(file: string, offset: number): Promise<{ line: number; text: string }> {
   const fh = await open(file, 'r');
   try {
@@ -176,6 +176,7 @@ export async function lineAt(file: string, offset: number): Promise<{ line: numb
       if (b.length === 0) break;
       const lim = Math.min(b.length, offset - pos);
       for (let i = b.indexOf(10); i >= 0 && i < lim; i = b.indexOf(10, i + 1)) line++;
+      for (let i = b.indexOf(13); i >= 0 && i < lim; i = b.indexOf(13, i + 1)) if (b[i + 1] !== 10) line++;
       pos += b.length;
     }
     const head = await readAt(fh, Buffer.allocUnsafe(4 * HEAD_CHARS), offset);
@@ -446,7 +447,7 @@ export async function parseJsonRecord(file: string, span: Span, columns: readonl
   try {
     rec = JSON.parse(text);
   } catch (e) {
-    throw new Error(`the record at byte ${span.start} is not valid JSON: ${(e as Error).message}`);
+    throw new Error(`the record at byte ${span.start}: ${(e as Error).message}`);
   }
   if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
     return { ok: false, raw: JSON.stringify({ json_record: headOf(text) }), reason: 'row: not a JSON object' };

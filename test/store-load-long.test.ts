@@ -263,4 +263,18 @@ describe('cbp reading CSV records itself', () => {
     writeFileSync(file, 'a,b\n1,2\n3,"open\n4,5\n');
     expect(await scanCsv(file, 0)).toMatchObject({ unclosed: 8 });
   });
+
+  it('refuses a big file whose quoted value is never closed on the line where it opens, whatever its line breaks', async () => {
+    for (const nl of ['\n', '\r\n', '\r']) {
+      const dir = tmpDir();
+      const file = path.join(dir, 'cb.csv');
+      const rows = Array.from({ length: 60_000 }, (_, i) => (i === 30_000 ? 'CB-x,New,,MID-1,,visa,10,USD,,"never closed,,,,,' : row(`CB-${i}`)));
+      writeFileSync(file, [H, ...rows, ''].join(nl));
+      const store = await storeIn(dir);
+      const err = await loadReport(store, file, { kind: 'chargebacks', seenAt: SEEN }).then(() => undefined, (e: Error) => e);
+      expect(err?.message, JSON.stringify(nl)).toContain('has a quoted value that is never closed, on CSV line 30002 ("CB-x,New,,MID-1,,visa,10,USD,,\\"never closed,,,,,');
+      expect(await counts(store)).toEqual([{ cases: '0', quarantined: '0' }]);
+      store.close();
+    }
+  });
 });
