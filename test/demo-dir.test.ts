@@ -85,3 +85,22 @@ describe('cbp demo --data-dir', () => {
     expect(fs.readdirSync(d)).toEqual([]);
   });
 });
+
+describe('cbp demo with a configuration that does not load', () => {
+  it('exits 2 naming the problem and wipes nothing, even a folder an earlier demo marked', async () => {
+    // A .env that names the demo's folder as the store, with one bad line: the demo must not guess the paths.
+    const work = tempDir();
+    const d = path.join(work, 'data', 'demo');
+    fs.mkdirSync(path.join(d, 'journal'), { recursive: true });
+    fs.writeFileSync(path.join(d, DEMO_MARKER), 'earlier demo');
+    fs.writeFileSync(path.join(d, 'cbp.duckdb'), 'the configured store');
+    fs.writeFileSync(path.join(d, 'journal', 'seg-000001.ndjson'), '{"event_guid":"A"}\n');
+    fs.writeFileSync(path.join(work, '.env'), 'CBP_DATA_DIR=data/demo\nCBP_EVENTS_BASE_URL=http://events.example.com/v1\n');
+    const r = await cbp(['demo', '--data-dir', 'data/demo'], {}, work);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/CBP_EVENTS_BASE_URL/);
+    expect(r.stderr).toMatch(/never wipes the configured store/);
+    expect(fs.readFileSync(path.join(d, 'cbp.duckdb'), 'utf8')).toBe('the configured store');
+    expect(fs.existsSync(path.join(d, 'journal', 'seg-000001.ndjson'))).toBe(true);
+  });
+});

@@ -1,9 +1,8 @@
 // `cbp demo`: its options only. The demo itself (demo.ts) loads the sandbox, the receiver and DuckDB, so it is
 // imported when the command runs, not on every `cbp` start.
-import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { UsageError } from '../../lib/errors.ts';
+import { ConfigError, UsageError } from '../../lib/errors.ts';
 import { parseInstant } from '../options.ts';
 
 // Also in demo.ts (its defaults when called directly); kept here so `--help` needs no import of it.
@@ -11,22 +10,20 @@ const DEMO_START = '2025-12-01';
 const DEMO_DAYS = 45;
 
 /**
- * Where the configured store lives, which the demo must never wipe. The demo itself needs no settings, so a
- * configuration that does not load still protects the paths its variables (or the defaults) name.
+ * Where the configured store lives, which the demo must never wipe. The configuration (environment, .env,
+ * config file) must load for the demo to know it: one that does not is refused rather than guessed at, since a
+ * guess that missed a .env line naming the store could wipe it.
  */
 function configuredPaths(ctx: Ctx): Array<{ name: string; path: string }> {
   let c: { dataDir?: unknown; dbPath?: unknown; snapshotPath?: unknown; journalDir?: unknown };
   try {
     c = ctx.config();
-  } catch {
-    const e = process.env;
-    const dataDir = e.CBP_DATA_DIR || 'data';
-    c = {
-      dataDir,
-      dbPath: e.CBP_DB_PATH || path.join(dataDir, 'cbp.duckdb'),
-      snapshotPath: e.CBP_SNAPSHOT_PATH || path.join(dataDir, 'published', 'cbp.duckdb'),
-      journalDir: e.CBP_JOURNAL_DIR || path.join(dataDir, 'journal'),
-    };
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    throw new ConfigError([
+      ...e.problems,
+      'cbp demo needs no settings, but reads them to be sure it never wipes the configured store: fix the settings above, or run the demo from a folder without that .env / config file',
+    ]);
   }
   const named: Array<[string, unknown]> = [
     ['store (CBP_DB_PATH)', c.dbPath],
