@@ -21,7 +21,8 @@ import { tempDir } from './helpers/tmp.ts';
 
 const AUTH = { username: 'cbp-hook', password: 'hook-password-5d1e' };
 // What of the CRM's subscriptions must never reach cbp's history, store or report.
-const CRM_SECRETS = ['crm-path-token-61', 'crm-query-key-27', 'crm-admin', 'crm-user', 'crm-password-88'];
+// `ss-CRMSECRET` is the end of a url password holding a raw `@` (valid: the host follows the last `@`).
+const CRM_SECRETS = ['crm-path-token-61', 'crm-query-key-27', 'crm-admin', 'crm-user', 'crm-password-88', 'CRMSECRET', 'crmsecret'];
 
 type SandboxSub = { guid: string; event_type: string; url: string; email: string; active: boolean; auth: { username: string; password: string }; vetting: string };
 
@@ -72,10 +73,10 @@ const untouched = async (subs: SandboxSub[]) => {
   const now = await sandboxSubs();
   for (const s of subs) expect(seen(now.find((a) => a.guid === s.guid))).toEqual(seen(s));
 };
-const crmSubscribe = (event_type: string, base = crmBase) =>
+const crmSubscribe = (event_type: string, base = crmBase, url = `${base}/hooks/crm-path-token-61?key=crm-query-key-27`) =>
   p.clients.events.createSubscription({
     email: 'crm-admin@merchant.example',
-    url: `${base}/hooks/crm-path-token-61?key=crm-query-key-27`,
+    url,
     event_type: event_type as never,
     auth: { username: 'crm-user', password: 'crm-password-88' },
   });
@@ -92,8 +93,11 @@ describe("the subscriptions reconcile beside a CRM's subscriptions", () => {
     await crmSubscribe('rdr.new');
     // One the CRM could not get through vetting (nothing listens on port 9): inactive, and old after the clock moves.
     await crmSubscribe('prevention.new', 'http://127.0.0.1:9');
+    // Credentials in the url, the password with a raw `@`: only 127.0.0.1:port is the host.
+    await crmSubscribe('rdr.match', '', crmBase.replace('//', '//crm-user:pa@ss-CRMSECRET@') + '/hooks');
     crm = await sandboxSubs();
-    expect(crm.map((s) => s.active)).toEqual([true, true, false]);
+    expect(crm.map((s) => s.active).slice(0, 3)).toEqual([true, true, false]);
+    expect(crm[3]!.url).toContain('@ss-CRMSECRET@127.0.0.1:');
 
     const r = await p.runner.reconcileSubscriptions(input());
     expect(r.created).toHaveLength(8);
@@ -102,6 +106,7 @@ describe("the subscriptions reconcile beside a CRM's subscriptions", () => {
     expect(r.leftAlone).toEqual(
       crm.map((s) => ({ guid: s.guid, event_type: s.event_type, url_host: new URL(s.url).host, active: s.active })),
     );
+    expect(r.leftAlone[3]!.url_host).toBe(crmBase.replace('http://', ''));
     await untouched(crm);
     const after = await sandboxSubs();
     expect(after.filter((s) => s.url === receiver.url && s.active)).toHaveLength(8);
@@ -135,7 +140,7 @@ describe("the subscriptions reconcile beside a CRM's subscriptions", () => {
     expect(r).toMatchObject({ created: [], deleted: [] });
     expect(r.updated.map((u) => u.guid).sort()).toEqual(before);
     expect(r.updated.every((u) => u.fields.join() === 'url')).toBe(true);
-    expect(r.leftAlone).toHaveLength(3);
+    expect(r.leftAlone).toHaveLength(4);
     expect((await sandboxSubs()).filter((s) => before.includes(s.guid)).every((s) => s.url === moved)).toBe(true);
     // And back: still its own although now on neither url it is being told about.
     const back = await p.runner.reconcileSubscriptions(input());
@@ -191,7 +196,7 @@ describe('cbp run subscriptions reports what it left alone', { timeout: 120_000 
     const crm = (await sandboxSubs()).filter((s) => s.email === 'crm-admin@merchant.example');
     const table = await cbp(['run', 'subscriptions'], settings);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/left alone \(not cbp's\)\s*\|?\s*3/);
+    expect(table.stdout).toMatch(/left alone \(not cbp's\)\s*\|?\s*4/);
     for (const s of crm) expect(table.stdout).toContain(s.guid);
     expect(table.stdout).toContain(new URL(crm[0]!.url).host);
     const json = await cbp(['run', 'subscriptions', '--json'], settings);

@@ -189,7 +189,9 @@ describe('reconcileSubscriptions', () => {
     await reconcileSubscriptions({ ...DESIRED, webhookUrl: 'http://127.0.0.1:8787/events' }, acts);
     expect(callsOf(state, 'createSubscription')).toHaveLength(8);
     for (const u of ['http://localhost:3000/x', 'http://[::1]:8080/events', 'http://127.1.2.3/e', 'HTTP://LOCALHOST/e']) expect(() => checkWebhookUrl(u)).not.toThrow();
-    for (const u of ['http://127.0.0.1.evil.example/e', 'http://localhost.evil.example/', 'http://10.0.0.1/e', 'http://user@evil.example/127.0.0.1']) {
+    for (const u of ['http://127.0.0.1.evil.example/e', 'http://localhost.evil.example/', 'http://10.0.0.1/e', 'http://user@evil.example/127.0.0.1',
+      // Where a hand-written pattern read 127.0.0.1 as the host: the request goes to evil.example.
+      'http://evil.example\\@127.0.0.1/e']) {
       expect(() => checkWebhookUrl(u), u).toThrow();
     }
     expect(isLoopbackHost('[0:0:0:0:0:0:0:1]')).toBe(true);
@@ -295,6 +297,12 @@ describe('reconcileSubscriptions beside other consumers of the account', () => {
     expect(urlHost('https://hooks.example:444/x')).toBe('hooks.example:444');
     expect(urlHost('http://[::1]:8080/events')).toBe('[::1]:8080');
     expect(urlHost('not a url')).toBe('?');
+    expect(urlHost('mailto:crm@merchant.example')).toBe('?');
+  });
+
+  it('reads the host after the last @: a raw @ in the password stays in the user info (WHATWG URL)', () => {
+    expect(urlHost('http://crm-user:pa@ss-CRMSECRET@127.0.0.1:45197/hooks')).toBe('127.0.0.1:45197');
+    expect(urlHost('https://u@x:p@w@d@Crm.Example/a@b?c=@d')).toBe('crm.example');
   });
 });
 

@@ -78,23 +78,33 @@ export function isLoopbackHost(host: string): boolean {
   return LOOPBACK_HOST.test(host);
 }
 
+/**
+ * The url as the WHATWG URL parser reads it (what undici and the service's HTTP stack go by), or null.
+ * Never a hand-written pattern: user info may hold a raw `@` (the host follows the last one) and a backslash ends
+ * the host of an http(s) url, so a regex reads another host than the request goes to. URL is one of the
+ * globals Temporal's workflow sandbox provides, so the workflow bodies may use it too.
+ */
+function parsedUrl(url: string): URL | null {
+  try {
+    const u = new URL(url.trim());
+    return u.host ? u : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Refuse a webhook url that is not https, unless it is a loopback address. */
 export function checkWebhookUrl(url: string): void {
-  // A regex, not URL: the workflow sandbox should not depend on a URL implementation.
-  const m = /^([a-z][a-z0-9+.-]*):\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::\d*)?(?:[/?#]|$)/i.exec(url.trim());
-  if (!m || !m[2]) throw new WorkflowInputError(`webhook url ${JSON.stringify(url)} is not an absolute URL such as https://example.com/events`);
-  const scheme = m[1]!.toLowerCase();
-  if (scheme === 'https') return;
-  if (scheme === 'http' && isLoopbackHost(m[2]!)) return;
+  const u = parsedUrl(url);
+  if (!u) throw new WorkflowInputError(`webhook url ${JSON.stringify(url)} is not an absolute URL such as https://example.com/events`);
+  if (u.protocol === 'https:') return;
+  if (u.protocol === 'http:' && isLoopbackHost(u.hostname)) return;
   throw new InsecureWebhookUrlError(url);
 }
 
-/** Host (and port) of a url, lower case, without user info; '?' when unreadable. A regex, as in checkWebhookUrl. */
+/** Host (and port) of a url, lower case, without user info; '?' when unreadable or without a host. */
 export function urlHost(url: string): string {
-  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(:\d*)?(?:[/?#]|$)/i.exec(url.trim());
-  if (!m || !m[1]) return '?';
-  const port = m[2] && m[2].length > 1 ? m[2] : '';
-  return (m[1] + port).toLowerCase();
+  return parsedUrl(url)?.host ?? '?';
 }
 
 /** Whether cbp manages this subscription: on its receiver url, or recorded as its own. */
