@@ -231,6 +231,45 @@ describe('the .env file', () => {
     expect(e.message).toContain('unknown setting "CBP_DATA_DIRR"');
   });
 
+  it('refuses an unquoted value starting with # (a comment: the password would be empty), naming the line and how to quote it', () => {
+    const secret = '#x9s8d7f6g5h4j3k2';
+    for (const line of [`CBP_WEBHOOK_PASSWORD=${secret}`, `CBP_WEBHOOK_PASSWORD= ${secret}`, `export CBP_WEBHOOK_PASSWORD=${secret}  # the receiver's`]) {
+      const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir(`CBP_HTTP_RETRIES=2\n${line}\n`) }));
+      expect(e.message, line).toContain('.env line 2: CBP_WEBHOOK_PASSWORD');
+      expect(e.message, line).toContain('CBP_WEBHOOK_PASSWORD="#…"');
+      expect(e.message, line).not.toContain('x9s8d7f6g5h4j3k2');
+    }
+    // Quoted, it is the value; and a trailing comment after a value is still a comment.
+    const quoted = loadConfig({ env: {}, dotenv: '.env', cwd: workdir(`CBP_WEBHOOK_PASSWORD="${secret}"\nCBP_WEBHOOK_USERNAME=cbp-hook #x\n`) });
+    expect(quoted).toMatchObject({ webhookPassword: secret, webhookUsername: 'cbp-hook' });
+    // Another tool's line in a shared .env is not cbp's business.
+    expect(parseDotenv('OTHER_TOOL=#x\n', '.env')).toEqual({ OTHER_TOOL: '' });
+  });
+
+  it('refuses ${VAR}, $VAR and ~ it would not expand (the store would go to ./${HOME}/cbpdata), naming the line, never the value', () => {
+    for (const [line, what] of [
+      ['CBP_DATA_DIR=${HOME}/cbpdata', '$ variable'],
+      ['CBP_DATA_DIR=$HOME/cbpdata', '$ variable'],
+      ['CBP_DATA_DIR="${HOME}/cbpdata"', '$ variable'],
+      ['CBP_DATA_DIR=~/cbpdata', 'starts with ~'],
+      ['CBP_DATA_PASSWORD=pa$Sw0rd-secret-value', '$ variable'],
+    ] as const) {
+      const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir(`\n${line}\n`) }));
+      expect(e.message, line).toContain(`.env line 2: ${line.split('=')[0]}'s value`);
+      expect(e.message, line).toContain(what);
+      expect(e.message, line).toContain('cbp does not expand variables in .env: write the path or value out in full');
+      expect(e.message, line).not.toContain(line.slice(line.indexOf('=') + 1).replace(/"/g, ''));
+    }
+    // Literal on purpose: single quotes; a $ not followed by a name; a ~ inside a value.
+    const cfg = loadConfig({
+      env: {},
+      dotenv: '.env',
+      cwd: workdir("CBP_DATA_PASSWORD='pa$Sw0rd'\nCBP_API_SECRET=abc$$1~x\nCBP_DATA_USERNAME=me~2\n"),
+    });
+    expect(cfg).toMatchObject({ dataPassword: 'pa$Sw0rd', apiSecret: 'abc$$1~x', dataUsername: 'me~2' });
+    expect(parseDotenv('COMPOSE_PROJECT_DIR=${HOME}/x\n', '.env')).toEqual({ COMPOSE_PROJECT_DIR: '${HOME}/x' });
+  });
+
   it('checks what .env sets like any other source, naming it', () => {
     const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_WEBHOOK_PORT=eighty\n') }));
     expect(e.message).toContain('CBP_WEBHOOK_PORT (from .env) = "eighty"');
