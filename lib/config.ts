@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.ts';
-import { httpsProblem, maskUrl, smtpProblem, urlSecrets } from './urls.ts';
+import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
 
 export interface SettingDef {
   /** camelCase key, also the key in a config file */
@@ -81,7 +81,7 @@ export const SETTINGS: SettingDef[] = [
   s('webhook', 'webhookMaxConnections', 'CBP_WEBHOOK_MAX_CONNECTIONS', int.min(1), 'Connections the receiver holds at once; more are dropped at accept', { default: '1024' }),
   s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
   s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs', { path: true }),
-  s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed; https, plain http only on loopback)', { transport: 'https' }),
+  s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed; https, plain http only on loopback; tokens in its path, as Zapier, Discord and Teams hooks have, are secret)', { secret: true, transport: 'https' }),
   s('alerts', 'alertWebhookSecret', 'CBP_ALERT_WEBHOOK_SECRET', str, 'HMAC-SHA256 key for the alert webhook signature', { secret: true }),
   s('alerts', 'slackWebhookUrl', 'CBP_SLACK_WEBHOOK_URL', url, 'Slack-compatible incoming webhook for alert notices (https; its path is a secret token)', { secret: true, transport: 'https' }),
   s('alerts', 'smtpUrl', 'CBP_SMTP_URL', str, 'SMTP server for alert e-mails over TLS: smtps://user:pass@host:465, or smtp://user:pass@host:587?requireTLS=true (STARTTLS); plain smtp:// only on loopback', { secret: true, transport: 'smtp' }),
@@ -384,16 +384,16 @@ export function requireSettings(cfg: Config, keys: string[], forWhat: string): v
 
 /**
  * Values that must never be printed: every secret setting's value, and the secret parts of every URL setting
- * (its username and password, query values that are not flags or numbers; for a secret URL such as the Slack
- * webhook, also the path after its host and each token segment of that path).
+ * (its username and password, query values that are not flags or numbers; for a secret URL, one both `secret`
+ * and a URL such as a notifier's, also the path after its host and each token segment of it: secretUrlParts).
  */
 export function secretValues(cfg: Config): string[] {
   const out = new Set<string>();
   for (const d of SETTINGS) {
     const v = cfg[d.key];
     if (typeof v !== 'string' || v.length === 0) continue;
-    if (d.secret) out.add(v);
-    if (d.transport) for (const p of urlSecrets(v, { secretPath: d.secret })) out.add(p);
+    const parts = d.transport ? (d.secret ? secretUrlParts(v) : urlSecrets(v)) : d.secret ? [v] : [];
+    for (const p of parts) out.add(p);
   }
   return [...out];
 }

@@ -91,7 +91,8 @@ export function maskUrl(value: string, opts: { secretPath?: boolean } = {}): str
 
 /**
  * The secret parts of a URL, as written and decoded: its username and password, every query value that is
- * not a flag or a number, and, when secretPath, the path after the host and each token segment of it.
+ * not a flag or a number, and, when secretPath, each token segment of the path and (when it holds one) the
+ * path itself, with and without its leading slash.
  */
 export function urlSecrets(value: string, opts: { secretPath?: boolean } = {}): string[] {
   let u: URL;
@@ -116,8 +117,23 @@ export function urlSecrets(value: string, opts: { secretPath?: boolean } = {}): 
     if (part.includes('=') && !PLAIN_VALUE.test(decode(v))) add(v);
   }
   if (opts.secretPath) {
-    if (u.pathname.length > 1) add(u.pathname.replace(/^\/+/, ''));
-    for (const seg of u.pathname.split('/')) if (isTokenSegment(decode(seg))) add(seg);
+    const tokens = u.pathname.split('/').filter((seg) => isTokenSegment(decode(seg)));
+    // The whole path only when it holds a token: a plain "/alerts" scrubbed from every log line would garble it.
+    if (tokens.length > 0) {
+      add(u.pathname);
+      add(u.pathname.replace(/^\/+/, ''));
+    }
+    for (const seg of tokens) add(seg);
   }
   return [...out].filter(Boolean);
+}
+
+/**
+ * Everything of a secret URL that must never be shown, stored or logged: the URL itself and urlSecrets with
+ * its token path. A secret URL is one that is itself a credential: a notifier's (Slack, Discord, Teams and
+ * Zapier hooks carry their token in the path; an SMTP URL its password), i.e. a setting that is both
+ * `secret` and a URL in lib/config.ts. The configuration's secretValues and every notifier use this one rule.
+ */
+export function secretUrlParts(value: string): string[] {
+  return [value, ...urlSecrets(value, { secretPath: true })].filter((s) => s.length > 1);
 }

@@ -14,7 +14,7 @@ import { createEmailNotifier } from '../alerts/notifiers/email.ts';
 import { createRedactor } from '../alerts/redact.ts';
 import { createActivities } from '../activities/index.ts';
 import type { ServiceClients } from '../client/index.ts';
-import { loadConfig } from '../lib/config.ts';
+import { SETTINGS, loadConfig, shownValue } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
@@ -60,8 +60,23 @@ const smtp = new SMTPServer({
   },
 });
 
+// A generic webhook whose path is its credential (Zapier hooks/catch/<id>/<key>/, Discord, Teams), answering
+// 404 with the path it was asked for.
+const HOOK_PATH = '/hooks/catch/123456/Tok3nSecretValue/';
+const hookEchoes: string[] = [];
+const hook = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    hookEchoes.push(req.url ?? '');
+    res.statusCode = 404;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ error: `no hook at ${req.url}` }));
+  });
+});
+
 let slackUrl = '';
 let smtpUrl = '';
+let hookUrl = '';
 let store: Store;
 let dir = '';
 const now = new Date('2026-02-10T06:00:00Z');
@@ -75,6 +90,8 @@ function capture() {
 beforeAll(async () => {
   await new Promise<void>((r) => slack.listen(0, '127.0.0.1', r));
   await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}${HOOK_PATH}`;
   slackUrl = `http://127.0.0.1:${(slack.address() as AddressInfo).port}${SLACK_PATH}`;
   smtpUrl = `smtp://${encodeURIComponent(SMTP_USER)}:${encodeURIComponent(SMTP_PASS)}@127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
   ({ store, dir } = await tempStore());
@@ -88,6 +105,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise<void>((r) => slack.close(() => r()));
   await new Promise<void>((r) => smtp.close(() => r()));
+  await new Promise<void>((r) => hook.close(() => r()));
   cleanup(store, dir);
 });
 
@@ -144,6 +162,26 @@ describe('delivery errors hold no secret', () => {
       expectNoSecret(o.last_error ?? '');
     }
     expectNoSecret(lines.join(''));
+  });
+});
+
+describe('a generic webhook whose path is its token', () => {
+  it('stores and logs a 404 that echoes the path without the token, and config show masks it, as a Slack hook', async () => {
+    const config = loadConfig({ env: { CBP_LOG_LEVEL: 'silent', CBP_ALERT_WEBHOOK_URL: hookUrl } });
+    const { lines, logger } = capture();
+    const acts = createActivities({ config, store, clients: {} as ServiceClients, logger, now: () => now });
+    const r = await acts.deliverNotices();
+    expect(r).toMatchObject({ sent: 0, notifiers: ['webhook'] });
+    expect(hookEchoes[0]).toBe(HOOK_PATH);
+    const row = (await outboxRows(store)).find((o) => o.notifier === 'webhook')!;
+    expect(row.last_error).toMatch(/^webhook: 127\.0\.0\.1:\d+ answered 404: \{"error":"no hook at \[REDACTED\]/);
+    const logged = lines.join('');
+    expect(logged).toContain('alert notifier webhook: 1 delivery failed');
+    for (const text of [row.last_error ?? '', logged]) {
+      for (const secret of ['Tok3nSecretValue', '123456', encodeURIComponent(HOOK_PATH)]) expect(text, secret).not.toContain(secret);
+    }
+    // What cbp config show prints: the host and the plain words of the path, the tokens masked.
+    expect(shownValue(SETTINGS.find((d) => d.env === 'CBP_ALERT_WEBHOOK_URL')!, hookUrl)).toBe(hookUrl.replace('123456/Tok3nSecretValue', '****/****'));
   });
 });
 

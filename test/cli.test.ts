@@ -130,17 +130,20 @@ describe.concurrent('cbp command', { timeout: 180_000 }, () => {
       CBP_SMTP_URL: 'smtps://mailer:supersecretpw@mail.example.com:465',
       CBP_SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T0AAA1111/B0BBB2222/XsupersecretToken9',
       CBP_REPORTING_BASE_URL: 'https://rep.example.com/?key=supersecretkey',
+      // A Zapier-style hook: its token is in the path, as a Slack hook's.
+      CBP_ALERT_WEBHOOK_URL: 'https://hooks.zapier.com/hooks/catch/123456/Tok3nSecretValue/',
     };
     const r = await cbp(['config', 'show', '--json'], env);
     expect(r.code).toBe(0);
-    expect(r.stdout + r.stderr).not.toMatch(/supersecret|T0AAA1111|B0BBB2222/);
+    expect(r.stdout + r.stderr).not.toMatch(/supersecret|T0AAA1111|B0BBB2222|Tok3nSecretValue|123456/);
     const by = Object.fromEntries((JSON.parse(r.stdout) as Array<{ setting: string; value: unknown }>).map((x) => [x.setting, x.value]));
     expect(by.CBP_SMTP_URL).toBe('smtps://mailer:****@mail.example.com:465');
     expect(by.CBP_SLACK_WEBHOOK_URL).toBe('https://hooks.slack.com/services/****/****/****');
     expect(by.CBP_REPORTING_BASE_URL).toBe('https://rep.example.com/?key=****');
+    expect(by.CBP_ALERT_WEBHOOK_URL).toBe('https://hooks.zapier.com/hooks/catch/****/****/');
     const human = await cbp(['config', 'show'], env);
     expect(human.stdout).toMatch(/^CBP_SMTP_URL +smtps:\/\/mailer:\*\*\*\*@mail\.example\.com:465 +\(environment\)$/m);
-    expect(human.stdout).not.toMatch(/supersecret/);
+    expect(human.stdout).not.toMatch(/supersecret|Tok3nSecretValue/);
   });
 
   it('reads a .env in the working folder, under the environment, and says where each value came from', async () => {

@@ -4,7 +4,7 @@ import nodemailer from 'nodemailer';
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { NotifyError } from '../errors.ts';
-import { urlSecrets } from '../../lib/urls.ts';
+import { secretUrlParts } from '../../lib/urls.ts';
 import { createRedactor } from '../redact.ts';
 
 export interface EmailNotifierOptions {
@@ -43,11 +43,11 @@ export function emailText(n: Notice): string {
 }
 
 /**
- * The SMTP URL's credentials in every shape a server may echo them: user and password (urlSecrets), the whole
- * URL, and the AUTH PLAIN argument (base64 of NUL user NUL password).
+ * The SMTP URL's credentials in every shape a server may echo them: the URL as a secret URL (the whole URL,
+ * user, password, query values), and the AUTH PLAIN argument (base64 of NUL user NUL password).
  */
 export function smtpSecrets(smtpUrl: string, transport?: Record<string, unknown>): string[] {
-  const out = [...urlSecrets(smtpUrl), smtpUrl];
+  const out = secretUrlParts(smtpUrl);
   let user = '';
   let pass = '';
   try {

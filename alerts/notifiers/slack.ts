@@ -2,7 +2,7 @@
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { postJson } from './http.ts';
-import { urlSecrets } from '../../lib/urls.ts';
+import { secretUrlParts } from '../../lib/urls.ts';
 
 export interface SlackNotifierOptions {
   /** CBP_SLACK_WEBHOOK_URL (a secret: the URL is the credential) */
@@ -34,13 +34,7 @@ export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
 
 /** The hook URL is the credential: the whole URL, its path (workspace, channel, token) and any userinfo. */
 export function slackSecrets(url: string): string[] {
-  let pathname = '';
-  try {
-    pathname = new URL(url).pathname;
-  } catch {
-    // Not a URL: the whole value is all there is to keep out.
-  }
-  return [url, pathname, ...urlSecrets(url, { secretPath: true })].filter((s) => s.length > 1);
+  return secretUrlParts(url);
 }
 
 export function createSlackNotifier(o: SlackNotifierOptions): Notifier {

@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { postJson } from './http.ts';
-import { urlSecrets } from '../../lib/urls.ts';
+import { secretUrlParts } from '../../lib/urls.ts';
 
 export interface WebhookNotifierOptions {
   url: string;
@@ -53,9 +53,12 @@ export function webhookBody(n: Notice): string {
   });
 }
 
-/** The webhook URL's userinfo and query values, and the signing key. */
+/**
+ * The webhook URL as a secret URL (a Zapier, Discord or Teams hook carries its token in the path: the URL, its
+ * token path, userinfo and query values), and the signing key.
+ */
 export function webhookSecrets(url: string, secret?: string): string[] {
-  return [...urlSecrets(url), ...(secret ? [secret] : [])];
+  return [...secretUrlParts(url), ...(secret ? [secret] : [])];
 }
 
 export function createWebhookNotifier(o: WebhookNotifierOptions): Notifier {
