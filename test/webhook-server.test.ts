@@ -11,6 +11,7 @@ import {
   buildReceiver,
   HEADERS_TIMEOUT_MS_DEFAULT,
   isLoopbackHost,
+  KEEP_ALIVE_TIMEOUT_MS_DEFAULT,
   MAX_CONNECTIONS_DEFAULT,
   REQUEST_TIMEOUT_MS_DEFAULT,
   startReceiver,
@@ -269,8 +270,10 @@ describe('webhook receiver: hardening', () => {
     expect(fs.existsSync(dir)).toBe(false);
   });
 
-  it('sets a 10 s header timeout, a 30 s whole-request timeout and a 1024-connection cap by default', async () => {
+  it('sets a 10 s header timeout, a 30 s whole-request timeout, a 5 s keep-alive and a 1024-connection cap by default', async () => {
     const rx = await start();
+    expect(rx.app.server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS_DEFAULT);
+    expect(KEEP_ALIVE_TIMEOUT_MS_DEFAULT).toBe(5_000);
     expect(rx.app.server.headersTimeout).toBe(HEADERS_TIMEOUT_MS_DEFAULT);
     expect(HEADERS_TIMEOUT_MS_DEFAULT).toBe(10_000);
     expect(rx.app.server.requestTimeout).toBe(REQUEST_TIMEOUT_MS_DEFAULT);
@@ -319,6 +322,66 @@ describe('webhook receiver: hardening', () => {
     expect(a.response()).toMatch(/^HTTP\/1\.1 200 /);
     a.sock.destroy();
     b.sock.destroy();
+  });
+
+  const UNAUTHENTICATED: Array<[string, string, number]> = [
+    ['GET /healthz', 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 200],
+    ['OPTIONS /events (the vetting test)', 'OPTIONS /events HTTP/1.1\r\nHost: x\r\n\r\n', 200],
+    ['GET /nowhere (404)', 'GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n', 404],
+    ['GET /events (405)', 'GET /events HTTP/1.1\r\nHost: x\r\n\r\n', 405],
+    ['POST /events without credentials or body (401)', 'POST /events HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n', 401],
+  ];
+  const openConnections = (rx: RunningReceiver) => new Promise<number>((r) => rx.app.server.getConnections((_e, k) => r(k)));
+
+  it.each(UNAUTHENTICATED)('closes the connection after answering %s, so an unauthenticated client cannot keep it idle', async (_name, request, status) => {
+    const rx = await start();
+    const c = rawConnection(rx.url);
+    c.sock.write(request); // HTTP/1.1: keep-alive unless the server says otherwise
+    await c.closed; // closed by the server: this client never ends or destroys its socket
+    expect(c.response()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(c.response().toLowerCase()).toContain('connection: close');
+  });
+
+  it('serves an authenticated push while the cap was filled by unauthenticated clients it has answered', async () => {
+    const rx = await start({ maxConnections: 5 });
+    const idle = Array.from({ length: 5 }, (_, i) => {
+      const c = rawConnection(rx.url);
+      c.sock.write(UNAUTHENTICATED[i % UNAUTHENTICATED.length][1]);
+      return c;
+    });
+    await Promise.all(idle.map((c) => c.closed));
+    expect(idle.map((c) => c.response().slice(0, 9))).toEqual(Array(5).fill('HTTP/1.1 '));
+    // The server's side of each socket closes a moment after the client's.
+    while ((await openConnections(rx)) > 0) await new Promise((r) => setTimeout(r, 5));
+    const u = new URL(rx.url);
+    const client = new Client(u.origin);
+    cleanup.push(() => client.close());
+    const res = await client.request({
+      method: 'POST',
+      path: u.pathname,
+      headers: { authorization: auth(), 'content-type': 'application/json' },
+      body: JSON.stringify(chargebackNew('ev_after_idle')),
+    });
+    expect(res.statusCode).toBe(200);
+    await res.body.dump();
+    expect(journalLines(rx.journalDir).map((l) => l.event.event_guid)).toEqual(['ev_after_idle']);
+  });
+
+  it('keeps an authenticated push\'s connection open for the next push, and closes it once idle for the keep-alive timeout', async () => {
+    const rx = await start({ keepAliveTimeoutMs: 200 });
+    const c = rawConnection(rx.url);
+    const push = (guid: string) => {
+      const body = JSON.stringify(chargebackNew(guid));
+      c.sock.write(`POST /events HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth()}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    };
+    const answers = () => c.response().match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+    push('ev_k1');
+    while (answers() < 1) await new Promise((r) => setTimeout(r, 5));
+    push('ev_k2');
+    while (answers() < 2) await new Promise((r) => setTimeout(r, 5));
+    expect(c.response().toLowerCase()).not.toContain('connection: close');
+    await c.closed; // by the server, after 200 ms idle
+    expect(journalLines(rx.journalDir).map((l) => l.event.event_guid)).toEqual(['ev_k1', 'ev_k2']);
   });
 
   it.each([

@@ -4,8 +4,11 @@
 //
 // Defaults: path /events, body limit 1 MiB (413 above), application/json only (415), 503 while closing,
 // headers within 10 s and the whole request within 30 s (408 and closed after), at most 1024 connections
-// (more are dropped at accept). Basic credentials are checked before any body is read; a refused request's
-// connection is closed rather than drained, so an unauthenticated sender cannot make it read a big body.
+// (more are dropped at accept), an idle keep-alive connection closed after 5 s. Basic credentials are checked
+// before any body is read; a refused request's connection is closed rather than drained, so an
+// unauthenticated sender cannot make it read a big body. Every answer to a request without valid
+// credentials (401, 404, 405, OPTIONS, /healthz, 503) closes its connection: only the service's own pushes
+// may hold one of the capped connections open between requests.
 import { isUtf8 } from 'node:buffer';
 import { isIP, type AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -22,6 +25,11 @@ export const HEADERS_TIMEOUT_MS_DEFAULT = 10_000;
 /** ...and its whole request, body included, within this many ms. The fsync after it is not counted. */
 export const REQUEST_TIMEOUT_MS_DEFAULT = 30_000;
 export const MAX_CONNECTIONS_DEFAULT = 1024;
+/**
+ * An idle connection between two authenticated pushes is closed after this many ms (Node's own default;
+ * fastify's 72 s let anyone hold the capped connections for over a minute each).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS_DEFAULT = 5_000;
 
 /** Where accepted events go. The journal in production; the benchmark's baseline passes one that discards. */
 export interface EventSink {
@@ -45,6 +53,8 @@ export interface ReceiverOptions {
   headersTimeoutMs?: number;
   /** The whole request must arrive within this many ms (408, connection closed). Default 30 s. */
   requestTimeoutMs?: number;
+  /** An idle keep-alive connection (after an authenticated push) is closed after this many ms. Default 5 s. */
+  keepAliveTimeoutMs?: number;
 }
 
 const closers = new WeakMap<FastifyInstance, () => void>();
@@ -70,12 +80,6 @@ class HttpError extends Error {
 
 function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error: true, message });
-}
-
-/** A request that announces a body (any length, or chunked). */
-function hasBody(req: FastifyRequest): boolean {
-  const len = req.headers['content-length'];
-  return (len !== undefined && len !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 /**
@@ -147,6 +151,7 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     requestTimeout,
+    keepAliveTimeout: opts.keepAliveTimeoutMs ?? KEEP_ALIVE_TIMEOUT_MS_DEFAULT,
     ...(opts.https
       ? { https: { cert: opts.https.cert, key: opts.https.key, handshakeTimeout: headersTimeout, ...timeouts } }
       : { http: timeouts }),
@@ -192,7 +197,7 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     }
     // Answered before any body is read, and the body is not drained afterwards: the connection closes.
     if (req.is404) {
-      if (hasBody(req)) reply.header('connection', 'close');
+      reply.header('connection', 'close');
       return sendError(reply, 404, `no such address: ${req.method} ${req.url.split('?')[0]}`);
     }
   });
@@ -251,10 +256,13 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     return reply.code(200).send({ received: true, event_guid: String(body.value.event_guid) });
   };
 
-  /** A route that needs no body answers in onRequest, before one is read; a body sent anyway closes the connection. */
+  /**
+   * A route that needs no body and no credentials answers in onRequest, before a body is read, and closes the
+   * connection: an unauthenticated client must not keep one of the capped connections idle.
+   */
   const bodiless = (answer: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) => ({
     onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
-      if (hasBody(req)) reply.header('connection', 'close');
+      reply.header('connection', 'close');
       return answer(req, reply);
     },
     handler: async (_req: FastifyRequest, reply: FastifyReply) => reply,
@@ -304,6 +312,7 @@ export interface StartReceiverOptions {
   maxConnections?: number;
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
   logger?: Logger;
   /** Journal tuning (segment size and age, injected fs and clock). */
   journal?: Omit<JournalOptions, 'dir'>;
@@ -372,6 +381,7 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
       logger: opts.logger,
       headersTimeoutMs: opts.headersTimeoutMs,
       requestTimeoutMs: opts.requestTimeoutMs,
+      keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
     });
   } catch (e) {
     await journal.close();
