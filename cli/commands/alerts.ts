@@ -142,16 +142,14 @@ export function register(program: Command, ctx: Ctx): void {
         throw new UsageError(`--notifier: unknown notifier ${JSON.stringify(o.notifier)}; expected one of ${NOTIFIERS.join(', ')}`);
       }
       const { requeueFailed } = await import('../../alerts/outbox.ts');
+      const { failedDeliveryCount } = await import('../../store/alerts.ts');
       const store = await writer(ctx);
       try {
         // Counted first: requeueFailed itself says nothing, and "done" with no number tells an operator little.
-        const [{ n }] = await store.all<{ n: number | bigint }>(
-          `SELECT count(*) AS n FROM alert_outbox WHERE status = 'failed' ${o.notifier ? 'AND notifier = $name' : ''}`,
-          o.notifier ? { name: o.notifier } : undefined,
-        );
+        const n = await failedDeliveryCount(store, o.notifier);
         await requeueFailed(store, o.notifier);
-        if (Number(n) > 0) await republish(ctx, store);
-        const r = { requeued: Number(n), notifier: o.notifier ?? null };
+        if (n > 0) await republish(ctx, store);
+        const r = { requeued: n, notifier: o.notifier ?? null };
         ctx.out(r, (x: typeof r) => `${x.requeued} given-up deliver${x.requeued === 1 ? 'y' : 'ies'}${x.notifier ? ` (${x.notifier})` : ''} put back in the queue; send them with cbp alerts deliver`, json(o));
       } finally {
         store.close();

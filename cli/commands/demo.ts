@@ -16,6 +16,7 @@ import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
 import { openPipeline, type Pipeline } from '../pipeline.ts';
 import { renderTable } from './sql.ts';
+import { latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
 import { addDays, utcDay } from '../../workflows/windows.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';
 
@@ -178,21 +179,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
 
     const store = pipeline.store;
     const month = addDays(`${utcDay(asOf).slice(0, 7)}-01`, -1).slice(0, 7);
-    const ratios = await store.all<Record<string, unknown>>(
-      `SELECT r.mid, r.network, r.program, r.month, r.numerator::BIGINT AS numerator, r.denominator::BIGINT AS denominator,
-              round(r.ratio_pct, 2) AS ratio_pct,
-              (SELECT string_agg(s.level, ',' ORDER BY s.rank DESC) FROM alert_states s
-                WHERE s.mid = r.mid AND s.network = r.network AND s.program = r.program AND s.month = r.month AND s.status = 'reached') AS level
-         FROM mart_ratios r
-        WHERE r.month = $m AND r.metric = 'count' AND NOT r.is_projection
-          AND r.program IN ('vamp', 'ecp', 'efm', 'discover_excessive', 'amex_excessive')
-        ORDER BY r.ratio DESC NULLS LAST, r.mid, r.network`,
-      { m: month },
-    );
-    const alerts = await store.all<Record<string, unknown>>(
-      `SELECT kind, mid, network, program, level, month, round(ratio_pct, 2) AS ratio_pct, notify
-         FROM alerts WHERE NOT is_projection ORDER BY month DESC, mid, network, program LIMIT 20`,
-    );
+    const ratios = await programRatiosOf(store, month);
+    const alerts = await latestNotices(store, 20);
     step(9, 'results', `${ratios.length} program ratios for ${month}, ${alerts.length} alert notice(s)`);
 
     const cell = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : (v as string | number | boolean));

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
+import { alertsInForce, loadsByKind, quarantineByKind, recentRuns } from '../../store/status.ts';
 import { REPORT_KINDS, parseInstant } from '../options.ts';
 import { renderTable } from './sql.ts';
 
@@ -41,15 +42,6 @@ export interface StatusReport {
 /** Rejected orders listed by `cbp status --json` (most recent first); the human view shows the first STATUS_REJECTED_SHOWN. */
 export const STATUS_REJECTED_LIMIT = 100;
 const STATUS_REJECTED_SHOWN = 10;
-
-async function tryAll<T>(store: Store, sql: string): Promise<T[]> {
-  try {
-    return await store.all<T>(sql);
-  } catch {
-    // An older store or snapshot without this table: nothing to show for it.
-    return [];
-  }
-}
 
 async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
   const { openStore } = await import('../../store/db.ts');
@@ -108,12 +100,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     return report;
   }
   try {
-    report.runs = await tryAll(
-      store,
-      `SELECT run_id, workflow, status, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at, strftime(finished_at, '%Y-%m-%dT%H:%M:%SZ') AS finished_at,
-              strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, error
-         FROM runs ORDER BY finished_at DESC LIMIT ${Math.max(1, opts.runs ?? 10)}`,
-    );
+    report.runs = await recentRuns(store, opts.runs ?? 10);
     // A window counts as done when every one of its days lies in a span of loaded data that covers the whole
     // day: a fetch covers a day only if the service answered after it ended (nightly windows shift by a day
     // each night, so their ids never repeat).
@@ -144,30 +131,15 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
       if (ok) report.windows.done++;
       else report.windows.pending.push({ kind: t.kind, window: windowId(t.window) });
     }
-    const fresh = await tryAll<{ kind: string; last_loaded_at: string | null; loads: number | string }>(
-      store,
-      `SELECT kind, strftime(max(last_loaded_at), '%Y-%m-%dT%H:%M:%SZ') AS last_loaded_at, count(*) AS loads FROM loads GROUP BY kind`,
-    );
+    const fresh = await loadsByKind(store);
     report.freshest = REPORT_KINDS.map((k) => {
       const f = fresh.find((r) => r.kind === k);
-      return { kind: k, covered_to: coveredTo.get(k) ?? null, last_loaded_at: f?.last_loaded_at ?? null, loads: Number(f?.loads ?? 0) };
+      return { kind: k, covered_to: coveredTo.get(k) ?? null, last_loaded_at: f?.last_loaded_at ?? null, loads: f?.loads ?? 0 };
     });
     report.snapshot = await snapshotState(store, opened.source, cfg.snapshotPath);
-    report.quarantine = (await tryAll<{ kind: string; rows: number | string }>(store, 'SELECT kind, count(*) AS rows FROM quarantine GROUP BY kind ORDER BY kind')).map((r) => ({
-      kind: r.kind,
-      rows: Number(r.rows),
-    }));
+    report.quarantine = await quarantineByKind(store);
     // In force: the level each series reached in the latest month evaluated for it.
-    report.alerts = (
-      await tryAll<{ mid: string; network: string; program: string; level: string; month: string; ratio: number | null }>(
-        store,
-        `SELECT s.mid, s.network, s.program, s.level, s.month, s.ratio FROM alert_states s
-          WHERE s.status = 'reached'
-            AND s.month = (SELECT max(t.month) FROM alert_states t WHERE t.mid = s.mid AND t.network = s.network AND t.program = s.program)
-          QUALIFY row_number() OVER (PARTITION BY s.mid, s.network, s.program ORDER BY s.rank DESC) = 1
-          ORDER BY s.mid, s.network, s.program`,
-      )
-    ).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
+    report.alerts = (await alertsInForce(store)).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
     try {
       const { invalidOrderLines, rejectedOrders } = await import('../../store/orders.ts');
       const rejected = await rejectedOrders(store, { limit: STATUS_REJECTED_LIMIT });

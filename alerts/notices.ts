@@ -1,0 +1,334 @@
+// The alert state machine's pure part: from ratio rows, the rules and what earlier evaluations recorded, to
+// notices by transition (reached, escalated, resolved, projected) and the states to record. No I/O: the
+// store's side (reading the ratios and recorded states, writing states and notices) is store/alerts.ts, and
+// alerts/engine.ts runs one through the other. Notice ids are a hash of what the notice says, so evaluating
+// the same data twice says nothing new.
+import { createHash } from 'node:crypto';
+import { evaluateRows, rulesFor, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
+import { evaluateProjections } from '../rules/projection.ts';
+import type { RuleSet } from '../rules/thresholds.ts';
+import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState, RuleFloor } from '../store/alerts.ts';
+
+export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind, type RuleFloor } from '../store/alerts.ts';
+
+export function noticeId(kind: NoticeKind, mid: string, network: string, program: string, level: string, month: string): string {
+  const h = createHash('sha256').update([kind, mid, network, program, level, month].join('\u0000')).digest('hex');
+  return `ntc_${h.slice(0, 32)}`;
+}
+
+function pct(r: number | null): string {
+  return r === null ? 'no ratio' : `${(r * 100).toFixed(3)} %`;
+}
+
+export function noticeMessage(n: Pick<Notice, 'kind' | 'mid' | 'network' | 'program' | 'level' | 'previous_level' | 'month' | 'ratio' | 'numerator' | 'denominator' | 'denominator_month' | 'comparison' | 'ratio_threshold' | 'is_partial'>): string {
+  const what = `${n.mid} ${n.network} ${n.program}`;
+  const fig = `${pct(n.ratio)} (${n.numerator ?? '-'} / ${n.denominator ?? '-'}${n.denominator_month && n.denominator_month !== n.month ? ` of ${n.denominator_month}` : ''})`;
+  const thr = n.ratio_threshold === null ? '' : `, threshold ${n.comparison ?? '>='} ${pct(n.ratio_threshold)}`;
+  const mtd = n.is_partial ? ' month to date' : '';
+  switch (n.kind) {
+    case 'reached': return `${what}: level ${n.level} reached in ${n.month}${mtd}: ${fig}${thr}`;
+    case 'escalated': return `${what}: escalated from ${n.previous_level} to ${n.level} in ${n.month}${mtd}: ${fig}${thr}`;
+    case 'resolved': return `${what}: level ${n.level} left in ${n.month}${n.previous_level ? ` (now ${n.previous_level})` : ''}: ${fig}`;
+    case 'projected': return `${what}: PROJECTION — at the current run rate ${n.month} would end at level ${n.level}: ${fig}${thr}`;
+  }
+}
+
+function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string | null, notify: boolean, now: string): Notice {
+  const row: RatioRow | null = l.row;
+  const base = {
+    kind, mid: l.mid, network: l.network, program: l.program, level, previous_level: previous, month: l.month,
+    metric: row?.metric ?? null,
+    rule_id: kind === 'resolved' ? null : l.rule?.id ?? null,
+    comparison: kind === 'resolved' ? null : l.rule?.comparison ?? null,
+    ratio_threshold: kind === 'resolved' ? null : l.rule?.ratio_threshold ?? null,
+    numerator: row?.numerator ?? null,
+    denominator: row?.denominator ?? null,
+    denominator_month: row?.denominator_month ?? null,
+    ratio: row?.ratio ?? null,
+    ratio_pct: row?.ratio_pct ?? null,
+    ratio_bps: row?.ratio_bps ?? null,
+    is_projection: kind === 'projected',
+    is_partial: l.is_partial,
+  };
+  return {
+    notice_id: noticeId(kind, l.mid, l.network, l.program, level, l.month),
+    ...base,
+    notify,
+    message: noticeMessage(base),
+    created_at: now,
+  };
+}
+
+/**
+ * Notices from the month-by-month levels of each series: a level reached from none, a higher level
+ * (escalated), a level left (resolved, closed months only: evaluateSeries never lowers a level on a
+ * month-to-date month), and a projected level above the observed one. Only months at or after
+ * notifySince are marked for delivery; earlier ones are history (a first load of 36 months must not page
+ * anyone 36 times).
+ */
+export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string }): Notice[] {
+  const out: Notice[] = [];
+  const series = new Map<string, MonthLevel[]>();
+  for (const l of levels) {
+    const k = `${l.mid}\u0000${l.network}\u0000${l.program}`;
+    const s = series.get(k);
+    if (s) s.push(l);
+    else series.set(k, [l]);
+  }
+  const actualAt = new Map<string, MonthLevel>();
+  for (const [k, s] of series) {
+    s.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+    let prev: MonthLevel | null = null;
+    for (const l of s) {
+      actualAt.set(`${k}\u0000${l.month}`, l);
+      const notify = l.month >= opts.notifySince;
+      const pl = prev?.level ?? null;
+      const pr = prev?.rank ?? null;
+      if (l.level !== null && (pl === null || pr === null)) out.push(build('reached', l, l.level, null, notify, opts.now));
+      else if (l.level !== null && pr !== null && l.rank !== null && l.rank > pr) out.push(build('escalated', l, l.level, pl, notify, opts.now));
+      else if (pl !== null && (l.level === null || (l.rank !== null && pr !== null && l.rank < pr))) {
+        out.push(build('resolved', l, pl, l.level, notify, opts.now));
+      }
+      // A month missing from the series (no row at all) does not reset the previous level.
+      prev = l;
+    }
+  }
+  for (const p of projections) {
+    if (p.level === null || p.rank === null) continue;
+    const a = actualAt.get(`${p.mid}\u0000${p.network}\u0000${p.program}\u0000${p.month}`);
+    if (a && a.rank !== null && a.rank >= p.rank) continue;
+    out.push(build('projected', p, p.level, a?.level ?? null, p.month >= opts.notifySince, opts.now));
+  }
+  return out;
+}
+
+/** A month an earlier evaluation recorded as holding a level (alert_states, status reached). */
+export interface RecordedLevel {
+  mid: string;
+  network: string;
+  program: string;
+  level: string;
+  month: string;
+}
+
+/**
+ * Levels later figures took back: a closed month recorded as holding a level that its own figures, as the
+ * store now has them, no longer give (a corrected report re-fetched, a MID report's revised totals).
+ * deriveNotices sees falls from one month to the next; this sees a month that no longer holds what was
+ * recorded, including a series that now never reaches any threshold. Each level taken back is a resolved
+ * notice for that month (level: the recorded one; previous_level: the one now in force), and its state
+ * becomes resolved, so it is said once. A recorded level below the one now in force was superseded, not
+ * taken back. Ranks come from the rules in force (rankOf), never from stored ones, so renumbering ranks
+ * changes nothing; a level the rules no longer have counts as above any. Paged like every other notice:
+ * only for months at or after notifySince.
+ */
+export function revisedNotices(
+  levels: MonthLevel[],
+  recorded: RecordedLevel[],
+  opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined },
+): Notice[] {
+  const key = (x: { mid: string; network: string; program: string; month: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}\u0000${x.month}`;
+  const at = new Map(levels.map((l) => [key(l), l]));
+  const out: Notice[] = [];
+  for (const r of recorded) {
+    const l = at.get(key(r));
+    // A month with no figures now is left alone (a gap is not a fall), as is a month to date: its level can still rise.
+    if (!l || l.is_partial || l.is_projection || l.level === r.level) continue;
+    const rank = opts.rankOf(r);
+    if (l.level !== null && l.rank !== null && rank !== undefined && rank <= l.rank) continue;
+    out.push(build('resolved', l, r.level, l.level, r.month >= opts.notifySince, opts.now));
+  }
+  return out;
+}
+
+/**
+ * The notices that established a level still in force in a month at or after notifySince: for each series,
+ * the latest reached / escalated notice (or resolved notice stepping down to a lower level) at or before
+ * the series' latest month, when that month still has a level. When cbp first meets a merchant already in
+ * a program (a backfill found the level months ago), this is the notice that must reach someone once.
+ */
+export function standingNotices(levels: MonthLevel[], notices: Notice[], notifySince: string): Notice[] {
+  const key = (x: { mid: string; network: string; program: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}`;
+  const latest = new Map<string, MonthLevel>();
+  for (const l of levels) {
+    const k = key(l);
+    const cur = latest.get(k);
+    if (!cur || l.month > cur.month) latest.set(k, l);
+  }
+  const establishing = new Map<string, Notice>();
+  const sorted = notices.filter((n) => n.kind !== 'projected').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+  for (const n of sorted) {
+    const l = latest.get(key(n));
+    if (!l || n.month > l.month) continue;
+    if (n.kind === 'resolved' && n.previous_level === null) establishing.delete(key(n));
+    else establishing.set(key(n), n);
+  }
+  const out: Notice[] = [];
+  for (const [k, l] of latest) {
+    if (l.level === null || l.month < notifySince) continue;
+    const n = establishing.get(k);
+    const inForce = n ? (n.kind === 'resolved' ? n.previous_level : n.level) : null;
+    if (n && inForce === l.level) out.push(n);
+  }
+  return out;
+}
+
+/**
+ * One page per level a run learns about at once. When a run meets several months no earlier run recorded for
+ * one mid × network × program × level (a first run, a run after a gap or a backfill), each would page: a
+ * level left in May and reached again in June, or reached in May and left in June, is one story, and paging
+ * both tells it twice. Of the notices this run would page for the first time (fresh, or history promoted),
+ * not projections, and whose month no earlier run recorded for that level, only those of the newest month
+ * (the month the figures are for) page; the older ones stay in the history (notify false), visible in
+ * `cbp alerts`. Notices about months an earlier run recorded (revised figures taking a level back) and
+ * notices already paged are left as they are. Returns the notices it turned into history.
+ */
+export function pageNewestOnly(
+  notices: Notice[],
+  opts: { alreadyPaged: (noticeId: string) => boolean; recorded: ReadonlySet<string> },
+): Notice[] {
+  const level = (n: Notice) => `${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.level}`;
+  const groups = new Map<string, Notice[]>();
+  for (const n of notices) {
+    if (!n.notify || n.kind === 'projected' || opts.alreadyPaged(n.notice_id)) continue;
+    if (opts.recorded.has(`${level(n)}\u0000${n.month}`)) continue;
+    const g = groups.get(level(n));
+    if (g) g.push(n);
+    else groups.set(level(n), [n]);
+  }
+  const demoted: Notice[] = [];
+  for (const g of groups.values()) {
+    const newest = g.reduce((m, n) => (n.month > m ? n.month : m), g[0].month);
+    for (const n of g) {
+      if (n.month === newest) continue;
+      n.notify = false;
+      demoted.push(n);
+    }
+  }
+  return demoted;
+}
+
+/** Key of a recorded state: mid × network × program × level × month. */
+export function recordedKey(r: { mid: string; network: string; program: string; level: string; month: string }): string {
+  return `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.level}\u0000${r.month}`;
+}
+
+/** What one batch of MIDs comes to (judgeBatch). */
+export interface BatchJudgement {
+  /** every notice the figures give, delivery flags settled (recorded ones included) */
+  notices: Notice[];
+  /** notices not recorded before: to be written */
+  fresh: Notice[];
+  /** notices recorded as history (notify false) now to be delivered */
+  promoted: Notice[];
+  /** the states to record: each level projected, reached, or resolved (taken back or left) */
+  states: AlertStateRow[];
+  /** mid × network × program × month with a level reached */
+  levelsReached: number;
+  projectedLevels: number;
+}
+
+/**
+ * Judges one batch of MIDs: the levels and projections of their ratio rows under the rules, the notices of
+ * every transition (deriveNotices), levels later figures took back (revisedNotices), a level still in force
+ * paged once (standingNotices) and only for its newest month (pageNewestOnly). `recorded` is what earlier
+ * evaluations recorded for these MIDs (states reached or resolved), `known` every notice recorded so far
+ * (notice_id → notify). A notice recorded as history whose month is now within notifySince is promoted once:
+ * a breach found by a backfill in the current months still pages.
+ */
+export function judgeBatch(
+  rows: RatioRow[],
+  recorded: RecordedState[],
+  opts: { rules: RuleSet; notifySince: string; now: string; known: ReadonlyMap<string, boolean> },
+): BatchJudgement {
+  const { rules, notifySince, now, known } = opts;
+  // The rank a level has under the rules in force for that MID (the highest, should two rules share a level).
+  const rankOf = (r: RecordedLevel): number | undefined => {
+    const ranks = rulesFor(rules, r.mid).filter((x) => x.network === r.network && x.program === r.program && x.level === r.level).map((x) => x.rank);
+    return ranks.length ? Math.max(...ranks) : undefined;
+  };
+  const levels = evaluateRows(rows, rules);
+  const projections = evaluateProjections(rows, rules);
+  const notices = deriveNotices(levels, projections, { notifySince, now });
+  const reachedBefore = recorded.filter((s) => s.status === 'reached');
+  notices.push(...revisedNotices(levels, reachedBefore, { notifySince, now, rankOf }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
+  // A level still in force now is paged once, even when it was reached in a month recorded as history.
+  for (const n of standingNotices(levels, notices, notifySince)) n.notify = true;
+  // ... and once only, however many months of it this run meets for the first time.
+  pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: new Set(recorded.map(recordedKey)) });
+  const fresh = notices.filter((n) => !known.has(n.notice_id));
+  const promoted = notices.filter((n) => n.notify && known.get(n.notice_id) === false);
+  const reached = levels.filter((l) => l.level !== null);
+  const projected = projections.filter((p) => p.level !== null);
+  return {
+    notices,
+    fresh,
+    promoted,
+    states: stateRows({ reached, projected, levels, notices, now }),
+    levelsReached: reached.length,
+    projectedLevels: projected.length,
+  };
+}
+
+/**
+ * The states to record, one per mid × network × program × level × month: projected levels, then reached ones
+ * (a level reached in a month it was projected for is reached), then the levels resolved notices leave
+ * (status resolved, rank -1).
+ */
+export function stateRows(b: { reached: MonthLevel[]; projected: MonthLevel[]; levels: MonthLevel[]; notices: Notice[]; now: string }): AlertStateRow[] {
+  const rows = new Map<string, AlertStateRow>();
+  const add = (l: MonthLevel, level: string, status: AlertStateRow['status'], rank: number) => {
+    rows.set([l.mid, l.network, l.program, level, l.month].join('\u0000'), {
+      mid: l.mid, network: l.network, program: l.program, level, month: l.month, status, rank,
+      ratio: l.row?.ratio ?? null, numerator: l.row?.numerator ?? null, denominator: l.row?.denominator ?? null,
+      is_partial: l.is_partial, seen: b.now,
+    });
+  };
+  for (const p of b.projected) add(p, p.level as string, 'projected', p.rank as number);
+  for (const l of b.reached) add(l, l.level as string, 'reached', l.rank as number);
+  const resolved = b.notices.filter((n) => n.kind === 'resolved');
+  if (resolved.length) {
+    const byKey = new Map(b.levels.map((l) => [`${l.mid}\u0000${l.network}\u0000${l.program}\u0000${l.month}`, l]));
+    for (const n of resolved) {
+      const l = byKey.get(`${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.month}`);
+      if (l) add(l, n.level, 'resolved', -1);
+    }
+  }
+  return [...rows.values()];
+}
+
+/** The lowest ratio threshold of each network × program × metric some enabled rule reads. */
+export function targetFloors(set: RuleSet): RuleFloor[] {
+  const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)].filter((r) => r.enabled);
+  const m = new Map<string, RuleFloor>();
+  for (const r of all) {
+    const k = `${r.network}|${r.program}|${r.metric}`;
+    const f = m.get(k);
+    if (!f) m.set(k, { network: r.network, program: r.program, metric: r.metric, min: r.ratio_threshold });
+    else f.min = Math.min(f.min, r.ratio_threshold);
+  }
+  return [...m.values()];
+}
+
+/** network|program|metric pairs some enabled rule reads: the only ratio rows evaluation needs. */
+export function ruleTargets(set: RuleSet): string[] {
+  const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)];
+  return [...new Set(all.filter((r) => r.enabled).map((r) => `${r.network}|${r.program}|${r.metric}`))].sort();
+}
+
+/**
+ * Where a notice stands: history (recorded, never to be delivered), unsent (to be delivered, but no notifier
+ * has a row for it: none configured, or it was older than the lookback when one was set), pending (queued,
+ * not tried yet), retrying (a notifier failed and will try again), failed (a notifier gave up), sent (every
+ * notifier that has it sent it).
+ */
+export type DeliveryState = 'history' | 'unsent' | 'pending' | 'retrying' | 'failed' | 'sent';
+
+export function deliveryState(notify: boolean, deliveries: Delivery[]): DeliveryState {
+  if (!notify) return 'history';
+  if (deliveries.length === 0) return 'unsent';
+  if (deliveries.some((d) => d.status === 'failed')) return 'failed';
+  if (deliveries.some((d) => d.status === 'pending' && d.attempts > 0)) return 'retrying';
+  if (deliveries.some((d) => d.status !== 'sent')) return 'pending';
+  return 'sent';
+}

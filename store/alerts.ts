@@ -1,0 +1,406 @@
+// The alert tables (sql/migrations/005_alerts.sql): alert_states (each level's status per month), alerts (the
+// notice history) and alert_outbox (one delivery per notice × notifier). Every statement on them lives here.
+// What to write is decided elsewhere: alerts/notices.ts derives notices and states (pure), alerts/engine.ts
+// and alerts/outbox.ts run evaluation and delivery through these functions. Every write goes through
+// Store.transaction, which raises the store's generation: the snapshot's publish step then knows the alert
+// history or a delivery state changed (what `cbp alerts` shows analysts).
+import type { Store } from './db.ts';
+import { toRatioRow } from './ratios.ts';
+
+/** A store that can only be read (a snapshot opened read-only fits too). */
+type ReadStore = Pick<Store, 'all'>;
+
+export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
+/** A notice: one row of the alerts table, and what notifiers are sent. */
+export interface Notice {
+  notice_id: string;
+  kind: NoticeKind;
+  mid: string;
+  network: string;
+  program: string;
+  level: string;
+  previous_level: string | null;
+  month: string;
+  metric: string | null;
+  rule_id: string | null;
+  comparison: string | null;
+  ratio_threshold: number | null;
+  numerator: number | null;
+  denominator: number | null;
+  denominator_month: string | null;
+  ratio: number | null;
+  ratio_pct: number | null;
+  ratio_bps: number | null;
+  is_projection: boolean;
+  is_partial: boolean;
+  notify: boolean;
+  message: string;
+  created_at: string;
+}
+
+/** One row of alert_states: a level's status (projected | reached | resolved) for a month. */
+export interface AlertStateRow {
+  mid: string;
+  network: string;
+  program: string;
+  level: string;
+  month: string;
+  status: 'projected' | 'reached' | 'resolved';
+  rank: number;
+  ratio: number | null;
+  numerator: number | null;
+  denominator: number | null;
+  is_partial: boolean;
+  /** first_seen_at of a new state, updated_at of every one (UTC ISO) */
+  seen: string;
+}
+
+/** A month an earlier evaluation recorded for a level, with its status then. */
+export interface RecordedState {
+  mid: string;
+  network: string;
+  program: string;
+  level: string;
+  month: string;
+  status: string;
+}
+
+/** One notifier's delivery of a notice (an alert_outbox row). */
+export interface Delivery {
+  notifier: string;
+  /** pending | sent | failed (given up; `cbp alerts requeue` puts it back) */
+  status: string;
+  attempts: number;
+  /** The last failure, secrets redacted; null once sent. */
+  last_error: string | null;
+  next_attempt_at: string | null;
+  sent_at: string | null;
+}
+
+export interface OutboxRow {
+  notice_id: string;
+  notifier: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+/** The lowest ratio threshold of a network × program × metric some enabled rule reads. */
+export interface RuleFloor {
+  network: string;
+  program: string;
+  metric: string;
+  min: number;
+}
+
+/** A TIMESTAMP parameter: UTC wall time, as the columns hold it. */
+const ts = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
+
+/** A TIMESTAMP column read back as UTC ISO 8601 (seconds). */
+const stamp = (v: unknown): string | null => (v === null || v === undefined ? null : `${String(v).replace(' ', 'T').replace(/(\.\d+)?$/, '')}Z`);
+
+/** A text literal (the rule set's enums need no quoting; a quote in one would still not end the literal). */
+const lit = (v: string) => `'${v.replaceAll("'", "''")}'`;
+
+/**
+ * The ratio rows evaluation judges for MIDs lo..hi (months up to asOfMonth), sorted by mid, network, program,
+ * metric, month, is_projection. Only series (mid × network × program) that can reach a level are read: those
+ * with a month at or above the lowest threshold any rule of theirs sets, and those with a level recorded as
+ * reached (which later figures may take back); the rest never reach memory.
+ */
+export async function ratioRowsForAlerts(
+  store: ReadStore,
+  q: { floors: RuleFloor[]; asOfMonth: string; lo: string; hi: string },
+): Promise<ReturnType<typeof toRatioRow>[]> {
+  if (q.floors.length === 0) return [];
+  const values = q.floors
+    .map((f) => {
+      if (!Number.isFinite(f.min)) throw new RangeError(`not a ratio threshold: ${f.min}`);
+      return `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)}, ${f.min.toString()}::DOUBLE)`;
+    })
+    .join(', ');
+  // A plain IN list on program is pushed down into the views (the join on t alone is not).
+  const programs = [...new Set(q.floors.map((f) => lit(f.program)))].join(', ');
+  const sql = `WITH t(network, program, metric, min_threshold) AS (VALUES ${values}),
+     r AS MATERIALIZED (
+       SELECT m.*, t.min_threshold FROM mart_ratios m JOIN t USING (network, program, metric)
+        WHERE m.month <= $asof AND m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})),
+     hot AS (SELECT DISTINCT mid, network, program FROM r WHERE ratio >= min_threshold
+             UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached')
+     SELECT r.* EXCLUDE (min_threshold) FROM r SEMI JOIN hot USING (mid, network, program)
+      ORDER BY mid, network, program, metric, month, is_projection`;
+  return (await store.all<Record<string, unknown>>(sql, { asof: q.asOfMonth, lo: q.lo, hi: q.hi })).map(toRatioRow);
+}
+
+/** Every notice recorded so far: notice_id → notify (false: recorded as history only). */
+export async function noticeFlags(store: ReadStore): Promise<Map<string, boolean>> {
+  const rows = await store.all<{ notice_id: string; notify: boolean }>('SELECT notice_id, notify FROM alerts');
+  return new Map(rows.map((r) => [r.notice_id, r.notify === true]));
+}
+
+/**
+ * Levels earlier evaluations recorded for MIDs lo..hi: reached (what revised figures may take back) and
+ * resolved; projections are not a level reached.
+ */
+export async function recordedStates(store: ReadStore, q: { lo: string; hi: string }): Promise<RecordedState[]> {
+  return store.all<RecordedState>(
+    `SELECT mid, network, program, level, month, status FROM alert_states WHERE status IN ('reached', 'resolved') AND mid >= $lo AND mid <= $hi`,
+    { lo: q.lo, hi: q.hi },
+  );
+}
+
+const NOTICE_COLS = [
+  'notice_id', 'kind', 'mid', 'network', 'program', 'level', 'previous_level', 'month', 'metric', 'rule_id', 'comparison',
+  'ratio_threshold', 'numerator', 'denominator', 'denominator_month', 'ratio', 'ratio_pct', 'ratio_bps', 'is_projection',
+  'is_partial', 'notify', 'message', 'created_at',
+] as const;
+
+async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: readonly string[], rows: unknown[][], tail: string): Promise<void> {
+  const CHUNK = 400;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK);
+    const params: unknown[] = [];
+    const values = part.map((r) => `(${r.map((v) => { params.push(v); return `$${params.length}`; }).join(', ')})`);
+    await store.run(`${head} (${cols.join(', ')}) VALUES ${values.join(', ')} ${tail}`, params as never);
+  }
+}
+
+/**
+ * Records one evaluation batch in one transaction: the states (inserted, or updated in place: first_seen_at
+ * stays), the new notices (a notice already recorded is left as it is) and the notices promoted from history
+ * to delivery (notify set). Writes nothing when there is nothing to record.
+ */
+export async function recordEvaluation(store: Store, batch: { states: AlertStateRow[]; fresh: Notice[]; promoted: string[] }): Promise<void> {
+  const { states, fresh, promoted } = batch;
+  if (states.length === 0 && fresh.length === 0 && promoted.length === 0) return;
+  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_alert_states_stage (
+    mid VARCHAR, network VARCHAR, program VARCHAR, level VARCHAR, month VARCHAR, status VARCHAR, rank INTEGER,
+    ratio DOUBLE, numerator DOUBLE, denominator DOUBLE, is_partial BOOLEAN, seen VARCHAR)`);
+  await store.transaction(async (s) => {
+    if (states.length) {
+      await s.run('DELETE FROM _cbp_alert_states_stage');
+      // The appender: thousands of states per batch would make parameter lists slow.
+      const app = await s.conn.createAppender('_cbp_alert_states_stage', 'main', 'temp');
+      try {
+        for (const r of states) {
+          for (const v of [r.mid, r.network, r.program, r.level, r.month, r.status]) app.appendVarchar(v);
+          app.appendInteger(r.rank);
+          for (const v of [r.ratio, r.numerator, r.denominator]) {
+            if (v === null || !Number.isFinite(v)) app.appendNull();
+            else app.appendDouble(v);
+          }
+          app.appendBoolean(r.is_partial);
+          app.appendVarchar(r.seen);
+          app.endRow();
+        }
+        app.flushSync();
+      } finally {
+        app.closeSync();
+      }
+      await s.run(
+        `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
+         SELECT mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, seen::TIMESTAMP, seen::TIMESTAMP
+           FROM _cbp_alert_states_stage
+         ON CONFLICT (mid, network, program, level, month) DO UPDATE SET status = excluded.status, rank = excluded.rank,
+           ratio = excluded.ratio, numerator = excluded.numerator, denominator = excluded.denominator,
+           is_partial = excluded.is_partial, updated_at = excluded.updated_at`,
+      );
+    }
+    if (fresh.length) {
+      await insertChunked(s, 'INSERT INTO alerts', NOTICE_COLS, fresh.map((n) => NOTICE_COLS.map((c) => n[c])), 'ON CONFLICT DO NOTHING');
+    }
+    if (promoted.length) {
+      await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
+    }
+  });
+}
+
+/** How many mid × network × program hold a level reached in month (observed, month to date included). */
+export async function levelsReachedIn(store: ReadStore, month: string): Promise<number> {
+  const rows = await store.all<{ n: number | string }>(
+    "SELECT count(DISTINCT (mid, network, program)) AS n FROM alert_states WHERE month = $m AND status = 'reached'",
+    { m: month },
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/**
+ * The notice history as stored, newest first (created_at, then month, then mid), at most limit notices, with
+ * `delivery`: each notifier's status as "notifier:status" joined by ", ".
+ */
+export async function noticeHistory(store: ReadStore, q: { mid?: string; limit: number }): Promise<Array<Record<string, unknown>>> {
+  const params: Record<string, string | number> = { lim: q.limit };
+  if (q.mid) params.mid = q.mid;
+  return store.all<Record<string, unknown>>(
+    `SELECT a.*, (SELECT string_agg(o.notifier || ':' || o.status, ', ' ORDER BY o.notifier) FROM alert_outbox o WHERE o.notice_id = a.notice_id) AS delivery
+       FROM alerts a ${q.mid ? 'WHERE a.mid = $mid' : ''} ORDER BY a.created_at DESC, a.month DESC, a.mid LIMIT $lim`,
+    params,
+  );
+}
+
+/**
+ * The deliveries of these notices (one per notifier, by notifier name), last_error as stored; next_attempt_at
+ * only while a delivery is pending.
+ */
+export async function deliveriesOf(store: ReadStore, noticeIds: string[]): Promise<Map<string, Delivery[]>> {
+  const byNotice = new Map<string, Delivery[]>();
+  const CHUNK = 500;
+  for (let i = 0; i < noticeIds.length; i += CHUNK) {
+    const ids = noticeIds.slice(i, i + CHUNK);
+    const out = await store.all<Record<string, unknown>>(
+      `SELECT notice_id, notifier, status, attempts, last_error, next_attempt_at, sent_at FROM alert_outbox
+        WHERE notice_id IN (${ids.map((_, j) => `$${j + 1}`).join(', ')}) ORDER BY notice_id, notifier`,
+      ids,
+    );
+    for (const o of out) {
+      const d: Delivery = {
+        notifier: String(o.notifier),
+        status: String(o.status),
+        attempts: Number(o.attempts),
+        last_error: (o.last_error as string | null) ?? null,
+        next_attempt_at: o.status === 'pending' ? stamp(o.next_attempt_at) : null,
+        sent_at: stamp(o.sent_at),
+      };
+      const list = byNotice.get(String(o.notice_id));
+      if (list) list.push(d);
+      else byNotice.set(String(o.notice_id), [d]);
+    }
+  }
+  return byNotice;
+}
+
+/** Every stored delivery error (to be checked for secrets). */
+export async function deliveryErrors(store: ReadStore): Promise<Array<{ notice_id: string; notifier: string; last_error: string }>> {
+  return store.all('SELECT notice_id, notifier, last_error FROM alert_outbox WHERE last_error IS NOT NULL');
+}
+
+/** Replaces stored delivery errors, in one transaction. */
+export async function rewriteDeliveryErrors(store: Store, rows: Array<{ notice_id: string; notifier: string; last_error: string }>): Promise<void> {
+  if (rows.length === 0) return;
+  await store.transaction(async (s) => {
+    for (const r of rows) {
+      await s.run('UPDATE alert_outbox SET last_error = $err WHERE notice_id = $id AND notifier = $name', { err: r.last_error, id: r.notice_id, name: r.notifier });
+    }
+  });
+}
+
+/**
+ * Queues every notice marked for delivery and created at or after since that this notifier has no delivery
+ * of yet (pending, due now). Returns how many were queued; writes nothing when there are none.
+ */
+export async function queueDeliveries(store: Store, notifier: string, q: { now: Date; since: Date }): Promise<number> {
+  const [{ n }] = await store.all<{ n: number | bigint }>(
+    `SELECT count(*) AS n FROM alerts a WHERE a.notify AND a.created_at >= $since::TIMESTAMP
+        AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.notice_id = a.notice_id AND o.notifier = $name)`,
+    { name: notifier, since: ts(q.since) },
+  );
+  if (Number(n) === 0) return 0;
+  await store.transaction((s) => s.run(
+    `INSERT INTO alert_outbox (notice_id, notifier, status, attempts, last_error, next_attempt_at, sent_at, created_at)
+     SELECT a.notice_id, $name, 'pending', 0, NULL, $now::TIMESTAMP, NULL, $now::TIMESTAMP
+       FROM alerts a
+      WHERE a.notify AND a.created_at >= $since::TIMESTAMP
+        AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.notice_id = a.notice_id AND o.notifier = $name)
+     ON CONFLICT DO NOTHING`,
+    { name: notifier, now: ts(q.now), since: ts(q.since) },
+  ));
+  return Number(n);
+}
+
+function toNotice(r: Record<string, unknown>): Notice {
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    notice_id: String(r.notice_id),
+    kind: r.kind as Notice['kind'],
+    mid: String(r.mid),
+    network: String(r.network),
+    program: String(r.program),
+    level: String(r.level),
+    previous_level: (r.previous_level as string | null) ?? null,
+    month: String(r.month),
+    metric: (r.metric as string | null) ?? null,
+    rule_id: (r.rule_id as string | null) ?? null,
+    comparison: (r.comparison as string | null) ?? null,
+    ratio_threshold: n(r.ratio_threshold),
+    numerator: n(r.numerator),
+    denominator: n(r.denominator),
+    denominator_month: (r.denominator_month as string | null) ?? null,
+    ratio: n(r.ratio),
+    ratio_pct: n(r.ratio_pct),
+    ratio_bps: n(r.ratio_bps),
+    is_projection: r.is_projection === true,
+    is_partial: r.is_partial === true,
+    notify: r.notify === true,
+    message: String(r.message),
+    created_at: String(r.created_at),
+  };
+}
+
+/** This notifier's pending deliveries due at now, in notice order, each with the attempts made so far. */
+export async function dueDeliveries(store: ReadStore, notifier: string, now: Date): Promise<Array<{ notice: Notice; attempts: number }>> {
+  const rows = await store.all<Record<string, unknown>>(
+    `SELECT a.*, o.attempts AS outbox_attempts FROM alert_outbox o JOIN alerts a USING (notice_id)
+      WHERE o.notifier = $name AND o.status = 'pending' AND o.next_attempt_at <= $now::TIMESTAMP
+      ORDER BY a.created_at, a.month, a.notice_id`,
+    { name: notifier, now: ts(now) },
+  );
+  return rows.map((r) => ({ notice: toNotice(r), attempts: Number(r.outbox_attempts) }));
+}
+
+/** A delivery the notifier accepted: sent, never to be sent again. */
+export async function markDeliverySent(store: Store, d: { noticeId: string; notifier: string; attempts: number; at: Date }): Promise<void> {
+  await store.transaction((s) => s.run(
+    `UPDATE alert_outbox SET status = 'sent', attempts = $attempts, sent_at = $now::TIMESTAMP, last_error = NULL
+      WHERE notice_id = $id AND notifier = $name`,
+    { attempts: d.attempts, now: ts(d.at), id: d.noticeId, name: d.notifier },
+  ));
+}
+
+/** A failed attempt: tried again at nextAttemptAt, or given up (failed). error must already be redacted. */
+export async function markDeliveryFailed(
+  store: Store,
+  d: { noticeId: string; notifier: string; attempts: number; error: string; givenUp: boolean; nextAttemptAt: Date },
+): Promise<void> {
+  await store.transaction((s) => s.run(
+    `UPDATE alert_outbox SET status = $status, attempts = $attempts, last_error = $err, next_attempt_at = $next::TIMESTAMP
+      WHERE notice_id = $id AND notifier = $name`,
+    { status: d.givenUp ? 'failed' : 'pending', attempts: d.attempts, err: d.error, next: ts(d.nextAttemptAt), id: d.noticeId, name: d.notifier },
+  ));
+}
+
+/** Notices marked for delivery that no notifier has sent. */
+export async function unsentNoticeCount(store: ReadStore): Promise<number> {
+  const [r] = await store.all<{ n: number | bigint }>(
+    `SELECT count(*) AS n FROM alerts a
+      WHERE a.notify AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.notice_id = a.notice_id AND o.status = 'sent')`,
+  );
+  return Number(r?.n ?? 0);
+}
+
+/** Deliveries given up (of one notifier, or all). */
+export async function failedDeliveryCount(store: ReadStore, notifier?: string): Promise<number> {
+  const [{ n }] = await store.all<{ n: number | bigint }>(
+    `SELECT count(*) AS n FROM alert_outbox WHERE status = 'failed' ${notifier ? 'AND notifier = $name' : ''}`,
+    notifier ? { name: notifier } : undefined,
+  );
+  return Number(n);
+}
+
+/** Sets deliveries given up (of one notifier, or all) back to pending, due now. */
+export async function requeueFailedDeliveries(store: Store, notifier?: string): Promise<void> {
+  await store.transaction((s) =>
+    s.run(
+      `UPDATE alert_outbox SET status = 'pending', next_attempt_at = current_timestamp::TIMESTAMP
+        WHERE status = 'failed' ${notifier ? 'AND notifier = $name' : ''}`,
+      notifier ? { name: notifier } : undefined,
+    ),
+  );
+}
+
+/** Every delivery, by notice and notifier. */
+export async function outboxRows(store: ReadStore): Promise<OutboxRow[]> {
+  const rows = await store.all<Record<string, unknown>>('SELECT notice_id, notifier, status, attempts, last_error FROM alert_outbox ORDER BY notice_id, notifier');
+  return rows.map((r) => ({ notice_id: String(r.notice_id), notifier: String(r.notifier), status: String(r.status), attempts: Number(r.attempts), last_error: (r.last_error as string | null) ?? null }));
+}

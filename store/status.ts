@@ -1,0 +1,65 @@
+// What `cbp status` reads from the store (or the snapshot): the run log, the loads log, the quarantine and the
+// alert levels in force.
+// Each reader gives nothing, rather than failing, on an older store or snapshot that lacks its table.
+import type { Store } from './db.ts';
+
+type ReadStore = Pick<Store, 'all'>;
+
+async function rowsOrNone<T>(store: ReadStore, sql: string): Promise<T[]> {
+  try {
+    return await store.all<T>(sql);
+  } catch {
+    // An older store or snapshot without this table: nothing to show for it.
+    return [];
+  }
+}
+
+export interface RunLine {
+  run_id: string;
+  workflow: string;
+  status: string;
+  started_at: string;
+  finished_at: string;
+  as_of: string | null;
+  error: string | null;
+}
+
+/** The last `limit` runs recorded (at least one), latest finished first, times as UTC ISO 8601 (seconds). */
+export async function recentRuns(store: ReadStore, limit: number): Promise<RunLine[]> {
+  return rowsOrNone<RunLine>(
+    store,
+    `SELECT run_id, workflow, status, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at, strftime(finished_at, '%Y-%m-%dT%H:%M:%SZ') AS finished_at,
+            strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, error
+       FROM runs ORDER BY finished_at DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
+  );
+}
+
+/** Per report kind with loads: the latest load (UTC ISO 8601, seconds) and how many loads there were. */
+export async function loadsByKind(store: ReadStore): Promise<Array<{ kind: string; last_loaded_at: string | null; loads: number }>> {
+  const rows = await rowsOrNone<{ kind: string; last_loaded_at: string | null; loads: number | string }>(
+    store,
+    `SELECT kind, strftime(max(last_loaded_at), '%Y-%m-%dT%H:%M:%SZ') AS last_loaded_at, count(*) AS loads FROM loads GROUP BY kind`,
+  );
+  return rows.map((r) => ({ kind: r.kind, last_loaded_at: r.last_loaded_at, loads: Number(r.loads) }));
+}
+
+/** Quarantined rows per report kind, by kind. */
+export async function quarantineByKind(store: ReadStore): Promise<Array<{ kind: string; rows: number }>> {
+  const rows = await rowsOrNone<{ kind: string; rows: number | string }>(store, 'SELECT kind, count(*) AS rows FROM quarantine GROUP BY kind ORDER BY kind');
+  return rows.map((r) => ({ kind: r.kind, rows: Number(r.rows) }));
+}
+
+/**
+ * The alerts in force: the level each series (mid × network × program) reached in the latest month evaluated
+ * for it (the highest rank, should it hold two), by mid, network, program.
+ */
+export async function alertsInForce(store: ReadStore): Promise<Array<{ mid: string; network: string; program: string; level: string; month: string; ratio: number | null }>> {
+  return rowsOrNone(
+    store,
+    `SELECT s.mid, s.network, s.program, s.level, s.month, s.ratio FROM alert_states s
+      WHERE s.status = 'reached'
+        AND s.month = (SELECT max(t.month) FROM alert_states t WHERE t.mid = s.mid AND t.network = s.network AND t.program = s.program)
+      QUALIFY row_number() OVER (PARTITION BY s.mid, s.network, s.program ORDER BY s.rank DESC) = 1
+      ORDER BY s.mid, s.network, s.program`,
+  );
+}

@@ -1,0 +1,90 @@
+// The alert state machine's pure part (alerts/notices.ts), without a store: ratio rows, the rules and what
+// earlier evaluations recorded in; notices, their delivery flags and the states to record out.
+import { describe, expect, it } from 'vitest';
+import { deliveryState, judgeBatch, noticeId, ruleTargets, stateRows, targetFloors } from '../alerts/notices.ts';
+import type { MonthLevel, RatioRow } from '../rules/evaluate.ts';
+import { parseThresholds } from '../rules/thresholds.ts';
+import type { Delivery, RecordedState } from '../store/alerts.ts';
+
+const rule = (id: string, level: string, rank: number, ratio: number, extra: Record<string, unknown> = {}) => ({
+  id, network: 'mastercard', program: 'ecp', level, rank, metric: 'count', comparison: '>=', ratio_threshold: ratio, ...extra,
+});
+const rules = parseThresholds(JSON.stringify({
+  extends_defaults: false,
+  rules: [rule('low', 'low', 1, 0.01), rule('high', 'high', 2, 0.02), rule('off', 'watch', 0, 0.005, { enabled: false })],
+  mids: { m2: { rules: [rule('m2.tight', 'tight', 0, 0.008)] } },
+}));
+const now = '2026-04-02T06:00:00.000Z';
+
+function row(mid: string, month: string, ratio: number): RatioRow {
+  return {
+    mid, network: 'mastercard', program: 'ecp', metric: 'count', month,
+    numerator: ratio * 10_000, denominator: 10_000, denominator_month: month,
+    numerator_count: ratio * 10_000, numerator_amount: null, denominator_count: 10_000, denominator_amount: null,
+    ratio, ratio_pct: ratio * 100, ratio_bps: ratio * 10_000, no_ratio_reason: null,
+    is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
+  };
+}
+const series = [row('m1', '2026-01', 0.005), row('m1', '2026-02', 0.012), row('m1', '2026-03', 0.025)];
+const id = (kind: 'reached' | 'escalated' | 'resolved', level: string, month: string) => noticeId(kind, 'm1', 'mastercard', 'ecp', level, month);
+
+describe('alert notices, judged without a store', () => {
+  it('gives each transition a notice, pages only the months from notifySince, and records a state per level reached', () => {
+    const j = judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: new Map() });
+    expect(j.notices.map((n) => [n.kind, n.level, n.previous_level, n.month, n.notify])).toEqual([
+      ['reached', 'low', null, '2026-02', false],
+      ['escalated', 'high', 'low', '2026-03', true],
+    ]);
+    expect(j.fresh).toEqual(j.notices);
+    expect(j.promoted).toEqual([]);
+    expect(j.notices[1].message).toBe('m1 mastercard ecp: escalated from low to high in 2026-03: 2.500 % (250 / 10000), threshold >= 2.000 %');
+    expect(j.states.map((s) => [s.level, s.month, s.status, s.rank, s.ratio, s.seen])).toEqual([
+      ['low', '2026-02', 'reached', 1, 0.012, now],
+      ['high', '2026-03', 'reached', 2, 0.025, now],
+    ]);
+    expect([j.levelsReached, j.projectedLevels]).toEqual([2, 0]);
+  });
+
+  it('says nothing already recorded again, and promotes once a notice recorded as history that is now to be paged', () => {
+    const known = new Map([[id('reached', 'low', '2026-02'), false], [id('escalated', 'high', '2026-03'), false]]);
+    const j = judgeBatch(series, [], { rules, notifySince: '2026-03', now, known });
+    expect(j.fresh).toEqual([]);
+    expect(j.promoted.map((n) => n.notice_id)).toEqual([id('escalated', 'high', '2026-03')]);
+    const paged = new Map([...known, [id('escalated', 'high', '2026-03'), true]]);
+    expect(judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: paged }).promoted).toEqual([]);
+  });
+
+  it('takes back a recorded level its month no longer reaches: a resolved notice, and the state resolved', () => {
+    const recorded: RecordedState[] = [{ mid: 'm1', network: 'mastercard', program: 'ecp', level: 'high', month: '2026-03', status: 'reached' }];
+    const j = judgeBatch([row('m1', '2026-03', 0.004)], recorded, { rules, notifySince: '2026-03', now, known: new Map() });
+    expect(j.notices.map((n) => [n.kind, n.level, n.previous_level, n.month, n.notify])).toEqual([['resolved', 'high', null, '2026-03', true]]);
+    expect(j.states.map((s) => [s.level, s.month, s.status, s.rank, s.ratio])).toEqual([['high', '2026-03', 'resolved', -1, 0.004]]);
+    // A level recorded as resolved is not taken back again.
+    const again = judgeBatch([row('m1', '2026-03', 0.004)], [{ ...recorded[0], status: 'resolved' }], { rules, notifySince: '2026-03', now, known: new Map() });
+    expect(again.notices).toEqual([]);
+  });
+
+  it('records one state per level and month: a level reached in a month it was projected for is reached', () => {
+    const level = (over: Partial<MonthLevel>): MonthLevel => ({
+      mid: 'm1', network: 'mastercard', program: 'ecp', month: '2026-04', level: 'low', rank: 1, met: ['low'], row: row('m1', '2026-04', 0.011),
+      rule: null, is_partial: true, is_projection: false, ...over,
+    });
+    const states = stateRows({ reached: [level({})], projected: [level({ is_projection: true })], levels: [level({})], notices: [], now });
+    expect(states.map((s) => [s.level, s.month, s.status, s.is_partial])).toEqual([['low', '2026-04', 'reached', true]]);
+  });
+
+  it('reads only the ratios some enabled rule reads, down to the lowest threshold, a MID\'s own rules included', () => {
+    expect(ruleTargets(rules)).toEqual(['mastercard|ecp|count']);
+    expect(targetFloors(rules)).toEqual([{ network: 'mastercard', program: 'ecp', metric: 'count', min: 0.008 }]);
+  });
+
+  it('tells where a notice stands from its deliveries', () => {
+    const d = (status: string, attempts: number): Delivery => ({ notifier: 'webhook', status, attempts, last_error: null, next_attempt_at: null, sent_at: null });
+    expect(deliveryState(false, [d('sent', 1)])).toBe('history');
+    expect(deliveryState(true, [])).toBe('unsent');
+    expect(deliveryState(true, [d('pending', 0)])).toBe('pending');
+    expect(deliveryState(true, [d('sent', 1), d('pending', 2)])).toBe('retrying');
+    expect(deliveryState(true, [d('sent', 1), d('failed', 12)])).toBe('failed');
+    expect(deliveryState(true, [d('sent', 1), d('sent', 3)])).toBe('sent');
+  });
+});
