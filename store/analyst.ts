@@ -7,10 +7,10 @@
 //
 // DuckDB allows its temp directory even with external access off; each session gets a private one (a
 // fresh folder under the system temp folder, removed at close) so nothing lands beside the snapshot.
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DuckDBResultReader } from '@duckdb/node-api';
+import { ResultReturnType, type DuckDBResultReader } from '@duckdb/node-api';
 import { UsageError } from '../lib/errors.ts';
 import { openStore, type Store } from './db.ts';
 import { NoSnapshotError } from './errors.ts';
@@ -66,7 +66,14 @@ export async function openAnalystSession(dbPath: string, opts: AnalystSessionOpt
   return store;
 }
 
+/** One file under two names: a symlink, `..`, or a hard link (same device and inode), which a realpath misses. */
 function sameFile(a: string, b: string): boolean {
+  try {
+    const [sa, sb] = [statSync(a, { bigint: true }), statSync(b, { bigint: true })];
+    if (sa.dev === sb.dev && sa.ino === sb.ino) return true;
+  } catch {
+    // One of them does not exist (no store yet): compare the names.
+  }
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -134,17 +141,81 @@ export function explainRefusal(error: unknown, sql: string): QueryRefusedError |
 }
 
 /**
- * Runs an analyst's SQL on a session from openAnalystSession: DuckDB itself refuses what the lock-down forbids,
- * and the refusal comes back as a QueryRefusedError saying what to use instead.
+ * PRAGMAs and table functions that change the session although its configuration is locked (DuckDB 1.5 checks
+ * the lock for settings only): profiling (plan trees printed into the query's output, or a file to write),
+ * logging (a file storage fails every later statement and aborts the process at exit), the optimizer,
+ * verification, progress bars, the object cache, checkpoint on shutdown, Parquet keys, the parser. Found in
+ * `duckdb_functions()` (types pragma and table); test/analyst-session.test.ts lists every PRAGMA and table
+ * function DuckDB has as either refused here or only reading, so an upgrade that adds one fails that test.
  */
-export async function runAnalystQuery(store: Store, sql: string): Promise<DuckDBResultReader> {
-  // enable_logging() changes the session's log storage despite the lock (DuckDB 1.5), and a file storage
-  // then fails every later statement and aborts the process at exit: refused before DuckDB sees it.
-  if (/\b(enable_logging|disable_logging|truncate_duckdb_logs)\s*\(/i.test(keywordsOnly(sql))) {
-    throw new QueryRefusedError(`${PREFIX}: enable_logging, disable_logging and truncate_duckdb_logs are not allowed; the session's settings are fixed.`);
+const SESSION_CHANGING = new RegExp(
+  '\\b(' +
+    [
+      '(?:enable|disable)_(?:profiling|profile|optimizer|verification|progress_bar|print_progress_bar|object_cache|checkpoint_on_shutdown|logging|peg_parser)',
+      '(?:disable_)?verify_(?:external|parallelism|serializer|fetch_row)',
+      'truncate_duckdb_logs',
+      'add_parquet_key',
+    ].join('|') +
+    ')\\b',
+  'i',
+);
+
+/** What to use instead of a session-changing function, by what it changes. */
+function sessionChangeHint(name: string): string {
+  if (/profil/i.test(name)) return 'to see how a query runs use EXPLAIN ANALYZE <query>, whose plan with timings comes back as its result';
+  if (/log/i.test(name)) return 'the session keeps no log';
+  return "the session's settings are fixed";
+}
+
+export interface AnalystQueryOptions {
+  /** Told (one line, no prefix) when statements before the last returned rows that are not in the result. */
+  notice?: (message: string) => void;
+}
+
+/**
+ * Runs an analyst's SQL on a session from openAnalystSession: DuckDB itself refuses what the lock-down forbids,
+ * and the refusal comes back as a QueryRefusedError saying what to use instead. Several statements run in
+ * order and the result is the last one's (as `psql -c` does), so `SET VARIABLE ...; SELECT ...` and
+ * `CREATE TEMP TABLE ...; SELECT ...` work; earlier statements that returned rows are named through notice.
+ */
+export async function runAnalystQuery(store: Store, sql: string, opts: AnalystQueryOptions = {}): Promise<DuckDBResultReader> {
+  const changing = SESSION_CHANGING.exec(keywordsOnly(sql));
+  if (changing) {
+    const name = changing[1].toLowerCase();
+    throw new QueryRefusedError(`${PREFIX}: ${name} is not allowed, it would change the session; ${sessionChangeHint(name)}.`);
   }
+  if (!sql.replace(/--[^\n]*|\/\*[\s\S]*?\*\/|;/g, '').trim()) throw new UsageError('the query holds no SQL statement');
   try {
-    return await store.conn.runAndReadAll(sql);
+    let statements;
+    try {
+      statements = await store.conn.extractStatements(sql);
+    } catch (e) {
+      // The parser's own message, without the "Failed to extract statements:" node-api puts in front.
+      throw new Error((e instanceof Error ? e.message : String(e)).replace(/^Failed to extract statements:\s*/, ''));
+    }
+    const unprinted: number[] = [];
+    for (let i = 0; i < statements.count - 1; i++) {
+      const prepared = await statements.prepare(i);
+      try {
+        if ((await prepared.run()).returnType === ResultReturnType.QUERY_RESULT) unprinted.push(i + 1);
+      } finally {
+        prepared.destroySync();
+      }
+    }
+    const last = await statements.prepare(statements.count - 1);
+    let reader: DuckDBResultReader;
+    try {
+      reader = await last.runAndReadAll();
+    } finally {
+      last.destroySync();
+    }
+    if (unprinted.length) {
+      const which = unprinted.length === 1 ? `statement ${unprinted[0]}` : `statements ${unprinted.join(', ')}`;
+      opts.notice?.(
+        `printed the result of the last statement (${statements.count} of ${statements.count}) only; ${which} also returned rows: run ${unprinted.length === 1 ? 'it' : 'each'} on its own to see them`,
+      );
+    }
+    return reader;
   } catch (e) {
     throw explainRefusal(e, sql) ?? e;
   }

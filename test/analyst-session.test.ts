@@ -1,7 +1,7 @@
 // Analysts read only: a `cbp sql` session (and every reader of the snapshot) cannot write or read other
 // files, attach the working store, load extensions, or change the settings that keep it so.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
@@ -171,6 +171,113 @@ describe('an analyst session', () => {
     }
   });
 
+  it('refuses PRAGMAs and functions that change the session despite the lock (profiling, logging, optimizer, verification...), saying what to use', async () => {
+    const session = await openSnapshotSession(snapshotPath);
+    try {
+      const profiling = await refused(session, 'CALL enable_profiling()');
+      expect(profiling.message).toBe(
+        'cbp sql reads the snapshot only: enable_profiling is not allowed, it would change the session; to see how a query runs use EXPLAIN ANALYZE <query>, whose plan with timings comes back as its result.',
+      );
+      for (const sql of [
+        'PRAGMA enable_profiling',
+        "PRAGMA enable_profiling = 'json'",
+        "CALL enable_profiling(save_location = 'profile.json')",
+        'SELECT * FROM enable_profiling()',
+        'CALL disable_profiling()',
+        'PRAGMA enable_profile',
+        'PRAGMA disable_optimizer',
+        'PRAGMA enable_verification',
+        'PRAGMA verify_parallelism',
+        'PRAGMA disable_verify_external',
+        'PRAGMA enable_progress_bar',
+        'PRAGMA enable_print_progress_bar',
+        'PRAGMA enable_object_cache',
+        'PRAGMA disable_checkpoint_on_shutdown',
+        "PRAGMA add_parquet_key('k', '0123456789112345')",
+        'CALL disable_peg_parser()',
+        'CALL truncate_duckdb_logs()',
+        '/* a comment */ pragma  ENABLE_PROFILING; SELECT 1',
+      ]) {
+        expect((await refused(session, sql)).message, sql).toMatch(/^cbp sql reads the snapshot only: \w+ is not allowed, it would change the session; /);
+      }
+      // The words in a string, a quoted name or a comment are no call.
+      expect((await runAnalystQuery(session, "SELECT 'enable_profiling' AS \"disable_optimizer\" -- enable_profiling")).getRowObjectsJson()).toEqual([
+        { disable_optimizer: 'enable_profiling' },
+      ]);
+      const settings = await session.all<{ name: string; value: string | null }>(
+        "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_profiling', 'enable_progress_bar', 'enable_object_cache') ORDER BY name",
+      );
+      expect(settings).toEqual([
+        { name: 'enable_object_cache', value: 'false' },
+        { name: 'enable_profiling', value: null },
+        { name: 'enable_progress_bar', value: 'false' },
+      ]);
+      const plan = (await runAnalystQuery(session, 'EXPLAIN ANALYZE SELECT count(*) FROM mart_chargebacks')).getRowsJson();
+      expect(String(plan[0][1])).toContain('Total Time');
+    } finally {
+      session.close();
+    }
+  });
+
+  it('knows every PRAGMA and table function of its DuckDB: each either only reads or is refused before it runs', async () => {
+    const session = await openSnapshotSession(snapshotPath);
+    try {
+      const fns = await session.all<{ name: string }>(
+        "SELECT DISTINCT function_name AS name FROM duckdb_functions() WHERE internal AND function_type IN ('pragma', 'table', 'table_macro') ORDER BY 1",
+      );
+      // Reading the catalog, the session or data; file readers are stopped by external access being off;
+      // checkpoints, copy_database and import_database write nothing to a read-only database.
+      const readsOnly = new Set([
+        'all_profiling_output', 'arrow_scan', 'arrow_scan_dumb', 'check_peg_parser', 'checkpoint', 'collations', 'copy_database',
+        'database_list', 'database_size', 'extension_versions', 'force_checkpoint', 'functions', 'generate_series', 'glob', 'histogram',
+        'histogram_values', 'icu_calendar_names', 'import_database', 'metadata_info', 'pg_timezone_names', 'platform', 'query',
+        'query_table', 'range', 'repeat', 'repeat_row', 'seq_scan', 'show', 'show_databases', 'show_tables', 'show_tables_expanded',
+        'sniff_csv', 'sql_auto_complete', 'storage_info', 'summary', 'table_info', 'test_all_types', 'test_vector_types', 'unnest',
+        'user_agent', 'version', 'which_secret',
+      ]);
+      const reading = (n: string) => readsOnly.has(n) || /^(duckdb_|pragma_|read_|parquet_|json_)/.test(n);
+      const unknown: string[] = [];
+      for (const { name } of fns) {
+        if (reading(name)) continue;
+        const e = await runAnalystQuery(session, `PRAGMA ${name}`).then(() => undefined, (x: Error) => x);
+        if (!(e instanceof QueryRefusedError && /would change the session/.test(e.message))) unknown.push(name);
+      }
+      expect(unknown, 'functions neither known to only read nor refused: look at what each does').toEqual([]);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('runs several statements in order and answers with the last one\'s result, naming earlier results it leaves out', async () => {
+    const session = await openSnapshotSession(snapshotPath);
+    const run = async (sql: string) => {
+      const notices: string[] = [];
+      const reader = await runAnalystQuery(session, sql, { notice: (m) => notices.push(m) });
+      return { rows: reader.getRowObjectsJson(), notices };
+    };
+    try {
+      expect(await run("SET VARIABLE min_amount = 0; SELECT count(*) AS n FROM mart_chargebacks WHERE amount > getvariable('min_amount')")).toEqual({
+        rows: [{ n: '2' }],
+        notices: [],
+      });
+      expect(await run('CREATE TEMP TABLE t AS SELECT 41 AS x; SELECT x + 1 AS y FROM t;')).toEqual({ rows: [{ y: 42 }], notices: [] });
+      expect(await run('SELECT 1 AS a; SELECT 2 AS b')).toEqual({
+        rows: [{ b: 2 }],
+        notices: ['printed the result of the last statement (2 of 2) only; statement 1 also returned rows: run it on its own to see them'],
+      });
+      expect((await run('SELECT 1 AS a; SELECT 2 AS b; SET VARIABLE z = 1; SELECT 3 AS c')).notices).toEqual([
+        'printed the result of the last statement (4 of 4) only; statements 1, 2 also returned rows: run each on its own to see them',
+      ]);
+      // A syntax error anywhere runs nothing; DuckDB's own message, without node-api's prefix.
+      const e = await runAnalystQuery(session, 'SET VARIABLE q = 1; SELEC 2').then(() => undefined, (x: Error) => x);
+      expect(e?.message).toMatch(/^Parser Error: syntax error at or near "SELEC"/);
+      expect((await run("SELECT getvariable('q') AS q")).rows).toEqual([{ q: null }]);
+      await expect(runAnalystQuery(session, '-- nothing here')).rejects.toThrow('the query holds no SQL statement');
+    } finally {
+      session.close();
+    }
+  });
+
   it('leaves no temp folder behind', async () => {
     const session = await openAnalystSession(snapshotPath);
     const [{ dir: temp }] = await session.all<{ dir: string }>("SELECT current_setting('temp_directory') AS dir");
@@ -226,5 +333,30 @@ describe('cbp sql', () => {
     const store = await cbp(['sql', '--snapshot', dbPath, 'SELECT 1']);
     expect(store.code).toBe(2);
     expect(store.stderr).toMatch(/is the working store, not a snapshot/);
+    // The same file under another name: a hard link (same inode, another path) and a symlink.
+    const hard = path.join(dir, 'hard.duckdb');
+    linkSync(dbPath, hard);
+    const soft = path.join(dir, 'soft.duckdb');
+    symlinkSync(dbPath, soft);
+    for (const name of [hard, soft]) {
+      const r2 = await cbp(['sql', '--snapshot', name, 'SELECT 1']);
+      expect({ code: r2.code, stdout: r2.stdout }, name).toEqual({ code: 2, stdout: '' });
+      expect(r2.stderr).toMatch(/is the working store, not a snapshot/);
+    }
+  });
+
+  it('prints the last statement\'s result, and says on stderr which earlier results it left out', async () => {
+    const r = await cbp(['sql', 'SELECT 1 AS a; SELECT 2 AS b', '--format', 'csv']);
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'b\n2\n',
+      stderr: 'cbp sql: printed the result of the last statement (2 of 2) only; statement 1 also returned rows: run it on its own to see them\n',
+    });
+    const v = await cbp(['sql', "SET VARIABLE n = 7; SELECT getvariable('n') AS n", '--format', 'csv']);
+    expect(v).toEqual({ code: 0, stdout: 'n\n7\n', stderr: '' });
+    const p = await cbp(['sql', 'CALL enable_profiling(); SELECT 42 AS x', '--format', 'csv']);
+    expect(p.code).toBe(2);
+    expect(p.stdout).toBe('');
+    expect(p.stderr).toMatch(/enable_profiling is not allowed, it would change the session; to see how a query runs use EXPLAIN ANALYZE/);
   });
 });

@@ -43,7 +43,7 @@ export function register(program: Command, ctx: Ctx): void {
       // Any file given as --snapshot opens the same locked way; the working store is refused (a reader holds its lock).
       const store = await openSnapshotSession(snapshot, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
-        const reader = await runAnalystQuery(store, sql);
+        const reader = await runAnalystQuery(store, sql, { notice: (m) => process.stderr.write(`cbp sql: ${m}\n`) });
         const columns = reader.columnNames();
         const rows = reader.getRowsJson() as Cell[][];
         if (format === 'json') {
