@@ -11,7 +11,12 @@ export type CardBrand = (typeof CARD_BRANDS)[number];
 export const NETWORKS = ['visa', 'mastercard', 'american_express', 'discover'] as const;
 export type Network = (typeof NETWORKS)[number];
 
-const BRAND_ALIASES: Record<string, CardBrand> = {
+/**
+ * Every spelling of a card brand cbp accepts, by its key (brandKey), and the brand it names: the one table of
+ * them. The store's SQL is generated from it (store/load/typing.ts brandSql) or checked against it by a test
+ * (sql/views/10_stg_events.sql stg_card_brand).
+ */
+export const BRAND_ALIASES: Readonly<Record<string, CardBrand>> = {
   visa: 'visa',
   mastercard: 'mastercard',
   master_card: 'mastercard',
@@ -27,10 +32,16 @@ const BRAND_ALIASES: Record<string, CardBrand> = {
   jcb: 'jcb',
 };
 
+/** The key a brand's spelling is looked up by: trimmed, lower case, each run of spaces and hyphens one `_`. */
+export function brandKey(v: string): string {
+  return v.trim().toLowerCase().replace(/[\s-]+/g, '_');
+}
+
 /** Normalises a card network's spelling (mastercard, MasterCard, master_card, ...) or returns undefined. */
 export function normaliseBrand(v: unknown): CardBrand | undefined {
   if (typeof v !== 'string') return undefined;
-  return BRAND_ALIASES[v.trim().toLowerCase().replace(/[\s-]+/g, '_')];
+  const key = brandKey(v);
+  return Object.hasOwn(BRAND_ALIASES, key) ? BRAND_ALIASES[key] : undefined;
 }
 
 export const cardBrand = z.string().transform((v, ctx) => {

@@ -1,5 +1,6 @@
 // Opening the analytics store: one DuckDB file, one writer. Opening applies the numbered migrations and
 // (re)creates the views, so every caller sees the same schema without a separate step.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,7 @@ import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
+import { serialQueue } from '../lib/serial.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_MIGRATIONS_DIR = path.join(ROOT, 'sql', 'migrations');
@@ -61,11 +63,21 @@ export interface Store {
   /** Rows as JSON-safe objects (BIGINT and DECIMAL as strings or numbers, timestamps as text). */
   all<T = Row>(sql: string, params?: Params): Promise<T[]>;
   /**
-   * Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. Nested calls join the outer transaction. Before COMMIT
-   * it raises the store's generation (store/generation.ts), so the snapshot's publish step knows the store
-   * changed; `{ generation: false }` is only for bookkeeping the snapshot need not wait for (the run log).
+   * Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. A transaction takes the connection's lane (see
+   * exclusive): one made from inside another, or inside an exclusive section, joins it; one from any other
+   * caller waits for it. Before COMMIT it raises the store's generation (store/generation.ts), so the
+   * snapshot's publish step knows the store changed; `{ generation: false }` is only for bookkeeping the
+   * snapshot need not wait for (the run log).
    */
   transaction<T>(fn: (store: Store) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+  /**
+   * Runs fn alone on the connection's lane, the one serialising queue of this connection: other callers'
+   * transactions and sections wait until it settles, in call order. Transactions and sections started inside
+   * fn (anywhere in its async calls) join it instead of waiting. For work that spans more than one transaction
+   * and shares the connection's temp tables (a report load: staging, then its transaction). Plain run/all
+   * calls do not queue.
+   */
+  exclusive<T>(fn: (store: Store) => Promise<T>): Promise<T>;
   close(): void;
 }
 
@@ -118,7 +130,21 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   let bumpOnCommit = false;
   // Known once seen: stores opened with other migrations (tests) may lack the table.
   let generationTable = false;
-  let queue: Promise<unknown> = Promise.resolve();
+  // One connection, one lane: a transaction's statements must not interleave with another caller's, and a
+  // caller inside the lane is known by its async context (a flag on the store would let any concurrent
+  // caller join an open transaction, and see its writes rolled back with it). A section's mark is cleared
+  // when it ends, so work it left running (a timer, a stream) queues like any other caller afterwards.
+  const lane = serialQueue();
+  const section = new AsyncLocalStorage<{ open: boolean }>();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    if (section.getStore()?.open) return fn();
+    return lane(() => {
+      const mark = { open: true };
+      return section.run(mark, fn).finally(() => {
+        mark.open = false;
+      });
+    });
+  };
 
   const store: Store = {
     dbPath: opts.dbPath,
@@ -132,33 +158,32 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       const reader = await conn.runAndReadAll(sql, params);
       return reader.getRowObjectsJson() as unknown as T[];
     },
-    async transaction<T>(fn: (s: Store) => Promise<T>, txOpts?: TransactionOptions): Promise<T> {
-      if (inTx) {
-        if (txOpts?.generation !== false) bumpOnCommit = true;
-        return fn(store);
-      }
-      // One connection: transactions from concurrent callers must not interleave.
-      const prev = queue;
-      let release!: () => void;
-      queue = new Promise<void>((r) => (release = r));
-      await prev;
-      inTx = true;
-      bumpOnCommit = txOpts?.generation !== false;
-      try {
-        await conn.run('BEGIN TRANSACTION');
-        try {
-          const out = await fn(store);
-          if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await conn.run(BUMP_GENERATION_SQL);
-          await conn.run('COMMIT');
-          return out;
-        } catch (e) {
-          await conn.run('ROLLBACK').catch(() => undefined);
-          throw e;
+    transaction<T>(fn: (s: Store) => Promise<T>, txOpts?: TransactionOptions): Promise<T> {
+      return exclusive(async () => {
+        if (inTx) {
+          if (txOpts?.generation !== false) bumpOnCommit = true;
+          return fn(store);
         }
-      } finally {
-        inTx = false;
-        release();
-      }
+        inTx = true;
+        bumpOnCommit = txOpts?.generation !== false;
+        try {
+          await conn.run('BEGIN TRANSACTION');
+          try {
+            const out = await fn(store);
+            if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await conn.run(BUMP_GENERATION_SQL);
+            await conn.run('COMMIT');
+            return out;
+          } catch (e) {
+            await conn.run('ROLLBACK').catch(() => undefined);
+            throw e;
+          }
+        } finally {
+          inTx = false;
+        }
+      });
+    },
+    exclusive<T>(fn: (s: Store) => Promise<T>): Promise<T> {
+      return exclusive(() => fn(store));
     },
     close() {
       conn.closeSync();

@@ -1,0 +1,55 @@
+// The loads log: one row per (file digest, kind, window), counting how often it was loaded. A repeat of exactly
+// the same load is answered from it without reading the file again.
+import type { ReportKind } from '../../contract/reporting.ts';
+import type { Store } from '../db.ts';
+import type { FileFormat, LoadResult, Window } from '../load.ts';
+
+/** When exactly this load was made before (landing file, digest, kind, window, seen_at): bumps its log row and returns it. */
+export async function repeatOf(
+  store: Store, l: { landing: string; kind: ReportKind; format: FileFormat; window: Window | null; seen: string; sha256: string },
+): Promise<LoadResult | undefined> {
+  const where = `landing_file = $1 AND sha256 = $2 AND kind = $3 AND window_start IS NOT DISTINCT FROM $4::DATE
+    AND window_end IS NOT DISTINCT FROM $5::DATE AND seen_at = $6::TIMESTAMP`;
+  const params = [l.landing, l.sha256, l.kind, l.window?.start ?? null, l.window?.end ?? null, l.seen];
+  return store.transaction(async (s) => {
+    const [prior] = await s.all<{ rows_read: string; rows_loaded: string; quarantined: string }>(
+      `SELECT rows_read, rows_loaded, quarantined FROM loads WHERE ${where}`,
+      params,
+    );
+    if (!prior) return undefined;
+    await s.run(`UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1 WHERE ${where}`, params);
+    return {
+      file: l.landing, kind: l.kind, format: l.format, window: l.window, seenAt: l.seen, sha256: l.sha256,
+      rowsRead: Number(prior.rows_read), rowsLoaded: Number(prior.rows_loaded), quarantined: Number(prior.quarantined), reloaded: true,
+    };
+  });
+}
+
+/**
+ * Logs a load inside its transaction. Returns whether the same file (digest, kind, window) had been loaded
+ * before: then its row is bumped, and the store was left unchanged by design.
+ */
+export async function logLoad(
+  s: Store,
+  l: { landing: string; kind: ReportKind; format: FileFormat; window: Window | null; seen: string; sha256: string; rowsRead: number; rowsLoaded: number; quarantined: number },
+): Promise<boolean> {
+  const winParams = [l.window?.start ?? null, l.window?.end ?? null];
+  const [prior] = await s.all<{ n: string }>(
+    `SELECT count(*) AS n FROM loads WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
+    [l.sha256, l.kind, ...winParams],
+  );
+  const reloaded = Number(prior.n) > 0;
+  if (reloaded) {
+    await s.run(
+      `UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1
+       WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
+      [l.sha256, l.kind, ...winParams],
+    );
+  } else {
+    await s.run(
+      `INSERT INTO loads VALUES ($1, $2, $3, $4::DATE, $5::DATE, $6::TIMESTAMP, $7, $8, $9, $10, current_timestamp::TIMESTAMP, current_timestamp::TIMESTAMP, 1)`,
+      [l.landing, l.kind, l.format, ...winParams, l.seen, l.rowsRead, l.rowsLoaded, l.quarantined, l.sha256],
+    );
+  }
+  return reloaded;
+}

@@ -1,0 +1,202 @@
+// Moving staging into the store: the quarantine, the current-state tables and the status histories, inside the
+// load's transaction. A chargeback report loaded into an empty store skips staging (firstLoadChargebacks).
+import { MID_KEY_NETWORK, MID_NETWORK_KEYS, type ReportKind } from '../../contract/reporting.ts';
+import type { Store } from '../db.ts';
+import { BadReportFileError } from '../errors.ts';
+import type { Window } from '../load.ts';
+import { DISTINCTIVE, otherKind } from './columns.ts';
+import { ident, q } from './typing.ts';
+
+/**
+ * Adds the rows of `source` (a SELECT giving raw and reason) to the quarantine, each once: a reload, or an
+ * overlapping report holding the same bad row, adds nothing it already holds.
+ */
+export function quarantine(s: Store, kind: ReportKind, source: string, file: string, sha256: string): Promise<void> {
+  return s.run(
+    `INSERT INTO quarantine SELECT DISTINCT $1, r.raw, r.reason, $2, $3, current_timestamp::TIMESTAMP FROM (${source}) r
+     WHERE NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.kind = $1 AND q.raw = r.raw AND q.reason = r.reason)`,
+    [kind, file, sha256],
+  );
+}
+
+/** The staged rows of `kind` into its tables: bad ones to the quarantine, good ones to state and history. */
+export async function moveStaged(s: Store, kind: ReportKind, w: Window | null, seen: string, file: string, sha256: string): Promise<void> {
+  await quarantine(s, kind, 'SELECT _raw AS raw, _why AS reason FROM _stg WHERE _why IS NOT NULL', file, sha256);
+  if (kind === 'chargebacks') await moveChargebacks(s, seen, file);
+  else if (kind === 'prevention') await movePrevention(s, seen, file);
+  else await moveMidStats(s, w!, seen, file);
+}
+
+/**
+ * A stored row gives way to the incoming one ($1 = seen_at, $2 = landing file) unless it was observed later.
+ * Two files observed at the same instant are ordered by file name, so the outcome never depends on load order.
+ */
+const NOT_NEWER = (seenCol: string, fileCol: string) => `(${seenCol} < $1::TIMESTAMP OR (${seenCol} = $1::TIMESTAMP AND ${fileCol} <= $2))`;
+
+/** Replaces rows whose stored observation is not newer; widens first_seen_at of rows that are newer. */
+async function upsertState(s: Store, table: string, key: string[], cols: string[], seen: string, file: string, empty: boolean): Promise<void> {
+  const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
+  const values = cols.map((c) => `s.${ident(c)}`).join(', ');
+  if (empty) {
+    await s.run(`INSERT INTO ${table} SELECT ${values}, $1::TIMESTAMP, $1::TIMESTAMP, $2 FROM _stg s WHERE s._why IS NULL`, [seen, file]);
+    return;
+  }
+  await s.run(
+    `UPDATE ${table} c SET first_seen_at = $1::TIMESTAMP FROM _stg s
+     WHERE s._why IS NULL AND ${on('c', 's')} AND c.last_seen_at > $1::TIMESTAMP AND c.first_seen_at > $1::TIMESTAMP`,
+    [seen],
+  );
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE _repl AS SELECT ${key.map((k) => `c.${k}`).join(', ')}, c.first_seen_at FROM ${table} c JOIN _stg s ON ${on('c', 's')}
+     WHERE s._why IS NULL AND ${NOT_NEWER('c.last_seen_at', 'c.landing_file')}`,
+    [seen, file],
+  );
+  await s.run(`DELETE FROM ${table} c USING _repl r WHERE ${on('c', 'r')}`);
+  await s.run(
+    `INSERT INTO ${table} SELECT ${values}, least(coalesce(r.first_seen_at, $1::TIMESTAMP), $1::TIMESTAMP), $1::TIMESTAMP, $2
+     FROM _stg s LEFT JOIN _repl r ON ${on('s', 'r')}
+     WHERE s._why IS NULL AND NOT EXISTS (SELECT 1 FROM ${table} c WHERE ${on('c', 's')})`,
+    [seen, file],
+  );
+  await s.run('DROP TABLE _repl');
+}
+
+/**
+ * Adds a history row where the observed status differs from the one in force at that time; if the next
+ * recorded change is to the same status, it was in fact first seen now, so it moves earlier.
+ */
+async function addHistory(s: Store, table: string, key: string[], seen: string, file: string, empty: boolean): Promise<void> {
+  const keys = key.join(', ');
+  if (empty) {
+    await s.run(`INSERT INTO ${table} SELECT ${keys}, status, $1::TIMESTAMP, $2 FROM _stg WHERE _why IS NULL`, [seen, file]);
+    return;
+  }
+  const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
+  await s.run(
+    `CREATE OR REPLACE TEMP TABLE _h AS
+     SELECT ${key.map((k) => `i.${k}`).join(', ')}, i.status, i.seen_at, p.status AS prev_status, p.seen_at AS prev_seen_at,
+            n.status AS next_status, n.seen_at AS next_seen_at
+     FROM (SELECT ${keys}, status, $1::TIMESTAMP AS seen_at FROM _stg WHERE _why IS NULL) i
+     ASOF LEFT JOIN ${table} p ON ${on('i', 'p')} AND i.seen_at >= p.seen_at
+     ASOF LEFT JOIN ${table} n ON ${on('i', 'n')} AND i.seen_at < n.seen_at`,
+    [seen],
+  );
+  await s.run(
+    `DELETE FROM ${table} h USING _h i WHERE ${on('h', 'i')} AND h.seen_at = i.next_seen_at
+     AND i.next_status IS NOT DISTINCT FROM i.status AND (i.prev_seen_at IS NULL OR i.prev_status IS DISTINCT FROM i.status)`,
+  );
+  await s.run(
+    `INSERT INTO ${table} SELECT ${keys}, status, seen_at, $1 FROM _h WHERE prev_seen_at IS NULL OR prev_status IS DISTINCT FROM status`,
+    [file],
+  );
+  await s.run('DROP TABLE _h');
+}
+
+export async function isEmpty(s: Pick<Store, 'all'>, table: string): Promise<boolean> {
+  const [r] = await s.all<{ n: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${table}) AS n`);
+  return Boolean(r.n);
+}
+
+const CHARGEBACK_STATE_COLUMNS = ['mid', 'case_number', 'status', 'arn', 'card_number', 'card_type', 'amount', 'currency', 'reason_code', 'reason', 'date_received', 'transaction_date', 'order_id', 'name', 'tracking_number'];
+
+/** A case whose only history row is implied by its chargebacks row (see 001_reports.sql). */
+const IMPLIED_HISTORY = `EXISTS (SELECT 1 FROM chargeback_initial_loads i WHERE i.landing_file = c.landing_file AND i.seen_at = c.last_seen_at)
+  AND NOT EXISTS (SELECT 1 FROM chargeback_status_log l WHERE l.mid = c.mid AND l.case_number = c.case_number)`;
+
+async function moveChargebacks(s: Store, seen: string, file: string): Promise<void> {
+  // The cases this load touches get their implied history row written out first: from here on the log
+  // alone holds their history, and the state update below may change the row it was implied by.
+  await s.run(
+    `INSERT INTO chargeback_status_log SELECT c.mid, c.case_number, c.status, c.last_seen_at, c.landing_file FROM chargebacks c
+     WHERE EXISTS (SELECT 1 FROM _stg s WHERE s._why IS NULL AND s.mid = c.mid AND s.case_number = c.case_number) AND ${IMPLIED_HISTORY}`,
+  );
+  await upsertState(s, 'chargebacks', ['mid', 'case_number'], CHARGEBACK_STATE_COLUMNS, seen, file, await isEmpty(s, 'chargebacks'));
+  await addHistory(s, 'chargeback_status_log', ['mid', 'case_number'], seen, file, await isEmpty(s, 'chargeback_status_log'));
+}
+
+/** Whether a chargeback report would take the first-load path: no chargebacks and no history yet. */
+export async function chargebacksEmpty(s: Pick<Store, 'all'>): Promise<boolean> {
+  return (await isEmpty(s, 'chargebacks')) && (await isEmpty(s, 'chargeback_status_log'));
+}
+
+/**
+ * A first load into an empty store: one statement reads, types and validates the file straight into
+ * chargebacks (no staging table: staging cost as much as the read, and a second write of every row).
+ * A bad row is parked in the same table until it is moved to the quarantine, a few statements later and
+ * in the same transaction: landing_file NULL marks it (a stored row always has one), `reason` holds why
+ * and `name` the row as received. Each case's first history row is implied by its chargebacks row (the
+ * load is listed in chargeback_initial_loads), not written a second time.
+ */
+export async function firstLoadChargebacks(
+  s: Store, select: string, file: string, shown: string, seen: string, sha256: Promise<string>,
+): Promise<{ read: number; bad: number; keys: number }> {
+  const values = CHARGEBACK_STATE_COLUMNS.map((c) =>
+    c === 'reason' ? 'CASE WHEN _why IS NULL THEN reason ELSE _why END' : c === 'name' ? 'CASE WHEN _why IS NULL THEN name ELSE _raw END' : ident(c),
+  );
+  const [ins] = await s.all<{ Count: string | number }>(
+    `INSERT INTO chargebacks SELECT ${values.join(', ')}, $1::TIMESTAMP, $1::TIMESTAMP, CASE WHEN _why IS NULL THEN $2 END FROM (${select})`,
+    [seen, file],
+  );
+  const read = Number(ins?.Count ?? 0);
+  // A bad row's NULL landing_file: the column's statistics answer this without a scan when there is none.
+  const [st] = await s.all<{ bad: string }>(`SELECT count(*) AS bad FROM chargebacks WHERE landing_file IS NULL`);
+  const bad = Number(st.bad);
+  let keys = read - bad;
+  if (bad > 0) {
+    if (bad === read) {
+      const sig = DISTINCTIVE.chargebacks.map((c) => `json_extract_string(name, ${q(`$.${c}`)}) IS NOT NULL`).join(' OR ');
+      const [r] = await s.all<{ n: string }>(`SELECT count(*) FILTER (WHERE ${sig}) AS n FROM chargebacks WHERE landing_file IS NULL`);
+      if (Number(r.n) === 0) throw new BadReportFileError(otherKind(shown, 'chargebacks', read));
+    }
+    await quarantine(s, 'chargebacks', 'SELECT name AS raw, reason FROM chargebacks WHERE landing_file IS NULL', file, await sha256);
+    await s.run('DELETE FROM chargebacks WHERE landing_file IS NULL');
+  }
+  // Distinct case numbers prove distinct (mid, case_number) keys; only a shortfall (a repeated case, or one
+  // case number under two MIDs) needs the exact de-duplication.
+  const [d] = keys > 0 ? await s.all<{ n: string }>('SELECT count(DISTINCT case_number) AS n FROM chargebacks') : [{ n: '0' }];
+  if (Number(d.n) < keys) {
+    // Of duplicate keys inside one file, one is kept by content order, as the staging path does.
+    const [del] = await s.all<{ Count: string | number }>(
+      `DELETE FROM chargebacks WHERE rowid IN (SELECT rowid FROM chargebacks
+       QUALIFY row_number() OVER (PARTITION BY mid, case_number ORDER BY ${CHARGEBACK_STATE_COLUMNS.map(ident).join(', ')}) > 1)`,
+    );
+    keys -= Number(del?.Count ?? 0);
+  }
+  if (keys > 0) await s.run('INSERT INTO chargeback_initial_loads VALUES ($1, $2::TIMESTAMP)', [file, seen]);
+  return { read, bad, keys };
+}
+
+async function movePrevention(s: Store, seen: string, file: string): Promise<void> {
+  const cols = ['alert_case_id', 'status', 'statuses', 'arn', 'mid', 'merchant_descriptor', 'source_partner', 'bin', 'last_four', 'amount', 'currency', 'date_received', 'transaction_date', 'order_id', 'name'];
+  await upsertState(s, 'prevention_alerts', ['alert_case_id'], cols, seen, file, await isEmpty(s, 'prevention_alerts'));
+  await addHistory(s, 'prevention_status_history', ['alert_case_id'], seen, file, await isEmpty(s, 'prevention_status_history'));
+}
+
+async function moveMidStats(s: Store, w: Window, seen: string, file: string): Promise<void> {
+  const figures = (p: string, extra: boolean) =>
+    `${p}chargeback_count, ${p}chargeback_amount, ${p}transaction_count, ${p}transaction_amount, ${p}chargeback_ratio, ${p}chargeback_amount_ratio, ` +
+    (extra ? `${p}previous_month_transaction_count, ${p}previous_month_transaction_amount` : 'NULL, NULL');
+  const rows = [
+    `SELECT mid, 'all' AS network, ${figures('', false)} FROM _stg WHERE _why IS NULL`,
+    ...MID_NETWORK_KEYS.map(
+      (k) => `SELECT mid, ${q(MID_KEY_NETWORK[k])}, ${figures(`${k}_`, k === 'master_card')} FROM _stg WHERE _why IS NULL AND ${k}_present`,
+    ),
+  ].join('\nUNION ALL ');
+  // A record replaces the whole (mid, window) it describes, unless the stored figures were observed later.
+  await s.run(
+    `DELETE FROM mid_stats m USING _stg s WHERE s._why IS NULL AND m.mid = s.mid AND m.window_start = $3::DATE AND m.window_end = $4::DATE
+     AND ${NOT_NEWER('m.seen_at', 'm.landing_file')}`,
+    [seen, file, w.start, w.end],
+  );
+  await s.run(
+    `INSERT INTO mid_stats SELECT r.mid, $1::DATE, $2::DATE, r.* EXCLUDE (mid), $3::TIMESTAMP, $4 FROM (${rows}) r
+     WHERE NOT EXISTS (SELECT 1 FROM mid_stats m WHERE m.mid = r.mid AND m.window_start = $1::DATE AND m.window_end = $2::DATE)`,
+    [w.start, w.end, seen, file],
+  );
+  await s.run(`DELETE FROM mids m USING _stg s WHERE s._why IS NULL AND m.mid = s.mid AND ${NOT_NEWER('m.last_seen_at', 'm.landing_file')}`, [seen, file]);
+  await s.run(
+    `INSERT INTO mids SELECT s.mid, s.alias, s.gateways, $1::TIMESTAMP, $2 FROM _stg s
+     WHERE s._why IS NULL AND NOT EXISTS (SELECT 1 FROM mids m WHERE m.mid = s.mid)`,
+    [seen, file],
+  );
+}
