@@ -5,7 +5,7 @@ import { CbpError } from '../lib/errors.ts';
 /** A date range, window size or parallelism that cannot be planned. */
 export class WindowRangeError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_WINDOW_RANGE', message, 400, false);
+    super('CBP_ERR_WINDOW_RANGE', message);
   }
 }
 
@@ -16,8 +16,6 @@ export class InsecureWebhookUrlError extends CbpError {
       'CBP_ERR_INSECURE_WEBHOOK_URL',
       `webhook URL ${JSON.stringify(url)} is not https: the service pushes events with Basic credentials, so use an https:// address ` +
         '(plain http is allowed only for a loopback address such as http://127.0.0.1:8080, the local sandbox)',
-      400,
-      false,
     );
   }
 }
@@ -25,7 +23,7 @@ export class InsecureWebhookUrlError extends CbpError {
 /** Workflow input that is missing or malformed. */
 export class WorkflowInputError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_WORKFLOW_INPUT', message, 400, false);
+    super('CBP_ERR_WORKFLOW_INPUT', message);
   }
 }
 
