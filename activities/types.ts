@@ -11,7 +11,7 @@
 //   a 5xx, timeout or network error is. worker/activity-errors.ts maps them to Temporal failures.
 import type { ReportKind } from '../contract/reporting.ts';
 import type { SubscribableEventType } from '../contract/resources.ts';
-import type { Window } from '../workflows/windows.ts';
+import type { Window } from '../lib/utc.ts';
 
 export type { Window };
 

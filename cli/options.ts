@@ -2,18 +2,10 @@
 // start loads this file). REPORT_KINDS repeats contract/reporting.ts's list, which loads zod (~0.25 s);
 // a test checks the two agree.
 import { UsageError } from '../lib/errors.ts';
+import { isCalendarDay } from '../lib/utc.ts';
 
 export const REPORT_KINDS = ['chargebacks', 'prevention', 'mid_report'] as const;
 
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** True for a real calendar day YYYY-MM-DD (Date.parse alone takes 2026-02-30 as 2 March). */
-export function isCalendarDay(s: string): boolean {
-  const m = DAY.exec(s);
-  if (!m) return false;
-  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
-  return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
-}
 
 /** A UTC day YYYY-MM-DD, or a UsageError naming the option. */
 export function parseDay(name: string, v: string): string {

@@ -11,6 +11,29 @@ export function isLoopbackHost(hostname: string): boolean {
 
 const LOOPBACK_NAMES = 'a loopback host: localhost, 127.x.x.x or ::1';
 
+/**
+ * The url as the WHATWG URL parser reads it (what undici and the service's HTTP stack go by), or null when it
+ * is unreadable or has no host. Never a hand-written pattern: user info may hold a raw `@` (the host follows the
+ * last one) and a backslash ends the host of an http(s) url, so a regex reads another host than the request
+ * goes to. URL is one of the globals Temporal's workflow sandbox provides, so the workflow bodies may use it too.
+ */
+export function parsedUrl(url: string): URL | null {
+  try {
+    const u = new URL(url.trim());
+    return u.host ? u : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Host (and port) of a url, lower case, without user info; '?' when unreadable or without a host. */
+export function urlHost(url: string): string {
+  return parsedUrl(url)?.host ?? '?';
+}
+
+/** Urls compare exactly after trimming: how cbp tells its own webhook subscriptions (workflow plan and list activity). */
+export const sameUrl = (a: string, b: string): boolean => a.trim() === b.trim();
+
 /** Why an https-only URL is refused (http is allowed only on loopback), or null when it is fine. */
 export function httpsProblem(value: string): string | null {
   let u: URL;

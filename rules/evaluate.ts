@@ -2,6 +2,7 @@
 // mid × network × program reaches each month out. Rules are data; nothing here knows a network's numbers.
 import type { Network } from '../contract/common.ts';
 import type { Comparison, Metric, Program, Rule, RuleSet } from './thresholds.ts';
+import { addMonths } from '../lib/utc.ts';
 
 /** One row of mart_ratios (see docs/ratios.md). Numbers are unrounded. */
 export interface RatioRow {
@@ -52,12 +53,8 @@ export function compare(value: number, op: Comparison, threshold: number): boole
   return op === '>=' ? value >= threshold : value > threshold;
 }
 
-/** YYYY-MM plus n months (n may be negative). */
-export function addMonths(month: string, n: number): string {
-  const idx = Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1 + n;
-  const y = Math.floor(idx / 12);
-  return `${String(y).padStart(4, '0')}-${String(idx - y * 12 + 1).padStart(2, '0')}`;
-}
+// Month arithmetic is lib/utc.ts's (re-exported: the alert engine and its tests read it from here).
+export { addMonths };
 
 /**
  * A rule is in force for month M when its effective range overlaps M. Plain string comparison: every

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import type { Store } from './db.ts';
 import { ARCHIVE_DIR, listClosedSegments } from '../webhook/journal.ts';
 import { sha256Stream } from './landing.ts';
+import { sqlTimestamp } from '../lib/utc.ts';
 
 export interface IngestOptions {
   store: Store;
@@ -72,8 +73,6 @@ function fsyncDir(dir: string): void {
     fs.closeSync(fd);
   }
 }
-
-const ts = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
 
 /**
  * The receiver writes `{"received_at":"...","event":<body as received>}`; the payload is cut out of the line
@@ -146,7 +145,7 @@ async function loadSegment(store: Store, file: string, segment: string, now: Dat
           (count(*) FILTER (WHERE l.reason IS NULL))::INTEGER AS valid,
           (count(DISTINCT l.event_guid) FILTER (WHERE l.reason IS NULL AND e.event_guid IS NULL))::INTEGER AS fresh
         FROM _cbp_event_lines l LEFT JOIN events_raw e ON e.event_guid = l.event_guid`);
-      const at = ts(now);
+      const at = sqlTimestamp(now);
       await s.run(
         `INSERT INTO quarantine (kind, raw, reason, landing_file, sha256, loaded_at)
          SELECT 'event', l.text, l.reason, $1, $2, $3::TIMESTAMP

@@ -2,6 +2,7 @@
 // and the invalid lines of each order file. Only order_ids, hashes, line numbers and the service's or the
 // validator's messages are kept here, never the orders themselves.
 import type { Store } from './db.ts';
+import { sqlTimestamp } from '../lib/utc.ts';
 
 export interface OrderPushRow {
   order_id: string;
@@ -34,9 +35,7 @@ export interface InvalidLineRecord {
 
 const CHUNK = 500;
 
-function stamp(d: Date): string {
-  return d.toISOString().replace('T', ' ').replace('Z', '');
-}
+const stamp = sqlTimestamp;
 
 /** The last recorded push (or refusal) of each order_id that has one. */
 export async function lastOrderPushes(store: Store, orderIds: readonly string[]): Promise<Map<string, OrderPushRow>> {

@@ -2,17 +2,11 @@
 // (windows_done, skipped by later backfills), and what every fetch saw (report_fetches: the service's clock
 // at the answer, so what the loaded data covers is known, whatever range was asked for). Migration 008.
 import type { Store } from './db.ts';
-
-export interface WindowDays {
-  /** First day, YYYY-MM-DD (UTC), included. */
-  from: string;
-  /** Last day, YYYY-MM-DD (UTC), included. */
-  to: string;
-}
+import { windowBounds, windowComplete, windowId, type Window } from '../lib/utc.ts';
 
 export interface ReportFetch {
   kind: string;
-  window: WindowDays;
+  window: Window;
   /** The service's clock when it answered (ISO UTC). */
   serviceTime: string;
   /** The local clock when it answered (ISO UTC). */
@@ -22,16 +16,9 @@ export interface ReportFetch {
   runId?: string;
 }
 
-const windowId = (w: WindowDays) => `${w.from}..${w.to}`;
-
-/** The last second of a window, as its report request ends: `to` 23:59:59 UTC. */
-export function windowEndInstant(w: WindowDays): string {
-  return `${w.to}T23:59:59Z`;
-}
-
-/** Whether the service, answering at `serviceTime`, had finished the window (its end at or before it). */
-export function windowFinishedAt(w: WindowDays, serviceTime: string): boolean {
-  return Date.parse(windowEndInstant(w)) <= Date.parse(serviceTime);
+/** Whether the service, answering at `serviceTime`, had finished the window (its end at or before it); an unreadable time finishes none. */
+function windowFinishedAt(w: Window, serviceTime: string): boolean {
+  return !Number.isNaN(Date.parse(serviceTime)) && windowComplete(w, serviceTime);
 }
 
 /**
@@ -51,7 +38,7 @@ export async function recordReportFetch(store: Store, f: ReportFetch): Promise<v
 }
 
 /** The ids (`from..to`) of the given windows of `kind` recorded as done. */
-export async function doneWindowIds(store: Store, kind: string, windows: WindowDays[]): Promise<string[]> {
+export async function doneWindowIds(store: Store, kind: string, windows: Window[]): Promise<string[]> {
   if (windows.length === 0) return [];
   const rows = await store.all<{ window_id: string }>('SELECT window_id FROM windows_done WHERE kind = $1', [kind]);
   const done = new Set(rows.map((r) => r.window_id));
@@ -65,7 +52,7 @@ export async function doneWindowIds(store: Store, kind: string, windows: WindowD
  */
 export async function recordWindowOutcome(
   store: Store,
-  o: { kind: string; window: WindowDays; records: number; quarantined: number; landingFile?: string | null; serviceTime: string; doneAt: string; runId?: string },
+  o: { kind: string; window: Window; records: number; quarantined: number; landingFile?: string | null; serviceTime: string; doneAt: string; runId?: string },
 ): Promise<boolean> {
   const done = windowFinishedAt(o.window, o.serviceTime);
   await store.transaction(async (s) => {
@@ -119,7 +106,7 @@ export async function coverageSpans(store: Store): Promise<CoverageSpan[]> {
 
 /** The latest instant a span's data is known for: its last second, or earlier when known only until then. */
 export function spanCoveredTo(s: CoverageSpan): string {
-  const end = windowEndInstant({ from: s.start, to: s.end });
+  const end = windowBounds({ from: s.start, to: s.end }).end;
   if (s.knownUntil === null) return end;
   return Date.parse(s.knownUntil) < Date.parse(end) ? s.knownUntil : end;
 }

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import { selectReport } from '../sandbox/reports.ts';
-import { nightlyTasks, windowBounds, windowId } from '../workflows/windows.ts';
+import { nightlyTasks } from '../workflows/windows.ts';
+import { windowBounds, windowId } from '../lib/utc.ts';
 import { REPORT_KINDS } from '../contract/reporting.ts';
 import { admin, configFor, crashAfter, dumpTables, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
 

@@ -3,10 +3,13 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import { openStore, type Store } from '../store/db.ts';
 import { ingestEvents } from '../store/ingest.ts';
-import { enrichEvents, type EventLookups } from '../store/enrich.ts';
+import { enrichEvents, type EventLookups } from '../activities/enrich.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { listClosedSegments, openJournal, type Journal } from '../webhook/journal.ts';
 import { NotFoundError } from '../lib/errors.ts';
+import type { Config } from '../lib/config.ts';
+import type { ServiceClients } from '../client/index.ts';
+import { createActivities } from '../activities/index.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const tmp = () => tempDir();
@@ -305,3 +308,49 @@ describe('enrichment of matched events', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('enrichment holds no store lock while the service answers', () => {
+  it("lets another activity's store step run while a lookup waits on the service, and writes the answers after", async () => {
+    const store = await newStore();
+    const dir = tmp();
+    const j = journal(dir);
+    await push(j, { ...cbNew('ev_m1'), event_type: 'chargeback.match', chargeback_guid: 'cb_1', order_guid: 'ord_1' });
+    await j.close();
+    await ingestEvents({ store, journalDir: dir });
+
+    // The worker's way in: an opener, called at the start of every store step of the activities.
+    let steps = 0;
+    const opener = async () => {
+      steps++;
+      return store;
+    };
+    const config = { dataDir: dir, journalDir: dir, snapshotPath: path.join(dir, 'snapshot.duckdb') } as unknown as Config;
+    let other: Promise<string[]> | undefined;
+    const freeDuringLookup: boolean[] = [];
+    const lookup = async (guid: string) => {
+      const before = steps;
+      other = acts.windowsDone('chargebacks', [{ from: '2026-11-01', to: '2026-11-07' }]);
+      // Past every queued microtask: a store step that is not waiting for a lock has begun by now.
+      await new Promise((r) => setImmediate(r));
+      const free = steps > before;
+      freeDuringLookup.push(free);
+      // The other activity's store step completes while this lookup is still waiting on the service.
+      if (free) expect(await other).toEqual([]);
+      return { guid };
+    };
+    const events = { getChargeback: lookup, getPrevention: lookup, getOrderValidation: lookup, getOrder: lookup };
+    const acts = createActivities({ config, store: opener, clients: { events } as unknown as ServiceClients });
+
+    expect(await acts.enrich()).toEqual({ lookups: 2, failed: 0 });
+    await other;
+    expect(freeDuringLookup).toEqual([true, true]);
+    const rows = await store.all<{ guid: string; found: boolean }>(
+      'SELECT chargeback_guid AS guid, found FROM enriched_chargebacks UNION ALL SELECT order_guid, found FROM enriched_orders ORDER BY guid',
+    );
+    expect(rows).toEqual([
+      { guid: 'cb_1', found: true },
+      { guid: 'ord_1', found: true },
+    ]);
+  });
+});
+

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
 import { NON_RETRYABLE_ERROR_TYPES } from '../workflows/activity-options.ts';
-import { windowId } from '../workflows/windows.ts';
+import { windowId } from '../lib/utc.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
 
 class ContinueAsNewCalled extends Error {}

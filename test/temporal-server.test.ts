@@ -13,7 +13,7 @@ import { createWorker } from '../worker/worker.ts';
 import type { BackfillResult } from '../workflows/backfill.ts';
 import type { NightlyResult } from '../workflows/nightly.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
-import { windowId } from '../workflows/windows.ts';
+import { windowId } from '../lib/utc.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
 
 const address = process.env.TEMPORAL_ADDRESS;

@@ -11,7 +11,7 @@ import { SUBSCRIBABLE_EVENT_TYPES } from '../contract/index.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/server.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { ingestEvents } from '../store/ingest.ts';
-import { enrichEvents } from '../store/enrich.ts';
+import { enrichEvents } from '../activities/enrich.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const USER = 'sandbox-hook';

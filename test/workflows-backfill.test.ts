@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
 import { backfill, OPEN_LISTED, type BackfillInput, type BackfillResult } from '../workflows/backfill.ts';
-import { windowId } from '../workflows/windows.ts';
+import { windowId } from '../lib/utc.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
 
 const INPUT: BackfillInput = { from: '2025-11-10', to: '2026-02-20', kinds: ['chargebacks', 'prevention', 'mid_report'], windowDays: 14, parallelism: 3 };

@@ -15,8 +15,8 @@ import type {
   WorkflowActs,
 } from '../activities/types.ts';
 import type { MerchantOrder, ReportKind } from '../contract/index.ts';
-import { windowComplete, windowId, type Window } from '../workflows/windows.ts';
-import { planOrderPushes, type KnownPush } from '../activities/orders.ts';
+import { windowComplete, windowId, type Window } from '../lib/utc.ts';
+import { planOrderPushes, type KnownPush } from '../activities/orders-plan.ts';
 
 export interface FakeOptions {
   /** Start time of the fake clock (ISO); each now() call advances it by one second. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FetchAndLoadInput, RunRecord } from '../activities/types.ts';
 import { ingestEvents } from '../workflows/ingest.ts';
 import { nightly } from '../workflows/nightly.ts';
-import { windowId } from '../workflows/windows.ts';
+import { windowId } from '../lib/utc.ts';
 import { callsOf, createFakes } from './workflows-fakes.ts';
 
 const loaded = (calls: unknown[][]) =>

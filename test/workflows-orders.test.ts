@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MerchantOrderSchema, type MerchantOrder } from '../contract/index.ts';
-import { canonicalJson, orderHash, planOrderPushes, type KnownPush } from '../activities/orders.ts';
+import { canonicalJson, orderHash, planOrderPushes, type KnownPush } from '../activities/orders-plan.ts';
 import type { PushOrderBatchInput } from '../activities/types.ts';
 import { pushOrders, type PushOrdersCounts, type PushOrdersInput, type PushOrdersResult } from '../workflows/push-orders.ts';
 import { callsOf, createFakes } from './workflows-fakes.ts';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { SubscriptionView } from '../activities/types.ts';
 import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../contract/index.ts';
 import { reconcileSubscriptions, type ReconcileInput } from '../workflows/reconcile.ts';
-import { authDiffers, checkWebhookUrl, isLoopbackHost, planSubscriptions, urlHost } from '../workflows/subscriptions.ts';
+import { authDiffers, checkWebhookUrl, planSubscriptions } from '../workflows/subscriptions.ts';
+import { isLoopbackHost, urlHost } from '../lib/urls.ts';
 import { callsOf, createFakes } from './workflows-fakes.ts';
 
 const URL_OK = 'https://hooks.merchant.example/cbp/events';

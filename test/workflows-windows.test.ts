@@ -1,22 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { runBounded } from '../workflows/pool.ts';
-import {
-  addDays,
-  backfillTasks,
-  calendarMonths,
-  dayNumber,
-  nightlyTasks,
-  rollingWindows,
-  taskId,
-  trailingWindows,
-  utcDay,
-  laterInstant,
-  windowComplete,
-  windowBounds,
-  windowDayCount,
-  windowId,
-  windowsFor,
-} from '../workflows/windows.ts';
+import { runBounded } from '../lib/pool.ts';
+import { backfillTasks, calendarMonths, nightlyTasks, rollingWindows, taskId, trailingWindows, windowsFor } from '../workflows/windows.ts';
+import { addDays, dayNumber, laterInstant, utcDay, windowBounds, windowComplete, windowDayCount, windowId } from '../lib/utc.ts';
 
 const ids = (ws: Array<{ from: string; to: string }>) => ws.map(windowId);
 

@@ -1,7 +1,6 @@
 // Activities throw CbpErrors (code, retryable); Temporal retries by ApplicationFailure type and nonRetryable.
 // This wrapper is the bridge: the failure's type is the error's stable code, nonRetryable its negated
 // retryable flag, and a service's Retry-After becomes the next retry's delay.
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 
 interface CodedError {
@@ -46,32 +45,4 @@ export function temporalActivities<T extends object>(acts: T): T {
     out[name] = wrapped;
   }
   return out as T;
-}
-
-export interface HeartbeatOptions {
-  /** Default 10 s; Temporal throttles heartbeats further. Keep well under the heartbeat timeout (1 min). */
-  intervalMs?: number;
-  /** Progress recorded with each heartbeat (e.g. bytes so far). */
-  details?: () => unknown;
-}
-
-/**
- * Run a long activity (a report download) while heartbeating, handing it the cancellation signal. Outside
- * an activity context (the local runner) it runs with a signal that never aborts.
- */
-export async function withHeartbeat<R>(fn: (signal: AbortSignal) => Promise<R>, opts: HeartbeatOptions = {}): Promise<R> {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return fn(new AbortController().signal);
-  }
-  const beat = () => ctx.heartbeat(opts.details?.());
-  beat();
-  const timer = setInterval(beat, opts.intervalMs ?? 10_000);
-  try {
-    return await fn(ctx.cancellationSignal);
-  } finally {
-    clearInterval(timer);
-  }
 }

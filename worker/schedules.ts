@@ -5,8 +5,8 @@ import type { Duration } from '@temporalio/common';
 import type { Config } from '../lib/config.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import type { NightlyInput } from '../workflows/nightly.ts';
-import { WindowRangeError, WorkflowInputError } from '../workflows/errors.ts';
-import { dayNumber } from '../workflows/windows.ts';
+import { WorkflowInputError } from '../workflows/errors.ts';
+import { DAY_MS, dayNumber, WindowRangeError } from '../lib/utc.ts';
 
 export const SCHEDULE_DEFAULTS = {
   nightlyScheduleId: 'cbp-nightly',
@@ -175,7 +175,7 @@ export async function backfillSchedule(client: ScheduleClientLike, opts: Backfil
   const end = instant(opts.to, true);
   if (start.getTime() > end.getTime()) throw new WindowRangeError(`the backfill starts after it ends: ${opts.from} is after ${opts.to}`);
   // Nightly fires once a day: more days than the server buffers would lose the overflow.
-  const days = Math.ceil((end.getTime() - start.getTime()) / 86_400_000);
+  const days = Math.ceil((end.getTime() - start.getTime()) / DAY_MS);
   if (days > SCHEDULE_DEFAULTS.maxBackfillRuns) {
     throw new WindowRangeError(
       `a schedule backfill of ${days} days exceeds the ${SCHEDULE_DEFAULTS.maxBackfillRuns} runs Temporal buffers: split the range, ` +

@@ -9,9 +9,10 @@
 import type { ComputeRatiosResult, FetchAndLoadResult, PipelineActivities, PublishResult, ReportActivities, WindowStateActivities } from '../activities/types.ts';
 import type { ReportKind } from '../contract/reporting.ts';
 import { checkKinds } from './nightly.ts';
-import { runBounded } from './pool.ts';
+import { runBounded } from '../lib/pool.ts';
 import { checkInt, defaultRunId, recorded } from './run.ts';
-import { backfillTasks, laterInstant, taskId, utcDay, windowComplete, type WindowTask } from './windows.ts';
+import { laterInstant, utcDay, windowComplete } from '../lib/utc.ts';
+import { backfillTasks, taskId, type WindowTask } from './windows.ts';
 
 export interface BackfillInput {
   from: string;

@@ -2,12 +2,8 @@
 // The Temporal bindings turn them into non-retryable ApplicationFailures typed by their code.
 import { CbpError } from '../lib/errors.ts';
 
-/** A date range, window size or parallelism that cannot be planned. */
-export class WindowRangeError extends CbpError {
-  constructor(message: string) {
-    super('CBP_ERR_WINDOW_RANGE', message);
-  }
-}
+// Raised by the day and window helpers themselves (lib/utc.ts), which sit below every layer.
+export { WindowRangeError } from '../lib/utc.ts';
 
 /** A webhook URL the service would push events to over plain HTTP (or another scheme). */
 export class InsecureWebhookUrlError extends CbpError {
@@ -16,6 +12,8 @@ export class InsecureWebhookUrlError extends CbpError {
       'CBP_ERR_INSECURE_WEBHOOK_URL',
       `webhook URL ${JSON.stringify(url)} is not https: the service pushes events with Basic credentials, so use an https:// address ` +
         '(plain http is allowed only for a loopback address such as http://127.0.0.1:8080, the local sandbox)',
+      400,
+      false,
     );
   }
 }
@@ -23,7 +21,7 @@ export class InsecureWebhookUrlError extends CbpError {
 /** Workflow input that is missing or malformed. */
 export class WorkflowInputError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_WORKFLOW_INPUT', message);
+    super('CBP_ERR_WORKFLOW_INPUT', message, 400, false);
   }
 }
 

@@ -3,9 +3,10 @@
 import type { ComputeRatiosResult, DeliverResult, EnrichResult, FetchAndLoadResult, IngestResult, PipelineActivities, PublishResult, ReportActivities } from '../activities/types.ts';
 import { REPORT_KINDS, type ReportKind } from '../contract/reporting.ts';
 import { WorkflowInputError } from './errors.ts';
-import { runBounded } from './pool.ts';
+import { runBounded } from '../lib/pool.ts';
 import { checkInt, defaultRunId, recorded } from './run.ts';
-import { laterInstant, nightlyTasks, taskId, utcDay, windowComplete } from './windows.ts';
+import { laterInstant, utcDay, windowComplete } from '../lib/utc.ts';
+import { nightlyTasks, taskId } from './windows.ts';
 
 export interface NightlyInput {
   /** Nominal time the run covers (ISO UTC). Under a schedule: its scheduled time. Default: the run's start. */

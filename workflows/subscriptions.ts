@@ -19,6 +19,8 @@
 //   only `password_matches`, absent when the service did not show one; `forceAuth` re-sends credentials regardless.
 import type { SubscribableEventType } from '../contract/resources.ts';
 import type { ForeignSubscription, SubscriptionAuthView, SubscriptionUpdateIntent, SubscriptionView, WebhookUser } from '../activities/types.ts';
+import { hoursBetween } from '../lib/utc.ts';
+import { isLoopbackHost, parsedUrl, sameUrl, urlHost } from '../lib/urls.ts';
 import { InsecureWebhookUrlError, WorkflowInputError } from './errors.ts';
 
 export interface DesiredSubscriptions {
@@ -71,28 +73,6 @@ export interface SubscriptionPlan {
   leftAlone: ForeignSubscription[];
 }
 
-const LOOPBACK_HOST = /^(localhost|[a-z0-9-]+\.localhost|127(\.\d{1,3}){3}|\[::1\]|\[0{0,4}(:0{0,4}){0,6}:0{0,3}1\])$/i;
-
-/** Hosts the webhook may use over plain http: the machine itself (the sandbox pushes to it locally). */
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_HOST.test(host);
-}
-
-/**
- * The url as the WHATWG URL parser reads it (what undici and the service's HTTP stack go by), or null.
- * Never a hand-written pattern: user info may hold a raw `@` (the host follows the last one) and a backslash ends
- * the host of an http(s) url, so a regex reads another host than the request goes to. URL is one of the
- * globals Temporal's workflow sandbox provides, so the workflow bodies may use it too.
- */
-function parsedUrl(url: string): URL | null {
-  try {
-    const u = new URL(url.trim());
-    return u.host ? u : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Refuse a webhook url that is not https, unless it is a loopback address. */
 export function checkWebhookUrl(url: string): void {
   const u = parsedUrl(url);
@@ -100,11 +80,6 @@ export function checkWebhookUrl(url: string): void {
   if (u.protocol === 'https:') return;
   if (u.protocol === 'http:' && isLoopbackHost(u.hostname)) return;
   throw new InsecureWebhookUrlError(url);
-}
-
-/** Host (and port) of a url, lower case, without user info; '?' when unreadable or without a host. */
-export function urlHost(url: string): string {
-  return parsedUrl(url)?.host ?? '?';
 }
 
 /** Whether cbp manages this subscription: on its receiver url, or recorded as its own. */
@@ -117,16 +92,7 @@ export function foreignView(sub: SubscriptionView): ForeignSubscription {
   return { guid: sub.guid, event_type: sub.event_type, url_host: urlHost(sub.url), active: sub.active };
 }
 
-function hoursBetween(fromIso: string, toIso: string): number {
-  const a = Date.parse(fromIso);
-  const b = Date.parse(toIso);
-  if (Number.isNaN(a) || Number.isNaN(b)) return Number.NaN;
-  return (b - a) / 3_600_000;
-}
-
 const sameEmail = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
-/** Urls compare exactly after trimming (the list activity uses the same test to tell cbp's own). */
-export const sameUrl = (a: string, b: string): boolean => a.trim() === b.trim();
 
 /** Whether the credentials differ, as far as the list lets us see. */
 export function authDiffers(actual: SubscriptionAuthView | undefined, desired: WebhookUser): boolean {

@@ -1,5 +1,6 @@
-// Report windows: inclusive ranges of whole UTC days. Pure and deterministic (no clock), so the same code
-// plans windows inside a Temporal workflow and in the local runner.
+// Planning report windows: which windows a nightly run or a backfill covers. Pure and deterministic (no
+// clock), so the same code plans windows inside a Temporal workflow and in the local runner. The days,
+// months and windows themselves (Window, windowId, windowBounds, ...) are lib/utc.ts's.
 //
 // Semantics (docs/spec-decisions.md, "Orchestration"):
 // - a window is { from, to } with both days included; its report request runs from `from` 00:00:00 to
@@ -8,14 +9,7 @@
 // - the MID report uses UTC calendar months, whole from the 1st, the last one cut at the range's end
 //   (month-to-date), so a month's statistics are fetched in one request.
 import type { ReportKind } from '../contract/reporting.ts';
-import { WindowRangeError } from './errors.ts';
-
-export interface Window {
-  /** First day, YYYY-MM-DD (UTC), included. */
-  from: string;
-  /** Last day, YYYY-MM-DD (UTC), included. */
-  to: string;
-}
+import { addDays, dayNumber, dayString, monthStart, nextMonthStart, utcDay, windowId, WindowRangeError, type Window } from '../lib/utc.ts';
 
 /** One unit of report work: a report kind over a window. */
 export interface WindowTask {
@@ -23,78 +17,8 @@ export interface WindowTask {
   window: Window;
 }
 
-const DAY_MS = 86_400_000;
-const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})/;
-
-/** Days since 1970-01-01 of a `YYYY-MM-DD` or an ISO date-time (its UTC day). */
-export function dayNumber(value: string): number {
-  const s = String(value).trim();
-  const m = DAY_RE.exec(s);
-  if (!m) throw new WindowRangeError(`not a date (YYYY-MM-DD) or date-time: ${JSON.stringify(value)}`);
-  const y = Number(m[1]);
-  const mo = Number(m[2]);
-  const d = Number(m[3]);
-  const ms = Date.UTC(y, mo - 1, d);
-  const check = new Date(ms);
-  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) {
-    throw new WindowRangeError(`not a calendar date: ${JSON.stringify(value)}`);
-  }
-  if (s.length === 10) return ms / DAY_MS;
-  // A date-time: a zone offset may move it to another UTC day; no zone means UTC (all times are UTC).
-  let t = s.replace(' ', 'T');
-  if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(t)) t += 'Z';
-  const at = Date.parse(t);
-  if (Number.isNaN(at)) throw new WindowRangeError(`not a date-time: ${JSON.stringify(value)}`);
-  return Math.floor(at / DAY_MS);
-}
-
-export function dayString(n: number): string {
-  return new Date(n * DAY_MS).toISOString().slice(0, 10);
-}
-
-/** The UTC day (YYYY-MM-DD) of a date or date-time. */
-export function utcDay(value: string): string {
-  return dayString(dayNumber(value));
-}
-
-export function addDays(day: string, n: number): string {
-  return dayString(dayNumber(day) + n);
-}
-
-/** Stable identifier of a window, used to record finished backfill windows. */
-export function windowId(w: Window): string {
-  return `${w.from}..${w.to}`;
-}
-
 export function taskId(t: WindowTask): string {
   return `${t.kind}:${windowId(t.window)}`;
-}
-
-/** Report request bounds of a window (UTC, whole days). */
-export function windowBounds(w: Window): { start: string; end: string } {
-  return { start: `${w.from}T00:00:00Z`, end: `${w.to}T23:59:59Z` };
-}
-
-/**
- * Whether a window's data was whole when the service answered at `serviceTime` (ISO, either spelling): its
- * end (the request's end, `to` 23:59:59 UTC) is at or before that instant. A window still running when the
- * service answered holds only the data so far; the service cannot report what has not happened yet.
- */
-export function windowComplete(w: Window, serviceTime: string): boolean {
-  const at = Date.parse(serviceTime);
-  if (Number.isNaN(at)) throw new WindowRangeError(`not a date-time: ${JSON.stringify(serviceTime)}`);
-  return Date.parse(windowBounds(w).end) <= at;
-}
-
-/** The later of two ISO instants (null and undefined ignored); compared as instants, not as text. */
-export function laterInstant(a: string | null | undefined, b: string | null | undefined): string | null {
-  if (!a) return b ?? null;
-  if (!b) return a;
-  return Date.parse(b) > Date.parse(a) ? b : a;
-}
-
-export function windowDayCount(w: Window): number {
-  return dayNumber(w.to) - dayNumber(w.from) + 1;
 }
 
 function positiveInt(n: number, what: string): void {
@@ -129,16 +53,6 @@ export function trailingWindows(asOf: string, lookbackDays: number, windowDays: 
   const out: Window[] = [];
   for (let e = end; e >= start; e -= windowDays) out.push({ from: dayString(Math.max(e - windowDays + 1, start)), to: dayString(e) });
   return out.reverse();
-}
-
-function monthStart(n: number): number {
-  const d = new Date(n * DAY_MS);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / DAY_MS;
-}
-
-function nextMonthStart(n: number): number {
-  const d = new Date(n * DAY_MS);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / DAY_MS;
 }
 
 /**

@@ -17,7 +17,7 @@ import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
 import { openPipeline, type Pipeline } from '../pipeline.ts';
 import { renderTable } from './sql.ts';
 import { latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
-import { addDays, utcDay } from '../../workflows/windows.ts';
+import { addDays, utcDay } from '../../lib/utc.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';
 
 const DEMO_START = '2025-12-01';

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
+import { addDays, utcDay } from '../../lib/utc.ts';
 import { parseInstant } from '../options.ts';
 import type { RunningSandbox } from '../../sandbox/server.ts';
 import { sandboxServiceEnv } from '../sandbox-env.ts';
@@ -26,7 +27,7 @@ interface Opts {
 
 /** The UTC day before an ISO instant's day (the last whole day a clock standing there has finished). */
 function dayBefore(iso: string): string {
-  return new Date(Date.parse(`${iso.slice(0, 10)}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  return addDays(utcDay(iso), -1);
 }
 
 function int(v: string | undefined, flag: string, min: number): number | undefined {

@@ -1,0 +1,42 @@
+// Alert activities: compute the ratios and evaluate the rules (queueing notices for new alerts), and send the
+// queued notices.
+import { secretValues } from '../lib/config.ts';
+import { log } from '../lib/log.ts';
+import { evaluateAfterLoad } from '../alerts/engine.ts';
+import { deliverNotices as deliverOutbox, untoldNotices } from '../alerts/outbox.ts';
+import { nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
+import { loadRules, type RuleSet } from '../rules/thresholds.ts';
+import type { ActivityContext } from './deps.ts';
+import type { PipelineActivities } from './types.ts';
+
+export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivities, 'computeRatios' | 'deliverNotices'> {
+  const { withStore, now, config: cfg } = ctx;
+  // Read when first needed, not at creation: a worker without them still runs every other activity.
+  let rules: RuleSet | undefined = ctx.deps.rules;
+  let notifiers: Notifier[] | undefined = ctx.deps.notifiers;
+  return {
+    async computeRatios({ asOf, notify }) {
+      rules ??= loadRules(cfg.thresholdsFile as string | undefined);
+      const set = rules;
+      const r = await withStore('computeRatios', (store) => evaluateAfterLoad(store, { asOf, rules: set, notify, now: now() }));
+      return { ratios: r.ratios, alerts: r.alerts, noticesQueued: r.noticesQueued };
+    },
+
+    async deliverNotices() {
+      notifiers ??= notifiersFromConfig(cfg);
+      const list = notifiers;
+      const logger = ctx.logger ?? log();
+      if (list.length === 0) {
+        // Alerts with nowhere to go: said in the result (the run summary prints it) and in the log.
+        const untold = await withStore('deliverNotices', (store) => untoldNotices(store));
+        if (untold === 0) return { sent: 0, failed: 0, notifiers: [], untold };
+        const warning = nobodyToldWarning(untold);
+        logger.warn({ untold }, warning);
+        return { sent: 0, failed: 0, notifiers: [], untold, warning };
+      }
+      // The configuration's secrets (URL tokens, SMTP credentials) are redacted from every stored delivery error.
+      const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now(), secrets: secretValues(cfg), logger }));
+      return { sent: r.sent, failed: r.retrying + r.failed, notifiers: list.map((n) => n.name) };
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// Event activities: load the webhook journal's sealed segments, and look up the details matched events name.
+import { ingestEvents as ingestJournal } from '../store/ingest.ts';
+import type { ActivityContext } from './deps.ts';
+import { enrichEvents } from './enrich.ts';
+import type { PipelineActivities } from './types.ts';
+
+export function createEventActivities(ctx: ActivityContext): Pick<PipelineActivities, 'ingestEvents' | 'enrich'> {
+  const { withStore, now, journalDir } = ctx;
+  return {
+    async ingestEvents() {
+      const r = await withStore('ingestEvents', (store) => ingestJournal({ store, journalDir, now }));
+      ctx.deps.onIngested?.(r);
+      return { segments: r.segments.length - r.failed, events: r.loaded, duplicates: r.duplicates, quarantined: r.quarantined, failed: r.failed };
+    },
+
+    async enrich() {
+      // Each store step (reading the missing ids, writing a chunk's answers) holds the lock; the lookups do not.
+      const r = await enrichEvents({
+        store: (fn) => withStore('enrich', fn),
+        events: ctx.clients.events,
+        now,
+        concurrency: ctx.deps.enrichConcurrency ?? 4,
+      });
+      const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+      return { lookups: sum(r.fetched) + sum(r.notFound) + r.failed.length, failed: r.failed.length };
+    },
+  };
+}
