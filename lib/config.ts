@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.ts';
+import { snapshotPathProblems } from './snapshot-path.ts';
 import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
 
 export interface SettingDef {
@@ -366,8 +367,28 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       origin[d.key] = origin.dataDir === 'default' ? 'default' : 'under CBP_DATA_DIR';
     }
   }
+  const misplaced = snapshotPlaceProblems(out, file === undefined ? undefined : path.resolve(cwd, file));
+  if (misplaced.length) throw new ConfigError(misplaced);
   SOURCES.set(out, origin);
   return out as Config;
+}
+
+/**
+ * The snapshot is published by renaming a copy onto its path: that path may not be the store (or its WAL),
+ * another file setting or the config file, nor lie in the journal or landing folder (lib/snapshot-path.ts).
+ */
+function snapshotPlaceProblems(out: Record<string, unknown>, configFile: string | undefined): string[] {
+  if (typeof out.snapshotPath !== 'string') return [];
+  const files: Array<{ path: string; name: string }> = [];
+  for (const d of SETTINGS) {
+    if (d.path && !['dataDir', 'dbPath', 'snapshotPath', 'journalDir'].includes(d.key) && typeof out[d.key] === 'string') files.push({ path: out[d.key] as string, name: d.env });
+  }
+  if (configFile) files.push({ path: configFile, name: 'the config file' });
+  const dirs: Array<{ path: string; name: string }> = [];
+  if (typeof out.journalDir === 'string') dirs.push({ path: out.journalDir, name: 'CBP_JOURNAL_DIR (the event journal)' });
+  if (typeof out.dataDir === 'string') dirs.push({ path: path.join(out.dataDir, 'landing'), name: 'the landing folder <CBP_DATA_DIR>/landing' });
+  const store = typeof out.dbPath === 'string' ? { path: out.dbPath, name: 'CBP_DB_PATH (the store)' } : undefined;
+  return snapshotPathProblems({ snapshot: { path: out.snapshotPath, name: 'CBP_SNAPSHOT_PATH' }, store, files, dirs });
 }
 
 /** Throws one ConfigError naming every missing setting among keys, each with what it is for. */

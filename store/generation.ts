@@ -3,6 +3,11 @@
 // published snapshot is a copy of the whole store, counter included, so comparing the two numbers says
 // whether the snapshot holds every committed change: a run killed between its commit and its publish leaves
 // the snapshot behind, and the next publish step sees it (store/snapshot.ts publishIfBehind).
+//
+// A generation alone does not name a store: one started over (deleted, or replaced by another file) counts
+// from 1 again, below the snapshot of the old one. So the table also holds the store's id (migration 011, a
+// random uuid drawn when the store is created), which the snapshot carries too: the snapshot is current only
+// when both are the store's (sameVersion).
 import type { Store } from './db.ts';
 
 export const GENERATION_TABLE = 'store_generation';
@@ -42,4 +47,41 @@ export async function attachedGeneration(store: Pick<Store, 'all'>, alias: strin
   if (!(await hasGenerationTable(store, 'main', alias))) return null;
   const rows = await store.all<{ g: number | string | null }>(`SELECT max(generation) AS g FROM "${alias.replace(/"/g, '""')}".main.${GENERATION_TABLE}`);
   return rows[0]?.g === null || rows[0]?.g === undefined ? null : Number(rows[0].g);
+}
+
+/** What names the state of a store (or of a snapshot, a copy of one): its id and its generation. */
+export interface StoreVersion {
+  /** The store's random id (migration 011); null for a store without it. */
+  storeId: string | null;
+  /** Null for a store without the generation table. */
+  generation: number | null;
+}
+
+/**
+ * The version of the connection's current database, or of an attached one (`database`: its alias). Reads
+ * the id only where the column exists (a store not yet migrated to 011 has none).
+ */
+export async function storeVersion(store: Pick<Store, 'all'>, database?: string): Promise<StoreVersion> {
+  if (!(await hasGenerationTable(store, 'main', database))) return { storeId: null, generation: null };
+  const rows = await store.all<{ n: number | string }>(
+    `SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = '${GENERATION_TABLE}' AND column_name = 'store_id' AND schema_name = 'main'
+       AND database_name = ${database === undefined ? 'current_database()' : '$1'}`,
+    database === undefined ? [] : [database],
+  );
+  const hasId = Number(rows[0]?.n ?? 0) > 0;
+  const table = database === undefined ? GENERATION_TABLE : `"${database.replace(/"/g, '""')}".main.${GENERATION_TABLE}`;
+  const [r] = await store.all<{ g: number | string | null; id: string | null }>(
+    `SELECT max(generation) AS g, ${hasId ? 'max(store_id)' : 'NULL::VARCHAR'} AS id FROM ${table}`,
+  );
+  return { storeId: r?.id ?? null, generation: r?.g === null || r?.g === undefined ? null : Number(r.g) };
+}
+
+/**
+ * Whether a snapshot of version `snap` holds exactly the store of version `store`: the same store id (both
+ * null only for a store from before migration 011 and its snapshot) and the same generation. A higher
+ * generation is no better than a lower one: it is another state (a snapshot of the store before a backup was
+ * put back), not a newer copy of this one.
+ */
+export function sameVersion(store: StoreVersion, snap: StoreVersion): boolean {
+  return store.generation !== null && snap.generation === store.generation && snap.storeId === store.storeId;
 }

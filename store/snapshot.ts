@@ -3,14 +3,19 @@
 // file system: a reader sees the old copy or the new one, never a half-finished load, and since readers
 // open only the copy they never hold the writer's lock.
 //
-// The copy carries the store's generation (store/generation.ts). publishIfBehind publishes only when the
-// snapshot's generation is older than the store's, so every run's publish step (even one that wrote nothing)
-// repairs a snapshot a killed run left behind; and every publish removes the temp copies killed publishes
-// left beside the snapshot (a full copy of the store each).
+// The copy carries the store's id and generation (store/generation.ts). publishIfBehind leaves the snapshot
+// alone only when it holds this store's id at this store's generation, so every run's publish step (even
+// one that wrote nothing) repairs a snapshot a killed run left behind, or one of a store since started over;
+// and every publish removes the temp copies killed publishes left beside the snapshot (a full copy of the
+// store each). A publish holds an OS file lock beside its temp copy (lib/file-lock.ts) for as long as the
+// copy exists, so "is someone still writing this?" never depends on a pid that may have been reused.
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../lib/errors.ts';
+import { tryHoldFile, type TryLock } from '../lib/file-lock.ts';
+import { snapshotPathProblems } from '../lib/snapshot-path.ts';
 import { openStore, type Store } from './db.ts';
-import { attachedGeneration, storeGeneration } from './generation.ts';
+import { sameVersion, storeVersion, type StoreVersion } from './generation.ts';
 import { openSnapshotSession, type AnalystSessionOptions } from './analyst.ts';
 
 export interface SnapshotResult {
@@ -20,6 +25,8 @@ export interface SnapshotResult {
   publishedAt: string;
   /** The store generation the snapshot holds; null when the store has no generation counter. */
   generation: number | null;
+  /** The id of the store the snapshot is a copy of (migration 011); null for a store without one. */
+  storeId: string | null;
   /** False when publishIfBehind found the snapshot current and left it. */
   published: boolean;
   /** Temp copies of killed publishes removed by this call (file names). */
@@ -34,10 +41,13 @@ const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 /** Temp copies this process is writing right now: never taken for leftovers. */
 const inFlight = new Set<string>();
 
-/** `<snapshot>.tmp-<pid>-<ms>` and its `.wal`: the one name publishSnapshot gives its temp copy. */
+/**
+ * `<snapshot>.tmp-<pid>-<ms>`, its `.wal` and its `.lock`: the names publishSnapshot gives its temp copy and
+ * the lock it holds while the copy exists.
+ */
 function tempPattern(target: string): RegExp {
   const base = path.basename(target).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${base}\\.tmp-(\\d+)-(\\d+)(\\.wal)?$`);
+  return new RegExp(`^(${base}\\.tmp-(\\d+)-(\\d+))(\\.wal|\\.lock)?$`);
 }
 
 function processAlive(pid: number): boolean {
@@ -52,44 +62,68 @@ function processAlive(pid: number): boolean {
 
 /**
  * Removes the temp copies a killed publish left beside the snapshot: only names of publishSnapshot's own
- * pattern, and of those only the ones whose process is gone (a live process may be publishing right now) or
- * this process's own that are not in flight. Returns the names removed.
+ * pattern, and of those only the ones no publish is writing. A publish holds the lock `<temp>.lock` while its
+ * copy exists, so a copy whose lock can be taken is a leftover, whatever its pid (the kernel dropped the lock
+ * when its holder died; a pid may since belong to another process). Where there is no native lock the pid
+ * rule stands in: a live pid is left alone, unless it is this process's and not in flight. Returns the
+ * names removed (the lock files taken for the check are not listed).
  */
-export function removeStaleTemps(snapshotPath: string): string[] {
+export function removeStaleTemps(snapshotPath: string, opts: { tryLock?: TryLock | null } = {}): string[] {
   const target = path.resolve(snapshotPath);
   const dir = path.dirname(target);
   if (!existsSync(dir)) return [];
   const re = tempPattern(target);
-  const removed: string[] = [];
+  const groups = new Map<string, { pid: number; names: string[] }>();
   for (const name of readdirSync(dir).sort()) {
     const m = re.exec(name);
     if (!m) continue;
-    const pid = Number(m[1]);
-    const file = path.join(dir, name);
-    if (inFlight.has(file.replace(/\.wal$/, ''))) continue;
-    if (pid !== process.pid && processAlive(pid)) continue;
-    rmSync(file, { force: true });
-    removed.push(name);
+    const g = groups.get(m[1]) ?? { pid: Number(m[2]), names: [] };
+    g.names.push(name);
+    groups.set(m[1], g);
+  }
+  const removed: string[] = [];
+  for (const [base, g] of groups) {
+    const tmp = path.join(dir, base);
+    if (inFlight.has(tmp)) continue;
+    const release = tryHoldFile(`${tmp}.lock`, opts.tryLock);
+    if (release === null) continue; // a publish is writing it right now
+    if (release === undefined && g.pid !== process.pid && processAlive(g.pid)) continue;
+    try {
+      for (const name of g.names) {
+        if (name.endsWith('.lock')) continue;
+        rmSync(path.join(dir, name), { force: true });
+        removed.push(name);
+      }
+    } finally {
+      // Removes the lock file too.
+      release?.();
+    }
   }
   return removed;
 }
 
+/** What a snapshot file holds: whether it exists, and the id and generation of the store it copies. */
+export type SnapshotVersion = { exists: boolean } & StoreVersion;
+
+const UNKNOWN: StoreVersion = { storeId: null, generation: null };
+
 /**
- * The generation the snapshot at `snapshotPath` holds, read through `store` (attached read-only for the
- * moment): `exists` false when there is none; `generation` null when it cannot be read or has no counter.
+ * The store id and generation the snapshot at `snapshotPath` holds, read through `store` (attached read-only for the
+ * moment): `exists` false when there is none; `generation` (and `storeId`) null when it cannot be read or
+ * has none.
  */
-export async function snapshotGeneration(store: Store, snapshotPath: string): Promise<{ exists: boolean; generation: number | null }> {
+export async function snapshotGeneration(store: Store, snapshotPath: string): Promise<SnapshotVersion> {
   const target = path.resolve(snapshotPath);
-  if (!existsSync(target)) return { exists: false, generation: null };
+  if (!existsSync(target)) return { exists: false, ...UNKNOWN };
   try {
     await store.run(`ATTACH ${sqlText(target)} AS ${CHECK_ALIAS} (READ_ONLY)`);
   } catch {
-    return { exists: true, generation: null };
+    return { exists: true, ...UNKNOWN };
   }
   try {
-    return { exists: true, generation: await attachedGeneration(store, CHECK_ALIAS) };
+    return { exists: true, ...(await storeVersion(store, CHECK_ALIAS)) };
   } catch {
-    return { exists: true, generation: null };
+    return { exists: true, ...UNKNOWN };
   } finally {
     await store.run(`DETACH ${CHECK_ALIAS}`).catch(() => undefined);
   }
@@ -99,39 +133,70 @@ export async function snapshotGeneration(store: Store, snapshotPath: string): Pr
  * The generation the snapshot file holds, read through an instance of its own (read-only, closed at once):
  * for readers whose session may not ATTACH (`cbp status`). Same answers as snapshotGeneration.
  */
-export async function snapshotFileGeneration(snapshotPath: string): Promise<{ exists: boolean; generation: number | null }> {
+export async function snapshotFileGeneration(snapshotPath: string): Promise<SnapshotVersion> {
   const target = path.resolve(snapshotPath);
-  if (!existsSync(target)) return { exists: false, generation: null };
+  if (!existsSync(target)) return { exists: false, ...UNKNOWN };
   let snap: Store;
   try {
     snap = await openStore({ dbPath: target, readOnly: true, migrate: false });
   } catch {
-    return { exists: true, generation: null };
+    return { exists: true, ...UNKNOWN };
   }
   try {
-    return { exists: true, generation: await storeGeneration(snap) };
+    return { exists: true, ...(await storeVersion(snap)) };
   } catch {
-    return { exists: true, generation: null };
+    return { exists: true, ...UNKNOWN };
   } finally {
     snap.close();
+  }
+}
+
+/**
+ * Refuses (ConfigError, nothing written) a snapshot path that names the store or its write-ahead log: the
+ * rename would put the copy in place of the open store, and every later write would go to the unlinked
+ * file. Configuration load refuses it too (lib/config.ts), with the journal and landing folders; this is
+ * the last guard for callers that bring their own paths.
+ */
+function refuseStorePath(store: Store, target: string): void {
+  if (store.dbPath === ':memory:') return;
+  const problems = snapshotPathProblems({ snapshot: { path: target, name: 'the snapshot path' }, store: { path: path.resolve(store.dbPath), name: 'the store' } });
+  if (problems.length) throw new ConfigError(problems);
+}
+
+/** A name no other publish uses, whose lock this process holds (held by another: a name of the same millisecond). */
+function claimTemp(target: string): { tmp: string; release: () => void } {
+  for (let n = 0; ; n++) {
+    const tmp = `${target}.tmp-${process.pid}-${Date.now() + n}`;
+    if (inFlight.has(tmp) || existsSync(tmp)) continue;
+    const release = tryHoldFile(`${tmp}.lock`);
+    if (release === null) continue;
+    inFlight.add(tmp);
+    return {
+      tmp,
+      release: () => {
+        inFlight.delete(tmp);
+        release?.();
+      },
+    };
   }
 }
 
 /** Call after a committed write (never inside a transaction: COPY FROM DATABASE reads committed data). */
 export async function publishSnapshot(store: Store, opts: { snapshotPath: string }): Promise<SnapshotResult> {
   const target = path.resolve(opts.snapshotPath);
+  refuseStorePath(store, target);
   mkdirSync(path.dirname(target), { recursive: true });
   const removedTemps = removeStaleTemps(target);
-  const tmp = `${target}.tmp-${process.pid}-${Date.now()}`;
   const [{ db }] = await store.all<{ db: string }>('SELECT current_database() AS db');
-  let generation: number | null = null;
-  inFlight.add(tmp);
+  let version: StoreVersion = UNKNOWN;
+  // The lock beside the temp copy is held from before the copy exists until after it is gone.
+  const { tmp, release } = claimTemp(target);
   try {
     await store.run(`ATTACH ${sqlText(tmp)} AS ${ALIAS}`);
     try {
       await store.run(`COPY FROM DATABASE "${db.replace(/"/g, '""')}" TO ${ALIAS}`);
       // What the copy holds, read from the copy itself.
-      generation = await attachedGeneration(store, ALIAS);
+      version = await storeVersion(store, ALIAS);
     } finally {
       await store.run(`DETACH ${ALIAS}`);
     }
@@ -139,24 +204,26 @@ export async function publishSnapshot(store: Store, opts: { snapshotPath: string
   } finally {
     rmSync(tmp, { force: true });
     rmSync(`${tmp}.wal`, { force: true });
-    inFlight.delete(tmp);
+    release();
   }
-  return { path: target, bytes: statSync(target).size, publishedAt: iso(new Date()), generation, published: true, removedTemps };
+  return { path: target, bytes: statSync(target).size, publishedAt: iso(new Date()), ...version, published: true, removedTemps };
 }
 
 /**
- * The publish step of every run: publishes when the snapshot is missing, unreadable, or older than the
- * store (its generation below the store's), and leaves a current one alone. Temp copies of killed publishes
- * are removed either way.
+ * The publish step of every run: leaves the snapshot alone only when it holds this store's id at this
+ * store's generation (sameVersion), and publishes otherwise: missing, unreadable, older, a copy of a store
+ * since started over (whose generation counts from 1 again), or of this store before a backup was put back.
+ * Temp copies of killed publishes are removed either way.
  */
 export async function publishIfBehind(store: Store, opts: { snapshotPath: string }): Promise<SnapshotResult> {
   const target = path.resolve(opts.snapshotPath);
+  refuseStorePath(store, target);
   const removedTemps = removeStaleTemps(target);
-  const current = await storeGeneration(store);
+  const current = await storeVersion(store);
   const snap = await snapshotGeneration(store, target);
-  if (current !== null && snap.generation !== null && snap.generation >= current) {
+  if (snap.exists && sameVersion(current, snap)) {
     const st = statSync(target);
-    return { path: target, bytes: st.size, publishedAt: iso(st.mtime), generation: snap.generation, published: false, removedTemps };
+    return { path: target, bytes: st.size, publishedAt: iso(st.mtime), generation: snap.generation, storeId: snap.storeId, published: false, removedTemps };
   }
   const r = await publishSnapshot(store, opts);
   return { ...r, removedTemps: [...removedTemps, ...r.removedTemps] };

@@ -109,19 +109,25 @@ export async function noteListedSubscriptions(store: Store, listed: readonly Lis
   });
 }
 
-/** Mark cbp's own subscriptions as seen active (the first time only). */
+/**
+ * Mark cbp's own subscriptions as seen active (the first time only). In a transaction, as every write: it
+ * raises the store's generation, so the next publish carries it into the snapshot's own_subscriptions.
+ */
 export async function markSubscriptionsSeenActive(store: Store, guids: readonly string[], at: Date): Promise<void> {
   const unique = [...new Set(guids)];
-  for (let i = 0; i < unique.length; i += CHUNK) {
-    const part = unique.slice(i, i + CHUNK);
-    await store.run(
-      `UPDATE own_subscriptions SET seen_active_at = $1::TIMESTAMP WHERE seen_active_at IS NULL AND guid IN (${placeholders(part.length, 2)})`,
-      [stamp(at), ...part],
-    );
-  }
+  if (unique.length === 0) return;
+  await store.transaction(async (s) => {
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      const part = unique.slice(i, i + CHUNK);
+      await s.run(
+        `UPDATE own_subscriptions SET seen_active_at = $1::TIMESTAMP WHERE seen_active_at IS NULL AND guid IN (${placeholders(part.length, 2)})`,
+        [stamp(at), ...part],
+      );
+    }
+  });
 }
 
-/** cbp deleted this subscription (the record stays: what cbp created and removed, and when). */
+/** cbp deleted this subscription (the record stays: what cbp created and removed, and when). A transaction, as above. */
 export async function markSubscriptionDeleted(store: Store, guid: string, at: Date): Promise<void> {
-  await store.run('UPDATE own_subscriptions SET deleted_at = $1::TIMESTAMP WHERE guid = $2 AND deleted_at IS NULL', [stamp(at), guid]);
+  await store.transaction((s) => s.run('UPDATE own_subscriptions SET deleted_at = $1::TIMESTAMP WHERE guid = $2 AND deleted_at IS NULL', [stamp(at), guid]));
 }

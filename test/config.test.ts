@@ -153,6 +153,55 @@ describe('the data folder and other paths', () => {
   });
 });
 
+describe('where the snapshot may be (publishing renames a copy onto its path)', () => {
+  const place = () => {
+    const root = fs.mkdtempSync(path.join(dir, 'place-'));
+    const data = path.join(root, 'data');
+    fs.mkdirSync(data);
+    return { root, data, store: path.join(data, 'cbp.duckdb') };
+  };
+  const refused = (env: Record<string, string>, cwd: string) => configError(() => loadConfig({ env, cwd }));
+
+  it('refuses CBP_SNAPSHOT_PATH naming the store, however it is spelled, naming both settings', () => {
+    const { root, data, store } = place();
+    for (const snap of [store, path.join(data, '.', 'sub', '..', 'cbp.duckdb'), 'data/cbp.duckdb']) {
+      const e = refused({ CBP_DATA_DIR: data, CBP_SNAPSHOT_PATH: snap }, root);
+      expect(e.problems).toHaveLength(1);
+      expect(e.problems[0]).toMatch(/^CBP_SNAPSHOT_PATH \(.*\) and CBP_DB_PATH \(the store\) \(.*\) are the same file: .*every later write to the store would be lost/);
+    }
+    // Set both, to one file.
+    expect(refused({ CBP_DB_PATH: '/srv/one.duckdb', CBP_SNAPSHOT_PATH: '/srv/one.duckdb' }, root).problems[0]).toContain('/srv/one.duckdb');
+  });
+
+  it('refuses it through a symlinked folder (before the store exists) and as a hard link of the store', () => {
+    const { root, data, store } = place();
+    fs.symlinkSync(data, path.join(root, 'alias'));
+    expect(refused({ CBP_DATA_DIR: data, CBP_SNAPSHOT_PATH: path.join(root, 'alias', 'cbp.duckdb') }, root).problems[0]).toContain('are the same file');
+    fs.writeFileSync(store, 'a store');
+    fs.linkSync(store, path.join(root, 'hard.duckdb'));
+    expect(refused({ CBP_DATA_DIR: data, CBP_SNAPSHOT_PATH: path.join(root, 'hard.duckdb') }, root).problems[0]).toContain('are the same file');
+  });
+
+  it("refuses the store's write-ahead log, another file setting, and the journal and landing folders", () => {
+    const { root, data, store } = place();
+    const base = { CBP_DATA_DIR: data };
+    expect(refused({ ...base, CBP_SNAPSHOT_PATH: `${store}.wal` }, root).problems[0]).toMatch(/CBP_DB_PATH \(the store\)'s write-ahead log .* are the same file/);
+    const rules = path.join(root, 'rules.yaml');
+    expect(refused({ ...base, CBP_THRESHOLDS_FILE: rules, CBP_SNAPSHOT_PATH: rules }, root).problems[0]).toMatch(/and CBP_THRESHOLDS_FILE .* are the same file/);
+    const journal = refused({ ...base, CBP_SNAPSHOT_PATH: path.join(data, 'journal', 'seg-000001-20260101T000000000Z.closed') }, root);
+    expect(journal.problems[0]).toMatch(/lies in CBP_JOURNAL_DIR \(the event journal\)/);
+    expect(refused({ ...base, CBP_JOURNAL_DIR: path.join(root, 'j'), CBP_SNAPSHOT_PATH: path.join(root, 'j', 'archive', 'x.duckdb') }, root).problems[0]).toContain('lies in CBP_JOURNAL_DIR');
+    expect(refused({ ...base, CBP_SNAPSHOT_PATH: path.join(data, 'landing', 'cbp.duckdb') }, root).problems[0]).toContain('lies in the landing folder');
+  });
+
+  it('takes the default, and any file of its own (beside the store too)', () => {
+    const { root, data } = place();
+    expect(loadConfig({ env: { CBP_DATA_DIR: data }, cwd: root }).snapshotPath).toBe(path.join(data, 'published', 'cbp.duckdb'));
+    expect(loadConfig({ env: { CBP_DATA_DIR: data, CBP_SNAPSHOT_PATH: path.join(data, 'snapshot.duckdb') }, cwd: root }).snapshotPath).toBe(path.join(data, 'snapshot.duckdb'));
+    expect(loadConfig({ env: { CBP_DATA_DIR: data, CBP_SNAPSHOT_PATH: path.join(data, 'journal-copy.duckdb') }, cwd: root }).snapshotPath).toBe(path.join(data, 'journal-copy.duckdb'));
+  });
+});
+
 describe('the .env file', () => {
   /** A fresh working folder holding the given .env text. */
   function workdir(dotenv?: string): string {

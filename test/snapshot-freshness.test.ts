@@ -3,8 +3,9 @@
 // publishes when the snapshot is older: a run killed between its commit and its publish is made good by the
 // next run even when that one finds nothing new. A publish also removes the temp copies a killed publish
 // left beside the snapshot, and nothing else. `cbp status` says when the snapshot is behind.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxEnv } from '../cli/sandbox-env.ts';
@@ -12,9 +13,10 @@ import { collectStatus, humanStatus } from '../cli/commands/status.ts';
 import type { Config } from '../lib/config.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
 import { openStore, type Store } from '../store/db.ts';
-import { storeGeneration } from '../store/generation.ts';
+import { ConfigError } from '../lib/errors.ts';
+import { storeGeneration, storeVersion } from '../store/generation.ts';
 import { ingestEvents } from '../store/ingest.ts';
-import { publishIfBehind, publishSnapshot, snapshotGeneration } from '../store/snapshot.ts';
+import { publishIfBehind, publishSnapshot, removeStaleTemps, snapshotGeneration } from '../store/snapshot.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { openJournal } from '../webhook/journal.ts';
 import { cbp, configFor, pipelineFor, sandbox, tempDir } from './activities-fixtures.ts';
@@ -103,14 +105,14 @@ describe('the store generation', () => {
     expect(first).toMatchObject({ published: true, generation: await storeGeneration(s) });
     expect(await publishIfBehind(s, { snapshotPath: snap })).toMatchObject({ published: false, generation: first.generation });
     await s.transaction((t) => t.run(aFetch(1)));
-    expect(await snapshotGeneration(s, snap)).toEqual({ exists: true, generation: first.generation });
+    expect(await snapshotGeneration(s, snap)).toEqual({ exists: true, generation: first.generation, storeId: first.storeId });
     expect(await publishIfBehind(s, { snapshotPath: snap })).toMatchObject({ published: true, generation: (first.generation as number) + 1 });
     // A snapshot that is gone, or not a database, is published again.
     fs.rmSync(snap);
     expect(await publishIfBehind(s, { snapshotPath: snap })).toMatchObject({ published: true });
     fs.writeFileSync(snap, 'not a database');
     expect(await publishIfBehind(s, { snapshotPath: snap })).toMatchObject({ published: true });
-    expect(await snapshotGeneration(s, snap)).toEqual({ exists: true, generation: (first.generation as number) + 1 });
+    expect(await snapshotGeneration(s, snap)).toEqual({ exists: true, generation: (first.generation as number) + 1, storeId: first.storeId });
   });
 });
 
@@ -206,29 +208,220 @@ describe('cbp status and the snapshot', () => {
   });
 });
 
+/** Another process holding the OS lock of `file` (as a publish holds `<temp>.lock`); kill() ends it as kill -9 does. */
+async function lockHolder(file: string): Promise<{ pid: number; release(): Promise<void>; kill(): Promise<void> }> {
+  const mod = createRequire(import.meta.url).resolve('fs-native-extensions');
+  const code = `const ext = require(${JSON.stringify(mod)}); const fs = require('fs');
+    const fd = fs.openSync(process.argv[1], fs.constants.O_RDWR | fs.constants.O_CREAT);
+    if (!ext.tryLock(fd)) process.exit(3);
+    process.stdout.write('locked'); process.stdin.on('end', () => process.exit(0)); process.stdin.resume();`;
+  const child = spawn(process.execPath, ['-e', code, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((res) => child.once('exit', () => res()));
+  await new Promise<void>((res, rej) => {
+    child.stdout.once('data', () => res());
+    child.once('exit', (c) => rej(new Error(`the lock holder exited with ${c}`)));
+  });
+  return {
+    pid: child.pid as number,
+    release: async () => {
+      child.stdin.end();
+      await exited;
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 describe('temp copies a killed publish left', () => {
-  it('are removed by the next publish: only names of its own pattern, and never one a live process is writing', async () => {
+  it('are removed by the next publish: only names of its own pattern, whatever pid they carry, never one whose publish holds its lock', async () => {
     const dir = tempDir();
     const s = await store(path.join(dir, 'cbp.duckdb'));
     const pub = path.join(dir, 'published');
     fs.mkdirSync(pub, { recursive: true });
     // A process that has ended: its pid names a publish that can no longer be running.
     const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
-    const leftovers = [`cbp.duckdb.tmp-${gone}-1767225600000`, `cbp.duckdb.tmp-${gone}-1767225600000.wal`];
-    const kept = [
-      `cbp.duckdb.tmp-${process.ppid}-1767225600000`, // a live process: perhaps publishing right now
-      'cbp.duckdb.tmp-notes',
-      'cbp.duckdb.tmp-12-34.bak',
-      'other.duckdb.tmp-99999999-1',
-      'cbp.duckdb.wal.tmp-1-2',
-      'README.txt',
+    const leftovers = [
+      `cbp.duckdb.tmp-${gone}-1767225600000`,
+      `cbp.duckdb.tmp-${gone}-1767225600000.wal`,
+      // Pids now held by live processes (a restarted container's pid 1, this test's parent): a pid says
+      // nothing about whether its publish still runs.
+      'cbp.duckdb.tmp-1-1767225600001',
+      'cbp.duckdb.tmp-1-1767225600001.wal',
+      `cbp.duckdb.tmp-${process.ppid}-1767225600002`,
+      // The lock file of a publish killed before its copy began.
+      `cbp.duckdb.tmp-${gone}-1767225600003.lock`,
     ];
-    for (const f of [...leftovers, ...kept]) fs.writeFileSync(path.join(pub, f), 'x'.repeat(64));
-    const r = await publishSnapshot(s, { snapshotPath: path.join(pub, 'cbp.duckdb') });
-    expect(r.removedTemps.sort()).toEqual(leftovers.sort());
+    const kept = ['cbp.duckdb.tmp-notes', 'cbp.duckdb.tmp-12-34.bak', 'other.duckdb.tmp-99999999-1', 'cbp.duckdb.wal.tmp-1-2', 'README.txt'];
+    // A publish under way in another process: it holds the lock beside its copy.
+    const live = `cbp.duckdb.tmp-${gone}-1767225600004`;
+    const holder = await lockHolder(path.join(pub, `${live}.lock`));
+    try {
+      for (const f of [...leftovers, ...kept, live, `${live}.wal`]) fs.writeFileSync(path.join(pub, f), 'x'.repeat(64));
+      const r = await publishSnapshot(s, { snapshotPath: path.join(pub, 'cbp.duckdb') });
+      expect(r.removedTemps.sort()).toEqual(leftovers.filter((f) => !f.endsWith('.lock')).sort());
+      expect(fs.readdirSync(pub).sort()).toEqual(['cbp.duckdb', ...kept, live, `${live}.wal`, `${live}.lock`].sort());
+      // The check that finds the snapshot current cleans up too.
+      fs.writeFileSync(path.join(pub, leftovers[2]), 'x');
+      expect(await publishIfBehind(s, { snapshotPath: path.join(pub, 'cbp.duckdb') })).toMatchObject({ published: false, removedTemps: [leftovers[2]] });
+      expect(fs.existsSync(path.join(pub, live))).toBe(true);
+    } finally {
+      // Killed mid-publish: the kernel drops its lock, and the next publish removes its copy.
+      await holder.kill();
+    }
+    expect(removeStaleTemps(path.join(pub, 'cbp.duckdb')).sort()).toEqual([live, `${live}.wal`].sort());
     expect(fs.readdirSync(pub).sort()).toEqual(['cbp.duckdb', ...kept].sort());
-    // The check that finds the snapshot current cleans up too.
-    fs.writeFileSync(path.join(pub, leftovers[0]), 'x');
-    expect(await publishIfBehind(s, { snapshotPath: path.join(pub, 'cbp.duckdb') })).toMatchObject({ published: false, removedTemps: [leftovers[0]] });
+  });
+
+  it('without a native lock, fall back to the pid rule: a live pid is left alone', async () => {
+    const dir = tempDir();
+    const snap = path.join(dir, 'cbp.duckdb');
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    for (const f of [`cbp.duckdb.tmp-${gone}-1`, `cbp.duckdb.tmp-${process.ppid}-2`]) fs.writeFileSync(path.join(dir, f), 'x');
+    expect(removeStaleTemps(snap, { tryLock: null })).toEqual([`cbp.duckdb.tmp-${gone}-1`]);
+    expect(fs.readdirSync(dir)).toEqual([`cbp.duckdb.tmp-${process.ppid}-2`]);
+  });
+
+  it('a publish holds the lock beside its copy while it writes, and leaves no lock file behind', async () => {
+    const dir = tempDir();
+    const s = await store(path.join(dir, 'cbp.duckdb'));
+    const pub = path.join(dir, 'published');
+    const seen: string[] = [];
+    // Looks at the folder while the copy is being written (the COPY runs on DuckDB's threads).
+    const run = s.run.bind(s);
+    s.run = async (sql, params) => {
+      if (sql.startsWith('COPY FROM DATABASE')) {
+        seen.push(...fs.readdirSync(pub));
+        // Another publish's cleanup now: it must leave this copy alone.
+        expect(removeStaleTemps(path.join(pub, 'cbp.duckdb'))).toEqual([]);
+      }
+      return run(sql, params);
+    };
+    await publishSnapshot(s, { snapshotPath: path.join(pub, 'cbp.duckdb') });
+    expect(seen.some((f) => /^cbp\.duckdb\.tmp-\d+-\d+\.lock$/.test(f))).toBe(true);
+    expect(fs.readdirSync(pub)).toEqual(['cbp.duckdb']);
+  });
+});
+
+describe('a store started over', () => {
+  const writes = async (s: Store, n: number, from = 0) => {
+    for (let i = 0; i < n; i++) await s.transaction((t) => t.run(aFetch(from + i)));
+  };
+  const fetches = async (dbPath: string) => {
+    const r = await store(dbPath, true);
+    try {
+      return (await r.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM report_fetches'))[0].n;
+    } finally {
+      r.close();
+      open.splice(open.indexOf(r), 1);
+    }
+  };
+
+  it('gets its snapshot published, though the old snapshot holds a higher or equal generation', async () => {
+    const dir = tempDir();
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const snapshotPath = path.join(dir, 'published', 'cbp.duckdb');
+    const old = await store(dbPath);
+    await writes(old, 20);
+    const first = await publishIfBehind(old, { snapshotPath });
+    expect(first).toMatchObject({ published: true, storeId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    closeAll();
+    fs.rmSync(dbPath);
+    fs.rmSync(`${dbPath}.wal`, { force: true });
+
+    const fresh = await store(dbPath);
+    const v = await storeVersion(fresh);
+    expect(v.storeId).not.toBe(first.storeId);
+    expect(v.generation).toBeLessThan(first.generation as number);
+    // Written up to the very generation the old snapshot holds: the number alone would call it current.
+    await writes(fresh, (first.generation as number) - (v.generation as number), 100);
+    expect(await storeGeneration(fresh)).toBe(first.generation);
+    const again = await publishIfBehind(fresh, { snapshotPath });
+    expect(again).toMatchObject({ published: true, generation: first.generation, storeId: v.storeId });
+    closeAll();
+    expect(await fetches(snapshotPath)).toBe(await fetches(dbPath));
+  });
+
+  it('put back from an older copy of itself gets its snapshot published too (same id, lower generation)', async () => {
+    const dir = tempDir();
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const snapshotPath = path.join(dir, 'published', 'cbp.duckdb');
+    let s = await store(dbPath);
+    await writes(s, 2);
+    closeAll();
+    fs.copyFileSync(dbPath, path.join(dir, 'backup.duckdb'));
+    s = await store(dbPath);
+    await writes(s, 3, 10);
+    expect(await publishIfBehind(s, { snapshotPath })).toMatchObject({ published: true });
+    closeAll();
+    fs.copyFileSync(path.join(dir, 'backup.duckdb'), dbPath);
+    s = await store(dbPath);
+    expect(await publishIfBehind(s, { snapshotPath })).toMatchObject({ published: true });
+    expect(await publishIfBehind(s, { snapshotPath })).toMatchObject({ published: false });
+    closeAll();
+    expect(await fetches(snapshotPath)).toBe(2);
+  });
+
+  it('`cbp run ingest` after the store file was deleted publishes, and `cbp status` says a snapshot of another store is not up to date', async () => {
+    const dir = tempDir();
+    const env = sandboxEnv(sb, dir);
+    const cfg = configFor(sb, dir);
+    await journalEvents(env.CBP_JOURNAL_DIR, 3);
+    const first = await cbp(['run', 'ingest', '--json'], env);
+    expect(JSON.parse(first.stdout)).toMatchObject({ loaded: 3, snapshot: { published: true } });
+    // The old store, written up past where the new one will be.
+    let s = await store(env.CBP_DB_PATH);
+    await writes(s, 10);
+    await publishIfBehind(s, { snapshotPath: env.CBP_SNAPSHOT_PATH });
+    closeAll();
+    fs.rmSync(env.CBP_DB_PATH);
+
+    // A new store, and the snapshot of the old one left in place: status reads the ids.
+    s = await store(env.CBP_DB_PATH);
+    closeAll();
+    let r = await collectStatus(cfg);
+    expect(r.snapshot).toMatchObject({ exists: true, behind: true });
+    expect(r.snapshot.fromStore).not.toBe(r.snapshot.storeId);
+    expect(humanStatus(r)).toMatch(/Snapshot .*: a copy of ANOTHER store .* run `cbp db snapshot`/);
+
+    await journalEvents(env.CBP_JOURNAL_DIR, 1);
+    const again = await cbp(['run', 'ingest', '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ loaded: 1, snapshot: { published: true } });
+    expect(await countEvents(env.CBP_SNAPSHOT_PATH)).toBe(1);
+    r = await collectStatus(cfg);
+    expect(r.snapshot).toMatchObject({ behind: false });
+    expect(r.snapshot.fromStore).toBe(r.snapshot.storeId);
+  });
+});
+
+describe('a snapshot path that names the store', () => {
+  it('is refused by the publish (a ConfigError naming both), nothing renamed, and later writes are kept', async () => {
+    const dir = tempDir();
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    fs.symlinkSync(dir, path.join(dir, 'alias'));
+    const s = await store(dbPath);
+    await s.transaction((t) => t.run(aFetch(1)));
+    const inode = fs.statSync(dbPath).ino;
+    for (const snapshotPath of [dbPath, path.join(dir, 'alias', 'cbp.duckdb'), `${dbPath}.wal`]) {
+      await expect(publishSnapshot(s, { snapshotPath })).rejects.toThrow(ConfigError);
+      await expect(publishIfBehind(s, { snapshotPath })).rejects.toThrow(/the snapshot path .* and the store.* are the same file/);
+    }
+    expect(fs.statSync(dbPath).ino).toBe(inode);
+    expect(fs.readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    await s.transaction((t) => t.run(aFetch(2)));
+    closeAll();
+    const again = await store(dbPath, true);
+    expect(await again.all('SELECT count(*)::INTEGER AS n FROM report_fetches')).toEqual([{ n: 2 }]);
+  });
+
+  it('`cbp db snapshot` with CBP_SNAPSHOT_PATH set to the store refuses at start, exit 2, naming both settings', async () => {
+    const dir = tempDir();
+    const env = { ...sandboxEnv(sb, dir), CBP_SNAPSHOT_PATH: path.join(dir, 'cbp.duckdb') };
+    const r = await cbp(['db', 'snapshot'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/CBP_SNAPSHOT_PATH .* and CBP_DB_PATH \(the store\) .* are the same file/);
+    expect(fs.existsSync(path.join(dir, 'cbp.duckdb'))).toBe(false);
   });
 });

@@ -11,8 +11,10 @@
 import * as fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { CbpError } from '../lib/errors.ts';
+import { nativeTryLock, sameFile, type TryLock } from '../lib/file-lock.ts';
+
+export { nativeTryLock };
 
 export const LOCK_FILE = 'receiver.lock';
 
@@ -29,27 +31,8 @@ export class JournalLockedError extends CbpError {
     super(
       'CBP_ERR_JOURNAL_LOCKED',
       `journal directory ${dir} is in use by ${who}: stop it, or give this receiver its own --journal directory`,
-      409,
-      false,
     );
   }
-}
-
-type TryLock = (fd: number) => boolean;
-
-let osLock: TryLock | null | undefined;
-
-/** The native exclusive non-blocking lock, or null where the module cannot load. */
-export function nativeTryLock(): TryLock | null {
-  if (osLock === undefined) {
-    try {
-      const ext = createRequire(import.meta.url)('fs-native-extensions') as { tryLock(fd: number): boolean };
-      osLock = (fd) => ext.tryLock(fd);
-    } catch {
-      osLock = null;
-    }
-  }
-  return osLock;
 }
 
 /** Reads who the file says holds (or last held) the lock; a pid alone is the older format. */
@@ -71,10 +54,6 @@ function readFd(fd: number): string {
   const buf = Buffer.alloc(Math.min(size, 4096));
   const n = buf.length ? fs.readSync(fd, buf, 0, buf.length, 0) : 0;
   return buf.subarray(0, n).toString('utf8');
-}
-
-function sameFile(a: fs.Stats, b: fs.Stats | null): boolean {
-  return b !== null && a.ino === b.ino && a.dev === b.dev;
 }
 
 export interface AcquireOptions {

@@ -25,10 +25,20 @@ export interface StatusReport {
    */
   freshest: Array<{ kind: string; covered_to: string | null; last_loaded_at: string | null; loads: number }>;
   /**
-   * The analysts' snapshot against the store: `behind` when it holds an older store generation (or none is
-   * published); null when it cannot be told (the store is held by a writer, or has no generation counter).
+   * The analysts' snapshot against the store: `behind` unless it holds this store (`fromStore`, the id of
+   * the store it copies, equal to `storeId`) at this store's generation; true when none is published; null
+   * when it cannot be told (the store is held by a writer, or has no generation counter). A snapshot of a
+   * store since started over (deleted, replaced) is behind whatever its generation.
    */
-  snapshot: { path: string; exists: boolean; generation: number | null; storeGeneration: number | null; behind: boolean | null };
+  snapshot: {
+    path: string;
+    exists: boolean;
+    generation: number | null;
+    storeGeneration: number | null;
+    fromStore: string | null;
+    storeId: string | null;
+    behind: boolean | null;
+  };
   journal: { dir: string; waiting: number; segments: string[] };
   quarantine: Array<{ kind: string; rows: number }>;
   alerts: Array<{ mid: string; network: string; program: string; level: string; month: string; ratio_pct: number | null }>;
@@ -92,7 +102,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     quarantine: [],
     alerts: [],
     orders: { rejected: 0, recentRejected: [], invalidLines: 0 },
-    snapshot: { path: cfg.snapshotPath, exists: existsSync(cfg.snapshotPath), generation: null, storeGeneration: null, behind: null },
+    snapshot: { path: cfg.snapshotPath, exists: existsSync(cfg.snapshotPath), generation: null, storeGeneration: null, fromStore: null, storeId: null, behind: null },
   };
   const tasks = nightlyTasks(REPORT_KINDS, report.asOf, lookbackDays, windowDays);
   const store = opened.store;
@@ -155,24 +165,40 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
   return report;
 }
 
-/** The snapshot's generation against the store's. */
+/** The snapshot's store id and generation against the store's: the rule of the publish step (sameVersion). */
 async function snapshotState(store: Store, source: StatusReport['source'], snapshotPath: string): Promise<StatusReport['snapshot']> {
-  const { storeGeneration } = await import('../../store/generation.ts');
+  const { sameVersion, storeVersion } = await import('../../store/generation.ts');
   const { snapshotFileGeneration } = await import('../../store/snapshot.ts');
   const exists = existsSync(snapshotPath);
+  const unknown = { storeId: null, generation: null };
   if (source === 'snapshot') {
-    // The store is held by a writer: only the snapshot's own generation can be read.
-    return { path: snapshotPath, exists, generation: await storeGeneration(store).catch(() => null), storeGeneration: null, behind: null };
+    // The store is held by a writer: only the snapshot's own version can be read.
+    const own = await storeVersion(store).catch(() => unknown);
+    return { path: snapshotPath, exists, generation: own.generation, storeGeneration: null, fromStore: own.storeId, storeId: null, behind: null };
   }
-  const current = await storeGeneration(store).catch(() => null);
+  const current = await storeVersion(store).catch(() => unknown);
   // Read through an instance of its own: a reader's session may not attach files.
   const snap = await snapshotFileGeneration(snapshotPath);
-  const behind = !snap.exists ? true : current === null ? null : snap.generation === null ? true : snap.generation < current;
-  return { path: snapshotPath, exists: snap.exists, generation: snap.generation, storeGeneration: current, behind };
+  const behind = !snap.exists ? true : current.generation === null ? null : !sameVersion(current, snap);
+  return { path: snapshotPath, exists: snap.exists, generation: snap.generation, storeGeneration: current.generation, fromStore: snap.storeId, storeId: current.storeId, behind };
 }
 
 function snapshotLine(s: StatusReport['snapshot']): string {
   if (!s.exists) return `Snapshot ${s.path}: not published yet — analysts have nothing to query; run \`cbp db snapshot\``;
+  const fix = 'run `cbp db snapshot` (the next run publishes it too)';
+  if (s.behind === true && s.fromStore !== null && s.storeId !== null && s.fromStore !== s.storeId) {
+    return (
+      `Snapshot ${s.path}: a copy of ANOTHER store (store ${s.fromStore.slice(0, 8)}… at generation ${s.generation ?? 'unknown'}; ` +
+      `this store is ${s.storeId.slice(0, 8)}… at generation ${s.storeGeneration ?? 'unknown'}: started over or replaced since) — ` +
+      `analysts are reading data this store does not hold; ${fix}`
+    );
+  }
+  if (s.behind === true && s.generation !== null && s.storeGeneration !== null && s.generation > s.storeGeneration) {
+    return (
+      `Snapshot ${s.path}: does NOT MATCH the store (generation ${s.generation}, store ${s.storeGeneration}: the store was put back ` +
+      `from an older copy since) — analysts are reading data this store does not hold; ${fix}`
+    );
+  }
   if (s.behind === true) {
     return (
       `Snapshot ${s.path}: BEHIND the store (generation ${s.generation ?? 'unknown'}, store ${s.storeGeneration ?? 'unknown'}) — ` +
