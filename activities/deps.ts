@@ -20,7 +20,7 @@ import type { IngestResult as JournalLoad } from '../store/ingest.ts';
 /** A store step failed in a way a later attempt may not (the file is locked, the disk is full, ...). */
 export class ActivityStoreError extends CbpError {
   constructor(activity: string, cause: unknown) {
-    super('CBP_ERR_ACTIVITY_STORE', `${activity}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}`, 500, true, { cause });
+    super('CBP_ERR_ACTIVITY_STORE', `${activity}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}`, { cause });
   }
 }
 

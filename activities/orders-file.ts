@@ -45,7 +45,7 @@ export interface OrderBatch {
 /** The order file cannot be read as a whole (an unclosed CSV quote, a header without order_id, ...). Not retried. */
 export class OrderFileError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_ORDER_FILE', message, 400, false);
+    super('CBP_ERR_ORDER_FILE', message);
   }
 }
 

@@ -1,5 +1,5 @@
-// Errors of alert delivery (codes CBP_ERR_NOTIFY_*). A notifier failure is recorded in the outbox and
-// retried later; it never stops the other notifiers.
+// Errors of alert delivery (CBP_ERR_NOTIFY_RETRYABLE, CBP_ERR_NOTIFY_REJECTED). A notifier failure is recorded
+// in the outbox and retried later; it never stops the other notifiers.
 import { CbpError } from '../lib/errors.ts';
 
 export class NotifyError extends CbpError {
@@ -7,8 +7,6 @@ export class NotifyError extends CbpError {
     super(
       retryable ? 'CBP_ERR_NOTIFY_RETRYABLE' : 'CBP_ERR_NOTIFY_REJECTED',
       `${notifier}: ${message}`,
-      502,
-      retryable,
       { cause: opts.cause, details: { notifier, ...(opts.status ? { httpStatus: opts.status } : {}) } },
     );
   }

@@ -15,8 +15,6 @@ export class TemporalUnavailableError extends CbpError {
       `no Temporal server answered at ${target.address} (TEMPORAL_ADDRESS) within ${timeoutMs} ms` +
         `${why ? ` (${why})` : ''}: start one (e.g. \`temporal server start-dev\`), or set TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE ` +
         `(now ${target.namespace}) and, for Temporal Cloud, TEMPORAL_API_KEY or TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY`,
-      503,
-      true,
       { cause },
     );
   }

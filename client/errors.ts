@@ -2,7 +2,7 @@
 // service's HTTP status and message, says whether a retry can help, and tells the operator what to do.
 // Every text that reaches a message goes through redact(): registered secrets and anything shaped like a
 // JWT are removed, because services echo headers and tokens back in error bodies.
-import { CbpError } from '../lib/errors.ts';
+import { CbpError, type ErrorCode } from '../lib/errors.ts';
 import { scrub } from '../lib/log.ts';
 
 export type ServiceInterface = 'token' | 'events' | 'data' | 'reporting';
@@ -48,8 +48,10 @@ export class ServiceError extends CbpError {
   /** A Retry-After the service asked for, in ms. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(code: string, message: string, status: number, retryable: boolean, init: ServiceErrorInit) {
-    super(code, redact(message), status, retryable, {
+  /** `status`: the service's, for the codes the catalog marks `serviceStatus` (lib/errors.ts). */
+  constructor(code: ErrorCode, message: string, init: ServiceErrorInit, status?: number) {
+    super(code, redact(message), {
+      status,
       cause: init.cause,
       details: {
         interface: init.iface,
@@ -75,7 +77,7 @@ function said(init: ServiceErrorInit): string {
   return init.serviceMessage ? `: ${redact(init.serviceMessage)}` : '';
 }
 
-const HTTP_CODES: Record<number, string> = {
+const HTTP_CODES: Record<number, ErrorCode> = {
   400: 'CBP_ERR_SERVICE_BAD_REQUEST',
   401: 'CBP_ERR_SERVICE_UNAUTHORIZED',
   403: 'CBP_ERR_SERVICE_FORBIDDEN',
@@ -104,11 +106,10 @@ export class ServiceHttpError extends ServiceError {
     else if (RETRYABLE_STATUSES.has(s)) advice = 'the service is busy or failing; retries were used up, try again later';
     else advice = `unexpected status; check ${env.baseUrlEnv}`;
     super(
-      HTTP_CODES[s] ?? (s >= 500 ? 'CBP_ERR_SERVICE_UNAVAILABLE' : 'CBP_ERR_SERVICE_STATUS'),
+      HTTP_CODES[s] ?? (RETRYABLE_STATUSES.has(s) ? 'CBP_ERR_SERVICE_UNAVAILABLE' : 'CBP_ERR_SERVICE_STATUS'),
       `${what(init)} failed with HTTP ${s}${said(init)} — ${advice}`,
-      s,
-      RETRYABLE_STATUSES.has(s),
       { ...init, details: { ...init.details, ...(init.fields?.length ? { fields: init.fields } : {}) } },
+      s,
     );
   }
 }
@@ -121,8 +122,6 @@ export class ServiceNetworkError extends ServiceError {
     super(
       'CBP_ERR_SERVICE_NETWORK',
       `${what(init)} could not reach the service (${init.reason}) — check ${INTERFACE_SETTINGS[init.iface].baseUrlEnv} and the network`,
-      503,
-      true,
       init,
     );
     this.notSent = init.notSent;
@@ -135,8 +134,6 @@ export class ServiceTimeoutError extends ServiceError {
     super(
       'CBP_ERR_SERVICE_TIMEOUT',
       `${what(init)} got no complete answer within ${init.timeoutMs} ms — check ${INTERFACE_SETTINGS[init.iface].baseUrlEnv}, or raise ${init.setting}`,
-      504,
-      true,
       { ...init, details: { ...init.details, timeoutMs: init.timeoutMs } },
     );
   }
@@ -151,8 +148,6 @@ export class ServiceResponseError extends ServiceError {
       `${what(init)} answered HTTP ${init.httpStatus ?? 200} with a body that does not match the spec:\n  - ${init.issues
         .map((i) => redact(i))
         .join('\n  - ')}\n(check ${INTERFACE_SETTINGS[init.iface].baseUrlEnv} points at the right interface)`,
-      502,
-      false,
       { ...init, details: { ...init.details, issues: init.issues.map((i) => redact(i)) } },
     );
     this.issues = init.issues.map((i) => redact(i));
@@ -166,8 +161,6 @@ export class InsecureBaseUrlError extends CbpError {
     super(
       'CBP_ERR_INSECURE_URL',
       `${env} = ${redact(url)} is refused: the service is https only; use an https:// address (plain http is allowed only for loopback hosts such as 127.0.0.1 or localhost)`,
-      400,
-      false,
       { details: { interface: iface } },
     );
   }
@@ -177,7 +170,7 @@ export class InsecureBaseUrlError extends CbpError {
 export class BadBaseUrlError extends CbpError {
   constructor(iface: ServiceInterface, url: string) {
     const env = INTERFACE_SETTINGS[iface].baseUrlEnv;
-    super('CBP_ERR_BAD_URL', `${env} = ${JSON.stringify(redact(url))} is not a URL; set it to an address such as https://host/v1`, 400, false, {
+    super('CBP_ERR_BAD_URL', `${env} = ${JSON.stringify(redact(url))} is not a URL; set it to an address such as https://host/v1`, {
       details: { interface: iface },
     });
   }

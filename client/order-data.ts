@@ -54,9 +54,8 @@ export class DataKeyError extends ServiceError {
       'CBP_ERR_DATA_KEY',
       `${what}${cause.serviceMessage ? ` (${cause.serviceMessage})` : ''}. No order was pushed or marked rejected because of it. ` +
         `Check ${env.credentialEnv}, ${env.baseUrlEnv}, and that this machine's IP address is allow-listed for the order data interface by the service operator; then run again`,
-      cause.httpStatus === 403 ? 403 : 401,
-      false,
       { iface: 'data', operation: when === 'auth' ? GET_KEY : PUSH_ORDER, httpStatus: cause.httpStatus, serviceMessage: cause.serviceMessage, cause, details: { request: when === 'auth' ? 'POST /auth' : 'POST /order' } },
+      cause.httpStatus === 403 ? 403 : 401,
     );
   }
 }

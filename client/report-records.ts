@@ -14,8 +14,6 @@ export class ReportFormatError extends CbpError {
     super(
       'CBP_ERR_REPORT_FORMAT',
       `${kind} report ${file} is not valid ${format}: ${problem} — the file is kept as received; fetch it again or inspect it`,
-      422,
-      false,
       { details: { file, kind, format } },
     );
   }

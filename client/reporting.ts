@@ -62,8 +62,6 @@ export class ReportWriteError extends CbpError {
     super(
       'CBP_ERR_REPORT_WRITE',
       `cannot write the report to ${file}: ${(cause as Error)?.message ?? String(cause)} — check the folder exists, is writable and has free space (CBP_DATA_DIR)`,
-      500,
-      false,
       { cause, details: { file } },
     );
   }

@@ -6,7 +6,7 @@ import { CbpError } from './errors.ts';
 /** A date range, window size or parallelism that cannot be planned. */
 export class WindowRangeError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_WINDOW_RANGE', message, 400, false);
+    super('CBP_ERR_WINDOW_RANGE', message);
   }
 }
 

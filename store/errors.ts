@@ -4,27 +4,27 @@ import { CbpError, type CbpErrorOptions } from '../lib/errors.ts';
 /** An applied migration's file changed since it ran: the store and sql/migrations disagree. */
 export class MigrationChangedError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_MIGRATION_CHANGED', message, 500, false);
+    super('CBP_ERR_MIGRATION_CHANGED', message);
   }
 }
 
 /** A report file cannot be loaded as the kind/format asked (not JSON, not CSV, wrong kind). Nothing was stored. */
 export class BadReportFileError extends CbpError {
   constructor(message: string, opts: CbpErrorOptions = {}) {
-    super('CBP_ERR_BAD_REPORT_FILE', message, 422, false, opts);
+    super('CBP_ERR_BAD_REPORT_FILE', message, opts);
   }
 }
 
 /** No snapshot has been published yet, or it cannot be opened. */
 export class NoSnapshotError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_NO_SNAPSHOT', message, 404, false);
+    super('CBP_ERR_NO_SNAPSHOT', message);
   }
 }
 
 /** The store file cannot be opened (held by another writer, unreadable). Retrying later may help. */
 export class StoreUnavailableError extends CbpError {
   constructor(message: string, opts: CbpErrorOptions = {}) {
-    super('CBP_ERR_STORE_UNAVAILABLE', message, 503, true, opts);
+    super('CBP_ERR_STORE_UNAVAILABLE', message, opts);
   }
 }

@@ -11,7 +11,6 @@ import type { Config } from '../lib/config.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../sandbox/index.ts';
 import type { Store } from '../store/db.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
-import { CbpError } from '../lib/errors.ts';
 
 import { tempDir } from './helpers/tmp.ts';
 
@@ -75,7 +74,7 @@ export function crashAfter(n: number): (a: Activities) => Activities {
   return (a) => ({
     ...a,
     async fetchAndLoad(input) {
-      if (done >= n) throw new CbpError('CBP_ERR_TEST_CRASH', `simulated crash after ${n} windows`, 500, false);
+      if (done >= n) throw new Error(`simulated crash after ${n} windows`);
       const r = await a.fetchAndLoad(input);
       done++;
       return r;

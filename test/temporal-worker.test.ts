@@ -14,10 +14,10 @@ import { createFakes } from './workflows-fakes.ts';
 
 describe('activity errors reach Temporal typed by their code', () => {
   it('marks a refused request (400/401/412/422 kinds) non-retryable and a 5xx retryable', () => {
-    const refused = toActivityFailure(new CbpError('CBP_ERR_SERVICE_UNPROCESSABLE', 'reporting POST /chargebacks failed with HTTP 422', 422, false));
+    const refused = toActivityFailure(new CbpError('CBP_ERR_SERVICE_UNPROCESSABLE', 'reporting POST /chargebacks failed with HTTP 422'));
     expect(refused).toBeInstanceOf(ApplicationFailure);
     expect(refused).toMatchObject({ type: 'CBP_ERR_SERVICE_UNPROCESSABLE', nonRetryable: true, message: expect.stringMatching(/422/) });
-    const busy = toActivityFailure(Object.assign(new CbpError('CBP_ERR_SERVICE_UNAVAILABLE', 'HTTP 503', 503, true), { retryAfterMs: 2000 }));
+    const busy = toActivityFailure(Object.assign(new CbpError('CBP_ERR_SERVICE_UNAVAILABLE', 'HTTP 503', { status: 503 }), { retryAfterMs: 2000 }));
     expect(busy).toMatchObject({ type: 'CBP_ERR_SERVICE_UNAVAILABLE', nonRetryable: false, nextRetryDelay: 2000 });
     expect(toActivityFailure(new ValidationError('order', ['order_id: missing']))).toMatchObject({ type: 'CBP_ERR_VALIDATION', nonRetryable: true });
     const plain = new TypeError('bug');
@@ -26,7 +26,7 @@ describe('activity errors reach Temporal typed by their code', () => {
 
   it('wraps every activity of an implementation, keeping results and names', async () => {
     const { acts } = createFakes();
-    const failing = { ...acts, enrich: async () => Promise.reject(new CbpError('CBP_ERR_SERVICE_UNAUTHORIZED', 'HTTP 401', 401, false)) };
+    const failing = { ...acts, enrich: async () => Promise.reject(new CbpError('CBP_ERR_SERVICE_UNAUTHORIZED', 'HTTP 401')) };
     const wrapped = temporalActivities(failing);
     expect(Object.keys(wrapped).sort()).toEqual([...ACTIVITY_NAMES, 'now'].sort());
     await expect(wrapped.ingestEvents()).resolves.toMatchObject({ events: 40 });

@@ -26,7 +26,7 @@ const SEGMENT_RE = /^seg-(\d+)-(\d{8}T\d{9}Z)\.(ndjson|closed)$/;
 /** The journal cannot take the event now (disk error, closing): the receiver answers 503, the service re-sends. */
 export class JournalUnavailableError extends CbpError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super('CBP_ERR_JOURNAL_UNAVAILABLE', message, 503, true, opts);
+    super('CBP_ERR_JOURNAL_UNAVAILABLE', message, opts);
   }
 }
 

@@ -13,7 +13,7 @@ import { isUtf8 } from 'node:buffer';
 import { isIP, type AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ConfigError } from '../lib/errors.ts';
+import { CbpError, ConfigError } from '../lib/errors.ts';
 import { basicAuthChecker, weakCredentialProblems, WWW_AUTHENTICATE } from './auth.ts';
 import { repeatedKeyOf } from './keys.ts';
 import { JournalUnavailableError, openJournal, type Journal, type JournalOptions, type JournalStatus } from './journal.ts';
@@ -72,9 +72,10 @@ interface ParsedBody {
   value: Record<string, unknown>;
 }
 
-class HttpError extends Error {
-  constructor(readonly statusCode: number, message: string) {
-    super(message);
+/** A pushed body the receiver cannot store as one event (answered 400; the sender must fix it). */
+export class EventBodyError extends CbpError {
+  constructor(message: string) {
+    super('CBP_ERR_EVENT_BODY', message);
   }
 }
 
@@ -168,22 +169,22 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
     const raw = body as Buffer;
-    if (!isUtf8(raw)) return done(new HttpError(400, 'the body is not valid UTF-8 JSON'), undefined);
+    if (!isUtf8(raw)) return done(new EventBodyError('the body is not valid UTF-8 JSON'), undefined);
     // A byte-order mark is not JSON; drop it from both the parse and the journal line.
     const bytes = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
     let value: unknown;
     try {
       value = JSON.parse(bytes.toString('utf8'));
     } catch (e) {
-      return done(new HttpError(400, `the body is not valid JSON: ${(e as Error).message}`), undefined);
+      return done(new EventBodyError(`the body is not valid JSON: ${(e as Error).message}`), undefined);
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      return done(new HttpError(400, 'the body must be one JSON object (an event), not an array or a scalar'), undefined);
+      return done(new EventBodyError('the body must be one JSON object (an event), not an array or a scalar'), undefined);
     }
     const repeated = repeatedKeyOf(bytes, value);
     if (repeated !== null) {
       return done(
-        new HttpError(400, `the event has the key ${JSON.stringify(repeated)} more than once: which value counts is ambiguous (readers differ), so it is not stored; send each key once`),
+        new EventBodyError(`the event has the key ${JSON.stringify(repeated)} more than once: which value counts is ambiguous (readers differ), so it is not stored; send each key once`),
         undefined,
       );
     }
@@ -203,7 +204,8 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, req, reply) => {
-    const status = err.statusCode ?? 500;
+    // cbp's own (the body parser's EventBodyError) carry their catalog status; fastify's carry statusCode.
+    const status = err instanceof CbpError ? err.status : (err.statusCode ?? 500);
     let message = err.message;
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `the body is larger than the ${opts.bodyLimit ?? BODY_LIMIT_DEFAULT} byte limit`;
     else if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')

@@ -2,36 +2,15 @@
 // bindings (workflows/temporal.ts) and the tests that check them.
 import type { ActivityOptions } from '@temporalio/common';
 import type { Activities } from '../activities/types.ts';
+import { nonRetryableTypes } from '../lib/errors.ts';
 
 /**
- * Error types (the CbpError codes, which worker/activity-errors.ts makes the ApplicationFailure type) a
- * retry cannot fix: the service refused the request (400/401/403/412/422), or input or settings are wrong.
- * Listed as well as marked nonRetryable so a failure raised without the wrapper is not retried either.
+ * Error types a retry cannot fix, from the error catalog (lib/errors.ts): every code it marks not retryable
+ * (which worker/activity-errors.ts makes the ApplicationFailure type, nonRetryable too), and the class names
+ * of the classes whose codes all are (the type of an error that reaches Temporal unwrapped). Listed as well
+ * as marked nonRetryable so a failure raised without the wrapper is not retried either.
  */
-export const NON_RETRYABLE_ERROR_TYPES = [
-  'CBP_ERR_SERVICE_BAD_REQUEST', // 400
-  'CBP_ERR_SERVICE_UNAUTHORIZED', // 401 (after a fresh token was tried)
-  'CBP_ERR_SERVICE_FORBIDDEN', // 403 (IP not allow-listed)
-  'CBP_ERR_SERVICE_PRECONDITION', // 412
-  'CBP_ERR_SERVICE_UNPROCESSABLE', // 422
-  'CBP_ERR_SERVICE_NOT_FOUND',
-  'CBP_ERR_VALIDATION',
-  'CBP_ERR_CONFIG',
-  'CBP_ERR_USAGE',
-  'CBP_ERR_BAD_URL',
-  'CBP_ERR_INSECURE_URL',
-  'CBP_ERR_INSECURE_WEBHOOK_URL',
-  'CBP_ERR_WINDOW_RANGE',
-  'CBP_ERR_WORKFLOW_INPUT',
-  'CBP_ERR_BAD_REPORT_FILE',
-  'CBP_ERR_MIGRATION_CHANGED',
-  'CBP_ERR_DATA_KEY', // the order data key was refused (credentials, allow-listing)
-  'CBP_ERR_ORDER_FILE', // the order file cannot be read
-  // Class names, for errors that reach Temporal unwrapped (their type is then the class name).
-  'ValidationError',
-  'ConfigError',
-  'UsageError',
-] as const;
+export const NON_RETRYABLE_ERROR_TYPES: readonly string[] = nonRetryableTypes();
 
 /** Report downloads: long, streamed, heartbeating. A stalled download is noticed within a minute. */
 export const REPORT_ACTIVITY_OPTIONS: ActivityOptions = {

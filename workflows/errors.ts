@@ -12,8 +12,6 @@ export class InsecureWebhookUrlError extends CbpError {
       'CBP_ERR_INSECURE_WEBHOOK_URL',
       `webhook URL ${JSON.stringify(url)} is not https: the service pushes events with Basic credentials, so use an https:// address ` +
         '(plain http is allowed only for a loopback address such as http://127.0.0.1:8080, the local sandbox)',
-      400,
-      false,
     );
   }
 }
@@ -21,7 +19,7 @@ export class InsecureWebhookUrlError extends CbpError {
 /** Workflow input that is missing or malformed. */
 export class WorkflowInputError extends CbpError {
   constructor(message: string) {
-    super('CBP_ERR_WORKFLOW_INPUT', message, 400, false);
+    super('CBP_ERR_WORKFLOW_INPUT', message);
   }
 }
 
