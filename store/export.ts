@@ -9,7 +9,15 @@
 // written. A non-empty --out is used only when it holds a previous export and nothing else (the manifest
 // lists every file); the new export is built in the staging folder and swapped in whole, so a reader sees
 // the old export or the new one, and cbp never deletes a file it did not write.
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+//
+// Staging (`.<out>.cbp-export-XXXXXX`) and the replaced export (`.<out>.cbp-old-XXXXXX`) sit beside --out and
+// carry a marker file naming the process that made them until they are renamed or removed (the marker goes
+// last), so what an export killed mid-way leaves is recognised and removed by the next export of that --out.
+import {
+  chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, rmdirSync,
+  statSync, writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { NotFoundError, UsageError } from '../lib/errors.ts';
 import { openSnapshotSession } from './analyst.ts';
@@ -100,17 +108,41 @@ function readManifest(outDir: string): ExportManifest | undefined {
   }
 }
 
+/**
+ * What in dir a cbp export's manifest does not account for. An empty folder under a table's own folder counts
+ * as the export's: earlier versions left one for a dated table with no rows (DuckDB's partitioned COPY of 0 rows).
+ */
+function strangersOf(files: string[], manifest: ExportManifest): string[] {
+  const known = new Set([MANIFEST, ...manifest.tables.flatMap((t) => t.files)]);
+  const tables = new Set(manifest.tables.map((t) => t.name));
+  return files.filter((f) => !known.has(f) && !(f.endsWith('/') && tables.has(f.split('/')[0])));
+}
+
+/** The folder --out names: a symbolic link to a folder is followed, so the export goes where it points. */
+function realOut(outDir: string): string {
+  let link = false;
+  try {
+    link = lstatSync(outDir).isSymbolicLink();
+  } catch {
+    return outDir;
+  }
+  if (!link) return outDir;
+  if (!existsSync(outDir)) {
+    throw new UsageError(`--out ${outDir} is a symbolic link to ${readlinkSync(outDir)}, which does not exist: create that folder, or give another --out.`);
+  }
+  return realpathSync(outDir);
+}
+
 /** 'new' (absent), 'empty', or 'previous' (a cbp export and nothing else); anything else is refused. */
 function checkOut(outDir: string): 'new' | 'empty' | 'previous' {
   if (!existsSync(outDir)) return 'new';
-  if (!lstatSync(outDir).isDirectory()) throw new UsageError(`--out ${outDir} is a file, not a folder: give a folder for the export.`);
+  if (!statSync(outDir).isDirectory()) throw new UsageError(`--out ${outDir} is a file, not a folder: give a folder for the export.`);
   const files = listFiles(outDir);
   if (files.length === 0) return 'empty';
   const manifest = readManifest(outDir);
   const advice = 'choose a new or empty folder (cbp never deletes files it did not write).';
   if (!manifest) throw new UsageError(`--out ${outDir} is not empty and holds no cbp export (no ${MANIFEST}): ${advice}`);
-  const known = new Set([MANIFEST, ...manifest.tables.flatMap((t) => t.files)]);
-  const strangers = files.filter((f) => !known.has(f));
+  const strangers = strangersOf(files, manifest);
   if (strangers.length) {
     throw new UsageError(
       `--out ${outDir} holds a cbp export and also files cbp did not write (${strangers.slice(0, 5).join(', ')}${strangers.length > 5 ? ', …' : ''}): ` +
@@ -146,25 +178,108 @@ async function copyTable(store: Store, t: ExportTable, stage: string, format: Ex
     sql = `COPY (SELECT * FROM ${ident(t.name)}${where}) TO ${text(path.join(target, `data.${format}`))} (${fmt})`;
   }
   const rows = Number((await store.conn.runAndReadAll(sql)).getRowsJson()[0]?.[0] ?? 0);
-  const files = existsSync(target) ? listFiles(target).map((f) => `${t.name}/${f}`) : [];
-  return { name: t.name, rows, partitionedBy: partitioned ? 'month' : null, files };
+  let files = existsSync(target) ? listFiles(target) : [];
+  if (partitioned && files.every((f) => f.endsWith('/'))) {
+    // A partitioned COPY of no rows leaves an empty folder, which no manifest would name: no folder at all.
+    rmSync(target, { recursive: true, force: true });
+    files = [];
+  }
+  return { name: t.name, rows, partitionedBy: partitioned ? 'month' : null, files: files.map((f) => `${t.name}/${f}`) };
 }
 
-/** A folder made as mkdir would make it (mkdtemp makes it private). */
+/** In a staging or replaced-export folder, from its creation until it is renamed into place or removed. */
+const MARKER = '.cbp-export-staging';
+
+interface Marker {
+  cbpExportStaging: 1;
+  pid: number;
+  host: string;
+}
+
+function writeMarker(dir: string): void {
+  const marker: Marker = { cbpExportStaging: 1, pid: process.pid, host: os.hostname() };
+  writeFileSync(path.join(dir, MARKER), JSON.stringify(marker) + '\n');
+}
+
+function readMarker(dir: string): Marker | undefined {
+  try {
+    const m = JSON.parse(readFileSync(path.join(dir, MARKER), 'utf8')) as Marker;
+    return m?.cbpExportStaging === 1 && Number.isInteger(m.pid) ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes a marked folder with its marker last, so a removal cut short still carries it. */
+function removeMarked(dir: string): void {
+  for (const e of readdirSync(dir)) if (e !== MARKER) rmSync(path.join(dir, e), { recursive: true, force: true });
+  rmSync(path.join(dir, MARKER), { force: true });
+  rmdirSync(dir);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Removes what an export of the same --out killed mid-way left beside it: folders named as cbp names its
+ * staging and replaced-export folders (`.<out>.cbp-export-XXXXXX`, `.<out>.cbp-old-XXXXXX`) that hold cbp's
+ * marker of a process no longer running on this machine (or of another machine), or, once --out exists, a
+ * whole cbp export and nothing else (a staging folder finished but not yet renamed, a replaced export).
+ * Anything else of that name is left alone. Returns the folders removed.
+ */
+function removeStale(outDir: string): string[] {
+  const parent = path.dirname(outDir);
+  const name = new RegExp(`^\\.${escapeRe(path.basename(outDir))}\\.cbp-(?:export|old)-[A-Za-z0-9]{6}$`);
+  let entries;
+  try {
+    entries = readdirSync(parent, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const e of entries) {
+    if (!e.isDirectory() || !name.test(e.name)) continue; // a symbolic link is not followed
+    const dir = path.join(parent, e.name);
+    const marker = readMarker(dir);
+    if (marker) {
+      if (marker.host === os.hostname() && marker.pid !== process.pid && alive(marker.pid)) continue; // an export under way
+    } else {
+      const manifest = readManifest(dir);
+      if (!manifest || !existsSync(outDir) || strangersOf(listFiles(dir), manifest).length) continue;
+      writeMarker(dir);
+    }
+    removeMarked(dir);
+    removed.push(dir);
+  }
+  return removed;
+}
+
+/** A folder made as mkdir would make it (mkdtemp makes it private), marked as cbp's staging folder. */
 function makeStaging(outDir: string): string {
   const parent = path.dirname(outDir);
   mkdirSync(parent, { recursive: true });
   const stage = mkdtempSync(path.join(parent, `.${path.basename(outDir)}.cbp-export-`));
   const umask = process.umask();
   chmodSync(stage, 0o777 & ~umask);
+  writeMarker(stage);
   return stage;
 }
 
 /** Exports the tables asked for from the snapshot into outDir; see the file's head for the layout and guarantees. */
 export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult> {
   const tables = pickTables(opts.tables);
-  const outDir = path.resolve(opts.outDir);
+  const shownOut = path.resolve(opts.outDir);
+  const outDir = realOut(shownOut);
   const state = checkOut(outDir);
+  removeStale(outDir);
   if (!existsSync(opts.snapshotPath)) {
     throw new NoSnapshotError(`No snapshot at ${opts.snapshotPath} yet: run a load first (e.g. \`cbp load chargebacks FILE\`), which publishes one.`);
   }
@@ -216,6 +331,8 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
       tables: exported,
     };
     writeFileSync(path.join(stage, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+    // From here the manifest names the folder as a whole export; the marker must not move into --out.
+    rmSync(path.join(stage, MARKER));
     // Checked again just before the swap: a file the user put there meanwhile stops it.
     const now = checkOut(outDir);
     if (now === 'new') renameSync(stage, outDir);
@@ -228,10 +345,11 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
       rmdirSync(old);
       renameSync(outDir, old);
       renameSync(stage, outDir);
-      rmSync(old, { recursive: true, force: true });
+      writeMarker(old);
+      removeMarked(old);
     }
-    return { ...manifest, outDir, replaced: state === 'previous' || now === 'previous' };
+    return { ...manifest, outDir: shownOut, replaced: state === 'previous' || now === 'previous' };
   } finally {
-    rmSync(stage, { recursive: true, force: true });
+    if (existsSync(stage)) removeMarked(stage);
   }
 }

@@ -1,7 +1,8 @@
 // cbp export as a user runs it: the published snapshot's marts and facts as Parquet or CSV, partitioned by
 // month, read back by DuckDB; an --out that holds someone else's files is refused and left as it was.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +54,13 @@ function files(d: string, rel = ''): string[] {
   return readdirSync(path.join(d, rel), { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? files(d, path.join(rel, e.name)) : [path.join(rel, e.name)],
   ).sort();
+}
+
+/** Folders under d that hold nothing, relative. */
+function emptyFolders(d: string, rel = ''): string[] {
+  const entries = readdirSync(path.join(d, rel), { withFileTypes: true });
+  if (rel && entries.length === 0) return [rel];
+  return entries.flatMap((e) => (e.isDirectory() ? emptyFolders(d, path.join(rel, e.name)) : []));
 }
 
 const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
@@ -143,6 +151,88 @@ describe('cbp export', () => {
     expect(readFileSync(path.join(previous, 'dim_mids', 'my-analysis.parquet'), 'utf8')).toBe('mine');
     expect(existsSync(path.join(previous, 'dim_mids', 'data.parquet'))).toBe(true);
     expect(readdirSync(path.join(dir, 'exports')).filter((e) => e.startsWith('.'))).toEqual([]);
+  });
+
+  it('replaces its own export when a dated table has no rows (it leaves no empty folder, and accepts one an earlier cbp left)', async () => {
+    const out = path.join(dir, 'exports', 'again');
+    const first = await cbp(['export', '--out', out, '--json']);
+    expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' });
+    const tables = (JSON.parse(first.stdout) as { tables: Array<{ name: string; rows: number; partitionedBy: string | null }> }).tables;
+    const none = tables.filter((t) => t.rows === 0 && t.partitionedBy === 'month').map((t) => t.name);
+    expect(none).toContain('int_order_validations_joined');
+    expect(emptyFolders(out)).toEqual([]);
+    for (const t of none) expect(existsSync(path.join(out, t)), t).toBe(false);
+    // What an earlier cbp wrote for a table with no rows: an empty folder its manifest does not name.
+    mkdirSync(path.join(out, 'int_order_validations_joined'));
+    const again = await cbp(['export', '--out', out, '--json']);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(again.stdout)).toMatchObject({ replaced: true });
+    expect(emptyFolders(out)).toEqual([]);
+    // Days that leave dated tables empty (those above at least), twice.
+    for (let i = 0; i < 2; i++) {
+      const days = await cbp(['export', '--out', out, '--from', '2026-02-01', '--to', '2026-02-28', '--json']);
+      expect({ code: days.code, stderr: days.stderr }).toEqual({ code: 0, stderr: '' });
+      const m = JSON.parse(days.stdout) as { tables: Array<{ rows: number; partitionedBy: string | null; files: string[] }> };
+      expect(m.tables.filter((t) => t.partitionedBy && t.rows === 0).length).toBeGreaterThanOrEqual(none.length);
+      expect(files(out)).toEqual(['cbp-export.json', ...m.tables.flatMap((t) => t.files)].sort());
+      expect(emptyFolders(out)).toEqual([]);
+    }
+    expect(readdirSync(path.join(dir, 'exports')).filter((e) => e.startsWith('.'))).toEqual([]);
+  });
+
+  it('removes what an export of the same --out killed mid-way left beside it, and nothing else', async () => {
+    const parent = path.join(dir, 'killed');
+    const out = path.join(parent, 'out');
+    mkdirSync(parent);
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!; // a process that has ended
+    const marker = (pid: number) => ({ '.cbp-export-staging': JSON.stringify({ cbpExportStaging: 1, pid, host: os.hostname() }) });
+    const make = (name: string, content: Record<string, string>) => {
+      for (const [f, text] of Object.entries(content)) {
+        mkdirSync(path.dirname(path.join(parent, name, f)), { recursive: true });
+        writeFileSync(path.join(parent, name, f), text);
+      }
+      return name;
+    };
+    const partial = { 'mart_chargebacks/month=2026-01/data_0.parquet': 'half a file' };
+    const stale = make('.out.cbp-export-a1B2c3', { ...marker(gone), ...partial });
+    const leftAlone = [
+      make('.out.cbp-export-d4E5f6', { ...marker(process.pid), ...partial }), // an export still running
+      make('.out.cbp-export-g7H8i9', { 'notes.txt': 'no marker: not known to be cbp\'s' }),
+      make('.other.cbp-export-j1K2l3', { ...marker(gone), ...partial }), // another --out's
+      make('.out.cbp-export-toolong1', { ...marker(gone), ...partial }), // not a name cbp makes
+      make('.out.cbp-old-p4Q5r6', { 'cbp-export.json': '{"cbpExport":1,"tables":[]}', 'x.csv': 'not in its manifest' }),
+    ];
+    const r = await cbp(['export', '--out', out, '--table', 'dim_mids']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(existsSync(path.join(parent, stale))).toBe(false);
+    expect(readdirSync(parent).sort()).toEqual(['out', ...leftAlone].sort());
+    expect(files(path.join(parent, '.out.cbp-export-g7H8i9'))).toEqual(['notes.txt']);
+
+    // A replaced export left whole beside --out (killed before its removal): removed once --out exists.
+    cpSync(out, path.join(parent, '.out.cbp-old-s7T8u9'), { recursive: true });
+    const again = await cbp(['export', '--out', out, '--table', 'dim_mids']);
+    expect(again.code).toBe(0);
+    expect(readdirSync(parent).sort()).toEqual(['out', ...leftAlone].sort());
+  });
+
+  it('follows an --out that is a symbolic link to a folder, writing where it points and keeping the link', async () => {
+    const real = path.join(dir, 'linked', 'real');
+    mkdirSync(real, { recursive: true });
+    const link = path.join(dir, 'linked', 'link');
+    symlinkSync(real, link);
+    for (let i = 0; i < 2; i++) {
+      const r = await cbp(['export', '--out', link, '--table', 'dim_mids', '--json']);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(r.stdout)).toMatchObject({ outDir: link, replaced: i === 1 });
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(files(real)).toEqual(['cbp-export.json', 'dim_mids/data.parquet']);
+      expect(readdirSync(path.dirname(link)).sort()).toEqual(['link', 'real']);
+    }
+    const dangling = path.join(dir, 'linked', 'dangling');
+    symlinkSync(path.join(dir, 'linked', 'nowhere'), dangling);
+    const d = await cbp(['export', '--out', dangling, '--table', 'dim_mids']);
+    expect(d.code).toBe(2);
+    expect(d.stderr).toMatch(/--out .*dangling is a symbolic link to .*nowhere, which does not exist/);
   });
 
   it('reads the snapshot, never the working store: it runs while a writer holds the store', async () => {
