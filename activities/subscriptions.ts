@@ -4,12 +4,29 @@
 import { requireSettings } from '../lib/config.ts';
 import { sameSecret } from '../lib/secrets.ts';
 import { sameUrl, urlHost } from '../lib/urls.ts';
+import type { ListedSubscription } from '../client/events.ts';
 import { ServiceError } from '../client/errors.ts';
 import type { Subscription } from '../contract/resources.ts';
 import type { Store } from '../store/db.ts';
 import { markSubscriptionDeleted, markSubscriptionsSeenActive, noteListedSubscriptions, recordOwnSubscriptions } from '../store/subscriptions.ts';
 import type { ActivityContext } from './deps.ts';
-import type { SubscriptionActivities, SubscriptionList, SubscriptionView } from './types.ts';
+import type { ForeignSubscription, SubscriptionActivities, SubscriptionList, SubscriptionView } from './types.ts';
+
+/** An event type's name as the service writes them (`order_validation.new`); anything else is shown as '?'. */
+const EVENT_TYPE_NAME = /^[a-z][a-z0-9_]{0,40}(\.[a-z0-9_]{1,40}){1,3}$/;
+
+/**
+ * What cbp shows of another consumer's subscription: guid, event type (also one cbp does not subscribe to),
+ * url host and active, '?' (or not active) where the service's item does not say; nothing else of it.
+ */
+export function foreignSubscription(s: ListedSubscription): ForeignSubscription {
+  return {
+    guid: s.guid ?? '?',
+    event_type: s.event_type !== undefined && EVENT_TYPE_NAME.test(s.event_type) ? s.event_type : '?',
+    url_host: s.url === undefined ? '?' : urlHost(s.url),
+    active: s.active === true,
+  };
+}
 
 /** Whether the service showed a password for this subscription (the spec says it does; it may not). */
 function showsPassword(sub: Subscription): boolean {
@@ -70,19 +87,27 @@ export function createSubscriptionActivities(ctx: ActivityContext): Subscription
   return {
     async listSubscriptions(input): Promise<SubscriptionList> {
       const ownUrl = input?.ownUrl;
-      const r = await deps.clients.events.listSubscriptionsWithDate();
+      // Each item is read only as far as guid, url, e-mail, event type and active: another consumer's may be of a
+      // shape cbp does not know (an event type it does not subscribe to, auth as a string), and must fail nothing.
+      // Only cbp's own are parsed with the spec's schema; a mismatch names fields, never values.
+      const r = await deps.clients.events.listSubscriptionItems();
+      const onOwnUrl = (s: ListedSubscription) => ownUrl !== undefined && s.url !== undefined && sameUrl(s.url, ownUrl);
+      // Those on the receiver url are cbp's: checked before the store adopts them (without ownUrl, all are).
+      const parsed = new Map<ListedSubscription, Subscription>();
+      for (const s of r.items) if (ownUrl === undefined || onOwnUrl(s)) parsed.set(s, s.subscription());
       // Which listed ones are cbp's: recorded in the store, or on its receiver url (recorded now, so they stay
       // cbp's when the url changes). A failure here fails the list: without the records cbp's subscriptions for
       // an earlier url would look like another consumer's, and be duplicated.
       const records = await withStore('listSubscriptions', (store) =>
         noteListedSubscriptions(
           store,
-          r.subscriptions.map((s) => ({ guid: s.guid, event_type: s.event_type, active: s.active, onOwnUrl: ownUrl !== undefined && sameUrl(s.url, ownUrl) })),
+          r.items.flatMap((s) => (s.guid === undefined ? [] : [{ guid: s.guid, event_type: s.event_type ?? '', active: s.active === true, onOwnUrl: onOwnUrl(s) }])),
           now(),
         ),
       );
-      const mine = ownUrl === undefined ? r.subscriptions : r.subscriptions.filter((s) => records.has(s.guid));
-      const others = ownUrl === undefined ? [] : r.subscriptions.filter((s) => !records.has(s.guid));
+      const isMine = (s: ListedSubscription) => ownUrl === undefined || (s.guid !== undefined && records.has(s.guid));
+      const mine = r.items.filter(isMine).map((s) => parsed.get(s) ?? s.subscription());
+      const others = r.items.filter((s) => !isMine(s));
       // A shown password of cbp's own that cannot be compared would be planned as "matches": refuse instead of
       // guessing. Another consumer's password is never looked at.
       const password = mine.some(showsPassword) ? webhookPassword() : configuredPassword();
@@ -92,7 +117,7 @@ export function createSubscriptionActivities(ctx: ActivityContext): Subscription
       });
       return {
         subscriptions,
-        ...(ownUrl === undefined ? {} : { others: others.map((s) => ({ guid: s.guid, event_type: s.event_type, url_host: urlHost(s.url), active: s.active })) }),
+        ...(ownUrl === undefined ? {} : { others: others.map(foreignSubscription) }),
         ...(r.date ? { serviceTime: r.date } : {}),
       };
     },

@@ -190,8 +190,10 @@ export interface SubscriptionView {
  * query (they may hold a token), its e-mail or its credentials.
  */
 export interface ForeignSubscription {
+  /** '?' when the service's item has none readable. */
   guid: string;
-  event_type: SubscribableEventType;
+  /** As listed, also a type cbp does not subscribe to (`order_validation.new`); '?' when not a type's name. */
+  event_type: string;
   /** Host (and port) of its url, lower case; no user info. */
   url_host: string;
   active: boolean;

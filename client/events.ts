@@ -2,26 +2,28 @@
 // a 401 invalidates the token and the request is sent once more with a fresh one.
 import {
   ChargebackSchema,
+  ListedSubscriptionSchema,
   OrderSchema,
   OrderValidationSchema,
   PingResponseSchema,
   PreventionAlertSchema,
   SubscribableEventTypeSchema,
   SubscribeRequestSchema,
-  SubscriptionListSchema,
   SubscriptionSchema,
   SubscriptionUpdateSchema,
   id,
+  safeParseWithoutValues,
   type Chargeback,
+  type ListedSubscriptionFields,
   type Order,
   type OrderValidation,
   type PingResponse,
   type PreventionAlert,
   type Subscription,
 } from '../contract/index.ts';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { parseOrThrow } from '../lib/validate.ts';
-import { ServiceError, ServiceHttpError, ServiceNetworkError } from './errors.ts';
+import { ServiceError, ServiceHttpError, ServiceNetworkError, ServiceResponseError } from './errors.ts';
 import { backoffDelay } from './retry.ts';
 import { bearer, seg, ServiceHttp, type Call, type ClientOptions, type JsonAnswer } from './http.ts';
 import type { TokenClient } from './token.ts';
@@ -32,11 +34,30 @@ export interface EventsClientConfig {
 
 type Opts = { signal?: AbortSignal };
 
+/**
+ * One item of the subscription list, read only as far as telling cbp's own from another consumer's
+ * (ListedSubscriptionSchema: guid, url, email, event_type, active, each undefined when unreadable).
+ */
+export interface ListedSubscription extends ListedSubscriptionFields {
+  /** Its place in the list, from 0. */
+  index: number;
+  /**
+   * The item parsed with the spec's schema: call it only for one of cbp's own. A mismatch is a
+   * ServiceResponseError naming the item's place, guid and fields with what was expected, never a value.
+   */
+  subscription(): Subscription;
+}
+
 export interface EventsClient {
   createSubscription(req: z.input<typeof SubscribeRequestSchema>, o?: Opts): Promise<Subscription>;
+  /** Every listed subscription parsed with the spec's schema (one that does not match fails the call, naming no value). */
   listSubscriptions(o?: Opts): Promise<Subscription[]>;
-  /** The list plus the answer's Date header (the service's clock, ISO UTC; undefined when absent or unreadable). */
-  listSubscriptionsWithDate(o?: Opts): Promise<{ subscriptions: Subscription[]; date?: string }>;
+  /**
+   * The list read item by item, loosely (see ListedSubscription), so that another consumer's subscription of a
+   * shape cbp does not know fails nothing; plus the answer's Date header (the service's clock, ISO UTC;
+   * undefined when absent or unreadable).
+   */
+  listSubscriptionItems(o?: Opts): Promise<{ items: ListedSubscription[]; date?: string }>;
   getSubscription(guid: string, o?: Opts): Promise<Subscription>;
   updateSubscription(guid: string, update: z.input<typeof SubscriptionUpdateSchema>, o?: Opts): Promise<Subscription>;
   /** The body of a delete answer is not shown by the spec: whatever came (JSON, text or nothing) is returned as is. */
@@ -56,6 +77,28 @@ function repeatedBelow(e: ServiceError): boolean {
 
 function guidArg(guid: string, what: string): string {
   return parseOrThrow(id, guid, what);
+}
+
+const LIST = 'list subscriptions';
+const AnyList = z.array(z.unknown());
+
+/** A list answer's items, each read loosely; the strict parse waits until the caller knows the item is its own. */
+function listedItems(answer: JsonAnswer): ListedSubscription[] {
+  const list = safeParseWithoutValues(AnyList, answer.body);
+  if (!list.ok) throw new ServiceResponseError({ iface: 'events', operation: LIST, httpStatus: answer.status, issues: list.issues });
+  return list.value.map((raw, index): ListedSubscription => {
+    const fields = ListedSubscriptionSchema.parse(raw);
+    return {
+      ...fields,
+      index,
+      subscription() {
+        const r = safeParseWithoutValues(SubscriptionSchema, raw);
+        if (r.ok) return r.value;
+        const which = `item ${index}${fields.guid === undefined ? '' : ` (${fields.guid})`}`;
+        throw new ServiceResponseError({ iface: 'events', operation: LIST, httpStatus: answer.status, issues: r.issues.map((i) => `${which}: ${i}`) });
+      },
+    };
+  });
 }
 
 export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient, opts: ClientOptions = {}): EventsClient {
@@ -83,6 +126,15 @@ export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient,
   const get = async <S extends z.ZodType>(operation: string, path: string, schema: S, o: Opts = {}): Promise<z.infer<S>> =>
     http.parse(schema, await send({ operation, method: 'GET', path, idempotent: true, signal: o.signal }), operation);
 
+  async function listItems(o: Opts = {}): Promise<{ items: ListedSubscription[]; date?: string }> {
+    // Other consumers' subscriptions are in the answer: a body that is not JSON is not quoted either.
+    const answer = await send({ operation: LIST, method: 'GET', path: '/subscribe', idempotent: true, signal: o.signal, quoteBody: false });
+    const items = listedItems(answer);
+    const raw = answer.headers.date;
+    const at = Date.parse(Array.isArray(raw) ? (raw[0] ?? '') : (raw ?? ''));
+    return { items, ...(Number.isNaN(at) ? {} : { date: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z') }) };
+  }
+
   return {
     async createSubscription(req, o = {}) {
       const body = parseOrThrow(SubscribeRequestSchema, req, 'subscription request');
@@ -104,20 +156,13 @@ export function createEventsClient(cfg: EventsClientConfig, tokens: TokenClient,
           // A 500, 502, 504, timeout or broken connection after sending: the service may have created it.
           // Look first, and ask again only when it did not, so a retry never makes a second subscription.
           await policy.sleep(backoffDelay(policy, used - 1, e.retryAfterMs), o.signal);
-          const list = await get('list subscriptions', '/subscribe', SubscriptionListSchema, o);
-          const made = list.find((s) => s.url === body.url && s.event_type === body.event_type && s.email === body.email);
-          if (made) return made;
+          const made = (await listItems(o)).items.find((s) => s.url === body.url && s.event_type === body.event_type && s.email === body.email);
+          if (made) return made.subscription();
         }
       }
     },
-    listSubscriptions: async (o) => get('list subscriptions', '/subscribe', SubscriptionListSchema, o),
-    async listSubscriptionsWithDate(o = {}) {
-      const answer = await send({ operation: 'list subscriptions', method: 'GET', path: '/subscribe', idempotent: true, signal: o.signal });
-      const subscriptions = http.parse(SubscriptionListSchema, answer, 'list subscriptions');
-      const raw = answer.headers.date;
-      const at = Date.parse(Array.isArray(raw) ? (raw[0] ?? '') : (raw ?? ''));
-      return { subscriptions, ...(Number.isNaN(at) ? {} : { date: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z') }) };
-    },
+    listSubscriptions: async (o) => (await listItems(o)).items.map((s) => s.subscription()),
+    listSubscriptionItems: (o) => listItems(o),
     getSubscription: async (guid, o) => get('get subscription', `/subscribe/${seg(guidArg(guid, 'subscription guid'))}`, SubscriptionSchema, o),
     async updateSubscription(guid, update, o = {}) {
       const g = guidArg(guid, 'subscription guid');

@@ -51,6 +51,8 @@ export interface Call {
   timeoutMs?: number;
   /** The setting named in a timeout message. */
   timeoutSetting?: string;
+  /** false: a body that is not JSON is described by its length, never quoted (a list holding other consumers' data). */
+  quoteBody?: boolean;
 }
 
 export interface JsonAnswer {
@@ -170,7 +172,11 @@ export class ServiceHttp {
             iface: this.iface,
             operation: call.operation,
             httpStatus: res.statusCode,
-            issues: [`(the whole body): got ${JSON.stringify(this.redact(text.slice(0, 80)))}; expected JSON`],
+            issues: [
+              call.quoteBody === false
+                ? `(the whole body): got ${text.length} characters that are not JSON; expected JSON`
+                : `(the whole body): got ${JSON.stringify(this.redact(text.slice(0, 80)))}; expected JSON`,
+            ],
           });
         }
       }

@@ -48,6 +48,39 @@ export function formatIssues(error: z.ZodError, input: unknown): string[] {
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; issues: string[] };
 
+/** What kind of value was given, never the value: `nothing`, `null`, `a string`, `an array`... */
+function kindOf(v: unknown): string {
+  if (v === undefined || v === MISSING) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  const t = typeof v;
+  return t === 'object' ? 'an object' : t === 'undefined' ? 'nothing' : `a ${t}`;
+}
+
+/**
+ * Like formatIssues, but of the value only its kind: `<field path>: <expectation> (got a string)`. For input
+ * that is not cbp's to repeat, where any field may hold a credential under any name (another consumer's
+ * subscription in a list the service shares). Contract messages that quote their input lose that part.
+ */
+export function formatIssuesWithoutValues(error: z.ZodError, input: unknown): string[] {
+  return error.issues.map((i) => {
+    const field = i.path.length ? i.path.map(String).join('.') : '(the whole value)';
+    const expected =
+      i.code === 'invalid_type'
+        ? `expected ${i.expected}`
+        : i.code === 'invalid_value'
+          ? `expected one of ${i.values.map((v) => String(v)).join(', ')}`
+          : i.message.replace(/^Invalid input: /, '').replace(/,?\s*\bgot\b[\s\S]*$/, '');
+    return `${field}: ${expected} (got ${kindOf(valueAt(input, i.path))})`;
+  });
+}
+
+/** safeParseWith whose issues name fields and expectations but never a value (formatIssuesWithoutValues). */
+export function safeParseWithoutValues<S extends z.ZodType>(schema: S, input: unknown): ParseResult<z.infer<S>> {
+  const r = schema.safeParse(input);
+  return r.success ? { ok: true, value: r.data } : { ok: false, issues: formatIssuesWithoutValues(r.error, input) };
+}
+
 export function safeParseWith<S extends z.ZodType>(schema: S, input: unknown): ParseResult<z.infer<S>> {
   // reportInput keeps each issue's value, needed where the path exists only after a preprocess step.
   const r = schema.safeParse(input, { reportInput: true });

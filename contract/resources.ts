@@ -82,6 +82,26 @@ export type Subscription = z.infer<typeof SubscriptionSchema>;
 
 export const SubscriptionListSchema = z.array(SubscriptionSchema);
 
+/** A field of a listed item, or undefined when it is missing or of another shape. */
+const readable = <T extends z.ZodType>(schema: T) => schema.optional().catch(undefined);
+
+/**
+ * One item of `GET /subscribe` read only as far as telling cbp's own from another consumer's (decision): the
+ * service lists every consumer's subscriptions of the account, and another's may hold an event type cbp does
+ * not know or fields in another shape, which are none of cbp's business. Each field is undefined when it
+ * cannot be read; the rest of the item is dropped. cbp's own are then parsed with SubscriptionSchema.
+ */
+export const ListedSubscriptionSchema = z
+  .object({
+    guid: readable(id),
+    url: readable(z.string()),
+    email: readable(z.string()),
+    event_type: readable(z.string()),
+    active: readable(z.boolean()),
+  })
+  .catch({});
+export type ListedSubscriptionFields = z.infer<typeof ListedSubscriptionSchema>;
+
 export const PingResponseSchema = z.looseObject({ urls: z.array(z.string()) });
 export type PingResponse = z.infer<typeof PingResponseSchema>;
 

@@ -98,6 +98,12 @@ export interface SandboxState {
   crmAccountGuid: string;
   deliveryTimeoutMs: number;
   subscriptions: Map<string, StoredSubscription>;
+  /**
+   * Other consumers' subscriptions as a real service might list them, planted through the admin API: any JSON
+   * object, appended to `GET /subscribe` as given (an event type the spec's subscribe refuses, auth as a string).
+   * Never vetted, delivered to, updated or deleted.
+   */
+  plantedSubscriptions: unknown[];
   /** pushed orders by the merchant order_id */
   orders: Map<string, StoredOrder>;
   /** pushed orders by the service id ({id}, the order_guid) */
@@ -145,6 +151,7 @@ export function createState(deps: {
     ...deps,
     crmAccountGuid: stableGuid('crm', 'sandbox', String(world.seed)),
     subscriptions: new Map(),
+    plantedSubscriptions: [],
     orders: new Map(),
     ordersByGuid: new Map(),
     ordersByCard: new Map(),
@@ -164,6 +171,7 @@ export function createState(deps: {
 /** Forgets everything the sandbox learnt or did since it started (the clock is reset by its owner). */
 export function resetState(state: SandboxState): void {
   state.subscriptions.clear();
+  state.plantedSubscriptions.length = 0;
   state.orders.clear();
   state.ordersByGuid.clear();
   state.ordersByCard.clear();

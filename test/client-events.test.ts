@@ -70,6 +70,42 @@ describe('events interface', () => {
     expect(got.map((s) => s.guid)).toEqual([GUID, 'sub_2']);
   });
 
+  it("reads a list holding another consumer's subscription of a shape cbp does not know, and parses only the items asked for", async () => {
+    const basic = 'Basic Y3JtOkNSTVNFQ1JFVA==';
+    const crm = { guid: 'sub_crm', email: 'crm@merchant.example', url: 'https://u:CRMSECRET@crm.example/h', event_type: 'order_validation.new', active: true, auth: basic };
+    srv.script('GET', '/v1/subscribe', { body: [subscription, crm, 'not an object', { guid: 7, active: 'yes' }], headers: { date: 'Sun, 15 Mar 2026 12:00:00 GMT' } });
+    const { items, date } = await ev.listSubscriptionItems();
+    expect(date).toBe('2026-03-15T12:00:00Z');
+    expect(items.map(({ index, guid, url, email, event_type, active }) => ({ index, guid, url, email, event_type, active }))).toEqual([
+      { index: 0, guid: GUID, url: subscription.url, email: subscription.email, event_type: 'chargeback.new', active: false },
+      { index: 1, guid: 'sub_crm', url: crm.url, email: crm.email, event_type: 'order_validation.new', active: true },
+      { index: 2, guid: undefined, url: undefined, email: undefined, event_type: undefined, active: undefined },
+      { index: 3, guid: '7', url: undefined, email: undefined, event_type: undefined, active: undefined },
+    ]);
+    // Nothing of the item is kept beyond those fields (its auth is not even read).
+    expect(JSON.stringify(items)).not.toContain('Y3Jt');
+    expect(items[0]!.subscription()).toMatchObject({ guid: GUID, updated_at: '2026-11-01T10:00:00Z' });
+    // Parsed strictly, a mismatch names the item and its fields, never a value; so does the whole list.
+    for (const e of [(() => { try { return items[1]!.subscription(); } catch (x) { return x; } })(), await ev.listSubscriptions().catch((x: unknown) => x)]) {
+      expect(e).toBeInstanceOf(ServiceResponseError);
+      const m = (e as Error).message;
+      expect(m).toContain('item 1 (sub_crm): event_type: expected one of chargeback.new');
+      expect(m).toContain('item 1 (sub_crm): auth: expected object (got a string)');
+      expect(m).toContain('item 1 (sub_crm): created_at');
+      for (const v of ['Y3Jt', 'CRMSECRET', 'order_validation.new', 'crm.example', 'crm@merchant']) expect(m, v).not.toContain(v);
+    }
+  });
+
+  it('never quotes a subscription list that is not JSON or not an array (other consumers\' data is in it)', async () => {
+    srv.script('GET', '/v1/subscribe', { body: '[{"guid":"sub_crm","auth":"Basic Y3JtOkNSTVNFQ1JFVA=="' }, { body: { subscriptions: [{ auth: 'Basic Y3JtOkNSTVNFQ1JFVA==' }] } });
+    const cut = (await ev.listSubscriptionItems().catch((x: unknown) => x)) as ServiceResponseError;
+    expect(cut).toBeInstanceOf(ServiceResponseError);
+    expect(cut.message).toMatch(/characters that are not JSON/);
+    const obj = (await ev.listSubscriptionItems().catch((x: unknown) => x)) as ServiceResponseError;
+    expect(obj.message).toContain('expected array (got an object)');
+    for (const m of [cut.message, obj.message]) expect(m).not.toMatch(/Y3Jt|sub_crm/);
+  });
+
   it('gets one subscription with GET /subscribe/{guid}', async () => {
     srv.script('GET', `/v1/subscribe/${GUID}`, { body: subscription });
     expect((await ev.getSubscription(GUID)).guid).toBe(GUID);

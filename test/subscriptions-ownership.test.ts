@@ -209,6 +209,53 @@ describe('cbp run subscriptions reports what it left alone', { timeout: 120_000 
   });
 });
 
+describe('subscriptions the spec would not list, among the listed', () => {
+  // Another consumer's, as a real service might list them (planted through the sandbox's admin API): an event
+  // type cbp does not subscribe to with auth as a Basic string, one of no readable shape, one without a guid.
+  const BASIC = 'Basic Y3JtOkNSTVNFQ1JFVA=='; // crm:CRMSECRET
+  const at = '2026-01-01T00:00:00Z';
+  const plant = (sub: Record<string, unknown>) => admin(sb, 'POST', '/subscriptions', sub);
+  const recorded = async () => {
+    const runs = await p.store.all<{ status: string; summary: string; error: string | null }>(
+      "SELECT status, summary::VARCHAR AS summary, error FROM runs WHERE workflow = 'reconcileSubscriptions' ORDER BY started_at",
+    );
+    return { runs, text: JSON.stringify([log, runs, await ownRows(p.store)]) };
+  };
+
+  it("reads another consumer's only as far as guid, url, event type and active: one of a shape cbp does not know fails nothing, and none of its values is kept", async () => {
+    await plant({ guid: 'sub_crm_odd_1', email: 'crm-admin@merchant.example', url: `${crmBase}/hooks/crm-path-token-61`, event_type: 'order_validation.new', active: true, created_at: at, updated_at: at, auth: BASIC });
+    await plant({ guid: 'sub_crm_odd_2', url: 12, event_type: { note: 'CRMSECRET' }, active: 'yes', auth: { password: 'crm-password-88' } });
+    await plant({ url: 'http://crm-user:crm-password-88@127.0.0.1:9/x', note: 'CRMSECRET' });
+    const r = await p.runner.reconcileSubscriptions(input());
+    expect(r).toMatchObject({ created: [], updated: [], deleted: [] });
+    expect(r.leftAlone.slice(-3)).toEqual([
+      { guid: 'sub_crm_odd_1', event_type: 'order_validation.new', url_host: new URL(crmBase).host, active: true },
+      { guid: 'sub_crm_odd_2', event_type: '?', url_host: '?', active: false },
+      { guid: '?', event_type: '?', url_host: '127.0.0.1:9', active: false },
+    ]);
+    const { runs, text } = await recorded();
+    expect(runs.at(-1)).toMatchObject({ status: 'ok', error: null });
+    for (const secret of [...CRM_SECRETS, 'Y3JtOkNSTVNFQ1JFVA', 'CRMSECRET', AUTH.password]) expect(text, secret).not.toContain(secret);
+  });
+
+  it("fails on one of cbp's own that does not match the spec, naming the item and field but never a value, and adopts nothing", async () => {
+    const own = 'Basic Y2JwLWhvb2s6T1dOU0VDUkVU'; // cbp-hook:OWNSECRET
+    await plant({ guid: 'sub_own_odd', email: 'ops@merchant.example', url: receiver.url, event_type: 'chargeback.new', active: true, created_at: at, updated_at: at, auth: own });
+    const e = (await p.runner.reconcileSubscriptions(input()).catch((x: unknown) => x)) as Error & { code?: string };
+    expect(e).toBeInstanceOf(Error);
+    expect(e.code).toBe('CBP_ERR_SERVICE_RESPONSE');
+    expect(e.message).toMatch(/item \d+ \(sub_own_odd\): auth: expected object \(got a string\)/);
+    const { runs, text } = await recorded();
+    expect(runs.at(-1)).toMatchObject({ status: 'failed' });
+    expect(runs.at(-1)!.error).toContain('sub_own_odd');
+    for (const secret of [own, 'Y2JwLWhvb2s6T1dOU0VDUkVU', 'OWNSECRET']) {
+      expect(e.message, secret).not.toContain(secret);
+      expect(text, secret).not.toContain(secret);
+    }
+    expect((await ownRows(p.store)).map((x) => x.guid)).not.toContain('sub_own_odd');
+  });
+});
+
 describe('own_subscriptions in the store', () => {
   let store: Store;
   beforeAll(async () => {

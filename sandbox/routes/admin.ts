@@ -26,6 +26,7 @@ export const ADMIN_ROUTES = [
   { method: 'GET', path: '/_sandbox/events', what: 'events emitted so far (payloads as delivered); ?type= filters' },
   { method: 'GET', path: '/_sandbox/deliveries', what: 'every delivery attempt: event_guid, event_type, url, status or error, time, attempt, outcome' },
   { method: 'GET', path: '/_sandbox/subscriptions', what: 'subscriptions with their vetting state' },
+  { method: 'POST', path: '/_sandbox/subscriptions', what: "plants another consumer's subscription as a real service might list it: any JSON object, appended to GET /subscribe as given (never vetted, delivered to, updated or deleted; reset forgets it)" },
   { method: 'GET', path: '/_sandbox/orders', what: 'orders pushed through the order data interface' },
   { method: 'POST', path: '/_sandbox/reset', what: 'forgets subscriptions, orders, keys, matches, e-mails, events, deliveries and faults; the clock goes back to its start' },
   { method: 'POST', path: '/_sandbox/settle', what: 'waits until deliveries under way have finished' },
@@ -88,6 +89,12 @@ export function adminRoutes(state: SandboxState, opts: { realtime: () => boolean
       return state.deliveries;
     });
     app.get('/subscriptions', async () => [...state.subscriptions.values()]);
+    app.post('/subscriptions', async (req, reply) => {
+      const body = req.body;
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) return fail(reply, 400, 'expected a JSON object: the subscription as GET /subscribe should list it');
+      state.plantedSubscriptions.push(body);
+      return reply.code(201).send({ planted: state.plantedSubscriptions.length });
+    });
     app.get('/orders', async () => [...state.orders.values()]);
     app.post('/reset', async () => {
       await state.clock.reset();

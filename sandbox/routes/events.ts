@@ -96,7 +96,7 @@ export function eventsRoutes(state: SandboxState) {
       return reply.send(answer);
     });
 
-    app.get('/subscribe', async (_req, reply) => reply.send([...state.subscriptions.values()].map(confirmation)));
+    app.get('/subscribe', async (_req, reply) => reply.send([...[...state.subscriptions.values()].map(confirmation), ...state.plantedSubscriptions]));
 
     app.get<{ Params: { guid: string } }>('/subscribe/:guid', async (req, reply) => {
       const s = state.subscriptions.get(req.params.guid);
