@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../lib/config.ts';
 import { CbpError } from '../lib/errors.ts';
+import { serialQueue } from '../lib/serial.ts';
 import type { ServiceClients } from '../client/index.ts';
 import type { Store } from '../store/db.ts';
 import { openStore as openStoreFile } from '../store/db.ts';
@@ -100,9 +101,9 @@ export function storeOpener(cfg: Config): () => Promise<Store> {
 /** The lock every store step of this process goes through (see the header); failures become ActivityStoreErrors. */
 export function storeLock(store: ActivityDeps['store']): WithStore {
   const getStore = typeof store === 'function' ? store : async () => store;
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(activity: string, fn: (store: Store) => Promise<T>): Promise<T> => {
-    const run = tail.then(async () => {
+  const queue = serialQueue();
+  return <T>(activity: string, fn: (store: Store) => Promise<T>): Promise<T> =>
+    queue(async () => {
       let s: Store;
       try {
         s = await getStore();
@@ -117,9 +118,6 @@ export function storeLock(store: ActivityDeps['store']): WithStore {
         throw new ActivityStoreError(activity, e);
       }
     });
-    tail = run.catch(() => undefined);
-    return run;
-  };
 }
 
 /** The context one createActivities call shares between its groups: one lock per set of activities. */

@@ -4,3 +4,4 @@ export * from './events.ts';
 export * from './orders.ts';
 export * from './reporting.ts';
 export * from './issues.ts';
+export * from './ratios.ts';

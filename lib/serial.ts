@@ -1,6 +1,7 @@
-// One at a time, in call order: the serialising queue behind a DuckDB connection's lane (store/db.ts
-// Store.exclusive, which transactions and report loads go through). A call starts once the call before it
-// has settled, whether that one succeeded or failed; a failure reaches only its own caller.
+// One at a time, in call order: the one serialising queue, behind a DuckDB connection's lane (store/db.ts
+// Store.exclusive, which transactions and report loads go through) and the activities' store lock
+// (activities/deps.ts). A call starts once the call before it has settled, whether that one succeeded or
+// failed; a failure reaches only its own caller.
 
 export type SerialQueue = <T>(fn: () => Promise<T>) => Promise<T>;
 

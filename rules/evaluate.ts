@@ -1,36 +1,11 @@
 // Pure rule evaluation: ratio rows (from sql/views/40_ratios.sql) and a rule set in, the level each
 // mid × network × program reaches each month out. Rules are data; nothing here knows a network's numbers.
 import type { Network } from '../contract/common.ts';
+import type { RatioRow } from '../contract/ratios.ts';
 import type { Comparison, Metric, Program, Rule, RuleSet } from './thresholds.ts';
 import { addMonths } from '../lib/utc.ts';
 
-/** One row of mart_ratios (see docs/ratios.md). Numbers are unrounded. */
-export interface RatioRow {
-  mid: string;
-  network: Network;
-  program: Program;
-  metric: Metric;
-  /** YYYY-MM, the month the chargebacks / fraud reports were received */
-  month: string;
-  numerator: number | null;
-  denominator: number | null;
-  /** YYYY-MM of the denominator (M−1 for Mastercard ECP/EFM and Discover) */
-  denominator_month: string | null;
-  numerator_count: number | null;
-  numerator_amount: number | null;
-  denominator_count: number | null;
-  denominator_amount: number | null;
-  ratio: number | null;
-  ratio_pct: number | null;
-  ratio_bps: number | null;
-  no_ratio_reason: string | null;
-  /** figures scaled to month end from the run rate; never an observed value */
-  is_projection: boolean;
-  /** the month is not closed: figures are month-to-date */
-  is_partial: boolean;
-  days_covered: number | null;
-  days_in_month: number | null;
-}
+export type { RatioRow } from '../contract/ratios.ts';
 
 export interface MonthLevel {
   mid: string;

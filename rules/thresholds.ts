@@ -5,18 +5,15 @@ import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { NETWORKS } from '../contract/common.ts';
+import { METRICS, PROGRAMS } from '../contract/ratios.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { parseOrThrow } from '../lib/validate.ts';
 import defaultsJson from './defaults.json' with { type: 'json' };
 
-/** What a ratio row's numerator/denominator mean for a program; see docs/ratios.md. */
-export const PROGRAMS = ['monthly', 'vamp', 'vdmp', 'vfmp', 'ecp', 'efm', 'discover_excessive', 'amex_excessive'] as const;
-export const ProgramSchema = z.enum(PROGRAMS, { error: (i) => `expected a program (${PROGRAMS.join(', ')}), got ${JSON.stringify(i.input)}` });
-export type Program = z.infer<typeof ProgramSchema>;
+export { PROGRAMS, METRICS, type Program, type Metric } from '../contract/ratios.ts';
 
-export const METRICS = ['count', 'amount'] as const;
+export const ProgramSchema = z.enum(PROGRAMS, { error: (i) => `expected a program (${PROGRAMS.join(', ')}), got ${JSON.stringify(i.input)}` });
 export const MetricSchema = z.enum(METRICS, { error: () => 'expected count or amount' });
-export type Metric = z.infer<typeof MetricSchema>;
 
 export const ComparisonSchema = z.enum(['>=', '>'], { error: () => 'expected ">=" or ">"' });
 export type Comparison = z.infer<typeof ComparisonSchema>;

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Store } from './db.ts';
-import { ARCHIVE_DIR, listClosedSegments } from '../webhook/journal.ts';
+import { ARCHIVE_DIR, listClosedSegments } from '../lib/journal-files.ts';
 import { sha256Stream } from './landing.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 

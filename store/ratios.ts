@@ -1,6 +1,6 @@
 // Query helpers over the ratio views (sql/views/40_ratios.sql, 41_ratio_quality.sql).
 import type { Store } from './db.ts';
-import type { RatioRow } from '../rules/evaluate.ts';
+import type { RatioRow } from '../contract/ratios.ts';
 import { UsageError } from '../lib/errors.ts';
 
 /** The part of a Store these helpers use (a snapshot opened read-only fits too). */

@@ -3,7 +3,7 @@
 // arrive while a sync is in flight wait for the next batch, which is written with one write and synced with
 // one fdatasync (group commit), so N concurrent requests cost far fewer than N syncs.
 //
-// Files:
+// Files (segment names: lib/journal-files.ts, shared with the ingest):
 //   seg-<seq>-<opened>.ndjson   the open segment (only the live receiver writes it; ingest never reads it)
 //   seg-<seq>-<opened>.closed   a sealed segment: complete lines only, ready for ingest
 //   archive/                    sealed segments ingest has committed to the store
@@ -12,16 +12,14 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { CbpError } from '../lib/errors.ts';
+import { ARCHIVE_DIR, closedName, openSegmentName, segmentInfo } from '../lib/journal-files.ts';
 import { acquireLock } from './lock.ts';
 
 export { acquireLock, JournalLockedError, LOCK_FILE } from './lock.ts';
+export { ARCHIVE_DIR, closedName, listClosedSegments, segmentInfo } from '../lib/journal-files.ts';
 
 export const SEGMENT_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
 export const SEGMENT_MAX_AGE_MS_DEFAULT = 60_000;
-export const ARCHIVE_DIR = 'archive';
-const OPEN_EXT = '.ndjson';
-const CLOSED_EXT = '.closed';
-const SEGMENT_RE = /^seg-(\d+)-(\d{8}T\d{9}Z)\.(ndjson|closed)$/;
 
 /** The journal cannot take the event now (disk error, closing): the receiver answers 503, the service re-sends. */
 export class JournalUnavailableError extends CbpError {
@@ -119,30 +117,6 @@ interface OpenSegment {
   size: number;
   lines: number;
   openedAt: number;
-}
-
-/** `20261122T105148123Z`: sortable, safe in file names. */
-function stamp(d: Date): string {
-  return d.toISOString().replace(/[-:.]/g, '');
-}
-
-export function segmentInfo(name: string): { seq: number; openedAt: string; closed: boolean } | null {
-  const m = SEGMENT_RE.exec(name);
-  if (!m) return null;
-  return { seq: Number(m[1]), openedAt: m[2], closed: m[3] === 'closed' };
-}
-
-export function closedName(openName: string): string {
-  return openName.slice(0, -OPEN_EXT.length) + CLOSED_EXT;
-}
-
-/** Sealed segments waiting for ingest, oldest first. */
-export function listClosedSegments(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir)
-    .filter((n) => segmentInfo(n)?.closed)
-    .sort((a, b) => segmentInfo(a)!.seq - segmentInfo(b)!.seq || a.localeCompare(b));
 }
 
 function fsyncDirSync(dir: string): void {
@@ -424,7 +398,7 @@ export class Journal {
 
   private async openSegment(): Promise<OpenSegment> {
     const opened = this.now();
-    const name = `seg-${String(this.seq).padStart(10, '0')}-${stamp(opened)}${OPEN_EXT}`;
+    const name = openSegmentName(this.seq, opened);
     this.seq++;
     const fd = await this.fs.open(path.join(this.dir, name));
     // The new entry must be durable before any event in it is acknowledged.

@@ -1,0 +1,39 @@
+// The event journal's file names, shared by the receiver that writes segments (webhook/journal.ts) and the
+// ingest that loads them (store/ingest.ts), so neither imports the other:
+//   seg-<seq>-<opened>.ndjson   the open segment (only the live receiver writes it; ingest never reads it)
+//   seg-<seq>-<opened>.closed   a sealed segment: complete lines only, ready for ingest
+//   archive/                    sealed segments ingest has committed to the store
+import { existsSync, readdirSync } from 'node:fs';
+
+export const ARCHIVE_DIR = 'archive';
+const OPEN_EXT = '.ndjson';
+const CLOSED_EXT = '.closed';
+const SEGMENT_RE = /^seg-(\d+)-(\d{8}T\d{9}Z)\.(ndjson|closed)$/;
+
+/** `20261122T105148123Z`: sortable, safe in file names. */
+function stamp(d: Date): string {
+  return d.toISOString().replace(/[-:.]/g, '');
+}
+
+/** The name of a new open segment: its sequence number and when it was opened. */
+export function openSegmentName(seq: number, opened: Date): string {
+  return `seg-${String(seq).padStart(10, '0')}-${stamp(opened)}${OPEN_EXT}`;
+}
+
+export function segmentInfo(name: string): { seq: number; openedAt: string; closed: boolean } | null {
+  const m = SEGMENT_RE.exec(name);
+  if (!m) return null;
+  return { seq: Number(m[1]), openedAt: m[2], closed: m[3] === 'closed' };
+}
+
+export function closedName(openName: string): string {
+  return openName.slice(0, -OPEN_EXT.length) + CLOSED_EXT;
+}
+
+/** Sealed segments waiting for ingest, oldest first. */
+export function listClosedSegments(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((n) => segmentInfo(n)?.closed)
+    .sort((a, b) => segmentInfo(a)!.seq - segmentInfo(b)!.seq || a.localeCompare(b));
+}
