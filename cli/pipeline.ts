@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import type { SingleBar } from 'cli-progress';
 import type { Logger } from 'pino';
 import type { Activities, FetchAndLoadResult } from '../activities/types.ts';
+import type { ActivityDeps } from '../activities/deps.ts';
 import type { ServiceClients, ServiceClientsOptions } from '../client/index.ts';
 import type { Config } from '../lib/config.ts';
 import type { Store } from '../store/db.ts';
@@ -47,6 +48,8 @@ export interface PipelineOptions {
   now?: () => string;
   /** Wraps the activities (progress counting, fault injection in tests). */
   wrap?: (a: Activities) => Activities;
+  /** Passed to the activities: another journal (`cbp run ingest --journal`), the per-segment account of a load. */
+  activityDeps?: Pick<ActivityDeps, 'journalDir' | 'onIngested'>;
 }
 
 /** Opens the store once for the whole run and builds the activities over it. */
@@ -57,7 +60,7 @@ export async function openPipeline(cfg: Config, opts: PipelineOptions = {}): Pro
   const { createLocalRunner } = await import('../worker/local.ts');
   const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
   const clients = createServiceClients(cfg, opts.clientOptions);
-  const base = createActivities({ config: cfg, store, clients, logger: opts.logger });
+  const base = createActivities({ ...opts.activityDeps, config: cfg, store, clients, logger: opts.logger });
   const activities = opts.wrap ? opts.wrap(base) : base;
   const runner = createLocalRunner(activities, opts.now ? { now: opts.now } : {});
   let closed = false;

@@ -11,6 +11,7 @@ import type { Config } from '../lib/config.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { createActivities } from '../activities/index.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { cbp } from './activities-fixtures.ts';
 
 const tmp = () => tempDir();
 const cleanup: Array<() => unknown> = [];
@@ -354,3 +355,34 @@ describe('enrichment holds no store lock while the service answers', () => {
   });
 });
 
+describe('cbp run ingest', { timeout: 120_000 }, () => {
+  it('runs the ingest workflow, so cbp status lists its run', async () => {
+    const dir = tmp();
+    const journalDir = path.join(dir, 'journal');
+    const j = journal(journalDir);
+    await push(j, cbNew('ev_cli_1'));
+    await push(j, cbNew('ev_cli_2'));
+    await j.close();
+    const env = {
+      CBP_DATA_DIR: dir,
+      CBP_DB_PATH: path.join(dir, 'cbp.duckdb'),
+      CBP_JOURNAL_DIR: journalDir,
+      CBP_SNAPSHOT_PATH: path.join(dir, 'published', 'cbp.duckdb'),
+    };
+    const ing = await cbp(['run', 'ingest', '--json'], env);
+    expect(ing.code, ing.stderr).toBe(0);
+    expect(JSON.parse(ing.stdout)).toMatchObject({ loaded: 2, failed: 0, snapshot: { published: true } });
+
+    const st = await cbp(['status', '--json'], env);
+    expect(st.code, st.stderr).toBe(0);
+    const runs = (JSON.parse(st.stdout) as { runs: Array<{ workflow: string; status: string; run_id: string }> }).runs;
+    expect(runs).toEqual([expect.objectContaining({ workflow: 'ingestEvents', status: 'ok', run_id: expect.stringMatching(/^ingestEvents-/) })]);
+
+    // A run that finds nothing new loads nothing and is not recorded, as under Temporal.
+    const again = await cbp(['run', 'ingest', '--json'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ loaded: 0, segments: [] });
+    const st2 = await cbp(['status', '--json'], env);
+    expect((JSON.parse(st2.stdout) as { runs: unknown[] }).runs).toHaveLength(1);
+  });
+});

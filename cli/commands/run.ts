@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { IngestResult } from '../../store/ingest.ts';
+import type { PublishResult } from '../../activities/types.ts';
 import { existsSync } from 'node:fs';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
 import type { Config } from '../../lib/config.ts';
@@ -35,22 +36,25 @@ function registerIngest(run: Command, ctx: Ctx): void {
     .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, <CBP_DATA_DIR>/journal)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { journal?: string; json?: boolean }) => {
-      const { openStore } = await import('../../store/db.ts');
-      const { ingestEvents } = await import('../../store/ingest.ts');
       const cfg = ctx.config();
-      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+      // The ingest workflow's body, as the worker runs it: load, then publish (only when the snapshot is behind
+      // the store, so a run killed between its commit and its publish is made good by the next one), then the
+      // run record cbp status lists. What is printed per segment comes from the store's account of the load.
+      const seen: { loaded?: IngestResult; snap?: PublishResult } = {};
+      const p = await openPipeline(cfg, {
+        activityDeps: { ...(o.journal ? { journalDir: o.journal } : {}), onIngested: (l) => (seen.loaded = l) },
+        wrap: (a) => ({ ...a, publishSnapshot: async () => (seen.snap = await a.publishSnapshot()) }),
+      });
       try {
-        const loaded = await ingestEvents({ store, journalDir: o.journal ?? (cfg.journalDir as string) });
-        // Every run, also one that found nothing new: published when the snapshot is behind the store, so a
-        // run killed between its commit and its publish is made good by the next one.
-        const { publishIfBehind } = await import('../../store/snapshot.ts');
-        const snap = await publishIfBehind(store, { snapshotPath: cfg.snapshotPath });
-        const r = { ...loaded, snapshot: { path: snap.path, published: snap.published, generation: snap.generation } };
-        ctx.out(r, humanIngest, o.json);
-        if (r.failed) process.exitCode = 1;
+        await p.runner.ingestEvents();
       } finally {
-        store.close();
+        await p.close();
       }
+      const { loaded, snap } = seen;
+      if (!loaded || !snap) throw new Error('the ingest workflow ended without loading and publishing');
+      const r = { ...loaded, snapshot: { path: snap.path, published: snap.published === true, generation: snap.generation ?? null } };
+      ctx.out(r, humanIngest, o.json);
+      if (r.failed) process.exitCode = 1;
     });
 }
 
