@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { MerchantOrder } from '../contract/orders.ts';
 import type { OrderRecord } from './orders-file.ts';
+import type { PushOrderBatchResult } from './types.ts';
 
 /**
  * JSON with object keys sorted at every depth and "not given" values (undefined, null, "") left out, so
@@ -107,4 +108,23 @@ export function planOrderPushes(
     else counts.stillRejected++;
   }
   return { push, counts };
+}
+
+/**
+ * A batch's result before this attempt pushes anything: what an earlier attempt of this run already did, what
+ * needs no push, and the file's own counts. Each push of the attempt then adds to new, changed, retried or rejected.
+ */
+export function resultBeforePushes(plan: OrderPushPlan, batch: { records: number; invalid: number; next: string | null }): PushOrderBatchResult {
+  return {
+    records: batch.records,
+    new: plan.counts.earlier.new,
+    changed: plan.counts.earlier.changed,
+    retried: plan.counts.earlier.retried,
+    unchanged: plan.counts.unchanged,
+    stillRejected: plan.counts.stillRejected,
+    rejected: plan.counts.earlier.rejected,
+    invalid: batch.invalid,
+    repeated: plan.counts.repeated,
+    next: batch.next,
+  };
 }

@@ -8,7 +8,7 @@ import { lastOrderPushes, recordOrderPushes, replaceInvalidOrderLines, type Orde
 import type { ActivityContext } from './deps.ts';
 import { withHeartbeat } from './heartbeat.ts';
 import { readOrderBatch } from './orders-file.ts';
-import { planOrderPushes } from './orders-plan.ts';
+import { planOrderPushes, resultBeforePushes } from './orders-plan.ts';
 import type { OrderActivities, PushOrderBatchInput, PushOrderBatchResult } from './types.ts';
 
 export function createOrderActivities(ctx: ActivityContext): OrderActivities {
@@ -25,18 +25,7 @@ export function createOrderActivities(ctx: ActivityContext): OrderActivities {
     const rows = await withStore('pushOrderBatch', (store) => lastOrderPushes(store, batch.orders.map((r) => r.order.order_id)));
     const known = new Map([...rows].map(([id, r]) => [id, { hash: r.hash, status: r.status, runId: r.run_id, line: r.source_line, change: r.change }]));
     const plan = planOrderPushes(batch.orders, known, { runId, retryRejected: input.retryRejected === true });
-    const out: PushOrderBatchResult = {
-      records: batch.records,
-      new: plan.counts.earlier.new,
-      changed: plan.counts.earlier.changed,
-      retried: plan.counts.earlier.retried,
-      unchanged: plan.counts.unchanged,
-      stillRejected: plan.counts.stillRejected,
-      rejected: plan.counts.earlier.rejected,
-      invalid: batch.invalid.length,
-      repeated: plan.counts.repeated,
-      next: batch.next,
-    };
+    const out = resultBeforePushes(plan, { records: batch.records, invalid: batch.invalid.length, next: batch.next });
     const client = ctx.clients.data;
     for (let i = 0; i < plan.push.length; i += pushBatchSize) {
       const slice = plan.push.slice(i, i + pushBatchSize);

@@ -12,6 +12,7 @@
 import type { ReportKind } from '../contract/reporting.ts';
 import type { SubscribableEventType } from '../contract/resources.ts';
 import type { Window } from '../lib/utc.ts';
+import type { RunRow } from '../store/runs.ts';
 
 export type { Window };
 
@@ -122,17 +123,9 @@ export interface PublishResult {
 
 export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders';
 
-export interface RunRecord {
-  runId: string;
+/** A row of the run log (store/runs.ts), written by the recordRun activity at a run's end. */
+export interface RunRecord extends RunRow {
   workflow: WorkflowName;
-  status: 'ok' | 'failed';
-  startedAt: string;
-  finishedAt: string;
-  /** The nominal time the run covers (nightly: the schedule's time). */
-  asOf?: string;
-  /** What the run did; counts and ids, never secrets. */
-  summary: Record<string, unknown>;
-  error?: string;
 }
 
 export interface PipelineActivities {

@@ -4,13 +4,15 @@ import type { Store } from './db.ts';
 
 export interface RunRow {
   runId: string;
+  /** The workflow's name (activities/types.ts WorkflowName). */
   workflow: string;
   status: 'ok' | 'failed';
   /** ISO 8601 instants (any offset; stored as UTC). */
   startedAt: string;
   finishedAt: string;
+  /** The nominal time the run covers (nightly: the schedule's time). */
   asOf?: string;
-  /** Counts and ids, never secrets. */
+  /** What the run did; counts and ids, never secrets. */
   summary: Record<string, unknown>;
   error?: string;
 }

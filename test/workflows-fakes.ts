@@ -16,7 +16,7 @@ import type {
 } from '../activities/types.ts';
 import type { MerchantOrder, ReportKind } from '../contract/index.ts';
 import { windowComplete, windowId, type Window } from '../lib/utc.ts';
-import { planOrderPushes, type KnownPush } from '../activities/orders-plan.ts';
+import { planOrderPushes, resultBeforePushes, type KnownPush } from '../activities/orders-plan.ts';
 
 export interface FakeOptions {
   /** Start time of the fake clock (ISO); each now() call advances it by one second. */
@@ -206,18 +206,7 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       const records = all.slice(start, start + input.batchSize).map((order, i) => ({ line: start + i + 1, order: structuredClone(order) }));
       const end = start + records.length;
       const plan = planOrderPushes(records, state.pushes, { runId: input.runId, retryRejected: input.retryRejected === true });
-      const out: PushOrderBatchResult = {
-        records: records.length,
-        new: plan.counts.earlier.new,
-        changed: plan.counts.earlier.changed,
-        retried: plan.counts.earlier.retried,
-        unchanged: plan.counts.unchanged,
-        stillRejected: plan.counts.stillRejected,
-        rejected: plan.counts.earlier.rejected,
-        invalid: 0,
-        repeated: plan.counts.repeated,
-        next: end < all.length ? String(end) : null,
-      };
+      const out = resultBeforePushes(plan, { records: records.length, invalid: 0, next: end < all.length ? String(end) : null });
       for (const p of plan.push) {
         const refusal = opts.refuse?.[p.order.order_id];
         const known: KnownPush = { hash: p.hash, status: refusal ? 'rejected' : 'pushed', runId: input.runId, line: p.line, change: p.change };
