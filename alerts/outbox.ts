@@ -16,6 +16,7 @@ import {
   unsentNoticeCount,
 } from '../store/alerts.ts';
 import { scrub } from '../lib/log.ts';
+import { DAY_MS } from '../lib/utc.ts';
 import { describeError } from '../lib/errors.ts';
 import type { Notifier } from './notifiers/types.ts';
 import { createRedactor } from './redact.ts';
@@ -73,7 +74,7 @@ export interface DeliverResult {
 /** Creates the missing outbox rows of every notify-able notice for each notifier. */
 export async function enqueueNotices(store: Store, notifiers: string[], opts: { now?: Date; lookbackDays?: number } = {}): Promise<void> {
   const now = opts.now ?? new Date();
-  const since = new Date(now.getTime() - (opts.lookbackDays ?? 30) * 86_400_000);
+  const since = new Date(now.getTime() - (opts.lookbackDays ?? 30) * DAY_MS);
   for (const name of notifiers) await queueDeliveries(store, name, { now, since });
 }
 

@@ -5,6 +5,7 @@
 // Store.transaction, which raises the store's generation: the snapshot's publish step then knows the alert
 // history or a delivery state changed (what `cbp alerts` shows analysts).
 import type { Store } from './db.ts';
+import { sqlTimestamp } from '../lib/utc.ts';
 import { toRatioRow } from './ratios.ts';
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
@@ -96,7 +97,7 @@ export interface RuleFloor {
 }
 
 /** A TIMESTAMP parameter: UTC wall time, as the columns hold it. */
-const ts = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
+const ts = sqlTimestamp;
 
 /** A TIMESTAMP column read back as UTC ISO 8601 (seconds). */
 const stamp = (v: unknown): string | null => (v === null || v === undefined ? null : `${String(v).replace(' ', 'T').replace(/(\.\d+)?$/, '')}Z`);
