@@ -24,7 +24,7 @@ export function createReportActivities(ctx: ActivityContext): ReportActivities &
         // When the service answered, by its own clock (its Date header); without one, ours at the answer.
         const serviceTime = landed.meta.service_time ?? landed.meta.fetched_at;
         const r = await withStore('fetchAndLoad', async (store) => {
-          const loaded = await loadReport(store, landed.path, { kind, format: 'json', window: { start: window.from, end: window.to } });
+          const loaded = await loadReport(store, landed.path, { kind, format: 'json', window });
           // After the load's commit: the record never claims more than the store holds.
           await recordReportFetch(store, { kind, window, serviceTime, fetchedAt: landed.meta.fetched_at, records: loaded.rowsLoaded, quarantined: loaded.quarantined, runId });
           return loaded;

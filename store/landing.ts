@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { ReportKind } from '../contract/reporting.ts';
 import { toIsoUtc } from '../contract/common.ts';
 import { UsageError } from '../lib/errors.ts';
+import type { Window } from '../lib/utc.ts';
 
 export type LandingFormat = 'json' | 'csv';
 
@@ -158,11 +159,11 @@ export async function importReport(
   dataDir: string,
   kind: ReportKind,
   source: string,
-  opts: { format: LandingFormat; window?: { start: string; end: string } | null; now?: () => Date },
+  opts: { format: LandingFormat; window?: Window | null; now?: () => Date },
 ): Promise<{ path: string; meta: LandingMeta }> {
   const sha256 = await sha256Stream(source);
   const tag = `import-${sha256.slice(0, 12)}`;
-  const base = opts.window ? `${day(opts.window.start, 'start')}_${day(opts.window.end, 'end')}_${tag}` : tag;
+  const base = opts.window ? `${day(opts.window.from, 'start')}_${day(opts.window.to, 'end')}_${tag}` : tag;
   const dest = path.join(dataDir, 'landing', kind, `${base}.${opts.format}`);
   const prior = readMeta(dest);
   if (prior && prior.sha256 === sha256 && existsSync(dest)) return { path: dest, meta: prior };
@@ -171,8 +172,8 @@ export async function importReport(
   renameSync(`${dest}.part`, dest);
   const meta: LandingMeta = {
     kind,
-    start: opts.window ? day(opts.window.start, 'start') : null,
-    end: opts.window ? day(opts.window.end, 'end') : null,
+    start: opts.window ? day(opts.window.from, 'start') : null,
+    end: opts.window ? day(opts.window.to, 'end') : null,
     mids: null,
     format: opts.format,
     bytes: statSync(dest).size,

@@ -13,6 +13,7 @@ import { statSync } from 'node:fs';
 import type { ReportKind } from '../contract/reporting.ts';
 import { toIsoUtc } from '../contract/common.ts';
 import { UsageError } from '../lib/errors.ts';
+import type { Window } from '../lib/utc.ts';
 import type { Store } from './db.ts';
 import { BadReportFileError } from './errors.ts';
 import { metaPath, readMeta, sha256Stream, type LandingMeta } from './landing.ts';
@@ -24,20 +25,18 @@ import { stagingFor, type Staging } from './load/stage.ts';
 import { typingSql } from './load/typing.ts';
 
 export { checkReadable, csvHeader, readFailure } from './load/read.ts';
+export type { Window } from '../lib/utc.ts';
 
 export type FileFormat = 'json' | 'csv';
-
-/** A report window: inclusive UTC days `YYYY-MM-DD` (a date-time is cut to its UTC date). */
-export interface Window {
-  start: string;
-  end: string;
-}
 
 export interface LoadOptions {
   kind: ReportKind;
   /** Inferred from the extension when absent. */
   format?: FileFormat;
-  /** Required for mid_report (its records carry no dates); else taken from the sidecar when there is one. */
+  /**
+   * The report window, inclusive UTC days `YYYY-MM-DD` (a date-time is cut to its UTC date). Required for
+   * mid_report (its records carry no dates); else taken from the sidecar when there is one.
+   */
   window?: Window;
   /** When the rows were observed; default: the sidecar's fetched_at, else the window's last second, else the file's mtime. */
   seenAt?: string;
@@ -59,15 +58,16 @@ export interface LoadResult {
   reloaded: boolean;
 }
 
-export function normaliseWindow(w: { start: string; end: string } | undefined | null, what = 'window'): Window | null {
+/** A window's days as `YYYY-MM-DD` (a date-time cut to its UTC date), checked; null for none. */
+export function normaliseWindow(w: Window | undefined | null, what = 'window'): Window | null {
   if (!w) return null;
   const day = (v: string, f: string) => {
     const iso = toIsoUtc(String(v), true);
     if (!iso) throw new UsageError(`${what} ${f} must be a date YYYY-MM-DD (UTC), got ${JSON.stringify(v)}`);
     return iso.slice(0, 10);
   };
-  const out = { start: day(w.start, 'start'), end: day(w.end, 'end') };
-  if (out.start > out.end) throw new UsageError(`${what} start ${out.start} is after its end ${out.end}`);
+  const out = { from: day(w.from, 'start'), to: day(w.to, 'end') };
+  if (out.from > out.to) throw new UsageError(`${what} start ${out.from} is after its end ${out.to}`);
   return out;
 }
 
@@ -78,7 +78,7 @@ function seenAtFor(opts: LoadOptions, meta: LandingMeta | undefined, w: Window |
     if (!iso) throw new UsageError(`seenAt must be a UTC date-time, got ${JSON.stringify(pick)}`);
     return iso;
   }
-  if (w) return `${w.end}T23:59:59Z`;
+  if (w) return `${w.to}T23:59:59Z`;
   return new Date(Math.floor(statSync(file).mtimeMs / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
@@ -97,7 +97,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   if (!format) throw new UsageError(`Cannot tell the format of ${file} from its extension: pass --format json or --format csv`);
   checkReadable(file, file, format, kind);
   const meta = readMeta(file);
-  const w = normaliseWindow(opts.window ?? (meta?.start && meta?.end ? { start: meta.start, end: meta.end } : null));
+  const w = normaliseWindow(opts.window ?? (meta?.start && meta?.end ? { from: meta.start, to: meta.end } : null));
   if (kind === 'mid_report' && !w) {
     throw new UsageError('A MID report needs its window (its records carry no dates): give --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
   }

@@ -43,7 +43,7 @@ beforeAll(async () => {
     const records = selectReport(world, { kind: 'mid_report', start: `${month}-01T00:00:00Z`, end: `${month}-${last}T23:59:59Z`, now: START });
     const file = path.join(dir, `mid_report_${month}.json`);
     fs.writeFileSync(file, JSON.stringify(records));
-    await loadReport(store, file, { kind: 'mid_report', format: 'json', window: { start: `${month}-01`, end: `${month}-${last}` } });
+    await loadReport(store, file, { kind: 'mid_report', format: 'json', window: { from: `${month}-01`, to: `${month}-${last}` } });
   }
   rows = await computeRatios(store, { mid: 'S1' });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
         { mid: 'M1', case_number: 'C1', status: 'New', amount: 'ten dollars', currency: 'USD', card_type: 'visa', date_received: '2025-12-01' },
       ]),
     );
-    await loadReport(p.store, bad, { kind: 'chargebacks', format: 'json', window: { start: '2025-12-01', end: '2025-12-01' } });
+    await loadReport(p.store, bad, { kind: 'chargebacks', format: 'json', window: { from: '2025-12-01', to: '2025-12-01' } });
   } finally {
     await p.close();
   }

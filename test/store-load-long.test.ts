@@ -108,7 +108,7 @@ describe('a long row of the other report kinds', () => {
         const dir = tmpDir();
         const file = format === 'csv' ? writeCsv(dir, 'r.csv', kind, [...records]) : writeJson(dir, 'r.json', [...records]);
         const store = await storeIn(dir);
-        const r = await loadReport(store, file, { kind, seenAt: SEEN, window: { start: '2024-02-01', end: '2024-02-29' } });
+        const r = await loadReport(store, file, { kind, seenAt: SEEN, window: { from: '2024-02-01', to: '2024-02-29' } });
         const what = `${kind} ${format}`;
         expect([what, r.rowsRead, r.rowsLoaded, r.quarantined]).toEqual([what, 3, 2, 1]);
         expect(await store.all('SELECT reason FROM quarantine'), what).toEqual([

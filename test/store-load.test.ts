@@ -55,7 +55,7 @@ describe('loading each report kind from JSON and CSV', () => {
   });
 
   it('turns MID records into one mid_stats row per mid x window x network, from JSON spellings and CSV columns alike', async () => {
-    const w = { start: '2024-02-01', end: '2024-02-29' };
+    const w = { from: '2024-02-01', to: '2024-02-29' };
     const spelledApart = midRecord({ mid: 'MID-2', master_card: undefined, mastercard: midRecord().master_card, amex: undefined, american_express: midRecord().visa });
     const a = await fresh();
     const b = await fresh();
@@ -184,14 +184,14 @@ describe('reloading', () => {
     const fa = writeJson(a.dir, 'w1.json', w1);
     const fb = writeJson(a.dir, 'w2.json', w2);
     const fm = writeJson(a.dir, 'm.json', mid1);
-    await loadReport(a.store, fa, { kind: 'chargebacks', window: { start: '2024-03-01', end: '2024-03-10' }, seenAt: SEEN });
-    await loadReport(a.store, fb, { kind: 'chargebacks', window: { start: '2024-03-05', end: '2024-03-15' }, seenAt: SEEN });
-    await loadReport(a.store, fm, { kind: 'mid_report', window: { start: '2024-03-01', end: '2024-03-31' }, seenAt: SEEN });
+    await loadReport(a.store, fa, { kind: 'chargebacks', window: { from: '2024-03-01', to: '2024-03-10' }, seenAt: SEEN });
+    await loadReport(a.store, fb, { kind: 'chargebacks', window: { from: '2024-03-05', to: '2024-03-15' }, seenAt: SEEN });
+    await loadReport(a.store, fm, { kind: 'mid_report', window: { from: '2024-03-01', to: '2024-03-31' }, seenAt: SEEN });
     const once = await dump(a.store);
     for (let i = 0; i < 2; i++) {
-      await loadReport(a.store, fb, { kind: 'chargebacks', window: { start: '2024-03-05', end: '2024-03-15' }, seenAt: SEEN });
-      await loadReport(a.store, fa, { kind: 'chargebacks', window: { start: '2024-03-01', end: '2024-03-10' }, seenAt: SEEN });
-      await loadReport(a.store, fm, { kind: 'mid_report', window: { start: '2024-03-01', end: '2024-03-31' }, seenAt: SEEN });
+      await loadReport(a.store, fb, { kind: 'chargebacks', window: { from: '2024-03-05', to: '2024-03-15' }, seenAt: SEEN });
+      await loadReport(a.store, fa, { kind: 'chargebacks', window: { from: '2024-03-01', to: '2024-03-10' }, seenAt: SEEN });
+      await loadReport(a.store, fm, { kind: 'mid_report', window: { from: '2024-03-01', to: '2024-03-31' }, seenAt: SEEN });
     }
     expect(await dump(a.store)).toEqual(once);
     expect(await a.store.all('SELECT count(*) AS n FROM chargebacks')).toEqual([{ n: '3' }]);
@@ -262,7 +262,7 @@ describe('quarantine', () => {
     const { dir, store } = await fresh();
     await loadReport(store, writeJson(dir, 'p.json', [prevention(), prevention({ alert_case_id: 'pre_x', statuses: ['New', 'Closed'] })]), { kind: 'prevention', seenAt: SEEN });
     await loadReport(store, writeJson(dir, 'm.json', [midRecord(), midRecord({ mid: 'MID-2', visa: { ...midRecord().visa as Rec, chargeback_count: 'many' } })]), {
-      kind: 'mid_report', window: { start: '2024-02-01', end: '2024-02-29' }, seenAt: SEEN,
+      kind: 'mid_report', window: { from: '2024-02-01', to: '2024-02-29' }, seenAt: SEEN,
     });
     const q = await store.all<{ kind: string; reason: string }>('SELECT kind, reason FROM quarantine ORDER BY kind');
     expect(q).toEqual([
@@ -297,7 +297,7 @@ describe('bad files', () => {
     const { dir, store } = await fresh();
     const f = path.join(dir, 'empty.json');
     writeFileSync(f, '');
-    const r = await loadReport(store, f, { kind: 'chargebacks', window: { start: '2024-03-01', end: '2024-03-01' } });
+    const r = await loadReport(store, f, { kind: 'chargebacks', window: { from: '2024-03-01', to: '2024-03-01' } });
     expect(r).toMatchObject({ rowsRead: 0, rowsLoaded: 0, seenAt: '2024-03-01T23:59:59Z' });
     expect(await loadReport(store, writeJson(dir, 'none.json', []), { kind: 'chargebacks', seenAt: SEEN })).toMatchObject({ rowsRead: 0 });
     store.close();
@@ -381,7 +381,7 @@ describe('landing', () => {
     expect(meta.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(readMeta(p)).toEqual(meta);
     const r = await loadReport(store, p, { kind: 'chargebacks' });
-    expect(r).toMatchObject({ seenAt: '2024-03-08T06:00:00Z', window: { start: '2024-03-01', end: '2024-03-07' }, sha256: meta.sha256 });
+    expect(r).toMatchObject({ seenAt: '2024-03-08T06:00:00Z', window: { from: '2024-03-01', to: '2024-03-07' }, sha256: meta.sha256 });
     expect(await store.all('SELECT window_start, window_end, seen_at FROM loads')).toEqual([
       { window_start: '2024-03-01', window_end: '2024-03-07', seen_at: '2024-03-08 06:00:00' },
     ]);

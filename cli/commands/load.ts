@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { ReportKind } from '../../contract/reporting.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
-import type { FileFormat, LoadResult } from '../../store/load.ts';
+import type { FileFormat, LoadResult, Window } from '../../store/load.ts';
 import { REPORT_KINDS } from '../options.ts';
 
 interface LoadOpts {
@@ -16,7 +16,13 @@ interface LoadOpts {
   json?: boolean;
 }
 
-function human(r: LoadResult & { snapshot: string }): string {
+/**
+ * What `cbp load` prints: the load's result, its window as `{start, end}` (the sidecar's and the loads table's
+ * names, and what this command has always printed), and the snapshot.
+ */
+type Printed = Omit<LoadResult, 'window'> & { window: { start: string; end: string } | null; snapshot: string };
+
+function human(r: Printed): string {
   const w = r.window ? ` for ${r.window.start}..${r.window.end}` : '';
   return [
     `loaded ${r.kind}${w} from ${r.file}: ${r.rowsRead} rows read, ${r.rowsLoaded} loaded, ${r.quarantined} quarantined` +
@@ -29,7 +35,7 @@ function human(r: LoadResult & { snapshot: string }): string {
 }
 
 /** Checks the arguments before anything touches landing or the store. */
-export async function parseLoadArgs(kind: string, file: string, o: LoadOpts): Promise<{ kind: ReportKind; format: FileFormat; window: { start: string; end: string } | null }> {
+export async function parseLoadArgs(kind: string, file: string, o: LoadOpts): Promise<{ kind: ReportKind; format: FileFormat; window: Window | null }> {
   if (!(REPORT_KINDS as readonly string[]).includes(kind)) {
     throw new UsageError(`unknown report kind ${JSON.stringify(kind)}: expected one of ${REPORT_KINDS.join(', ')}`);
   }
@@ -45,7 +51,7 @@ export async function parseLoadArgs(kind: string, file: string, o: LoadOpts): Pr
   }
   if (Boolean(o.from) !== Boolean(o.to)) throw new UsageError('give both --from and --to (inclusive UTC days, YYYY-MM-DD), or neither');
   const { normaliseWindow } = await import('../../store/load.ts');
-  const window = o.from && o.to ? normaliseWindow({ start: o.from, end: o.to }, 'the window (--from/--to)') : null;
+  const window = o.from && o.to ? normaliseWindow({ from: o.from, to: o.to }, 'the window (--from/--to)') : null;
   if (kind === 'mid_report' && !window) {
     throw new UsageError('a MID report\'s records carry no dates: give its window with --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
   }
@@ -93,7 +99,8 @@ export function register(program: Command, ctx: Ctx): void {
           throw e;
         }
         const snap = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
-        ctx.out({ ...r, snapshot: snap.path }, human, o.json);
+        const printed: Printed = { ...r, window: r.window && { start: r.window.from, end: r.window.to }, snapshot: snap.path };
+        ctx.out(printed, human, o.json);
       } finally {
         store.close();
       }

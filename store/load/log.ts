@@ -2,7 +2,8 @@
 // the same load is answered from it without reading the file again.
 import type { ReportKind } from '../../contract/reporting.ts';
 import type { Store } from '../db.ts';
-import type { FileFormat, LoadResult, Window } from '../load.ts';
+import type { Window } from '../../lib/utc.ts';
+import type { FileFormat, LoadResult } from '../load.ts';
 
 /** When exactly this load was made before (landing file, digest, kind, window, seen_at): bumps its log row and returns it. */
 export async function repeatOf(
@@ -10,7 +11,7 @@ export async function repeatOf(
 ): Promise<LoadResult | undefined> {
   const where = `landing_file = $1 AND sha256 = $2 AND kind = $3 AND window_start IS NOT DISTINCT FROM $4::DATE
     AND window_end IS NOT DISTINCT FROM $5::DATE AND seen_at = $6::TIMESTAMP`;
-  const params = [l.landing, l.sha256, l.kind, l.window?.start ?? null, l.window?.end ?? null, l.seen];
+  const params = [l.landing, l.sha256, l.kind, l.window?.from ?? null, l.window?.to ?? null, l.seen];
   return store.transaction(async (s) => {
     const [prior] = await s.all<{ rows_read: string; rows_loaded: string; quarantined: string }>(
       `SELECT rows_read, rows_loaded, quarantined FROM loads WHERE ${where}`,
@@ -33,7 +34,7 @@ export async function logLoad(
   s: Store,
   l: { landing: string; kind: ReportKind; format: FileFormat; window: Window | null; seen: string; sha256: string; rowsRead: number; rowsLoaded: number; quarantined: number },
 ): Promise<boolean> {
-  const winParams = [l.window?.start ?? null, l.window?.end ?? null];
+  const winParams = [l.window?.from ?? null, l.window?.to ?? null];
   const [prior] = await s.all<{ n: string }>(
     `SELECT count(*) AS n FROM loads WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
     [l.sha256, l.kind, ...winParams],

@@ -3,7 +3,7 @@
 import { MID_KEY_NETWORK, MID_NETWORK_KEYS, type ReportKind } from '../../contract/reporting.ts';
 import type { Store } from '../db.ts';
 import { BadReportFileError } from '../errors.ts';
-import type { Window } from '../load.ts';
+import type { Window } from '../../lib/utc.ts';
 import { DISTINCTIVE, otherKind } from './columns.ts';
 import { ident, q } from './typing.ts';
 
@@ -186,12 +186,12 @@ async function moveMidStats(s: Store, w: Window, seen: string, file: string): Pr
   await s.run(
     `DELETE FROM mid_stats m USING _stg s WHERE s._why IS NULL AND m.mid = s.mid AND m.window_start = $3::DATE AND m.window_end = $4::DATE
      AND ${NOT_NEWER('m.seen_at', 'm.landing_file')}`,
-    [seen, file, w.start, w.end],
+    [seen, file, w.from, w.to],
   );
   await s.run(
     `INSERT INTO mid_stats SELECT r.mid, $1::DATE, $2::DATE, r.* EXCLUDE (mid), $3::TIMESTAMP, $4 FROM (${rows}) r
      WHERE NOT EXISTS (SELECT 1 FROM mid_stats m WHERE m.mid = r.mid AND m.window_start = $1::DATE AND m.window_end = $2::DATE)`,
-    [w.start, w.end, seen, file],
+    [w.from, w.to, seen, file],
   );
   await s.run(`DELETE FROM mids m USING _stg s WHERE s._why IS NULL AND m.mid = s.mid AND ${NOT_NEWER('m.last_seen_at', 'm.landing_file')}`, [seen, file]);
   await s.run(
