@@ -1,24 +1,21 @@
 // The cbp command. Exit codes: 0 success, 1 failure, 2 bad usage or configuration.
 import { Command, CommanderError } from 'commander';
-import { readFileSync } from 'node:fs';
 import { makeCtx } from './context.ts';
 import { commands } from './commands/index.ts';
 import { CbpError, ConfigError, UsageError, describeError } from '../lib/errors.ts';
-
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+import { scrub } from '../lib/log.ts';
+import { PACKAGE_VERSION } from '../lib/package-root.ts';
 
 export function buildProgram(): Command {
   const program = new Command();
   program
     .name('cbp')
     .description('Chargeback reporting pipeline: reports, events and ratios of a chargeback service, in DuckDB')
-    .version(pkg.version, '-V, --version')
+    .version(PACKAGE_VERSION, '-V, --version')
     .option('-c, --config <file>', 'config file (JSON or YAML); the environment and a .env file override it')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   const ctx = makeCtx(program);
-  // Hooks of the root run before every subcommand's action: the configuration modules load only then.
-  program.hook('preAction', () => ctx.prepare());
   for (const reg of commands) reg(program, ctx);
   program.commands.forEach(function walk(c: Command) {
     c.exitOverride();
@@ -57,8 +54,6 @@ export async function main(argv: string[]): Promise<void> {
   } catch (e) {
     const code = exitCodeFor(e);
     if (!(e instanceof CommanderError)) {
-      // Loaded here, not at start: the secrets it scrubs were registered by the same module instance.
-      const { scrub } = await import('../lib/log.ts');
       process.stderr.write(`cbp: ${scrub(describeError(e))}\n`);
       if (!(e instanceof CbpError) && process.env.CBP_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     }

@@ -1,10 +1,9 @@
-// What option parsers and help texts need before any action runs, kept free of heavy imports (every `cbp`
-// start loads this file). REPORT_KINDS repeats contract/reporting.ts's list, which loads zod (~0.25 s);
-// a test checks the two agree.
+// Option parsers shared by the commands: dates read strictly, as UTC.
 import { UsageError } from '../lib/errors.ts';
 import { isCalendarDay } from '../lib/utc.ts';
 
-export const REPORT_KINDS = ['chargebacks', 'prevention', 'mid_report'] as const;
+/** Time `cbp worker` and `cbp schedule` allow to reach the Temporal frontend (--connect-timeout). */
+export const CONNECT_TIMEOUT_MS = 5_000;
 
 
 /** A UTC day YYYY-MM-DD, or a UsageError naming the option. */

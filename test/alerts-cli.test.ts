@@ -16,7 +16,7 @@ let base: NodeJS.ProcessEnv;
 let snapshot = '';
 
 function cbp(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const r = spawnSync(process.execPath, [path.resolve('bin/cbp.js'), ...args], { env, encoding: 'utf8', cwd: dir });
+  const r = spawnSync(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env, encoding: 'utf8', cwd: dir });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -63,12 +63,14 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(Number(dec!.rdr_resolved_count)).toBeGreaterThan(0);
     expect(Number(dec!.vamp_dispute_count)).toBe(Number(dec!.chargeback_count) - Number(dec!.rdr_resolved_count));
 
-    // The README's analyst commands work right after the demo, as written (the demo's folder put in for data/demo).
+    // The README's analyst commands work right after the demo, as written (the demo's folder put in for data/demo,
+    // and `npx cbp` run from the sources: bin/cbp-dev.js, so the test never runs a dist/ older than the code).
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const commands = readme.split('\n').filter((l) => l.startsWith('CBP_DATA_DIR=data/demo npx cbp '));
     expect(commands.length).toBeGreaterThanOrEqual(3);
     for (const c of commands) {
-      const r = spawnSync('bash', ['-c', c.replace('CBP_DATA_DIR=data/demo', `CBP_DATA_DIR=${JSON.stringify(dataDir)}`)], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
+      const line = c.replace('CBP_DATA_DIR=data/demo', `CBP_DATA_DIR=${JSON.stringify(dataDir)}`).replace(' npx cbp ', ` node ${JSON.stringify(path.join(ROOT, 'bin', 'cbp-dev.js'))} `);
+      const r = spawnSync('bash', ['-c', line], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
       expect({ c, code: r.status, stderr: r.stderr }).toMatchObject({ code: 0, stderr: expect.not.stringMatching(/\n\s+at /) });
       expect(r.stdout.trim().length).toBeGreaterThan(0);
     }

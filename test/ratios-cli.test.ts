@@ -12,7 +12,7 @@ let dir = '';
 let env: NodeJS.ProcessEnv;
 
 function cbp(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.resolve('bin/cbp.js'), ...args], { env, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -101,7 +101,7 @@ describe('cbp alerts deliver', () => {
     // The server runs in this process, so the CLI must run without blocking the event loop.
     const run = (...args: string[]) =>
       new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        const p = spawn(process.execPath, [path.resolve('bin/cbp.js'), ...args], { env: { ...env, CBP_ALERT_WEBHOOK_URL: url, CBP_ALERT_WEBHOOK_SECRET: 'cli-secret-123' } });
+        const p = spawn(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env: { ...env, CBP_ALERT_WEBHOOK_URL: url, CBP_ALERT_WEBHOOK_SECRET: 'cli-secret-123' } });
         let out = '';
         p.stdout.on('data', (c) => (out += c));
         p.on('close', (code) => resolve({ code, stdout: out }));

@@ -102,7 +102,7 @@ describe('cbp load of a file it cannot read', () => {
   function cbp(dir: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
     const env = { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent' };
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp.js'), ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += String(d)));
       child.on('close', (code) => resolve({ code, stderr }));

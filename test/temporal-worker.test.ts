@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ACTIVITY_NAMES } from '../activities/types.ts';
 import { CbpError, ValidationError } from '../lib/errors.ts';
@@ -8,9 +10,10 @@ import { temporalActivities, toActivityFailure } from '../worker/activity-errors
 import { withHeartbeat } from '../activities/heartbeat.ts';
 import { loadConfig } from '../lib/config.ts';
 import { applySchedules, backfillSchedule, parseAt, scheduleDefinitions, scheduleOptionsFromConfig, type ScheduleClientLike } from '../worker/schedules.ts';
-import { temporalTargetFromConfig, WORKER_DEFAULTS, WORKFLOWS_PATH, workerOptions } from '../worker/worker.ts';
+import { PREBUILT_BUNDLE_PATH, temporalTargetFromConfig, WORKER_DEFAULTS, WORKFLOWS_PATH, workerOptions, workflowSource } from '../worker/worker.ts';
 import { ACTIVITY_GROUPS } from '../workflows/activity-options.ts';
 import { createFakes } from './workflows-fakes.ts';
+import { tempDir } from './helpers/tmp.ts';
 
 describe('activity errors reach Temporal typed by their code', () => {
   it('marks a refused request (400/401/412/422 kinds) non-retryable and a 5xx retryable', () => {
@@ -100,6 +103,18 @@ describe('worker options', () => {
     const custom = workerOptions({ activities: acts, shutdownGraceTime: '5 seconds', taskQueue: 'q2', workflowBundle: { code: 'x' } }, {} as never);
     expect(custom).toMatchObject({ shutdownGraceTime: '5 seconds', taskQueue: 'q2', workflowBundle: { code: 'x' } });
     expect(custom.workflowsPath).toBeUndefined();
+  });
+
+  it('runs the bundle `npm run build` wrote when there is one; from the sources, bundles workflows/temporal.ts at start', () => {
+    expect(PREBUILT_BUNDLE_PATH).toBeUndefined(); // the sources never run a bundle built from older code
+    expect(WORKFLOWS_PATH.endsWith(path.join('workflows', 'temporal.ts'))).toBe(true);
+    expect(workflowSource()).toEqual({ workflowsPath: WORKFLOWS_PATH });
+    const dir = tempDir();
+    const built = path.join(dir, 'workflow-bundle.js');
+    expect(workflowSource(undefined, built)).toEqual({ workflowsPath: WORKFLOWS_PATH }); // not built (yet)
+    fs.writeFileSync(built, '// bundle');
+    expect(workflowSource(undefined, built)).toEqual({ workflowBundle: { codePath: built } });
+    expect(workflowSource({ code: 'x' }, built)).toEqual({ workflowBundle: { code: 'x' } });
   });
 });
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers/tmp.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CBP = path.join(ROOT, 'bin', 'cbp.js');
+const CBP = path.join(ROOT, 'bin', 'cbp-dev.js');
 
 function cbp(args: string[], env: Record<string, string>) {
   const base = { ...process.env };

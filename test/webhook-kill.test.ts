@@ -10,7 +10,7 @@ import { openStore } from '../store/db.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CBP = path.join(ROOT, 'bin', 'cbp.js');
+const CBP = path.join(ROOT, 'bin', 'cbp-dev.js');
 const USER = 'kill-test';
 const PASS = 'kill-test-password';
 const children: ChildProcess[] = [];

@@ -1,5 +1,6 @@
 // The cbp Temporal worker: a factory (nothing connects at import) with a graceful shutdown.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -20,7 +21,22 @@ export const WORKER_DEFAULTS = {
   maxConcurrentActivityTaskExecutions: 4,
 } as const;
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/temporal.ts', import.meta.url));
+const HERE = fileURLToPath(import.meta.url);
+/** The workflow bindings beside this module: workflows/temporal.ts in the sources, dist/workflows/temporal.js when built. */
+export const WORKFLOWS_PATH = path.join(path.dirname(HERE), '..', 'workflows', `temporal${path.extname(HERE)}`);
+/**
+ * The bundle `npm run build` writes beside the compiled code (dist/workflow-bundle.js), so `cbp worker` starts
+ * without bundling. Undefined in the sources: a worker run from them (tests, tsx) bundles at start, and so
+ * always runs the workflows as they are, never a bundle built from older code.
+ */
+export const PREBUILT_BUNDLE_PATH = HERE.endsWith('.ts') ? undefined : path.join(path.dirname(HERE), '..', 'workflow-bundle.js');
+
+/** The workflow code a worker runs: the given bundle, else the prebuilt one when there is one, else workflows/temporal at start. */
+export function workflowSource(given?: { code: string } | { codePath: string }, prebuilt = PREBUILT_BUNDLE_PATH): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (given) return { workflowBundle: given };
+  if (prebuilt && existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
+  return { workflowsPath: WORKFLOWS_PATH };
+}
 
 export interface CreateWorkerOptions {
   /** The real activity implementations (wrapped here so their errors carry codes to Temporal). */
@@ -34,7 +50,7 @@ export interface CreateWorkerOptions {
   apiKey?: string;
   /** mTLS client certificate and key (PEM contents). */
   tls?: { cert: Buffer; key: Buffer };
-  /** A prebuilt bundle (bundleWorkflowCode); default: bundle workflows/temporal.ts at start. */
+  /** A prebuilt bundle (bundleWorkflowCode); default: dist/workflow-bundle.js when built, else bundle workflows/temporal at start. */
   workflowBundle?: { code: string } | { codePath: string };
   shutdownGraceTime?: Duration;
   shutdownForceTime?: Duration;
@@ -50,7 +66,7 @@ export function workerOptions(opts: CreateWorkerOptions, connection: NativeConne
     namespace: opts.namespace ?? WORKER_DEFAULTS.namespace,
     taskQueue: opts.taskQueue ?? WORKER_DEFAULTS.taskQueue,
     activities: temporalActivities(opts.activities),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...workflowSource(opts.workflowBundle),
     shutdownGraceTime: opts.shutdownGraceTime ?? WORKER_DEFAULTS.shutdownGraceTime,
     shutdownForceTime: opts.shutdownForceTime ?? WORKER_DEFAULTS.shutdownForceTime,
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? WORKER_DEFAULTS.maxConcurrentActivityTaskExecutions,

@@ -5,8 +5,14 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Store } from '../../store/db.ts';
-import type { Delivery } from '../../alerts/engine.ts';
+import { evaluateAfterLoad, listAlerts, type Delivery } from '../../alerts/engine.ts';
+import { deliverNotices, requeueFailed } from '../../alerts/outbox.ts';
+import { createRedactor } from '../../alerts/redact.ts';
+import { secretValues } from '../../lib/config.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
+import { scrub } from '../../lib/log.ts';
+import { loadRules } from '../../rules/thresholds.ts';
+import { failedDeliveryCount } from '../../store/alerts.ts';
 import { openForReading } from './ratios.ts';
 import { intOption } from './run.ts';
 import { parseInstant } from '../options.ts';
@@ -59,11 +65,7 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--json', 'print an array of notices')
     .action(async (o: { mid?: string; limit: number; snapshot?: string; json?: boolean }) => {
-      const { listAlerts } = await import('../../alerts/engine.ts');
-      const { createRedactor } = await import('../../alerts/redact.ts');
       const { configuredNotifiers, notifierSecrets } = await import('../../alerts/notifiers/index.ts');
-      const { secretValues } = await import('../../lib/config.ts');
-      const { scrub } = await import('../../lib/log.ts');
       const cfg = ctx.config();
       // Errors are redacted when stored; a store written before that may hold one, so they are redacted again.
       const redact = createRedactor([...secretValues(cfg), ...notifierSecrets(cfg)]);
@@ -87,8 +89,6 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; notify: boolean; json?: boolean }) => {
       const asOf = o.asOf === undefined ? new Date().toISOString() : parseInstant('--as-of', o.asOf);
-      const { loadRules } = await import('../../rules/thresholds.ts');
-      const { evaluateAfterLoad } = await import('../../alerts/engine.ts');
       const { configuredNotifiers, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
       const rules = loadRules(ctx.config().thresholdsFile as string | undefined);
       const store = await writer(ctx);
@@ -114,8 +114,6 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
       const { notifiersFromConfig, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
-      const { deliverNotices } = await import('../../alerts/outbox.ts');
-      const { secretValues } = await import('../../lib/config.ts');
       const notifiers = notifiersFromConfig(ctx.config());
       if (notifiers.length === 0) {
         throw new ConfigError([`no alert notifier is configured: set ${NOTIFIER_SETTINGS}`]);
@@ -141,8 +139,6 @@ export function register(program: Command, ctx: Ctx): void {
       if (o.notifier !== undefined && !NOTIFIERS.includes(o.notifier)) {
         throw new UsageError(`--notifier: unknown notifier ${JSON.stringify(o.notifier)}; expected one of ${NOTIFIERS.join(', ')}`);
       }
-      const { requeueFailed } = await import('../../alerts/outbox.ts');
-      const { failedDeliveryCount } = await import('../../store/alerts.ts');
       const store = await writer(ctx);
       try {
         // Counted first: requeueFailed itself says nothing, and "done" with no number tells an operator little.

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
+import { SETTINGS, defaultText, envExample, settingSources, shownValue } from '../../lib/config.ts';
 
 interface Row {
   setting: string;
@@ -28,7 +29,6 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Print every setting with its value (secrets hidden, URLs with their passwords and tokens masked), where it comes from, and every path cbp uses (absolute)')
     .option('--json', 'print as JSON')
     .action(async (o: { json?: boolean }) => {
-      const { SETTINGS, defaultText, settingSources, shownValue } = await import('../../lib/config.ts');
       const cfg = ctx.config();
       const sources = settingSources(cfg);
       const rows: Row[] = SETTINGS.map((d) => ({
@@ -51,8 +51,7 @@ export function register(program: Command, ctx: Ctx): void {
   cmd
     .command('example')
     .description('Print a .env.example listing every setting')
-    .action(async () => {
-      const { envExample } = await import('../../lib/config.ts');
+    .action(() => {
       process.stdout.write(envExample());
     });
 }

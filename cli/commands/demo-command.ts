@@ -5,9 +5,9 @@ import type { Ctx } from '../context.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
 import { parseInstant } from '../options.ts';
 
-// Also in demo.ts (its defaults when called directly); kept here so `--help` needs no import of it.
-const DEMO_START = '2025-12-01';
-const DEMO_DAYS = 45;
+/** The demo's defaults (also runDemo's, in demo.ts, which loads the sandbox, the receiver and DuckDB). */
+export const DEMO_START = '2025-12-01';
+export const DEMO_DAYS = 45;
 
 /**
  * Where the configured store lives, which the demo must never wipe. The configuration (environment, .env,

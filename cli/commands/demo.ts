@@ -19,9 +19,7 @@ import { renderTable } from './sql.ts';
 import { latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
 import { addDays, utcDay } from '../../lib/utc.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';
-
-const DEMO_START = '2025-12-01';
-const DEMO_DAYS = 45;
+import { DEMO_DAYS, DEMO_START } from './demo-command.ts';
 
 export interface DemoOptions {
   /** Wiped at start, but only if an earlier demo created it (its marker file) or it is empty: see demo-dir.ts. */

@@ -1,4 +1,9 @@
 // The subcommands of cbp. Each module exports `register(program, ctx)`; add one line per command.
+// Every `cbp` start loads all of them: a command imports what it uses at the top, except DuckDB (store/db,
+// store/analyst, store/snapshot, store/export), Temporal (worker/, ../temporal.ts), fastify (webhook/server,
+// sandbox/server, ./demo.ts), undici (client/, activities/) and nodemailer (alerts/notifiers/), which its
+// action imports when it runs: each adds 0.1-0.4 s to every start (bench/startup.bench.ts; test/cli.test.ts
+// fails when `cbp --version` or `--help` loads one).
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { register as config } from './config.ts';

@@ -4,10 +4,11 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import type { ReportKind } from '../../contract/reporting.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
-import type { FileFormat, LoadResult, Window } from '../../store/load.ts';
-import { REPORT_KINDS } from '../options.ts';
+import { BadReportFileError } from '../../store/errors.ts';
+import { importReport, metaPath } from '../../store/landing.ts';
+import { checkReadable, loadReport, normaliseWindow, type FileFormat, type LoadResult, type Window } from '../../store/load.ts';
+import { REPORT_KINDS, type ReportKind } from '../../contract/reporting.ts';
 
 interface LoadOpts {
   format?: string;
@@ -35,7 +36,7 @@ function human(r: Printed): string {
 }
 
 /** Checks the arguments before anything touches landing or the store. */
-export async function parseLoadArgs(kind: string, file: string, o: LoadOpts): Promise<{ kind: ReportKind; format: FileFormat; window: Window | null }> {
+export function parseLoadArgs(kind: string, file: string, o: LoadOpts): { kind: ReportKind; format: FileFormat; window: Window | null } {
   if (!(REPORT_KINDS as readonly string[]).includes(kind)) {
     throw new UsageError(`unknown report kind ${JSON.stringify(kind)}: expected one of ${REPORT_KINDS.join(', ')}`);
   }
@@ -50,7 +51,6 @@ export async function parseLoadArgs(kind: string, file: string, o: LoadOpts): Pr
     format = ext === '.json' ? 'json' : 'csv';
   }
   if (Boolean(o.from) !== Boolean(o.to)) throw new UsageError('give both --from and --to (inclusive UTC days, YYYY-MM-DD), or neither');
-  const { normaliseWindow } = await import('../../store/load.ts');
   const window = o.from && o.to ? normaliseWindow({ from: o.from, to: o.to }, 'the window (--from/--to)') : null;
   if (kind === 'mid_report' && !window) {
     throw new UsageError('a MID report\'s records carry no dates: give its window with --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
@@ -69,13 +69,10 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--to <date>', 'last day of the report window, inclusive')
     .option('--json', 'print the result as JSON')
     .action(async (kindArg: string, file: string, o: LoadOpts) => {
-      const { kind, format, window } = await parseLoadArgs(kindArg, file, o);
+      const { kind, format, window } = parseLoadArgs(kindArg, file, o);
       if (!existsSync(file)) throw new NotFoundError(`report file ${file} does not exist`);
       const { openStore } = await import('../../store/db.ts');
-      const { importReport, metaPath } = await import('../../store/landing.ts');
-      const { checkReadable, loadReport } = await import('../../store/load.ts');
       const { publishSnapshot } = await import('../../store/snapshot.ts');
-      const { BadReportFileError } = await import('../../store/errors.ts');
       // A folder or a file cbp may not read: said so, before anything is copied into landing.
       checkReadable(file, file, format, kind);
       const cfg = ctx.config();

@@ -5,8 +5,11 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
 import type { Store } from '../../store/db.ts';
-import type { RatioRow } from '../../rules/evaluate.ts';
-import type { RuleSet } from '../../rules/thresholds.ts';
+import { evaluateRows, type RatioRow } from '../../rules/evaluate.ts';
+import { evaluateProjections } from '../../rules/projection.ts';
+import { loadRules, PROGRAMS, type RuleSet } from '../../rules/thresholds.ts';
+import { ruleTargets } from '../../alerts/engine.ts';
+import { forEachRatioBatch } from '../../store/ratios.ts';
 
 /**
  * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
@@ -39,17 +42,8 @@ export interface RatioOutRow {
   level: string | null;
 }
 
-/** The rule evaluators withLevels uses, loaded when a command runs (they pull in the alert engine). */
-export async function levelJudges() {
-  const { evaluateRows } = await import('../../rules/evaluate.ts');
-  const { evaluateProjections } = await import('../../rules/projection.ts');
-  const { ruleTargets } = await import('../../alerts/engine.ts');
-  return { evaluateRows, evaluateProjections, ruleTargets };
-}
-
 /** Ratio rows with the highest level their mid × network × program reaches that month. */
-export function withLevels(rows: RatioRow[], rules: RuleSet, judges: Awaited<ReturnType<typeof levelJudges>>): RatioOutRow[] {
-  const { evaluateRows, evaluateProjections, ruleTargets } = judges;
+export function withLevels(rows: RatioRow[], rules: RuleSet): RatioOutRow[] {
   const targets = new Set(ruleTargets(rules));
   const key = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
   const actual = new Map(evaluateRows(rows, rules).map((l) => [key(l), l.level]));
@@ -85,25 +79,22 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Chargeback ratios per MID, network, program and month, with the level each reaches')
     .option('--month <YYYY-MM>', 'only this month (levels still use the months before it)')
     .option('--mid <mid>', 'only this MID')
-    .option('--program <program>', 'only this program (monthly, vamp, ecp, efm, discover_excessive, amex_excessive, vdmp, vfmp)')
+    .option('--program <program>', `only this program (${PROGRAMS.join(', ')})`)
     .option('--no-projection', 'leave out the projected rows of open months')
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--json', 'print an array of rows (ratio as an unrounded fraction)')
     .action(async (o: { month?: string; mid?: string; program?: string; projection: boolean; snapshot?: string; json?: boolean }) => {
       if (o.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month)) throw new UsageError(`--month must be YYYY-MM, got ${JSON.stringify(o.month)}`);
-      const { loadRules, PROGRAMS } = await import('../../rules/thresholds.ts');
       if (o.program !== undefined && !(PROGRAMS as readonly string[]).includes(o.program)) {
         throw new UsageError(`--program: unknown program ${JSON.stringify(o.program)}; expected one of ${PROGRAMS.join(', ')}`);
       }
-      const { forEachRatioBatch } = await import('../../store/ratios.ts');
-      const judges = await levelJudges();
       const rules = loadRules(ctx.config().thresholdsFile as string | undefined);
       const store = await openForReading(ctx, o.snapshot);
       const out: RatioOutRow[] = [];
       try {
         // Levels need each MID's earlier months, so whole MIDs are read (in batches) and cut to --month after.
         await forEachRatioBatch(store, { mid: o.mid, asOf: o.month ? `${o.month}-01T00:00:00Z` : undefined }, (rows) => {
-          for (const r of withLevels(rows, rules, judges)) {
+          for (const r of withLevels(rows, rules)) {
             if (o.month && r.month !== o.month) continue;
             if (o.program && r.program !== o.program) continue;
             if (!o.projection && r.is_projection) continue;

@@ -4,11 +4,14 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { IngestResult } from '../../store/ingest.ts';
 import type { PublishResult } from '../../activities/types.ts';
+import { invalidOrderLines, rejectedOrders } from '../../store/orders.ts';
+import { backfillTasks, nightlyTasks } from '../../workflows/windows.ts';
+import { ordersNeedAttention } from '../../workflows/push-orders.ts';
 import { existsSync } from 'node:fs';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
 import type { Config } from '../../lib/config.ts';
-import type { ReportKind } from '../../contract/reporting.ts';
-import { REPORT_KINDS, dayOption, instantOption } from '../options.ts';
+import { REPORT_KINDS, type ReportKind } from '../../contract/reporting.ts';
+import { dayOption, instantOption } from '../options.ts';
 import { ORDER_DETAIL_LIMIT, countWindows, humanBackfill, humanNightly, humanPush, humanReconcile, openPipeline, progressBar, requireFor, type PipelineOptions, type PushOrdersReport } from '../pipeline.ts';
 
 function snapshotLine(s: { path: string; published: boolean }): string {
@@ -103,8 +106,7 @@ function registerNightly(run: Command, ctx: Ctx): void {
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; lookbackDays?: number; windowDays?: number; kinds?: ReportKind[]; parallelism?: number; json?: boolean }) => {
       const cfg = ctx.config();
-      await requireFor(cfg, ['reporting', 'events'], 'cbp run nightly');
-      const { nightlyTasks } = await import('../../workflows/windows.ts');
+      requireFor(cfg, ['reporting', 'events'], 'cbp run nightly');
       const r = await withPipeline(cfg, o.json, 'nightly', async (p, progress) => {
         const input = {
           asOf: o.asOf ?? new Date().toISOString(),
@@ -135,8 +137,7 @@ function registerBackfill(run: Command, ctx: Ctx): void {
     .action(async (o: { from: string; to: string; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; force?: boolean; json?: boolean }) => {
       if (o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
       const cfg = ctx.config();
-      await requireFor(cfg, ['reporting'], 'cbp run backfill');
-      const { backfillTasks } = await import('../../workflows/windows.ts');
+      requireFor(cfg, ['reporting'], 'cbp run backfill');
       const r = await withPipeline(cfg, o.json, 'backfill', async (p, progress) => {
         const input = {
           from: o.from,
@@ -167,7 +168,7 @@ function registerSubscriptions(run: Command, ctx: Ctx): void {
       const extra = [...(o.webhookUrl ? [] : ['webhookPublicUrl']), ...(o.email ? [] : ['subscriptionEmail'])];
       // The password is still required here although only the activities read it: refused before anything is
       // listed, with every missing setting named at once, rather than failing halfway through the plan.
-      await requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
+      requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
       const r = await withPipeline(cfg, true, 'subscriptions', (p) =>
         p.runner.reconcileSubscriptions({
           webhookUrl: o.webhookUrl ?? (cfg.webhookPublicUrl as string),
@@ -190,11 +191,9 @@ function registerOrders(run: Command, ctx: Ctx): void {
     .option('--json', 'print the result as JSON')
     .action(async (o: { source: string; batchSize?: number; retryRejected?: boolean; json?: boolean }) => {
       const cfg = ctx.config();
-      await requireFor(cfg, ['data'], 'cbp run orders');
+      requireFor(cfg, ['data'], 'cbp run orders');
       // Before the pipeline opens: a typo in the path must not create or lock the store.
       if (!existsSync(o.source)) throw new NotFoundError(`order file ${o.source} does not exist: give the NDJSON or CSV file of orders with --source`);
-      const { rejectedOrders, invalidOrderLines } = await import('../../store/orders.ts');
-      const { ordersNeedAttention } = await import('../../workflows/push-orders.ts');
       const r: PushOrdersReport = await withPipeline(cfg, true, 'orders', async (p) => {
         const result = await p.runner.pushOrders({ source: o.source, ...(o.batchSize ? { batchSize: o.batchSize } : {}), ...(o.retryRejected ? { retryRejected: true } : {}) });
         // The details stay out of the run's result (it is workflow history under Temporal): read them from the store.

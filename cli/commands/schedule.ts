@@ -7,10 +7,9 @@ import type { Config } from '../../lib/config.ts';
 import type { ReportKind } from '../../contract/reporting.ts';
 import type { BackfillInput } from '../../workflows/backfill.ts';
 import { intOption, kindsOption } from './run.ts';
-import { dayOption } from '../options.ts';
+import { CONNECT_TIMEOUT_MS, dayOption } from '../options.ts';
+import { WORKFLOW_TYPES } from '../../workflows/names.ts';
 
-// The Temporal SDK takes ~1 s to import: loaded only when a schedule command runs.
-const CONNECT_TIMEOUT_MS = 5_000;
 const temporal = async () => ({
   ...(await import('../../worker/schedules.ts')),
   ...(await import('../../worker/worker.ts')),
@@ -74,7 +73,6 @@ export function register(program: Command, ctx: Ctx): void {
             windowsPerRun: o.windowsPerRun ?? 200,
             ...(o.kinds ? { kinds: o.kinds } : {}),
           };
-          const { WORKFLOW_TYPES } = await import('../../workflows/names.ts');
           const workflowId = `cbp-backfill-${o.from}-${o.to}`;
           const handle = await client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue: target.taskQueue, workflowId, args: [input] });
           ctx.out({ started: 'workflow', workflowId, runId: handle.firstExecutionRunId, input }, (d: { workflowId: string }) => `backfill workflow started: ${d.workflowId} (follow it in the Temporal UI or with \`temporal workflow show -w ${d.workflowId}\`)`, o.json);

@@ -4,6 +4,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
+import { stringify } from 'csv-stringify/sync';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
 
 type Cell = string | number | boolean | null | Cell[] | { [k: string]: Cell };
@@ -50,7 +51,6 @@ export function register(program: Command, ctx: Ctx): void {
           const objs = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
           process.stdout.write(JSON.stringify(objs, null, 2) + '\n');
         } else if (format === 'csv') {
-          const { stringify } = await import('csv-stringify/sync');
           process.stdout.write(stringify([columns, ...rows.map((r) => r.map(cellText))]));
         } else {
           process.stdout.write(renderTable(columns, rows) + '\n');

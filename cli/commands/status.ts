@@ -8,7 +8,15 @@ import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
 import { alertsInForce, loadsByKind, quarantineByKind, recentRuns } from '../../store/status.ts';
-import { REPORT_KINDS, parseInstant } from '../options.ts';
+import { StoreUnavailableError } from '../../store/errors.ts';
+import { sameVersion, storeVersion } from '../../store/generation.ts';
+import { invalidOrderLines, rejectedOrders } from '../../store/orders.ts';
+import { coverageSpans, spanCoveredTo } from '../../store/windows.ts';
+import { listClosedSegments } from '../../webhook/journal.ts';
+import { nightlyTasks } from '../../workflows/windows.ts';
+import { dayNumber, windowId } from '../../lib/utc.ts';
+import { REPORT_KINDS } from '../../contract/reporting.ts';
+import { parseInstant } from '../options.ts';
 import { renderTable } from './sql.ts';
 
 export interface StatusReport {
@@ -57,7 +65,6 @@ async function openForStatus(cfg: Config): Promise<{ store?: Store; source: Stat
   const { openStore } = await import('../../store/db.ts');
   // The snapshot opens as every reader's does (store/analyst.ts: read-only, no file access, settings locked).
   const { openAnalystSession } = await import('../../store/analyst.ts');
-  const { StoreUnavailableError } = await import('../../store/errors.ts');
   if (existsSync(cfg.dbPath)) {
     try {
       return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true, memoryLimit: cfg.storeMemoryLimit, lockWaitMs: 0 }), source: 'store', path: cfg.dbPath };
@@ -84,9 +91,6 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
   const now = opts.now ?? new Date();
   const lookbackDays = opts.lookbackDays ?? (typeof cfg.lookbackDays === 'number' ? cfg.lookbackDays : 60);
   const windowDays = opts.windowDays ?? (typeof cfg.windowDays === 'number' ? cfg.windowDays : 7);
-  const { listClosedSegments } = await import('../../webhook/journal.ts');
-  const { nightlyTasks } = await import('../../workflows/windows.ts');
-  const { dayNumber, windowId } = await import('../../lib/utc.ts');
   const journalDir = cfg.journalDir;
   const segments = existsSync(journalDir) ? listClosedSegments(journalDir) : [];
   const opened = await openForStatus(cfg);
@@ -115,7 +119,6 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     // A window counts as done when every one of its days lies in a span of loaded data that covers the whole
     // day: a fetch covers a day only if the service answered after it ended (nightly windows shift by a day
     // each night, so their ids never repeat).
-    const { coverageSpans, spanCoveredTo } = await import('../../store/windows.ts');
     let spans: Awaited<ReturnType<typeof coverageSpans>> = [];
     try {
       spans = await coverageSpans(store);
@@ -152,7 +155,6 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     // In force: the level each series reached in the latest month evaluated for it.
     report.alerts = (await alertsInForce(store)).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
     try {
-      const { invalidOrderLines, rejectedOrders } = await import('../../store/orders.ts');
       const rejected = await rejectedOrders(store, { limit: STATUS_REJECTED_LIMIT });
       const invalid = await invalidOrderLines(store, { limit: 0 });
       report.orders = { rejected: rejected.total, recentRejected: rejected.orders, invalidLines: invalid.total };
@@ -167,7 +169,6 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
 
 /** The snapshot's store id and generation against the store's: the rule of the publish step (sameVersion). */
 async function snapshotState(store: Store, source: StatusReport['source'], snapshotPath: string): Promise<StatusReport['snapshot']> {
-  const { sameVersion, storeVersion } = await import('../../store/generation.ts');
   const { snapshotFileGeneration } = await import('../../store/snapshot.ts');
   const exists = existsSync(snapshotPath);
   const unknown = { storeId: null, generation: null };

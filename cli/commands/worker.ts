@@ -5,9 +5,7 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { intOption } from './run.ts';
-
-// The Temporal SDK takes ~1 s to import: loaded only when this command runs, not on every `cbp` start.
-const CONNECT_TIMEOUT_MS = 5_000;
+import { CONNECT_TIMEOUT_MS } from '../options.ts';
 
 export function register(program: Command, ctx: Ctx): void {
   program

@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BRAND_ALIASES, CARD_BRANDS } from '../../contract/common.ts';
 import { CHARGEBACK_STATUSES } from '../../contract/reporting.ts';
-import { DEFAULT_VIEWS_DIR } from '../db.ts';
+import { PACKAGE_ROOT } from '../../lib/package-root.ts';
 
-/** sql/load/typing.sql, beside the views. */
-export const TYPING_SQL_FILE = path.join(path.dirname(DEFAULT_VIEWS_DIR), 'load', 'typing.sql');
+/** sql/load/typing.sql, beside the views (not through store/db.ts: loading DuckDB for a path would slow every `cbp` start). */
+export const TYPING_SQL_FILE = path.join(PACKAGE_ROOT, 'sql', 'load', 'typing.sql');
 
 let typing: string | undefined;
 /** The statements creating the typing macros (run before each load's staging: temp objects live per connection). */
