@@ -6,7 +6,6 @@
 // opened on first use and closed when the worker stops. Inside one process every store step goes through
 // one lock, so a load's staging statements never interleave with another activity's transaction on the
 // shared connection; downloads and service calls run outside it.
-import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../lib/config.ts';
 import { CbpError } from '../lib/errors.ts';
@@ -131,7 +130,7 @@ export function activityContext(deps: ActivityDeps): ActivityContext {
     ...(deps.logger ? { logger: deps.logger } : {}),
     now: deps.now ?? (() => new Date()),
     dataDir,
-    journalDir: deps.journalDir ?? (cfg.journalDir as string | undefined) ?? path.join(dataDir, 'journal'),
+    journalDir: deps.journalDir ?? cfg.journalDir,
     snapshotPath: deps.snapshotPath ?? cfg.snapshotPath,
     withStore: storeLock(deps.store),
   };

@@ -70,10 +70,9 @@ export function createSubscriptionActivities(ctx: ActivityContext): Subscription
   // not retryable (CBP_ERR_CONFIG): a retry cannot set an environment variable.
   const webhookPassword = (): string => {
     requireSettings(cfg, ['webhookPassword'], 'the webhook subscription activities (the password the service pushes events with)');
-    return cfg.webhookPassword as string;
+    return cfg.webhookPassword;
   };
-  const configuredPassword = (): string | undefined =>
-    typeof cfg.webhookPassword === 'string' && cfg.webhookPassword !== '' ? cfg.webhookPassword : undefined;
+  const configuredPassword = (): string | undefined => cfg.webhookPassword || undefined;
 
   /** A store note after a service call that already acted: logged when it fails, never thrown (see createSubscription). */
   async function remember(activity: string, guid: string, fn: (store: Store) => Promise<void>): Promise<void> {

@@ -28,7 +28,7 @@ export function makeCtx(program: Command): Ctx {
     },
     logger() {
       if (!logger) {
-        logger = createLogger({ level: (this.config().logLevel as string) ?? 'info' });
+        logger = createLogger({ level: this.config().logLevel });
         setLogger(logger);
       }
       return logger;

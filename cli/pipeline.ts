@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Activities, FetchAndLoadResult } from '../activities/types.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
 import type { ServiceClients, ServiceClientsOptions } from '../client/index.ts';
-import { requireSettings, type Config } from '../lib/config.ts';
+import { requireSettings, type Config, type ConfigWith, type SettingKey } from '../lib/config.ts';
 import type { Store } from '../store/db.ts';
 import { createLocalRunner, type LocalRunner } from '../worker/local.ts';
 import type { BackfillResult } from '../workflows/backfill.ts';
@@ -23,10 +23,18 @@ export const STEP_SETTINGS = {
   events: ['eventsBaseUrl', 'authBaseUrl', 'apiSecret'],
   data: ['dataBaseUrl', 'dataUsername', 'dataPassword'],
   webhook: ['webhookUsername', 'webhookPassword'],
-} as const;
+} as const satisfies Record<string, readonly SettingKey[]>;
 
-export function requireFor(cfg: Config, groups: Array<keyof typeof STEP_SETTINGS>, forWhat: string, extra: string[] = []): void {
-  const keys = [...new Set([...groups.flatMap((g) => STEP_SETTINGS[g] as readonly string[]), ...extra])];
+type Step = keyof typeof STEP_SETTINGS;
+
+/** requireSettings for the steps' settings and `extra`; afterwards the type says they are set. */
+export function requireFor<G extends Step, K extends SettingKey = never>(
+  cfg: Config,
+  groups: readonly G[],
+  forWhat: string,
+  extra: readonly K[] = [],
+): asserts cfg is ConfigWith<(typeof STEP_SETTINGS)[G][number] | K> {
+  const keys = [...new Set<SettingKey>([...groups.flatMap((g) => STEP_SETTINGS[g]), ...extra])];
   requireSettings(cfg, keys, forWhat);
 }
 

@@ -40,7 +40,6 @@ export interface ServiceClientsOptions extends Omit<ClientOptions, 'timeoutMs'> 
 }
 
 export function createServiceClients(cfg: Config, opts: ServiceClientsOptions = {}): ServiceClients {
-  const str = (k: string) => cfg[k] as string;
   // Every secret setting is scrubbed from the start, not only once its client is built: a service may echo
   // another interface's credential.
   registerSecrets(secretValues(cfg));
@@ -63,20 +62,20 @@ export function createServiceClients(cfg: Config, opts: ServiceClientsOptions = 
 
   const token = once(() => {
     requireSettings(cfg, ['authBaseUrl', 'apiSecret'], 'the token interface (events)');
-    return createTokenClient({ authBaseUrl: str('authBaseUrl'), apiSecret: str('apiSecret') }, { ...common, now: opts.now });
+    return createTokenClient({ authBaseUrl: cfg.authBaseUrl, apiSecret: cfg.apiSecret }, { ...common, now: opts.now });
   });
   const events = once(() => {
     requireSettings(cfg, ['eventsBaseUrl', 'authBaseUrl', 'apiSecret'], 'the events interface');
-    return createEventsClient({ eventsBaseUrl: str('eventsBaseUrl') }, token(), common);
+    return createEventsClient({ eventsBaseUrl: cfg.eventsBaseUrl }, token(), common);
   });
   const data = once(() => {
     requireSettings(cfg, ['dataBaseUrl', 'dataUsername', 'dataPassword'], 'the order data interface');
-    return createOrderDataClient({ dataBaseUrl: str('dataBaseUrl'), dataUsername: str('dataUsername'), dataPassword: str('dataPassword') }, common);
+    return createOrderDataClient({ dataBaseUrl: cfg.dataBaseUrl, dataUsername: cfg.dataUsername, dataPassword: cfg.dataPassword }, common);
   });
   const reporting = once(() => {
     requireSettings(cfg, ['reportingBaseUrl', 'reportingKey', 'companyToken'], 'the reporting interface');
     return createReportingClient(
-      { reportingBaseUrl: str('reportingBaseUrl'), reportingKey: str('reportingKey'), companyToken: str('companyToken') },
+      { reportingBaseUrl: cfg.reportingBaseUrl, reportingKey: cfg.reportingKey, companyToken: cfg.companyToken },
       { ...common, reportTimeoutMs: cfg.reportTimeoutMs, now: opts.now },
     );
   });

@@ -10,15 +10,16 @@ import { ConfigError } from './errors.ts';
 import { snapshotPathProblems } from './snapshot-path.ts';
 import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
 
-export interface SettingDef {
+export interface SettingDef<K extends string = string, S extends z.ZodType = z.ZodType> {
   /** camelCase key, also the key in a config file */
-  key: string;
+  key: K;
   env: string;
   description: string;
   /** default written beside the option; undefined means "no default" */
   default?: string;
   secret?: boolean;
-  schema: z.ZodType<unknown>;
+  /** The value's schema: its output is the setting's type in Config. */
+  schema: S;
   group: string;
   /** A file or folder: made absolute against the working folder when the configuration loads. */
   path?: boolean;
@@ -37,19 +38,22 @@ const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
-function s(
+type SettingExtra = Pick<SettingDef, 'default' | 'secret' | 'path' | 'underDataDir' | 'transport'>;
+
+/** One setting; its key, schema and extras keep their own types, from which Config is inferred. */
+function s<K extends string, S extends z.ZodType, E extends SettingExtra = {}>(
   group: string,
-  key: string,
+  key: K,
   env: string,
-  schema: z.ZodType<unknown>,
+  schema: S,
   description: string,
-  extra: Pick<SettingDef, 'default' | 'secret' | 'path' | 'underDataDir' | 'transport'> = {},
-): SettingDef {
-  return { group, key, env, schema, description, ...extra };
+  extra?: E,
+): SettingDef<K, S> & E {
+  return { group, key, env, schema, description, ...extra } as SettingDef<K, S> & E;
 }
 
 /** Every setting cbp reads. .env.example is checked against this list by a test. */
-export const SETTINGS: SettingDef[] = [
+export const SETTINGS = [
   s('service', 'authBaseUrl', 'CBP_AUTH_BASE_URL', url, 'Token interface base, with its v1 segment (e.g. https://auth.example.com/v1)', { transport: 'https' }),
   s('service', 'eventsBaseUrl', 'CBP_EVENTS_BASE_URL', url, 'Events interface base, with its v1 segment', { transport: 'https' }),
   s('service', 'dataBaseUrl', 'CBP_DATA_BASE_URL', url, 'Order data interface base (production ends in /v1, sandbox in /stage)', { transport: 'https' }),
@@ -108,22 +112,31 @@ export const SETTINGS: SettingDef[] = [
   s('sandbox', 'sandboxTokenTtlSeconds', 'CBP_SANDBOX_TOKEN_TTL_SECONDS', int.min(1), 'Lifetime of sandbox tokens, in real seconds', { default: '300' }),
   s('sandbox', 'sandboxDeliveryTimeoutMs', 'CBP_SANDBOX_DELIVERY_TIMEOUT_MS', int.min(1), 'Timeout of one sandbox webhook request, in ms', { default: '5000' }),
   s('general', 'logLevel', 'CBP_LOG_LEVEL', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'Log level', { default: 'info' }),
-];
+] as const;
 
-export type Config = Record<string, unknown> & {
-  httpTimeoutMs: number;
-  reportTimeoutMs: number;
-  httpRetries: number;
-  dataDir: string;
-  dbPath: string;
-  snapshotPath: string;
-  journalDir: string;
-  storeMemoryLimit: string;
-  logLevel: string;
+/** A setting that always has a value once loaded: it has a default, or it is a path under the data folder. */
+type AlwaysSet = { default: string } | { underDataDir: string };
+const alwaysSet = (d: SettingDef): boolean => d.default !== undefined || d.underDataDir !== undefined;
+
+type SettingsShape<T extends readonly SettingDef[]> = {
+  [D in T[number] as D['key']]: D extends AlwaysSet ? D['schema'] : z.ZodOptional<D['schema']>;
 };
 
-const BY_KEY = new Map(SETTINGS.map((d) => [d.key, d]));
-const BY_ENV = new Map(SETTINGS.map((d) => [d.env, d]));
+/**
+ * The loaded configuration's schema, made from SETTINGS: a setting that always has a value (a default, or a
+ * path under the data folder) is required, any other optional. loadConfig's result parses with it.
+ */
+export const SETTINGS_SCHEMA = z.object(
+  Object.fromEntries(SETTINGS.map((d) => [d.key, alwaysSet(d) ? d.schema : d.schema.optional()])) as SettingsShape<typeof SETTINGS>,
+);
+
+/** The loaded configuration: one property per setting, typed by its schema, paths absolute. */
+export type Config = z.infer<typeof SETTINGS_SCHEMA>;
+/** A setting's key (its camelCase name). */
+export type SettingKey = keyof Config;
+
+const BY_KEY = new Map<string, SettingDef>(SETTINGS.map((d) => [d.key, d]));
+const BY_ENV = new Map<string, SettingDef>(SETTINGS.map((d) => [d.env, d]));
 
 /**
  * Where a config file fails to parse, without the parser's own message: both YAML and V8's JSON.parse quote
@@ -391,14 +404,20 @@ function snapshotPlaceProblems(out: Record<string, unknown>, configFile: string 
   return snapshotPathProblems({ snapshot: { path: out.snapshotPath, name: 'CBP_SNAPSHOT_PATH' }, store, files, dirs });
 }
 
-/** Throws one ConfigError naming every missing setting among keys, each with what it is for. */
-export function requireSettings(cfg: Config, keys: string[], forWhat: string): void {
+/** The configuration once `keys` are known to be set. */
+export type ConfigWith<K extends SettingKey> = Config & { [P in K]-?: Exclude<Config[P], undefined> };
+
+/**
+ * Throws one ConfigError naming every missing setting among keys, each with what it is for; afterwards the
+ * type says they are set (`cfg.apiSecret` is a string).
+ */
+export function requireSettings<K extends SettingKey>(cfg: Config, keys: readonly K[], forWhat: string): asserts cfg is ConfigWith<K> {
   const missing = keys.filter((k) => cfg[k] === undefined || cfg[k] === '');
   if (missing.length === 0) return;
   throw new ConfigError(
     missing.map((k) => {
-      const d = BY_KEY.get(k);
-      return d ? `${d.env} is not set; ${forWhat} needs it: ${d.description}` : `${k} is not set`;
+      const d = BY_KEY.get(k)!;
+      return `${d.env} is not set; ${forWhat} needs it: ${d.description}`;
     }),
   );
 }

@@ -1,9 +1,9 @@
 // lib/config.ts: sources and their order, file formats, and messages that name settings but never secrets.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SETTINGS, envExample, loadConfig, parseDotenv, requireSettings, secretValues, settingSources } from '../lib/config.ts';
+import { SETTINGS, SETTINGS_SCHEMA, envExample, loadConfig, parseDotenv, requireSettings, secretValues, settingSources, type Config } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
@@ -470,5 +470,63 @@ describe('.env.example', () => {
 
   it('writes a default that is itself valid for every setting that has one', () => {
     for (const d of SETTINGS) if (d.default !== undefined) expect(d.schema.safeParse(d.default).success, d.env).toBe(true);
+  });
+});
+
+describe('the Config type is the settings schema\'s', () => {
+  const ROOT = path.resolve(import.meta.dirname, '..');
+
+  it('types each setting by its schema: required when it always has a value, optional otherwise', () => {
+    expectTypeOf<Config>().toEqualTypeOf<import('zod').infer<typeof SETTINGS_SCHEMA>>();
+    expectTypeOf<Config['windowDays']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['journalDir']>().toEqualTypeOf<string>();
+    expectTypeOf<Config['webhookBehindTlsProxy']>().toEqualTypeOf<boolean>();
+    expectTypeOf<Config['logLevel']>().toEqualTypeOf<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>();
+    expectTypeOf<Config['apiSecret']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Config['webhookPort']>().toEqualTypeOf<number>();
+    expectTypeOf<Config>().not.toHaveProperty('unknownSetting');
+    for (const d of SETTINGS) {
+      const always = d.default !== undefined || d.underDataDir !== undefined;
+      expect(SETTINGS_SCHEMA.shape[d.key].safeParse(undefined).success, d.env).toBe(!always);
+    }
+  });
+
+  it('loads a configuration the schema accepts as it is, every setting that has a default set', () => {
+    const cfg = loadConfig({ env: { CBP_API_SECRET: 'a-secret-value', CBP_WINDOW_DAYS: '3' }, cwd: dir });
+    expect(SETTINGS_SCHEMA.strict().parse(cfg)).toEqual(cfg);
+    expect(cfg.windowDays).toBe(3);
+    for (const d of SETTINGS) if (d.default !== undefined || d.underDataDir !== undefined) expect(cfg[d.key], d.env).toBeDefined();
+  });
+
+  it('says a setting is set once requireSettings passed', () => {
+    const cfg: Config = loadConfig({ env: { CBP_API_SECRET: 'a-secret-value' } });
+    requireSettings(cfg, ['apiSecret'], 'the test');
+    expectTypeOf(cfg.apiSecret).toEqualTypeOf<string>();
+    expect(cfg.apiSecret.length).toBe(14);
+  });
+
+  it('leaves no setting cast at its reader, and no default repeated beside it, in the sources', () => {
+    const keys = SETTINGS.map((d) => d.key).join('|');
+    // `cfg.windowDays as number`, `(cfg.journalDir as string)`, `num(cfg, 'windowDays', 7)`, `cfg.x ?? 'default'`.
+    const cast = new RegExp(`\\.(${keys})\\)? as [A-Za-z]`);
+    const byName = new RegExp(`\\(cfg, '(${keys})', `);
+    const defaulted = new RegExp(`(cfg|config\\(\\))\\.(${keys}) \\?\\? ['"\\d]`);
+    const found: string[] = [];
+    const walk = (rel: string): void => {
+      for (const e of fs.readdirSync(path.join(ROOT, rel), { withFileTypes: true })) {
+        const r = path.join(rel, e.name);
+        if (e.isDirectory()) {
+          if (!['node_modules', 'dist', 'data', 'test', 'bench', '.git', 'coverage', '.tools'].includes(e.name)) walk(r);
+        } else if (r.endsWith('.ts')) {
+          fs.readFileSync(path.join(ROOT, r), 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              if (cast.test(line) || byName.test(line) || defaulted.test(line)) found.push(`${r}:${i + 1}: ${line.trim()}`);
+            });
+        }
+      }
+    };
+    walk('');
+    expect(found).toEqual([]);
   });
 });

@@ -60,6 +60,18 @@ describe('cbp run / worker / schedule: arguments and configuration', { timeout: 
     }
   });
 
+  it('run subscriptions with --webhook-url and --email does not ask for the settings they stand in for', async () => {
+    const saved = snapshotEnv();
+    try {
+      const r = await inProcess(['run', 'subscriptions', '--webhook-url', 'https://hooks.example.com/events', '--email', 'ops@example.com']);
+      expect(r.code).toBe(2);
+      for (const env of ['CBP_WEBHOOK_USERNAME', 'CBP_WEBHOOK_PASSWORD', 'CBP_API_SECRET']) expect(r.err).toContain(env);
+      for (const env of ['CBP_WEBHOOK_PUBLIC_URL', 'CBP_SUBSCRIPTION_EMAIL']) expect(r.err).not.toContain(env);
+    } finally {
+      restoreEnv(saved);
+    }
+  });
+
   it('refuses bad arguments with exit 2', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['run', 'backfill', '--to', '2026-01-01'], /--from/],

@@ -153,7 +153,7 @@ describe('a run killed between its commit and its publish', { timeout: 120_000 }
   it('the ingest workflow with the real activities: a publish that failed once is made good by the next run, which loads nothing', async () => {
     const dir = tempDir();
     const cfg: Config = configFor(sb, dir);
-    await journalEvents(cfg.journalDir as string, 3);
+    await journalEvents(cfg.journalDir, 3);
     let failures = 1;
     const p = await pipelineFor(cfg, {
       wrap: (a) => ({
@@ -182,9 +182,9 @@ describe('cbp status and the snapshot', () => {
   it('says when the snapshot is behind the store, and what to run', async () => {
     const dir = tempDir();
     const cfg = configFor(sb, dir);
-    await journalEvents(cfg.journalDir as string, 1);
+    await journalEvents(cfg.journalDir, 1);
     const s = await store(cfg.dbPath);
-    await ingestEvents({ store: s, journalDir: cfg.journalDir as string });
+    await ingestEvents({ store: s, journalDir: cfg.journalDir });
     closeAll();
     let r = await collectStatus(cfg);
     expect(r.snapshot).toMatchObject({ exists: false, behind: true });
@@ -192,8 +192,8 @@ describe('cbp status and the snapshot', () => {
 
     const w = await store(cfg.dbPath);
     await publishSnapshot(w, { snapshotPath: cfg.snapshotPath });
-    await journalEvents(cfg.journalDir as string, 1);
-    await ingestEvents({ store: w, journalDir: cfg.journalDir as string });
+    await journalEvents(cfg.journalDir, 1);
+    await ingestEvents({ store: w, journalDir: cfg.journalDir });
     const g = await storeGeneration(w);
     closeAll();
     r = await collectStatus(cfg);

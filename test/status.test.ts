@@ -37,7 +37,7 @@ beforeAll(async () => {
   }
   // One event through a real receiver; closing seals its segment, which now waits for ingest.
   const auth = { username: 'u-status', password: 'p-status-password-123' };
-  const rec = await startReceiver({ ...auth, journalDir: cfg.journalDir as string, port: 0 });
+  const rec = await startReceiver({ ...auth, journalDir: cfg.journalDir, port: 0 });
   const res = await fetch(rec.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}` },
@@ -79,7 +79,7 @@ describe('cbp status', () => {
   it('reads the published snapshot, and says so, while a writer holds the store', async () => {
     const writer = await pipelineFor(cfg);
     try {
-      const env = { CBP_DB_PATH: cfg.dbPath, CBP_SNAPSHOT_PATH: cfg.snapshotPath, CBP_JOURNAL_DIR: cfg.journalDir as string, CBP_LOG_LEVEL: 'error' };
+      const env = { CBP_DB_PATH: cfg.dbPath, CBP_SNAPSHOT_PATH: cfg.snapshotPath, CBP_JOURNAL_DIR: cfg.journalDir, CBP_LOG_LEVEL: 'error' };
       const r = await cbp(['status', '--json', '--as-of', '2026-01-01'], env);
       expect(r.code).toBe(0);
       const s = JSON.parse(r.stdout) as {

@@ -61,16 +61,14 @@ export type ScheduleClientLike = Pick<Client, 'schedule'>;
 
 /** The schedules as configured (CBP_NIGHTLY_AT, CBP_SCHEDULE_TIMEZONE, CBP_INGEST_EVERY, CBP_WINDOW_DAYS, ...). */
 export function scheduleOptionsFromConfig(cfg: Config): ApplySchedulesOptions {
-  const num = (k: string, d: number) => (typeof cfg[k] === 'number' ? (cfg[k] as number) : d);
-  const text = (k: string, d: string) => (typeof cfg[k] === 'string' && cfg[k] !== '' ? (cfg[k] as string) : d);
   return {
-    taskQueue: text('temporalTaskQueue', SCHEDULE_DEFAULTS.taskQueue),
+    taskQueue: cfg.temporalTaskQueue,
     nightly: {
-      at: text('nightlyAt', SCHEDULE_DEFAULTS.nightlyAt),
-      timezone: text('scheduleTimezone', SCHEDULE_DEFAULTS.timezone),
-      input: { windowDays: num('windowDays', 7), lookbackDays: num('lookbackDays', 60), parallelism: num('reportParallelism', 2) },
+      at: cfg.nightlyAt,
+      timezone: cfg.scheduleTimezone,
+      input: { windowDays: cfg.windowDays, lookbackDays: cfg.lookbackDays, parallelism: cfg.reportParallelism },
     },
-    ingest: { every: text('ingestEvery', SCHEDULE_DEFAULTS.ingestEvery) },
+    ingest: { every: cfg.ingestEvery },
   };
 }
 

@@ -128,14 +128,12 @@ export interface TemporalTarget {
 
 /** Where Temporal is, from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE, TEMPORAL_API_KEY, TEMPORAL_TLS_*. */
 export function temporalTargetFromConfig(cfg: Config): TemporalTarget {
-  const text = (k: string) => (typeof cfg[k] === 'string' && cfg[k] !== '' ? (cfg[k] as string) : undefined);
-  const cert = text('temporalTlsCert');
-  const key = text('temporalTlsKey');
+  const { temporalTlsCert: cert, temporalTlsKey: key } = cfg;
   return {
-    address: text('temporalAddress') ?? WORKER_DEFAULTS.address,
-    namespace: text('temporalNamespace') ?? WORKER_DEFAULTS.namespace,
-    taskQueue: text('temporalTaskQueue') ?? WORKER_DEFAULTS.taskQueue,
-    ...(text('temporalApiKey') ? { apiKey: text('temporalApiKey') } : {}),
+    address: cfg.temporalAddress,
+    namespace: cfg.temporalNamespace,
+    taskQueue: cfg.temporalTaskQueue,
+    ...(cfg.temporalApiKey ? { apiKey: cfg.temporalApiKey } : {}),
     ...(cert && key ? { tls: { cert: readFileSync(cert), key: readFileSync(key) } } : {}),
   };
 }

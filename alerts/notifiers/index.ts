@@ -1,5 +1,5 @@
 // The notifiers the configuration asks for: each one only when its settings are present.
-import type { Config } from '../../lib/config.ts';
+import type { Config, SettingKey } from '../../lib/config.ts';
 import type { Notifier } from './types.ts';
 import { log } from '../../lib/log.ts';
 import { createWebhookNotifier, webhookSecrets } from './webhook.ts';
@@ -17,17 +17,18 @@ export function nobodyToldWarning(untold: number, lookbackDays = 30): string {
     `Set ${NOTIFIER_SETTINGS}; the next run then sends the notices of the last ${lookbackDays} days (cbp alerts lists them all).`;
 }
 
-const setting = (cfg: Config, k: string) => (typeof cfg[k] === 'string' && (cfg[k] as string).length > 0 ? (cfg[k] as string) : undefined);
+type NotifierSetting = Extract<SettingKey, 'alertWebhookUrl' | 'alertWebhookSecret' | 'slackWebhookUrl' | 'smtpUrl' | 'alertEmailTo'>;
+const setting = (cfg: Config, k: NotifierSetting): string | undefined => (cfg[k] ? cfg[k] : undefined);
 
 /** The names of the notifiers the configuration asks for, without building them. */
 export function configuredNotifiers(cfg: Config): string[] {
-  const s = (k: string) => setting(cfg, k);
+  const s = (k: NotifierSetting) => setting(cfg, k);
   return [s('alertWebhookUrl') && 'webhook', s('slackWebhookUrl') && 'slack', s('smtpUrl') && s('alertEmailTo') && 'email'].filter((x): x is string => Boolean(x));
 }
 
 /** What the configured notifiers hold that must never be shown, without building them (`cbp alerts`). */
 export function notifierSecrets(cfg: Config): string[] {
-  const s = (k: string) => setting(cfg, k);
+  const s = (k: NotifierSetting) => setting(cfg, k);
   const webhook = s('alertWebhookUrl');
   const slack = s('slackWebhookUrl');
   const smtp = s('smtpUrl');
@@ -40,7 +41,7 @@ export function notifierSecrets(cfg: Config): string[] {
 
 export function notifiersFromConfig(cfg: Config): Notifier[] {
   const out: Notifier[] = [];
-  const s = (k: string) => setting(cfg, k);
+  const s = (k: NotifierSetting) => setting(cfg, k);
   const webhook = s('alertWebhookUrl');
   if (webhook) {
     if (!s('alertWebhookSecret')) log().warn('CBP_ALERT_WEBHOOK_URL is set without CBP_ALERT_WEBHOOK_SECRET: alert webhooks go out unsigned');
@@ -50,6 +51,6 @@ export function notifiersFromConfig(cfg: Config): Notifier[] {
   if (slack) out.push(createSlackNotifier({ url: slack }));
   const smtp = s('smtpUrl');
   const to = s('alertEmailTo');
-  if (smtp && to) out.push(createEmailNotifier({ smtpUrl: smtp, from: s('alertEmailFrom') ?? 'cbp@localhost', to }));
+  if (smtp && to) out.push(createEmailNotifier({ smtpUrl: smtp, from: cfg.alertEmailFrom, to }));
   return out;
 }

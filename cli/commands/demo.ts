@@ -50,6 +50,9 @@ export interface DemoResult {
 }
 
 /** Settings of the demo: the sandbox's base URLs and credentials, a store under dataDir. */
+/** The e-mail the demo's subscriptions give the service for its notices. */
+const DEMO_EMAIL = 'demo@cbp.example';
+
 export function demoConfig(
   sb: RunningSandbox,
   dataDir: string,
@@ -64,7 +67,7 @@ export function demoConfig(
     CBP_WEBHOOK_USERNAME: webhook.username,
     CBP_WEBHOOK_PASSWORD: webhook.password,
     CBP_WEBHOOK_PUBLIC_URL: webhook.url,
-    CBP_SUBSCRIPTION_EMAIL: 'demo@cbp.example',
+    CBP_SUBSCRIPTION_EMAIL: DEMO_EMAIL,
     CBP_LOG_LEVEL: 'warn',
   };
   return loadConfig({ env });
@@ -121,7 +124,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     pipeline = await openPipeline(cfg, { logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString() });
     const rec = await pipeline.runner.reconcileSubscriptions({
       webhookUrl: receiver.url,
-      email: cfg.subscriptionEmail as string,
+      email: DEMO_EMAIL,
       // Only the username: the activities add the password from cfg (CBP_WEBHOOK_PASSWORD).
       auth: { username: webhook.username },
     });

@@ -80,8 +80,6 @@ export function kindsOption(v: string): ReportKind[] {
   return list as ReportKind[];
 }
 
-const num = (cfg: Config, key: string, d: number) => (typeof cfg[key] === 'number' ? (cfg[key] as number) : d);
-
 /** Runs fn over a pipeline opened for this step, with a progress bar for report windows. */
 async function withPipeline<T>(cfg: Config, json: boolean | undefined, label: string, fn: (p: Awaited<ReturnType<typeof openPipeline>>, progress: ReturnType<typeof progressBar>) => Promise<T>, opts: PipelineOptions = {}): Promise<T> {
   const progress = progressBar(json);
@@ -110,9 +108,9 @@ function registerNightly(run: Command, ctx: Ctx): void {
       const r = await withPipeline(cfg, o.json, 'nightly', async (p, progress) => {
         const input = {
           asOf: o.asOf ?? new Date().toISOString(),
-          lookbackDays: o.lookbackDays ?? num(cfg, 'lookbackDays', 60),
-          windowDays: o.windowDays ?? num(cfg, 'windowDays', 7),
-          parallelism: o.parallelism ?? num(cfg, 'reportParallelism', 2),
+          lookbackDays: o.lookbackDays ?? cfg.lookbackDays,
+          windowDays: o.windowDays ?? cfg.windowDays,
+          parallelism: o.parallelism ?? cfg.reportParallelism,
           ...(o.kinds ? { kinds: o.kinds } : {}),
         };
         progress.start(nightlyTasks(input.kinds ?? REPORT_KINDS, input.asOf, input.lookbackDays, input.windowDays).length, 'nightly');
@@ -142,8 +140,8 @@ function registerBackfill(run: Command, ctx: Ctx): void {
         const input = {
           from: o.from,
           to: o.to,
-          windowDays: o.windowDays ?? num(cfg, 'windowDays', 7),
-          parallelism: o.parallelism ?? num(cfg, 'reportParallelism', 2),
+          windowDays: o.windowDays ?? cfg.windowDays,
+          parallelism: o.parallelism ?? cfg.reportParallelism,
           ...(o.kinds ? { kinds: o.kinds } : {}),
           ...(o.force ? { force: true } : {}),
         };
@@ -164,16 +162,16 @@ function registerSubscriptions(run: Command, ctx: Ctx): void {
     .option('--force-auth', 're-send the Basic credentials to every subscription (password rotation)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { webhookUrl?: string; email?: string; forceAuth?: boolean; json?: boolean }) => {
-      const cfg = ctx.config();
-      const extra = [...(o.webhookUrl ? [] : ['webhookPublicUrl']), ...(o.email ? [] : ['subscriptionEmail'])];
+      // The flags stand in for their settings, which are then not required.
+      const cfg = { ...ctx.config(), ...(o.webhookUrl ? { webhookPublicUrl: o.webhookUrl } : {}), ...(o.email ? { subscriptionEmail: o.email } : {}) };
       // The password is still required here although only the activities read it: refused before anything is
       // listed, with every missing setting named at once, rather than failing halfway through the plan.
-      requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', extra);
+      requireFor(cfg, ['events', 'webhook'], 'cbp run subscriptions', ['webhookPublicUrl', 'subscriptionEmail']);
       const r = await withPipeline(cfg, true, 'subscriptions', (p) =>
         p.runner.reconcileSubscriptions({
-          webhookUrl: o.webhookUrl ?? (cfg.webhookPublicUrl as string),
-          email: o.email ?? (cfg.subscriptionEmail as string),
-          auth: { username: cfg.webhookUsername as string },
+          webhookUrl: cfg.webhookPublicUrl,
+          email: cfg.subscriptionEmail,
+          auth: { username: cfg.webhookUsername },
           ...(o.forceAuth ? { forceAuth: true } : {}),
         }),
       );

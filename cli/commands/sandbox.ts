@@ -118,14 +118,14 @@ export function register(program: Command, ctx: Ctx): void {
         start: o.start,
         realtime: Boolean(o.realtime),
         realtimeSpeed: speed,
-        tokenTtlSeconds: int(o.tokenTtl, '--token-ttl', 1) ?? (cfg.sandboxTokenTtlSeconds as number | undefined),
-        deliveryTimeoutMs: cfg.sandboxDeliveryTimeoutMs as number | undefined,
+        tokenTtlSeconds: int(o.tokenTtl, '--token-ttl', 1) ?? cfg.sandboxTokenTtlSeconds,
+        deliveryTimeoutMs: cfg.sandboxDeliveryTimeoutMs,
         credentials: {
-          apiSecret: o.apiSecret ?? (cfg.sandboxApiSecret as string | undefined),
-          dataUsername: o.dataUsername ?? (cfg.sandboxDataUsername as string | undefined),
-          dataPassword: o.dataPassword ?? (cfg.sandboxDataPassword as string | undefined),
-          reportingKey: o.reportingKey ?? (cfg.sandboxReportingKey as string | undefined),
-          companyToken: o.companyToken ?? (cfg.sandboxCompanyToken as string | undefined),
+          apiSecret: o.apiSecret ?? cfg.sandboxApiSecret,
+          dataUsername: o.dataUsername ?? cfg.sandboxDataUsername,
+          dataPassword: o.dataPassword ?? cfg.sandboxDataPassword,
+          reportingKey: o.reportingKey ?? cfg.sandboxReportingKey,
+          companyToken: o.companyToken ?? cfg.sandboxCompanyToken,
         },
       });
       // Handlers before the start line: a script that signals as soon as it reads it gets a clean stop.

@@ -3,7 +3,6 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
-import type { Config } from '../../lib/config.ts';
 import type { ReportKind } from '../../contract/reporting.ts';
 import type { BackfillInput } from '../../workflows/backfill.ts';
 import { intOption, kindsOption } from './run.ts';
@@ -17,8 +16,6 @@ const temporal = async () => ({
 });
 
 const day = dayOption;
-
-const num = (cfg: Config, key: string, d: number) => (typeof cfg[key] === 'number' ? (cfg[key] as number) : d);
 
 export function register(program: Command, ctx: Ctx): void {
   const schedule = program.command('schedule').description('Temporal Schedules of cbp: apply them, or load history through Temporal');
@@ -68,8 +65,8 @@ export function register(program: Command, ctx: Ctx): void {
           const input: BackfillInput = {
             from: o.from,
             to: o.to,
-            windowDays: o.windowDays ?? num(cfg, 'windowDays', 7),
-            parallelism: o.parallelism ?? num(cfg, 'reportParallelism', 2),
+            windowDays: o.windowDays ?? cfg.windowDays,
+            parallelism: o.parallelism ?? cfg.reportParallelism,
             windowsPerRun: o.windowsPerRun ?? 200,
             ...(o.kinds ? { kinds: o.kinds } : {}),
           };

@@ -89,8 +89,8 @@ async function openForStatus(cfg: Config): Promise<{ store?: Store; source: Stat
 
 export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDays?: number; windowDays?: number; runs?: number } = {}): Promise<StatusReport> {
   const now = opts.now ?? new Date();
-  const lookbackDays = opts.lookbackDays ?? (typeof cfg.lookbackDays === 'number' ? cfg.lookbackDays : 60);
-  const windowDays = opts.windowDays ?? (typeof cfg.windowDays === 'number' ? cfg.windowDays : 7);
+  const lookbackDays = opts.lookbackDays ?? cfg.lookbackDays;
+  const windowDays = opts.windowDays ?? cfg.windowDays;
   const journalDir = cfg.journalDir;
   const segments = existsSync(journalDir) ? listClosedSegments(journalDir) : [];
   const opened = await openForStatus(cfg);

@@ -34,8 +34,8 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--behind-tls-proxy', 'a TLS proxy terminates https in front: allows plain http on an address other than loopback (default CBP_WEBHOOK_BEHIND_TLS_PROXY, false)')
     .action(async (o: WebhookFlags) => {
       const cfg = ctx.config();
-      const username = cfg.webhookUsername as string | undefined;
-      const password = cfg.webhookPassword as string | undefined;
+      const username = cfg.webhookUsername;
+      const password = cfg.webhookPassword;
       if (!username || !password) {
         throw new ConfigError([
           `CBP_WEBHOOK_USERNAME and CBP_WEBHOOK_PASSWORD must both be set (${[!username && 'CBP_WEBHOOK_USERNAME', !password && 'CBP_WEBHOOK_PASSWORD']
@@ -43,41 +43,41 @@ export function register(program: Command, ctx: Ctx): void {
             .join(' and ')} missing): the service pushes events with these Basic credentials, the ones stored in the subscription's auth object`,
         ]);
       }
-      let port = cfg.webhookPort as number;
+      let port = cfg.webhookPort;
       if (o.port !== undefined) {
         port = Number(o.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${o.port}: expected a port number 0-65535`);
       }
-      const eventsPath = o.path ?? (cfg.webhookPath as string);
+      const eventsPath = o.path ?? cfg.webhookPath;
       if (!eventsPath.startsWith('/')) throw new UsageError(`--path ${eventsPath}: expected a path starting with /, e.g. /events`);
       const { assertReceiverCredentials, assertTransport, startReceiver } = await import('../../webhook/server.ts');
       assertReceiverCredentials(username, password);
-      const certFile = cfg.webhookTlsCert as string | undefined;
-      const keyFile = cfg.webhookTlsKey as string | undefined;
+      const certFile = cfg.webhookTlsCert;
+      const keyFile = cfg.webhookTlsKey;
       if (!!certFile !== !!keyFile) {
         throw new ConfigError(['CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY go together: set both to serve https, or neither behind a TLS proxy']);
       }
       const https = certFile && keyFile ? { cert: readPem(certFile, 'CBP_WEBHOOK_TLS_CERT'), key: readPem(keyFile, 'CBP_WEBHOOK_TLS_KEY') } : undefined;
-      const host = o.host ?? (cfg.webhookHost as string);
-      const behindTlsProxy = o.behindTlsProxy === true || cfg.webhookBehindTlsProxy === true;
+      const host = o.host ?? cfg.webhookHost;
+      const behindTlsProxy = o.behindTlsProxy === true || cfg.webhookBehindTlsProxy;
       assertTransport(host, !!https, behindTlsProxy);
-      const journalDir = o.journal ?? (cfg.journalDir as string);
+      const journalDir = o.journal ?? cfg.journalDir;
       const logger = ctx.logger();
       const rx = await startReceiver({
         username,
         password,
         host,
         behindTlsProxy,
-        maxConnections: cfg.webhookMaxConnections as number | undefined,
+        maxConnections: cfg.webhookMaxConnections,
         port,
         path: eventsPath,
         journalDir,
         https,
-        bodyLimit: cfg.webhookBodyLimit as number | undefined,
+        bodyLimit: cfg.webhookBodyLimit,
         logger,
         journal: {
-          segmentMaxBytes: cfg.journalSegmentMaxBytes as number | undefined,
-          segmentMaxAgeMs: cfg.journalSegmentMaxAgeMs as number | undefined,
+          segmentMaxBytes: cfg.journalSegmentMaxBytes,
+          segmentMaxAgeMs: cfg.journalSegmentMaxAgeMs,
         },
       });
       // Handlers first, start line after: a supervisor that signals as soon as it reads the line must get a
