@@ -4,20 +4,28 @@
 // read reliably (DuckDB 1.5, checked here): up to two buffers long it is set aside as "LINE SIZE OVER
 // MAXIMUM" (with no column, so it had no reason and the quarantine refused it); longer, it vanished without a
 // trace; and when it held quoted line breaks, the reader started a later buffer inside the quoted value and
-// read its lines as rows of their own — text inside one value became chargebacks. Its JSON reader refuses the
-// whole file when one record is past its maximum_object_size, at a size that depends on where the record lies.
+// read its lines as rows of their own — text inside one value became chargebacks. The same happens to a SHORT
+// quoted value holding line breaks in a file bigger than one buffer: its parallel reader starts each 8 MiB
+// buffer after the first at a line break, wherever it is, so one inside a quoted value that crosses a buffer's
+// start makes the value's lines rows (checked: a 100 KB value across 8 MiB invented 422 rows; a value ending
+// in a comma made it refuse the file). Its JSON reader refuses the whole file when one record is past its
+// maximum_object_size, at a size that depends on where the record lies.
 //
 // So before DuckDB reads a CSV file bigger than SAFE_CSV_RECORD, cbp finds its record boundaries itself (the
 // same quoting rules as DuckDB's reader, one pass at memory speed, most of it jumping from line break to line
 // break), and every record longer than that is taken out of what DuckDB reads and parsed here instead. A JSON
 // file takes this path only when DuckDB refused it for a record's size. Each long row either joins the read
 // (its values, through a temp table) or is set aside with a reason: nothing is dropped, and no text inside a
-// value is ever read as a row.
+// value is ever read as a row. The same scan tells whether any quoted value holds a line break: a file bigger
+// than one buffer that has one is read by DuckDB's reader serially (parallel=false), which reads it exactly.
 import { open, type FileHandle } from 'node:fs/promises';
 
 /** The most text one report row may hold: the sum of its fields' lengths in bytes (16 MiB). */
 export const ROW_LIMIT = 16 * 1024 * 1024;
-/** Records up to this many bytes are left to DuckDB's CSV reader (its 8 MiB buffers read them safely). */
+/**
+ * Records up to this many bytes are left to DuckDB's CSV reader (its 8 MiB buffers hold them whole; one with a
+ * quoted line break is read safely only serially, see CsvScan.quotedBreak).
+ */
 export const SAFE_CSV_RECORD = 4 * 1024 * 1024;
 /** A JSON record up to this size is parsed by cbp when DuckDB's reader refuses it; a bigger one is set aside as written. */
 export const JSON_PARSE_CAP = 64 * 1024 * 1024;
@@ -39,6 +47,8 @@ export interface CsvScan {
   long: Span[];
   /** Where the record starts whose quoted value is never closed (the file ends inside it). */
   unclosed?: number;
+  /** Some quoted value holds a line break (LF or CR): DuckDB's parallel reader may read its lines as rows. */
+  quotedBreak: boolean;
 }
 
 // States of DuckDB's CSV reader as far as record boundaries go: a quote opens a quoted value only at the
@@ -66,12 +76,14 @@ interface ScanState {
   rec: number;
   threshold: number;
   long: Span[];
+  /** A quoted value with a line break was seen. */
+  quotedBreak: boolean;
 }
 
 /** The records of a CSV file longer than `threshold` bytes, and whether it ends inside a quoted value. */
 export async function scanCsv(file: string, threshold: number): Promise<CsvScan> {
   const fh = await open(file, 'r');
-  const s: ScanState = { base: 0, st: FIELD, rec: 0, threshold, long: [] };
+  const s: ScanState = { base: 0, st: FIELD, rec: 0, threshold, long: [], quotedBreak: false };
   try {
     const buf = Buffer.allocUnsafe(CHUNK);
     for (;;) {
@@ -83,9 +95,15 @@ export async function scanCsv(file: string, threshold: number): Promise<CsvScan>
   } finally {
     await fh.close();
   }
-  if (s.st === QUOTED) return { long: s.long, unclosed: s.rec };
+  if (s.st === QUOTED) return { long: s.long, unclosed: s.rec, quotedBreak: s.quotedBreak };
   if (s.base - s.rec > threshold) s.long.push({ start: s.rec, end: s.base });
-  return { long: s.long };
+  return { long: s.long, quotedBreak: s.quotedBreak };
+}
+
+/** Where the next byte `c` at or after `from` is, or the buffer's length when there is none. */
+function nextByte(buf: Buffer, c: number, from: number): number {
+  const t = buf.indexOf(c, from);
+  return t < 0 ? buf.length : t;
 }
 
 // Synchronous and small, so V8 optimises the byte loop (inside the async function it ran at half the speed).
@@ -97,6 +115,9 @@ function scanChunk(buf: Buffer, s: ScanState): void {
   let { st, rec } = s;
   let i = 0;
   let nq = -1; // the next quote at or after i (n: none in this chunk), valid while nq >= i
+  let { quotedBreak } = s;
+  let nlf = -1; // the next line feed at or after a quoted stretch's start (n: none), searched again once passed
+  let ncr = -1; // the same for carriage returns
   for (;;) {
     // At a record start, up to the next quote every line break ends a record: only a gap between line breaks
     // wider than the threshold matters, so jump to the last line break within reach, again and again.
@@ -125,7 +146,17 @@ function scanChunk(buf: Buffer, s: ScanState): void {
     for (; i < n; i++) {
       if (st === QUOTED) {
         // Tight inner loops for the insides of values: a state check per byte cost a third more.
+        const from = i;
         while (i < n && b[i] !== 34) i++;
+        // A line break inside [from, i)? Found by searching from one line break to the next, not per byte.
+        if (!quotedBreak && i > from) {
+          if (nlf < from) nlf = nextByte(buf, 10, from);
+          if (nlf < i) quotedBreak = true;
+          else {
+            if (ncr < from) ncr = nextByte(buf, 13, from);
+            if (ncr < i) quotedBreak = true;
+          }
+        }
         if (i === n) break;
         st = QUOTE_SEEN;
         continue;
@@ -163,6 +194,7 @@ function scanChunk(buf: Buffer, s: ScanState): void {
   }
   s.st = st;
   s.rec = rec;
+  s.quotedBreak = quotedBreak;
 }
 
 /** Line number (1-based; a line ends at LF, CRLF or a lone CR) of a byte offset, and the first characters from there. */

@@ -188,6 +188,8 @@ export interface Reader {
 
 const LONG_ROWS = '_long_rows';
 const LONG_REJECTS = '_long_rejects';
+/** DuckDB's CSV read buffer (its default is 32 MiB): see the read below. */
+const CSV_BUFFER = 8 << 20;
 /** In the slow path for JSON, records longer than this are parsed by cbp (DuckDB's reader takes 16 MiB for certain). */
 const SAFE_JSON_RECORD = 8 * 1024 * 1024;
 
@@ -264,8 +266,15 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
       // Records longer than DuckDB's reader takes for certain are found first (a few tens of milliseconds for
       // a 1M-row file) and read by cbp; a file that ends inside a quoted value is refused here.
       let src = file;
-      if (statSync(file).size > SAFE_CSV_RECORD) {
+      // DuckDB's parallel reader starts each buffer after the first at a line break, even one inside a quoted
+      // value: the value's lines became rows (or a never-closed quote). A file bigger than one buffer with a
+      // quoted line break is read serially, which reads it exactly at much the same speed; one buffer is always
+      // read serially (checked at 6, 9 and 30 MiB); a file with none keeps the parallel read.
+      let serial = false;
+      const size = statSync(file).size;
+      if (size > SAFE_CSV_RECORD) {
         const scan = await scanCsv(file, SAFE_CSV_RECORD);
+        serial = scan.quotedBreak && size > CSV_BUFFER;
         if (scan.unclosed !== undefined) {
           const at = await lineAt(file, scan.unclosed);
           throw unclosedQuote(shown, at.line, at.text);
@@ -285,7 +294,7 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
       // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
       // 8 MiB read buffers instead of DuckDB's 32 MiB: a 1M-row load peaked at 341–363 MB of process RSS instead
       // of 383–451 MB, at the same speed (no record longer than SAFE_CSV_RECORD reaches the reader).
-      const csv = `read_csv(${q(src)}, ${dialect}, buffer_size=${8 << 20}, auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
+      const csv = `read_csv(${q(src)}, ${dialect}, buffer_size=${CSV_BUFFER},${serial ? ' parallel=false,' : ''} auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
       const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
       sql = `SELECT ${select.join(', ')}, NULL::BIGINT AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM ${csv}`;
     }
