@@ -2,8 +2,7 @@
 // SELECT through which DuckDB's own readers (read_json, read_csv) give its rows as raw text columns, with the
 // rows too long for them read by cbp (store/long-rows.ts). The rows a reader could not take as rows wait in
 // temp tables until the load's transaction moves them to the quarantine (Reader.quarantineRejects).
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ReportKind } from '../../contract/reporting.ts';
 import { NotFoundError, type CbpError } from '../../lib/errors.ts';
@@ -15,6 +14,7 @@ import {
 import type { FileFormat } from '../load.ts';
 import { CSV_IDENTITY, RAW_COLUMNS } from './columns.ts';
 import { quarantine } from './merge.ts';
+import { claimLoadCopy, removeStaleLoadCopies } from './temp.ts';
 import { ident, q } from './typing.ts';
 
 export function inferFormat(file: string): FileFormat | undefined {
@@ -196,19 +196,28 @@ const SAFE_JSON_RECORD = 8 * 1024 * 1024;
 export async function readerSql(store: Store, file: string, shown: string, kind: ReportKind, format: FileFormat, longJson: boolean): Promise<Reader> {
   const cols = RAW_COLUMNS[kind];
   const paths = [file];
-  let dir: string | undefined;
+  let temp: { copy: string; release: () => void } | undefined;
   const dispose = async () => {
-    await store.run(`DROP TABLE IF EXISTS temp.${LONG_ROWS}; DROP TABLE IF EXISTS temp.${LONG_REJECTS}`);
-    await dropRejects(store);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    try {
+      await store.run(`DROP TABLE IF EXISTS temp.${LONG_ROWS}; DROP TABLE IF EXISTS temp.${LONG_REJECTS}`);
+      await dropRejects(store);
+    } finally {
+      temp?.release();
+    }
   };
-  // The file without some byte ranges: a copy in a private temp folder (0700, the copy 0600), removed by dispose.
+  // The copies killed loads left beside this file (store/load/temp.ts): a full report each.
+  removeStaleLoadCopies(path.dirname(file));
+  // The file without some byte ranges: a copy (0600) beside it, on the data's disk, under an OS lock while
+  // the load runs, removed by dispose (or, if the load is killed, by the next load).
   const without = async (cuts: readonly Span[]) => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'cbp-load-'));
-    const copy = path.join(dir, path.basename(file));
-    await copyWithout(file, copy, cuts);
-    paths.push(copy);
-    return copy;
+    temp = claimLoadCopy(file);
+    paths.push(temp.copy);
+    try {
+      await copyWithout(file, temp.copy, cuts);
+    } catch (e) {
+      throw readFailure(e, { shown, paths, format, kind });
+    }
+    return temp.copy;
   };
   const long: LongRow[] = [];
   try {
