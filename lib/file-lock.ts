@@ -2,7 +2,8 @@
 // open-file-description lock, F_OFD_SETLK, on Linux; flock on macOS; LockFileEx on Windows). The lock
 // belongs to the open file, not to a pid: the kernel drops it the moment its holder dies, however it dies,
 // so a pid handed to another process since can never keep a lock alive. Used by the journal directory's
-// lock (webhook/lock.ts) and by the snapshot's temp copies (store/snapshot.ts).
+// lock (webhook/lock.ts), by the snapshot's temp copies (store/snapshot.ts) and by a load's temp copy
+// (store/load/temp.ts).
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 
