@@ -6,6 +6,7 @@
 // (store/load/temp.ts).
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 
 export type TryLock = (fd: number) => boolean;
 
@@ -68,4 +69,63 @@ export function tryHoldFile(file: string, tryLock: TryLock | null = nativeTryLoc
     }
   }
   return null;
+}
+
+/** Whether a process with this pid exists (EPERM: it does, under another user). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the leftovers of temp copies in `dir` that are each guarded by a lock file `<copy>.lock` held while
+ * the copy exists (a snapshot publish's, a load's). `pattern` matches a copy's names with group 1 the copy's
+ * own name and group 2 its writer's pid. A copy is removed only when its lock can be taken (the kernel drops a
+ * lock when its holder dies, whatever its pid); where there is no native lock, a copy of a live pid other
+ * than this process's is left alone. `inFlight` copies (this process's own, in use) are never taken. Returns
+ * the names removed (the lock files, taken for the check and removed with it, are not listed).
+ */
+export function removeUnlockedCopies(
+  dir: string,
+  pattern: RegExp,
+  inFlight: ReadonlySet<string>,
+  tryLock: TryLock | null = nativeTryLock(),
+): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const groups = new Map<string, { pid: number; names: string[] }>();
+  for (const name of names.sort()) {
+    const m = pattern.exec(name);
+    if (!m) continue;
+    const g = groups.get(m[1]!) ?? { pid: Number(m[2]), names: [] };
+    g.names.push(name);
+    groups.set(m[1]!, g);
+  }
+  const removed: string[] = [];
+  for (const [base, g] of groups) {
+    const copy = path.join(dir, base);
+    if (inFlight.has(copy)) continue;
+    const release = tryHoldFile(`${copy}.lock`, tryLock);
+    if (release === null) continue; // its writer holds the lock right now
+    if (release === undefined && g.pid !== process.pid && processAlive(g.pid)) continue;
+    try {
+      for (const name of g.names) {
+        if (name.endsWith('.lock')) continue;
+        fs.rmSync(path.join(dir, name), { force: true });
+        removed.push(name);
+      }
+    } finally {
+      release?.(); // removes the lock file too
+      if (release === undefined) fs.rmSync(`${copy}.lock`, { force: true });
+    }
+  }
+  return removed;
 }

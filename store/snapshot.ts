@@ -9,10 +9,10 @@
 // and every publish removes the temp copies killed publishes left beside the snapshot (a full copy of the
 // store each). A publish holds an OS file lock beside its temp copy (lib/file-lock.ts) for as long as the
 // copy exists, so "is someone still writing this?" never depends on a pid that may have been reused.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../lib/errors.ts';
-import { tryHoldFile, type TryLock } from '../lib/file-lock.ts';
+import { removeUnlockedCopies, tryHoldFile, type TryLock } from '../lib/file-lock.ts';
 import { snapshotPathProblems } from '../lib/snapshot-path.ts';
 import { openStore, type Store } from './db.ts';
 import { sameVersion, storeVersion, type StoreVersion } from './generation.ts';
@@ -50,16 +50,6 @@ function tempPattern(target: string): RegExp {
   return new RegExp(`^(${base}\\.tmp-(\\d+)-(\\d+))(\\.wal|\\.lock)?$`);
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    // EPERM: it exists, under another user.
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the temp copies a killed publish left beside the snapshot: only names of publishSnapshot's own
  * pattern, and of those only the ones no publish is writing. A publish holds the lock `<temp>.lock` while its
@@ -70,36 +60,7 @@ function processAlive(pid: number): boolean {
  */
 export function removeStaleTemps(snapshotPath: string, opts: { tryLock?: TryLock | null } = {}): string[] {
   const target = path.resolve(snapshotPath);
-  const dir = path.dirname(target);
-  if (!existsSync(dir)) return [];
-  const re = tempPattern(target);
-  const groups = new Map<string, { pid: number; names: string[] }>();
-  for (const name of readdirSync(dir).sort()) {
-    const m = re.exec(name);
-    if (!m) continue;
-    const g = groups.get(m[1]) ?? { pid: Number(m[2]), names: [] };
-    g.names.push(name);
-    groups.set(m[1], g);
-  }
-  const removed: string[] = [];
-  for (const [base, g] of groups) {
-    const tmp = path.join(dir, base);
-    if (inFlight.has(tmp)) continue;
-    const release = tryHoldFile(`${tmp}.lock`, opts.tryLock);
-    if (release === null) continue; // a publish is writing it right now
-    if (release === undefined && g.pid !== process.pid && processAlive(g.pid)) continue;
-    try {
-      for (const name of g.names) {
-        if (name.endsWith('.lock')) continue;
-        rmSync(path.join(dir, name), { force: true });
-        removed.push(name);
-      }
-    } finally {
-      // Removes the lock file too.
-      release?.();
-    }
-  }
-  return removed;
+  return removeUnlockedCopies(path.dirname(target), tempPattern(target), inFlight, opts.tryLock);
 }
 
 /** What a snapshot file holds: whether it exists, and the id and generation of the store it copies. */

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CbpError } from '../lib/errors.ts';
-import { nativeTryLock, sameFile, type TryLock } from '../lib/file-lock.ts';
+import { nativeTryLock, processAlive, sameFile, type TryLock } from '../lib/file-lock.ts';
 
 export { nativeTryLock };
 
@@ -121,14 +121,6 @@ export function acquireLock(dir: string, opts: AcquireOptions | ((stalePid: numb
   throw new JournalLockedError(dir, {});
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Directories whose pid lock this process holds (a lock with our own pid but not in here is stale). */
 const heldHere = new Set<string>();
@@ -170,7 +162,7 @@ function acquirePidLock(dir: string, onTakeOver?: (pid: number) => void): () => 
       continue; // removed in between: try again
     }
     const pid = owner?.pid ?? NaN;
-    const live = Number.isInteger(pid) && pid > 0 && (pid === process.pid ? heldHere.has(key) : pidAlive(pid));
+    const live = Number.isInteger(pid) && pid > 0 && (pid === process.pid ? heldHere.has(key) : processAlive(pid));
     if (live) throw new JournalLockedError(dir, owner!);
     try {
       fs.unlinkSync(file);

@@ -4,24 +4,15 @@
 // (lib/file-lock.ts, as a snapshot publish does for its copy) from before the copy exists until after it is
 // removed, so a copy whose lock can be taken belongs to no running load: a load killed mid-way (kill -9, OOM,
 // power) left it, and the next load of a file in that folder removes it.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { tryHoldFile, type TryLock } from '../../lib/file-lock.ts';
+import { removeUnlockedCopies, tryHoldFile, type TryLock } from '../../lib/file-lock.ts';
 
 /** `.<name>.cbp-load-<pid>-<ms>` and its `.lock`: the names claimLoadCopy gives. */
 const PATTERN = /^(\..+\.cbp-load-(\d+)-(\d+))(\.lock)?$/;
 
 /** Copies this process is writing or reading right now: never taken for leftovers. */
 const inFlight = new Set<string>();
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * A temp copy's path beside `file`, no other load's, whose lock this process holds. `release` removes the
@@ -59,37 +50,5 @@ export function claimLoadCopy(file: string): { copy: string; release: () => void
  * pid other than this process's is left alone. Returns the names removed (lock files not listed).
  */
 export function removeStaleLoadCopies(dir: string, opts: { tryLock?: TryLock | null } = {}): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const groups = new Map<string, { pid: number; names: string[] }>();
-  for (const name of names.sort()) {
-    const m = PATTERN.exec(name);
-    if (!m) continue;
-    const g = groups.get(m[1]) ?? { pid: Number(m[2]), names: [] };
-    g.names.push(name);
-    groups.set(m[1], g);
-  }
-  const removed: string[] = [];
-  for (const [base, g] of groups) {
-    const copy = path.join(dir, base);
-    if (inFlight.has(copy)) continue;
-    const release = tryHoldFile(`${copy}.lock`, opts.tryLock);
-    if (release === null) continue; // a load is reading it right now
-    if (release === undefined && g.pid !== process.pid && processAlive(g.pid)) continue;
-    try {
-      for (const name of g.names) {
-        if (name.endsWith('.lock')) continue;
-        rmSync(path.join(dir, name), { force: true });
-        removed.push(name);
-      }
-    } finally {
-      release?.();
-      if (release === undefined) rmSync(`${copy}.lock`, { force: true });
-    }
-  }
-  return removed;
+  return removeUnlockedCopies(dir, PATTERN, inFlight, opts.tryLock);
 }
