@@ -36,13 +36,25 @@ export function sameFile(a: fs.Stats, b: fs.Stats | null): boolean {
  * there is no native lock (the caller falls back to its own rule). A lock won on a file that the path no
  * longer names (a holder removed it meanwhile) is worthless, so it opens again.
  */
-export function tryHoldFile(file: string, tryLock: TryLock | null = nativeTryLock()): (() => void) | null | undefined {
+export function tryHoldFile(
+  file: string,
+  tryLock: TryLock | null = nativeTryLock(),
+  hooks: {
+    /** Another holder has it: may throw (e.g. naming the holder it reads from fd) instead of answering null. */
+    busy?: (fd: number) => void;
+    /** The lock is won: e.g. write the owner into the file before anyone can read it. */
+    held?: (fd: number) => void;
+  } = {},
+): (() => void) | null | undefined {
   if (!tryLock) return undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o640);
     let held = false;
     try {
-      if (!tryLock(fd)) return null;
+      if (!tryLock(fd)) {
+        hooks.busy?.(fd);
+        return null;
+      }
       let now: fs.Stats | null = null;
       try {
         now = fs.statSync(file);
@@ -50,6 +62,7 @@ export function tryHoldFile(file: string, tryLock: TryLock | null = nativeTryLoc
         // removed in between
       }
       if (!sameFile(fs.fstatSync(fd), now)) continue;
+      hooks.held?.(fd);
       held = true;
       let released = false;
       return () => {

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CbpError } from '../lib/errors.ts';
-import { nativeTryLock, processAlive, sameFile, type TryLock } from '../lib/file-lock.ts';
+import { nativeTryLock, processAlive, tryHoldFile, type TryLock } from '../lib/file-lock.ts';
 
 export { nativeTryLock };
 
@@ -77,22 +77,13 @@ export function acquireLock(dir: string, opts: AcquireOptions | ((stalePid: numb
     return acquirePidLock(dir, o.onTakeOver);
   }
   const file = path.join(dir, LOCK_FILE);
-  // A releasing holder unlinks the file just before it lets go, so a lock won on a file the path no longer
-  // names is worthless: open again. Bounded, since each round needs another receiver's whole release.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o640);
-    let held = false;
-    try {
-      if (!tryLock(fd)) {
-        throw new JournalLockedError(dir, parseOwner(readFd(fd)) ?? {});
-      }
-      let now: fs.Stats | null = null;
-      try {
-        now = fs.statSync(file);
-      } catch {
-        // unlinked in between
-      }
-      if (!sameFile(fs.fstatSync(fd), now)) continue;
+  // tryHoldFile opens again when a releasing holder unlinked the file just before letting go (a lock won on a
+  // file the path no longer names is worthless); null after that bounded retry means another receiver has it.
+  const release = tryHoldFile(file, tryLock, {
+    busy: (fd) => {
+      throw new JournalLockedError(dir, parseOwner(readFd(fd)) ?? {});
+    },
+    held: (fd) => {
       const previous = parseOwner(readFd(fd));
       // Content left behind means its writer died holding the lock (a clean release removes the file).
       if (previous) o.onTakeOver?.(previous.pid);
@@ -100,25 +91,10 @@ export function acquireLock(dir: string, opts: AcquireOptions | ((stalePid: numb
       fs.ftruncateSync(fd, 0);
       fs.writeSync(fd, owner, 0, owner.length, 0);
       fs.fsyncSync(fd);
-      held = true;
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        // Unlink first, then close (which drops the lock): whoever opened the old file meanwhile sees it is
-        // no longer the one the path names and opens again.
-        try {
-          fs.unlinkSync(file);
-        } catch {
-          // already gone, or not removable while open (Windows): the next holder overwrites it
-        }
-        fs.closeSync(fd);
-      };
-    } finally {
-      if (!held) fs.closeSync(fd);
-    }
-  }
-  throw new JournalLockedError(dir, {});
+    },
+  });
+  if (!release) throw new JournalLockedError(dir, {});
+  return release;
 }
 
 
