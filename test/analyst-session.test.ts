@@ -1,6 +1,5 @@
 // Analysts read only: a `cbp sql` session (and every reader of the snapshot) cannot write or read other
 // files, attach the working store, load extensions, or change the settings that keep it so.
-import { spawn } from 'node:child_process';
 import { existsSync, linkSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -10,35 +9,16 @@ import { publishSnapshot } from '../store/snapshot.ts';
 import { QueryRefusedError, openAnalystSession, openSnapshotSession, runAnalystQuery } from '../store/analyst.ts';
 import type { Store } from '../store/db.ts';
 import type { Ctx } from '../cli/context.ts';
-import { ROOT, chargeback, tmpDir, writeJson } from './store-fixtures.ts';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { cbp as runCbp, type CliRun } from './activities-fixtures.ts';
+import { chargeback, tmpDir, writeJson } from './store-fixtures.ts';
 
 let dir: string;
 let dbPath: string;
 let snapshotPath: string;
 
-function cbp(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const childEnv = {
-    ...process.env,
-    CBP_DATA_DIR: path.join(dir, 'data'),
-    CBP_DB_PATH: dbPath,
-    CBP_SNAPSHOT_PATH: snapshotPath,
-    CBP_LOG_LEVEL: 'silent',
-    ...env,
-  };
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** The CLI from the sources (test/activities-fixtures.ts), on this test's store and snapshot, in its folder. */
+function cbp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCbp(args, { CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env }, dir);
 }
 
 const q = (s: string) => `'${s.replace(/'/g, "''")}'`;

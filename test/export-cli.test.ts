@@ -1,6 +1,6 @@
 // cbp export as a user runs it: the published snapshot's marts and facts as Parquet or CSV, partitioned by
 // month, read back by DuckDB; an --out that holds someone else's files is refused and left as it was.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,28 +13,16 @@ import { openStore } from '../store/db.ts';
 import { EXPORT_TABLES } from '../store/export.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { insertChargebacks, insertEvents, insertStats, tc40 } from './ratios-fixtures.ts';
-import { ROOT, tmpDir } from './store-fixtures.ts';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+import { cbp as runCbp, type CliRun } from './activities-fixtures.ts';
+import { tmpDir } from './store-fixtures.ts';
 
 let dir: string;
 let dbPath: string;
 let snapshotPath: string;
 
-function cbp(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const childEnv = { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env };
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** The CLI from the sources (test/activities-fixtures.ts), on this test's store and snapshot, in its folder. */
+function cbp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCbp(args, { CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env }, dir);
 }
 
 /** Rows of a query in an in-memory DuckDB (a reader of the export, not cbp), all values as text. */
