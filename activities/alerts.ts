@@ -16,7 +16,7 @@ export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivi
   let notifiers: Notifier[] | undefined = ctx.deps.notifiers;
   return {
     async computeRatios({ asOf, notify }) {
-      rules ??= loadRules(cfg.thresholdsFile);
+      rules ??= loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
       const set = rules;
       const r = await withStore('computeRatios', (store) => evaluateAfterLoad(store, { asOf, rules: set, notify, now: now() }));
       return { ratios: r.ratios, alerts: r.alerts, noticesQueued: r.noticesQueued };

@@ -6,6 +6,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { REGIONS } from '../contract/regions.ts';
 import { ConfigError } from './errors.ts';
 import { snapshotPathProblems } from './snapshot-path.ts';
 import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
@@ -34,6 +35,11 @@ const str = z.string().min(1, 'must not be empty');
 const int = z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number');
 const port = z.coerce.number({ error: 'must be a port number 0-65535' }).int('must be a port number 0-65535').min(0, 'must be a port number 0-65535').max(65535, 'must be a port number 0-65535');
 const size = z.string().regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'must be a size such as 256MB or 2GB');
+/** A Visa region (contract/regions.ts), any letter case: eu is EU. */
+const region = z
+  .string()
+  .transform((v) => v.trim().toUpperCase())
+  .pipe(z.enum(REGIONS, { error: (i) => `must be one of ${REGIONS.join(', ')} (got ${JSON.stringify(i.input)})` }));
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
@@ -86,6 +92,7 @@ export const SETTINGS = [
   s('webhook', 'webhookMaxConnections', 'CBP_WEBHOOK_MAX_CONNECTIONS', int.min(1), 'Connections the receiver holds at once; more are dropped at accept', { default: '1024' }),
   s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
   s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs', { path: true }),
+  s('alerts', 'defaultRegion', 'CBP_DEFAULT_REGION', region, `Visa region a MID is evaluated under when the thresholds file gives it none (mids.<mid>.region): one of ${REGIONS.join(', ')}; it decides which VAMP thresholds apply (unset: the thresholds file's default_region, else US)`),
   s('alerts', 'alertWebhookUrl', 'CBP_ALERT_WEBHOOK_URL', url, 'Generic webhook that receives alert notices (JSON, HMAC-SHA256 signed; https, plain http only on loopback; tokens in its path, as Zapier, Discord and Teams hooks have, are secret)', { secret: true, transport: 'https' }),
   s('alerts', 'alertWebhookSecret', 'CBP_ALERT_WEBHOOK_SECRET', str, 'HMAC-SHA256 key for the alert webhook signature', { secret: true }),
   s('alerts', 'slackWebhookUrl', 'CBP_SLACK_WEBHOOK_URL', url, 'Slack-compatible incoming webhook for alert notices (https; its path is a secret token)', { secret: true, transport: 'https' }),

@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { NETWORKS } from '../contract/common.ts';
 import { METRICS, PROGRAMS } from '../contract/ratios.ts';
+import { BUILT_IN_DEFAULT_REGION, REGIONS } from '../contract/regions.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { parseOrThrow } from '../lib/validate.ts';
 import defaultsJson from './defaults.json' with { type: 'json' };
@@ -123,9 +124,56 @@ export function parseThresholds(text: string, name = 'thresholds file'): RuleSet
   return resolveRules(parseOrThrow(ThresholdsFileSchema, raw ?? {}, name));
 }
 
-/** The rules in force: CBP_THRESHOLDS_FILE (config key thresholdsFile) if set, else the reference defaults. */
-export function loadRules(file?: string): RuleSet {
-  if (!file) return resolveRules(ThresholdsFileSchema.parse({}));
-  if (!existsSync(file)) throw new ConfigError([`CBP_THRESHOLDS_FILE ${file} does not exist`]);
-  return parseThresholds(readFileSync(file, 'utf8'), file);
+/** A rule set as loadRules gives it: the rules, and where its default region came from. */
+export type LoadedRules = RuleSet & {
+  /** Where defaultRegion came from, as said to people: "CBP_DEFAULT_REGION", "default_region in <file>" or "built-in". */
+  defaultRegionFrom: string;
+};
+
+/** Whether a thresholds file's text sets default_region itself (the schema's default does not count). */
+function setsDefaultRegion(text: string, name: string): boolean {
+  const raw: unknown = /\.ya?ml$/i.test(name) ? parseYaml(text) : JSON.parse(text);
+  return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && (raw as Record<string, unknown>).default_region !== undefined;
+}
+
+/**
+ * The rules in force: CBP_THRESHOLDS_FILE (config key thresholdsFile) if set, else the reference defaults.
+ * The default region (a MID without `mids.<mid>.region`): the file's `default_region` when it sets one, else
+ * opts.defaultRegion (CBP_DEFAULT_REGION), else US. Both set and different is refused, naming both: one of
+ * them would be silently ignored (docs/spec-decisions.md, "The default region"). Every region named, the
+ * default and each MID's, must be one the rules know (contract/regions.ts): "Europe" would match no VAMP rule.
+ */
+export function loadRules(file?: string, opts: { defaultRegion?: string } = {}): LoadedRules {
+  if (file && !existsSync(file)) throw new ConfigError([`CBP_THRESHOLDS_FILE ${file} does not exist`]);
+  const text = file ? readFileSync(file, 'utf8') : undefined;
+  const set = file && text !== undefined ? parseThresholds(text, file) : resolveRules(ThresholdsFileSchema.parse({}));
+  const own = file && text !== undefined && setsDefaultRegion(text, file);
+  const problems: string[] = [];
+  let defaultRegion: string;
+  let defaultRegionFrom: string;
+  if (own) {
+    defaultRegion = set.defaultRegion;
+    defaultRegionFrom = `default_region in ${file}`;
+    if (opts.defaultRegion !== undefined && opts.defaultRegion !== set.defaultRegion) {
+      problems.push(
+        `CBP_DEFAULT_REGION is ${opts.defaultRegion} but the thresholds file ${file} sets default_region: ${set.defaultRegion}; ` +
+          'keep one of them (or make them agree)',
+      );
+    }
+  } else if (opts.defaultRegion !== undefined) {
+    defaultRegion = opts.defaultRegion;
+    defaultRegionFrom = 'CBP_DEFAULT_REGION';
+  } else {
+    defaultRegion = BUILT_IN_DEFAULT_REGION;
+    defaultRegionFrom = 'built-in';
+  }
+  const known = (r: string) => (REGIONS as readonly string[]).includes(r);
+  if (!known(defaultRegion)) problems.push(`${defaultRegionFrom}: unknown region ${JSON.stringify(defaultRegion)}; expected one of ${REGIONS.join(', ')}`);
+  for (const [mid, o] of Object.entries(set.mids)) {
+    if (o.region !== undefined && !known(o.region)) {
+      problems.push(`${file ?? 'thresholds'}: mids.${mid}.region: unknown region ${JSON.stringify(o.region)}; expected one of ${REGIONS.join(', ')}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return { ...set, defaultRegion, defaultRegionFrom };
 }

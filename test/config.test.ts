@@ -530,3 +530,18 @@ describe('the Config type is the settings schema\'s', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('CBP_DEFAULT_REGION', () => {
+  it('is unset by default, reads any letter case as the region, and refuses a region the rules do not know, listing them', () => {
+    expect(loadConfig({ env: {}, cwd: dir }).defaultRegion).toBeUndefined();
+    expect(loadConfig({ env: { CBP_DEFAULT_REGION: 'eu' }, cwd: dir }).defaultRegion).toBe('EU');
+    expect(loadConfig({ env: { CBP_DEFAULT_REGION: ' CEMEA ' }, cwd: dir }).defaultRegion).toBe('CEMEA');
+    const e = configError(() => loadConfig({ env: { CBP_DEFAULT_REGION: 'Europe' }, cwd: dir }));
+    expect(e.problems).toEqual(['CBP_DEFAULT_REGION (from environment) = "Europe": must be one of US, CA, EU, AP, LAC, CEMEA (got "EUROPE")']);
+  });
+
+  it('is read from a config file too', () => {
+    const f = file('region.yaml', 'defaultRegion: LAC\n');
+    expect(loadConfig({ env: {}, file: f, cwd: dir }).defaultRegion).toBe('LAC');
+  });
+});

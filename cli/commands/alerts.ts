@@ -90,7 +90,7 @@ export function register(program: Command, ctx: Ctx): void {
     .action(async (o: { asOf?: string; notify: boolean; json?: boolean }) => {
       const asOf = o.asOf === undefined ? new Date().toISOString() : parseInstant('--as-of', o.asOf);
       const { configuredNotifiers, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
-      const rules = loadRules(ctx.config().thresholdsFile);
+      const rules = loadRules(ctx.config().thresholdsFile, { defaultRegion: ctx.config().defaultRegion });
       const store = await writer(ctx);
       try {
         const e = await evaluateAfterLoad(store, { asOf, rules, notify: o.notify });

@@ -88,7 +88,7 @@ export function register(program: Command, ctx: Ctx): void {
       if (o.program !== undefined && !(PROGRAMS as readonly string[]).includes(o.program)) {
         throw new UsageError(`--program: unknown program ${JSON.stringify(o.program)}; expected one of ${PROGRAMS.join(', ')}`);
       }
-      const rules = loadRules(ctx.config().thresholdsFile);
+      const rules = loadRules(ctx.config().thresholdsFile, { defaultRegion: ctx.config().defaultRegion });
       const store = await openForReading(ctx, o.snapshot);
       const out: RatioOutRow[] = [];
       try {
