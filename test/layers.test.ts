@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Folders that are not parts: tests, benchmarks and build tooling may import everything and run any SQL. */
-const NOT_SCANNED = new Set(['node_modules', 'dist', 'data', 'test', 'bench', 'scripts', 'coverage']);
+const NOT_SCANNED = new Set(['node_modules', 'dist', 'data', 'test', 'bench', 'scripts', 'coverage', 'test-artifacts']);
 
 // --- the table of layers, as data -------------------------------------------------------------------------
 
@@ -30,7 +30,7 @@ interface Layer {
   packages?: readonly string[];
 }
 
-const EVERYTHING = ['contract', 'lib', 'client', 'sandbox', 'webhook', 'store', 'rules', 'alerts', 'activities', 'workflows', 'worker'];
+const EVERYTHING = ['contract', 'lib', 'client', 'sandbox', 'webhook', 'store', 'rules', 'report', 'alerts', 'activities', 'workflows', 'worker'];
 
 /**
  * DESIGN.md's table, plus lib/ (the shared bottom layer: every part may import it, and it imports only lib/
@@ -46,8 +46,11 @@ const LAYERS: Record<string, Layer> = {
   webhook: { may: ['lib'], types: ['contract'] }, // contract for types only
   store: { may: ['contract', 'lib'] }, // and sql/, which it reads as files
   rules: { may: ['contract', 'lib'] },
-  alerts: { may: ['contract', 'lib', 'store', 'rules'] },
-  activities: { may: ['contract', 'lib', 'client', 'sandbox', 'webhook', 'store', 'rules', 'alerts'] }, // everything above
+  // Pure rendering of the analyst's report and its charts: data in, SVG/HTML out. The data's shapes are the
+  // store's query results (types only); it runs no query and writes no file.
+  report: { may: ['contract', 'lib', 'rules'], types: ['store'] },
+  alerts: { may: ['contract', 'lib', 'store', 'rules', 'report'] },
+  activities: { may: ['contract', 'lib', 'client', 'sandbox', 'webhook', 'store', 'rules', 'report', 'alerts'] }, // everything above
   // Contract types and pure helpers. The bodies are written against the activities' interface
   // (activities/types.ts, types only: a workflow never runs an activity's code, the driver passes them in).
   workflows: { may: [], types: ['contract'], pure: ['contract', 'lib'], typeFiles: ['activities/types.ts'] },

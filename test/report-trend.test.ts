@@ -1,0 +1,66 @@
+// trendChartSvg (report/trend.ts): one MID × program's monthly ratio against the thresholds in force each
+// month, drawn as SVG by ECharts in Node. Checks what a reader relies on: a standalone SVG with no script and
+// no external reference, the title, both axes' units, one threshold line per level that follows the rules in
+// force (VAMP's step from 2.2 % to 1.5 % in 2026-04), the dashed projection, and the partial months named.
+import { describe, expect, it } from 'vitest';
+import { trendCaption, trendChartOption, trendChartSvg, type TrendMonth, type TrendSeries } from '../report/trend.ts';
+
+function vampSeries(): TrendSeries {
+  const months: TrendMonth[] = [];
+  for (let i = 0; i < 13; i++) {
+    const idx = 2025 * 12 + 3 + i; // 2025-04 .. 2026-04
+    const month = `${Math.floor(idx / 12)}-${String((idx % 12) + 1).padStart(2, '0')}`;
+    months.push({
+      month,
+      ratio: 0.008 + i * 0.0009,
+      count: 900 + i * 60,
+      partial: i === 12,
+      incomplete: i === 11,
+      projectedRatio: i === 12 ? 0.02 : undefined,
+      projectedCount: i === 12 ? 1700 : undefined,
+      thresholds: [{ level: 'excessive', rank: 3, ratio: month >= '2026-04' ? 0.015 : 0.022, minCount: 1500 }],
+    });
+  }
+  return { mid: 'mid0001', network: 'visa', program: 'vamp', metric: 'count', months };
+}
+
+describe('trendChartSvg', () => {
+  it('is a standalone SVG with a title, axes with units, and nothing to fetch or run', () => {
+    const svg = trendChartSvg(vampSeries());
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('xmlns="http://www.w3.org/2000/svg"');
+    expect(svg).toMatch(/width="760" height="340"/);
+    expect(svg).toContain('mid0001 · Visa VAMP');
+    expect(svg).toContain('ratio (%)');
+    expect(svg).toContain('>count<');
+    expect(svg).toContain('month (UTC)');
+    expect(svg).toContain('1.5 %'); // an axis label in %
+    expect(svg).not.toMatch(/<script|href="http|url\(http|<image/i);
+  });
+
+  it('draws the thresholds in force each month, the dashed projection, and marks the partial months', () => {
+    const s = vampSeries();
+    const option = trendChartOption(s) as { series: Array<{ name: string; data: unknown[]; lineStyle?: { type?: string } }> };
+    const threshold = option.series.find((x) => x.name === 'excessive threshold')!;
+    expect(threshold.data).toEqual([...Array(12).fill(2.2), 1.5]);
+    expect(threshold.lineStyle?.type).toBe('dashed');
+    const projection = option.series.find((x) => x.name === 'projection to month end')!;
+    expect(projection.lineStyle?.type).toBe('dashed');
+    expect(projection.data.slice(11)).toEqual([Number((s.months[11].ratio! * 100).toFixed(6)), 2]);
+    expect(option.series.find((x) => x.name === 'min. count excessive')!.data).toEqual(Array(13).fill(1500));
+    const svg = trendChartSvg(s);
+    expect(svg).toContain('TC40');
+    expect(svg).toContain('to date');
+    expect(svg).toContain('projected');
+    expect(svg).toMatch(/stroke-dasharray/);
+  });
+
+  it('leaves a gap where no rule of a level is in force, and has no projection for a closed month', () => {
+    const s = vampSeries();
+    s.months = s.months.slice(0, 11).map((m, i) => ({ ...m, partial: false, incomplete: false, thresholds: i < 3 ? [] : m.thresholds }));
+    const option = trendChartOption(s) as { series: Array<{ name: string; data: unknown[] }> };
+    expect(option.series.find((x) => x.name === 'excessive threshold')!.data.slice(0, 4)).toEqual([null, null, null, 2.2]);
+    expect(option.series.some((x) => x.name === 'projection to month end')).toBe(false);
+    expect(trendCaption(s)).toMatch(/^Visa VAMP count ratio of mid0001 per month .*2026-02: 1\.7 % against excessive at 2\.2 %\.$/);
+  });
+});
