@@ -1,8 +1,10 @@
 // E-mail over SMTP (nodemailer). The notice id becomes the Message-ID, so a mail client threads and
-// de-duplicates a repeat after a crash window.
+// de-duplicates a repeat after a crash window. With the notice's trend chart, the mail is text and HTML, the
+// HTML showing the chart as an inline PNG (a cid: attachment, multipart/related), which mail clients show
+// without fetching anything.
 import nodemailer from 'nodemailer';
 import type { Notice } from '../engine.ts';
-import type { Notifier } from './types.ts';
+import type { NoticeChart, Notifier } from './types.ts';
 import { NotifyError } from '../errors.ts';
 import { secretUrlParts } from '../../lib/urls.ts';
 import { createRedactor } from '../redact.ts';
@@ -39,6 +41,25 @@ export function emailText(n: Notice): string {
     `Threshold:    ${n.ratio_threshold === null ? '-' : `${n.comparison} ${n.ratio_threshold * 100} %`} (${n.rule_id ?? '-'})`,
     '',
     `Notice ${n.notice_id}`,
+  ].join('\n');
+}
+
+/** The Content-ID of the chart's inline PNG (cid:<this> in the HTML). */
+export function chartCid(n: Notice): string {
+  return `chart-${n.notice_id}@cbp`;
+}
+
+const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The HTML part of a mail with a chart: the chart, its caption, and the text part as preformatted text. */
+export function emailHtml(n: Notice, chart: NoticeChart): string {
+  return [
+    '<!doctype html><html><body style="font-family: Helvetica, Arial, sans-serif; color: #222">',
+    `<p>${escapeHtml(n.message)}</p>`,
+    `<img src="cid:${escapeHtml(chartCid(n))}" width="${chart.cssWidth}" height="${chart.cssHeight}" alt="${escapeHtml(chart.caption)}" style="max-width: 100%; height: auto; border: 1px solid #ddd">`,
+    `<p style="font-size: 12px; color: #555">${escapeHtml(chart.caption)}</p>`,
+    `<pre style="font-size: 13px">${escapeHtml(emailText(n))}</pre>`,
+    '</body></html>',
   ].join('\n');
 }
 
@@ -80,13 +101,20 @@ export function createEmailNotifier(o: EmailNotifierOptions): Notifier {
   return {
     name,
     secrets,
-    async send(n) {
+    async send(n, ctx) {
+      const chart = (await ctx?.chart?.()) ?? null;
       try {
         await transporter.sendMail({
           from: o.from,
           to: o.to,
           subject: emailSubject(n),
           text: emailText(n),
+          ...(chart
+            ? {
+                html: emailHtml(n, chart),
+                attachments: [{ filename: chart.filename, content: chart.png, contentType: 'image/png', cid: chartCid(n), contentDisposition: 'inline' as const }],
+              }
+            : {}),
           messageId: `<${n.notice_id}@cbp>`,
           headers: { 'X-Cbp-Notice-Id': n.notice_id },
         });

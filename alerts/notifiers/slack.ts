@@ -1,4 +1,7 @@
 // Slack-compatible incoming webhook: {text, blocks}. Mattermost and Rocket.Chat read the same `text`.
+// No chart: an incoming webhook cannot upload a file, and an image block needs a public URL, which cbp does not
+// have (and a merchant's figures should not be put on one); the message names the command that draws it
+// (docs/spec-decisions.md, "Charts in the alert notices").
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { postJson } from './http.ts';
@@ -27,7 +30,7 @@ export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
     blocks: [
       { type: 'section', text: { type: 'mrkdwn', text: title } },
       { type: 'section', fields: fields.map((f) => ({ type: 'mrkdwn', text: f })) },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: `notice ${n.notice_id}` }] },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `notice ${n.notice_id} · trend chart: \`cbp report --mid ${n.mid}\`` }] },
     ],
   };
 }

@@ -1,9 +1,10 @@
 // Generic webhook: the notice as a JSON body, signed with HMAC-SHA256 over the exact body bytes.
 // Headers: X-Cbp-Signature: sha256=<hex>, Idempotency-Key / X-Cbp-Notice-Id: the notice id, so a
-// receiver can drop a repeat after a crash between its 200 and our record of it.
+// receiver can drop a repeat after a crash between its 200 and our record of it. The notice's trend chart rides
+// in the body as a base64 PNG (`chart`, null when there is none), signed with the rest.
 import { createHmac } from 'node:crypto';
 import type { Notice } from '../engine.ts';
-import type { Notifier } from './types.ts';
+import type { NoticeChart, Notifier } from './types.ts';
 import { postJson } from './http.ts';
 import { secretUrlParts } from '../../lib/urls.ts';
 
@@ -24,8 +25,24 @@ export function sign(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
+/** The chart as the webhook body carries it. */
+export interface WebhookChart {
+  content_type: 'image/png';
+  encoding: 'base64';
+  filename: string;
+  width: number;
+  height: number;
+  caption: string;
+  data: string;
+}
+
+function webhookChart(c: NoticeChart | null | undefined): WebhookChart | null {
+  if (!c) return null;
+  return { content_type: 'image/png', encoding: 'base64', filename: c.filename, width: c.width, height: c.height, caption: c.caption, data: c.png.toString('base64') };
+}
+
 /** The JSON body a webhook receives. */
-export function webhookBody(n: Notice): string {
+export function webhookBody(n: Notice, chart?: NoticeChart | null): string {
   return JSON.stringify({
     type: 'cbp.alert',
     notice_id: n.notice_id,
@@ -50,6 +67,7 @@ export function webhookBody(n: Notice): string {
     ratio_threshold: n.ratio_threshold,
     message: n.message,
     created_at: n.created_at,
+    chart: webhookChart(chart),
   });
 }
 
@@ -67,8 +85,8 @@ export function createWebhookNotifier(o: WebhookNotifierOptions): Notifier {
   return {
     name,
     secrets,
-    async send(n) {
-      const body = webhookBody(n);
+    async send(n, ctx) {
+      const body = webhookBody(n, await ctx?.chart?.());
       const headers: Record<string, string> = { [IDEMPOTENCY_HEADER]: n.notice_id, 'x-cbp-notice-id': n.notice_id };
       if (o.secret) headers[SIGNATURE_HEADER] = sign(body, o.secret);
       await postJson({ notifier: name, url: o.url, body, headers, retries: o.retries, backoffMs: o.backoffMs, timeoutMs: o.timeoutMs, secrets });
