@@ -6,13 +6,16 @@ import type { TemporalTarget } from '../worker/worker.ts';
 import { CONNECT_TIMEOUT_MS } from './options.ts';
 
 export class TemporalUnavailableError extends CbpError {
-  constructor(target: Pick<TemporalTarget, 'address' | 'namespace'>, timeoutMs: number, cause?: unknown) {
+  /** No frontend at `target` within `timeoutMs`; or, given a message, a server that could not be had (a dev server that did not start). */
+  constructor(target: Pick<TemporalTarget, 'address' | 'namespace'> | string, timeoutMs = CONNECT_TIMEOUT_MS, cause?: unknown) {
     const why = (cause as Error)?.message?.split('\n')[0];
     super(
       'CBP_ERR_TEMPORAL_UNAVAILABLE',
-      `no Temporal server answered at ${target.address} (TEMPORAL_ADDRESS) within ${timeoutMs} ms` +
-        `${why ? ` (${why})` : ''}: start one (e.g. \`temporal server start-dev\`), or set TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE ` +
-        `(now ${target.namespace}) and, for Temporal Cloud, TEMPORAL_API_KEY or TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY`,
+      typeof target === 'string'
+        ? target
+        : `no Temporal server answered at ${target.address} (TEMPORAL_ADDRESS) within ${timeoutMs} ms` +
+            `${why ? ` (${why})` : ''}: start one (e.g. \`temporal server start-dev\`), or set TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE ` +
+            `(now ${target.namespace}) and, for Temporal Cloud, TEMPORAL_API_KEY or TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY`,
       { cause },
     );
   }

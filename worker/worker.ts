@@ -38,6 +38,14 @@ export function workflowSource(given?: { code: string } | { codePath: string }, 
   return { workflowsPath: WORKFLOWS_PATH };
 }
 
+/** Where the workflow code of a worker comes from, in words (the `cbp worker` banner). */
+export function describeWorkflowSource(given?: { code: string } | { codePath: string }, prebuilt = PREBUILT_BUNDLE_PATH): string {
+  const src = workflowSource(given, prebuilt);
+  const rel = (p: string) => path.relative(process.cwd(), p) || p;
+  if (src.workflowBundle) return 'codePath' in src.workflowBundle ? `${rel(src.workflowBundle.codePath)} (prebuilt bundle)` : 'a bundle given in code';
+  return `bundled at start from ${rel(src.workflowsPath!)}`;
+}
+
 export interface CreateWorkerOptions {
   /** The real activity implementations (wrapped here so their errors carry codes to Temporal). */
   activities: Activities;

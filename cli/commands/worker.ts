@@ -1,23 +1,40 @@
 // cbp worker: the Temporal worker of cbp. Polls TEMPORAL_TASK_QUEUE in TEMPORAL_NAMESPACE at TEMPORAL_ADDRESS
 // (Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY). On SIGINT / SIGTERM
-// it stops polling and lets running activities finish (30 s grace). The worker process holds the store
-// (one writer) from its first store activity until it stops: analysts and `cbp status` read the snapshot.
+// it stops polling, lets running activities finish (30 s grace, --grace), closes the store and exits 0. On start
+// it says on stderr which server, namespace and task queue it serves (and logs the same). The worker process
+// holds the store (one writer) from its first store activity until it stops: analysts and `cbp status` read the
+// snapshot.
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { intOption } from './run.ts';
 import { CONNECT_TIMEOUT_MS } from '../options.ts';
+import { UsageError } from '../../lib/errors.ts';
+
+const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A duration such as 30s, 2m, 500ms or 1h (a bare number is seconds), in ms; a UsageError naming the option otherwise. */
+export function parseGrace(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i.exec(v.trim());
+  if (!m) throw new UsageError(`--grace must be a duration such as 30s, 2m or 500ms, got ${JSON.stringify(v)}`);
+  return Math.round(Number(m[1]) * UNITS_MS[(m[2] ?? 's').toLowerCase()]!);
+}
+
+function secondsText(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
 
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('worker')
-    .description('Run the Temporal worker (workflows and activities of cbp) until SIGINT/SIGTERM; running activities get 30 s to finish')
+    .description('Run the Temporal worker (workflows and activities of cbp) until SIGINT/SIGTERM; running activities then get the grace time (30 s) to finish')
     .option('--task-queue <name>', 'task queue (default TEMPORAL_TASK_QUEUE, cbp)')
     .option('--max-activities <n>', 'activities run at once (default 4)', intOption('--max-activities'))
     .option('--connect-timeout <ms>', `time allowed to reach Temporal (default ${CONNECT_TIMEOUT_MS})`, intOption('--connect-timeout'))
-    .action(async (o: { taskQueue?: string; maxActivities?: number; connectTimeout?: number }) => {
+    .option('--grace <duration>', 'after SIGINT/SIGTERM, time running activities get to finish before they are cancelled, e.g. 30s, 2m (default 30s)', parseGrace)
+    .action(async (o: { taskQueue?: string; maxActivities?: number; connectTimeout?: number; grace?: number }) => {
       const { createActivities, sharedStore, storeOpener } = await import('../../activities/index.ts');
       const { createServiceClients } = await import('../../client/index.ts');
-      const { createWorker, temporalTargetFromConfig } = await import('../../worker/worker.ts');
+      const { createWorker, describeWorkflowSource, temporalTargetFromConfig, WORKER_DEFAULTS } = await import('../../worker/worker.ts');
       const { checkTemporal } = await import('../temporal.ts');
       const cfg = ctx.config();
       const target = temporalTargetFromConfig(cfg);
@@ -34,11 +51,21 @@ export function register(program: Command, ctx: Ctx): void {
           ...(target.apiKey ? { apiKey: target.apiKey } : {}),
           ...(target.tls ? { tls: target.tls } : {}),
           ...(o.maxActivities ? { maxConcurrentActivityTaskExecutions: o.maxActivities } : {}),
+          ...(o.grace !== undefined ? { shutdownGraceTime: o.grace } : {}),
         });
-        logger.info({ address: target.address, namespace: target.namespace, taskQueue: o.taskQueue ?? target.taskQueue }, 'cbp worker polling');
+        const taskQueue = o.taskQueue ?? target.taskQueue;
+        const graceMs = o.grace ?? parseGrace(WORKER_DEFAULTS.shutdownGraceTime.replace(' seconds', 's'));
+        const workflows = describeWorkflowSource();
+        logger.info({ address: target.address, namespace: target.namespace, taskQueue, workflows, graceMs }, 'cbp worker polling');
+        process.stderr.write(
+          `cbp worker: serving task queue ${taskQueue} in namespace ${target.namespace} at ${target.address}` +
+            `${target.apiKey ? ' (API key)' : target.tls ? ' (mTLS)' : ''} · workflows ${workflows} · ` +
+            `SIGINT/SIGTERM stops it (running activities get ${secondsText(graceMs)})\n`,
+        );
         // The SDK stops the worker on SIGINT/SIGTERM (shutdownGraceTime lets running activities finish).
         await w.run();
-        logger.info('cbp worker stopped');
+        logger.info({ taskQueue }, 'cbp worker stopped');
+        process.stderr.write('cbp worker: stopped\n');
       } finally {
         await clients.close().catch(() => undefined);
         store.close();

@@ -1,0 +1,118 @@
+// A Temporal dev server (`temporal server start-dev`: the whole server in one process, SQLite and the web UI)
+// as a child process of cbp: started on free loopback ports, waited for until its frontend answers, and
+// stopped (SIGTERM, then SIGKILL) by whoever started it. `cbp demo --temporal` and the tests use it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { Connection } from '@temporalio/client';
+import { TemporalUnavailableError } from './temporal.ts';
+
+export interface DevServerOptions {
+  /** The `temporal` binary (findTemporalCli()). */
+  cli: string;
+  /** SQLite file of the server's state; default in memory (lost when the server stops). */
+  dbFile?: string;
+  /** How long the server gets to answer. Default 90 s (a first start on a busy machine takes a while). */
+  readyTimeoutMs?: number;
+  /** Without the web UI (tests). Default: with it. */
+  headless?: boolean;
+}
+
+export interface DevServer {
+  /** host:port of the frontend (gRPC). */
+  address: string;
+  namespace: 'default';
+  /** http://127.0.0.1:<port> of the web UI, unless headless. */
+  uiUrl?: string;
+  pid: number;
+  /** Stops the server: SIGTERM, then SIGKILL after `graceMs` (default 10 s). Resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A port free on 127.0.0.1 right now (the OS picks it; the server binds it a moment later). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `temporal server start-dev` on free ports of 127.0.0.1 and resolves once its frontend answers. */
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  const port = await freePort();
+  let uiPort = await freePort();
+  while (uiPort === port) uiPort = await freePort();
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  if (opts.headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  // Its own process group is not wanted: Ctrl-C in a terminal reaches it with cbp, and cbp stops it anyway.
+  const child = spawn(opts.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (d: Buffer) => {
+    output = (output + d.toString('utf8')).slice(-4000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let spawnError: Error | undefined;
+  child.once('error', (e) => (spawnError = e));
+  const done = exited(child);
+  const address = `127.0.0.1:${port}`;
+
+  const stop = async (graceMs = 10_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await done;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
+  let lastError: unknown;
+  for (;;) {
+    if (spawnError || child.exitCode !== null || child.signalCode !== null) {
+      await stop(1000);
+      const why = spawnError ? spawnError.message : `it exited with ${child.exitCode ?? child.signalCode}`;
+      throw new TemporalUnavailableError(`the Temporal dev server (${opts.cli} ${args.join(' ')}) did not start: ${why}${output.trim() ? `\n${output.trim()}` : ''}`);
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2000 });
+      try {
+        // The frontend answers before the default namespace exists: wait for the namespace too.
+        await connection.workflowService.describeNamespace({ namespace: 'default' });
+      } finally {
+        await connection.close().catch(() => undefined);
+      }
+      break;
+    } catch (e) {
+      lastError = e;
+    }
+    if (Date.now() > deadline) {
+      await stop(2000);
+      throw new TemporalUnavailableError(
+        `the Temporal dev server at ${address} did not answer within ${Math.round((opts.readyTimeoutMs ?? 90_000) / 1000)} s (${(lastError as Error)?.message?.split('\n')[0] ?? 'no answer'})${output.trim() ? `\n${output.trim()}` : ''}`,
+        undefined,
+        lastError,
+      );
+    }
+    await sleep(250);
+  }
+  return {
+    address,
+    namespace: 'default',
+    ...(opts.headless ? {} : { uiUrl: `http://127.0.0.1:${uiPort}` }),
+    pid: child.pid!,
+    stop,
+  };
+}
