@@ -4,7 +4,7 @@ import { secretValues } from '../lib/config.ts';
 import { log } from '../lib/log.ts';
 import { evaluateAfterLoad } from '../alerts/engine.ts';
 import { deliverNotices as deliverOutbox, untoldNotices } from '../alerts/outbox.ts';
-import { nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
+import { chartRules, nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
 import { loadRules, type RuleSet } from '../rules/thresholds.ts';
 import type { ActivityContext } from './deps.ts';
 import type { PipelineActivities } from './types.ts';
@@ -35,7 +35,8 @@ export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivi
         return { sent: 0, failed: 0, notifiers: [], untold, warning };
       }
       // The configuration's secrets (URL tokens, SMTP credentials) are redacted from every stored delivery error.
-      const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now(), secrets: secretValues(cfg), logger }));
+      const chart = rules ?? chartRules(cfg, logger);
+      const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now(), secrets: secretValues(cfg), logger, chartRules: chart }));
       return { sent: r.sent, failed: r.retrying + r.failed, notifiers: list.map((n) => n.name) };
     },
   };

@@ -19,6 +19,8 @@ import { scrub } from '../lib/log.ts';
 import { DAY_MS } from '../lib/utc.ts';
 import { describeError } from '../lib/errors.ts';
 import type { Notifier } from './notifiers/types.ts';
+import { noticeCharts } from './notifiers/chart.ts';
+import type { RuleSet } from '../rules/thresholds.ts';
 import { createRedactor } from './redact.ts';
 
 export { outboxRows, type OutboxRow } from '../store/alerts.ts';
@@ -38,6 +40,9 @@ export interface DeliverOptions {
   secrets?: Iterable<string>;
   /** Where failed deliveries are reported (one warn line per notifier, errors redacted). */
   logger?: Pick<Logger, 'warn'>;
+  /** The rules whose thresholds the notices' trend charts draw (alerts/notifiers/chart.ts); without them the
+   * notices go without a chart. */
+  chartRules?: RuleSet;
 }
 
 /** Longest last_error kept (after redaction: a secret is never cut in half and left readable). */
@@ -91,6 +96,7 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
   const redacted = await redactStoredErrors(store, redact);
   await enqueueNotices(store, notifiers.map((n) => n.name), { now, lookbackDays: opts.lookbackDays });
   const result: DeliverResult = { redacted, sent: 0, retrying: 0, failed: 0, byNotifier: {} };
+  const chartOf = opts.chartRules ? noticeCharts(store, opts.chartRules, opts.logger) : null;
   await Promise.all(
     notifiers.map(async (notifier) => {
       const stats = (result.byNotifier[notifier.name] = { sent: 0, retrying: 0, failed: 0 });
@@ -99,7 +105,7 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
         const { notice } = due;
         const attempts = due.attempts + 1;
         try {
-          await notifier.send(notice);
+          await notifier.send(notice, chartOf ? { chart: () => chartOf(notice) } : {});
           await markDeliverySent(store, { noticeId: notice.notice_id, notifier: notifier.name, attempts, at: now });
           stats.sent++;
         } catch (e) {

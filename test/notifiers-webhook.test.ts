@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts, type Notice } from '../alerts/engine.ts';
 import { deliverNotices, outboxRows } from '../alerts/outbox.ts';
-import { createWebhookNotifier, IDEMPOTENCY_HEADER, SIGNATURE_HEADER, sign } from '../alerts/notifiers/webhook.ts';
+import { createWebhookNotifier, IDEMPOTENCY_HEADER, SIGNATURE_HEADER, sign, webhookBody } from '../alerts/notifiers/webhook.ts';
 import { createSlackNotifier, slackMessage } from '../alerts/notifiers/slack.ts';
 import type { Notifier } from '../alerts/notifiers/types.ts';
+import { CHART_SIZE } from '../alerts/notifiers/chart.ts';
+import { pngSize } from '../alerts/notifiers/png.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -108,7 +110,7 @@ describe('the outbox', () => {
   ];
 
   it('delivers through every notifier; one that is down is retried later and the others are unaffected', async () => {
-    const r = await deliverNotices(store, notifiers(), { now, backoffMs: 60_000 });
+    const r = await deliverNotices(store, notifiers(), { now, backoffMs: 60_000, chartRules: loadRules() });
     expect(r.byNotifier).toEqual({
       webhook: { sent: 1, retrying: 0, failed: 0 },
       slack: { sent: 1, retrying: 0, failed: 0 },
@@ -121,6 +123,25 @@ describe('the outbox', () => {
       expect.arrayContaining([['webhook', 'sent', 1], ['slack', 'sent', 1], ['pager', 'pending', 1]]),
     );
     expect(rows.find((o) => o.notifier === 'pager')!.last_error).toMatch(/unreachable/);
+  });
+
+  it("attaches the notice's trend chart to the webhook body as a signed base64 PNG; Slack names the command that draws it", () => {
+    const last = hook.hits[hook.hits.length - 1];
+    expect(last.headers[SIGNATURE_HEADER]).toBe(sign(last.body, SECRET));
+    const body = JSON.parse(last.body) as { mid: string; chart: { content_type: string; encoding: string; width: number; height: number; caption: string; filename: string; data: string } };
+    expect(body.chart).toMatchObject({ content_type: 'image/png', encoding: 'base64', width: CHART_SIZE.width * 2, height: CHART_SIZE.height * 2 });
+    expect(body.chart.filename).toBe('cbp-m1-mastercard-ecp-2026-01.png');
+    expect(body.chart.caption).toMatch(/^Mastercard ECP count ratio of m1 per month/);
+    expect(pngSize(Buffer.from(body.chart.data, 'base64'))).toEqual({ width: body.chart.width, height: body.chart.height });
+    const slackBody = JSON.parse(slack.hits[0].body) as { text: string; blocks: unknown[] };
+    expect(JSON.stringify(slackBody.blocks)).toContain('cbp report --mid m1');
+    expect(JSON.stringify(slackBody)).not.toMatch(/image|base64/);
+  });
+
+  it('sends the webhook body with chart null when the delivery draws no chart', () => {
+    // The first attempt (a 500) and the retried one carry the same body: a redelivery signs the same bytes.
+    expect(hook.hits[0].body).toBe(hook.hits[1].body);
+    expect(JSON.parse(webhookBody(notice)).chart).toBeNull();
   });
 
   it('never sends a notice twice, and waits for the retry time of a failed row', async () => {

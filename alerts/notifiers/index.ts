@@ -5,6 +5,7 @@ import { log } from '../../lib/log.ts';
 import { createWebhookNotifier, webhookSecrets } from './webhook.ts';
 import { createSlackNotifier, slackSecrets } from './slack.ts';
 import { createEmailNotifier, smtpSecrets } from './email.ts';
+import { loadRules, type RuleSet } from '../../rules/thresholds.ts';
 
 export type { Notifier } from './types.ts';
 
@@ -53,4 +54,17 @@ export function notifiersFromConfig(cfg: Config): Notifier[] {
   const to = s('alertEmailTo');
   if (smtp && to) out.push(createEmailNotifier({ smtpUrl: smtp, from: cfg.alertEmailFrom, to }));
   return out;
+}
+
+/**
+ * The rules whose thresholds the notices' trend charts draw (the configured thresholds file), or undefined when
+ * that file cannot be read: the notices then go without a chart (said in the log), never held back by it.
+ */
+export function chartRules(cfg: Config, logger: { warn: (msg: string) => void } = log()): RuleSet | undefined {
+  try {
+    return loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
+  } catch (e) {
+    logger.warn(`alert notices go without their trend chart: the thresholds could not be read: ${(e as Error).message}`);
+    return undefined;
+  }
 }

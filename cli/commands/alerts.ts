@@ -113,14 +113,14 @@ export function register(program: Command, ctx: Ctx): void {
     .description('Send pending notices through the configured notifiers (webhook, Slack, e-mail)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
-      const { notifiersFromConfig, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
+      const { chartRules, notifiersFromConfig, NOTIFIER_SETTINGS } = await import('../../alerts/notifiers/index.ts');
       const notifiers = notifiersFromConfig(ctx.config());
       if (notifiers.length === 0) {
         throw new ConfigError([`no alert notifier is configured: set ${NOTIFIER_SETTINGS}`]);
       }
       const store = await writer(ctx);
       try {
-        const d = await deliverNotices(store, notifiers, { secrets: secretValues(ctx.config()), logger: ctx.logger() });
+        const d = await deliverNotices(store, notifiers, { secrets: secretValues(ctx.config()), logger: ctx.logger(), chartRules: chartRules(ctx.config(), ctx.logger()) });
         const changed = d.redacted + d.sent + d.retrying + d.failed > 0;
         const r = { ...d, snapshot: changed ? await republish(ctx, store) : null };
         ctx.out(r, (x: typeof r) => `${x.sent} sent, ${x.retrying} to retry later, ${x.failed} given up (see cbp alerts; requeue with cbp alerts requeue)`, json(o));
