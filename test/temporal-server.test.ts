@@ -4,8 +4,7 @@
 // TestWorkflowEnvironment.createLocal() is only called with that existing binary: without one it would
 // download a server, which this machine cannot.
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
 import { applySchedules, backfillSchedule } from '../worker/schedules.ts';
@@ -15,29 +14,17 @@ import type { NightlyResult } from '../workflows/nightly.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { windowId } from '../lib/utc.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
-
-const address = process.env.TEMPORAL_ADDRESS;
-const cli = address ? undefined : findTemporalCli();
-const available = Boolean(address || cli);
-// CI sets CBP_REQUIRE_TEMPORAL=1 after `npm run temporal:install`: there a missing server is a failure, not a skip.
-const required = process.env.CBP_REQUIRE_TEMPORAL === '1';
-const title = available
-  ? `real Temporal server (${address ? `TEMPORAL_ADDRESS=${address}` : `dev server of ${cli}`})`
-  : required
-    ? 'real Temporal server (CBP_REQUIRE_TEMPORAL=1, and none was found)'
-    : 'real Temporal server (skipped: no TEMPORAL_ADDRESS and no temporal CLI on PATH or in .tools/; npm run temporal:install)';
+import { quietTemporalRuntime, skipTemporal, startTemporalEnv, temporalTitle, workflowBundle } from './helpers/temporal-env.ts';
 
 const loadedKeys = (state: FakeState) =>
   callsOf(state, 'fetchAndLoad').map(([i]) => `${(i as FetchAndLoadInput).kind}:${windowId((i as FetchAndLoadInput).window)}`);
 
-describe.skipIf(!available && !required)(title, () => {
+describe.skipIf(skipTemporal)(temporalTitle('real Temporal server'), () => {
   let env: TestWorkflowEnvironment;
 
   beforeAll(async () => {
-    if (!available) throw new Error(`CBP_REQUIRE_TEMPORAL=1 but there is no Temporal server to test against. ${HOW_TO_GET_TEMPORAL}`);
-    env = address
-      ? await TestWorkflowEnvironment.createFromExistingServer({ address, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' })
-      : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cli! } } });
+    quietTemporalRuntime();
+    env = await startTemporalEnv();
   }, 120_000);
 
   afterAll(async () => {
@@ -46,7 +33,7 @@ describe.skipIf(!available && !required)(title, () => {
 
   async function withWorker<T>(state: ReturnType<typeof createFakes>, fn: (taskQueue: string) => Promise<T>): Promise<T> {
     const taskQueue = `cbp-test-${randomUUID()}`;
-    const w = await createWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', activities: state.acts, taskQueue, shutdownGraceTime: '2 seconds' });
+    const w = await createWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', activities: state.acts, taskQueue, workflowBundle: await workflowBundle(), shutdownGraceTime: '2 seconds' });
     const running = w.run();
     try {
       return await fn(taskQueue);

@@ -1,0 +1,52 @@
+// What the real-server test files share: whether a Temporal server can be had here (TEMPORAL_ADDRESS, or a
+// `temporal` CLI on PATH or from `npm run temporal:install`, whose dev server is started), the suite's title
+// that says which (or why it is skipped), the environment's start-up, and one workflow bundle per file.
+// TestWorkflowEnvironment.createLocal() is only called with an existing binary: without one it would download
+// a server, which these machines cannot.
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../../lib/temporal-cli.ts';
+import { WORKFLOWS_PATH } from '../../worker/worker.ts';
+
+export const temporalAddress = process.env.TEMPORAL_ADDRESS;
+export const temporalCli = temporalAddress ? undefined : findTemporalCli();
+export const temporalAvailable = Boolean(temporalAddress || temporalCli);
+/** CI sets CBP_REQUIRE_TEMPORAL=1 after `npm run temporal:install`: there a missing server is a failure, not a skip. */
+export const temporalRequired = process.env.CBP_REQUIRE_TEMPORAL === '1';
+/** describe.skipIf(skipTemporal): skipped only where there is no server and none is required. */
+export const skipTemporal = !temporalAvailable && !temporalRequired;
+
+/** The suite's title: which server, or why it is skipped (shown in the test output either way). */
+export function temporalTitle(what: string): string {
+  if (temporalAvailable) return `${what} (${temporalAddress ? `TEMPORAL_ADDRESS=${temporalAddress}` : `dev server of ${temporalCli}`})`;
+  if (temporalRequired) return `${what} (CBP_REQUIRE_TEMPORAL=1, and none was found)`;
+  return `${what} (skipped: no TEMPORAL_ADDRESS and no temporal CLI on PATH or in .tools/; npm run temporal:install)`;
+}
+
+/** Quiet the SDK's own INFO lines (worker state changes) unless a test file installed a runtime already. */
+export function quietTemporalRuntime(): void {
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('WARN'),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }), forward: {} } },
+    });
+  } catch {
+    // already installed in this process
+  }
+}
+
+/** The test environment: the existing server at TEMPORAL_ADDRESS, else a dev server of the local CLI. */
+export async function startTemporalEnv(): Promise<TestWorkflowEnvironment> {
+  if (!temporalAvailable) throw new Error(`CBP_REQUIRE_TEMPORAL=1 but there is no Temporal server to test against. ${HOW_TO_GET_TEMPORAL}`);
+  return temporalAddress
+    ? TestWorkflowEnvironment.createFromExistingServer({ address: temporalAddress, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' })
+    : TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: temporalCli! } } });
+}
+
+let bundle: Promise<{ code: string }> | undefined;
+
+/** workflows/temporal.ts bundled once per test file (each worker would otherwise bundle at its start). */
+export function workflowBundle(): Promise<{ code: string }> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  return bundle;
+}
