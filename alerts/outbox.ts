@@ -19,7 +19,6 @@ import { scrub } from '../lib/log.ts';
 import { DAY_MS } from '../lib/utc.ts';
 import { describeError } from '../lib/errors.ts';
 import type { Notifier } from './notifiers/types.ts';
-import { noticeCharts } from './notifiers/chart.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import { createRedactor } from './redact.ts';
 
@@ -96,7 +95,8 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
   const redacted = await redactStoredErrors(store, redact);
   await enqueueNotices(store, notifiers.map((n) => n.name), { now, lookbackDays: opts.lookbackDays });
   const result: DeliverResult = { redacted, sent: 0, retrying: 0, failed: 0, byNotifier: {} };
-  const chartOf = opts.chartRules ? noticeCharts(store, opts.chartRules, opts.logger) : null;
+  // Loaded only when charts are drawn: ECharts and resvg are heavy, and the CLI imports this module at start.
+  const chartOf = opts.chartRules ? (await import('./notifiers/chart.ts')).noticeCharts(store, opts.chartRules, opts.logger) : null;
   await Promise.all(
     notifiers.map(async (notifier) => {
       const stats = (result.byNotifier[notifier.name] = { sent: 0, retrying: 0, failed: 0 });

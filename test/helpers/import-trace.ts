@@ -11,7 +11,7 @@ const TRACER = fileURLToPath(new URL('./import-trace.mjs', import.meta.url));
  * Packages that take 0.1–0.4 s each to load (bench/startup.bench.ts), so only the commands that use them
  * load them, never `cbp --version` or `--help`.
  */
-export const HEAVY_PACKAGES = ['@duckdb/node-api', '@temporalio/client', '@temporalio/worker', 'fastify', 'undici', 'nodemailer'] as const;
+export const HEAVY_PACKAGES = ['@duckdb/node-api', '@temporalio/client', '@temporalio/worker', 'fastify', 'undici', 'nodemailer', 'echarts', '@resvg/resvg-js'] as const;
 
 export interface Traced {
   code: number | null;
