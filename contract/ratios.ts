@@ -26,6 +26,9 @@ export interface RatioRow {
   numerator_amount: number | null;
   denominator_count: number | null;
   denominator_amount: number | null;
+  /** transactions of M itself (the chargebacks' month), whatever the denominator's month; scaled on a projection */
+  month_transaction_count: number | null;
+  month_transaction_amount: number | null;
   ratio: number | null;
   ratio_pct: number | null;
   ratio_bps: number | null;
@@ -36,4 +39,70 @@ export interface RatioRow {
   is_partial: boolean;
   days_covered: number | null;
   days_in_month: number | null;
+  /** first UTC day (YYYY-MM-DD) events were captured in the store; null: none yet (see RatioExplanation) */
+  tc40_observed_from: string | null;
+  /** false: the numerator lacks TC40s (month before tc40_observed_from; visa vamp, vfmp): a partial ratio */
+  numerator_complete: boolean;
+}
+
+// ---- Explained ratios (issue #13). What each rule-judged row says about where it stands; docs/ratios.md
+// "Columns" gives every column's exact meaning. The same names are columns of mart_ratios (as of the last
+// evaluation, explained_at) and fields of `cbp ratios --json` (rules/explain.ts explainRows, under the rules
+// configured now).
+
+/** clear: below every level's watch band; watch: in the watch band of a level (or met, not yet entered); level: a level in force. */
+export const RATIO_STATES = ['clear', 'watch', 'level'] as const;
+export type RatioState = (typeof RATIO_STATES)[number];
+
+/** Where a MID's region came from: its own entry in the thresholds file, or the default region (CBP_DEFAULT_REGION / default_region). */
+export const REGION_SOURCES = ['mid', 'default'] as const;
+export type RegionSource = (typeof REGION_SOURCES)[number];
+
+/**
+ * How far a level can be trusted from the service's data: exact (every condition computed as the network
+ * states it), approximate (computed on a stand-in the data offers: all transactions for card-not-present or
+ * e-commerce ones), unconfirmed (a condition cannot be computed at all: EFM's 3-D Secure share).
+ */
+export const CERTAINTIES = ['exact', 'approximate', 'unconfirmed'] as const;
+export type Certainty = (typeof CERTAINTIES)[number];
+
+/** The explanation of one ratio row (one mid × network × program × metric × month, observed or projected). */
+export interface RatioExplanation {
+  /** level in force this month after streaks (the series'), or null; null on rows no rule reads */
+  level: string | null;
+  /** null on rows no enabled rule reads (e.g. program monthly) */
+  state: RatioState | null;
+  /** the level this row is measured against: the lowest-ranked level in force this month above `level`; null at the top */
+  next_level: string | null;
+  /** that level's ratio threshold (a fraction, unscaled); null at the top */
+  next_threshold: number | null;
+  /** ratio ÷ threshold of next_level (at the top: of `level`); null without a ratio. ≥ 1 at or past the threshold */
+  closeness: number | null;
+  /** why next_level was not reached, the stopping condition(s) joined by "; " (or why a level is shown differently); null when nothing to explain */
+  reason: string | null;
+  /** region the MID was evaluated under */
+  region: string | null;
+  region_source: RegionSource | null;
+  /** the monitored merchant: the VAMP group id when the MID is grouped (visa vamp rows), else the MID */
+  monitored_as: string | null;
+  /** first UTC day (YYYY-MM-DD) events were captured (store-wide: the earliest event received); null: none yet */
+  tc40_observed_from: string | null;
+  /** false when the numerator needs TC40s (visa vamp, vfmp) and the month starts before tc40_observed_from */
+  numerator_complete: boolean;
+  /** the program's level Mastercard assesses instead (an ECP row in a month EFM is met: 'efm'), else null */
+  superseded_by: string | null;
+  certainty: Certainty | null;
+  /** why certainty is not exact, e.g. "3-D Secure share not in the data" */
+  certainty_note: string | null;
+}
+
+/** A ratio row with its explanation: one element of `cbp ratios --json`, one row of mart_ratios. */
+export type ExplainedRatioRow = RatioRow & RatioExplanation;
+
+/** The watch band (thresholds file `watch`): every condition of every level scaled by fraction. */
+export interface WatchSettings {
+  /** 0 < fraction ≤ 1; default 0.8 */
+  fraction: number;
+  /** one `watch` notice per mid × network × program × month entering the band (default false) */
+  notify: boolean;
 }

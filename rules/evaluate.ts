@@ -2,7 +2,8 @@
 // mid × network × program reaches each month out. Rules are data; nothing here knows a network's numbers.
 import type { Network } from '../contract/common.ts';
 import type { RatioRow } from '../contract/ratios.ts';
-import type { Comparison, Metric, Program, Rule, RuleSet } from './thresholds.ts';
+import { watchOf, type Comparison, type Metric, type Program, type Rule, type RuleSet } from './thresholds.ts';
+import type { RegionSource } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
 
 export type { RatioRow } from '../contract/ratios.ts';
@@ -22,6 +23,26 @@ export interface MonthLevel {
   rule: Rule | null;
   is_partial: boolean;
   is_projection: boolean;
+  /** the highest-ranked level whose watch band (every condition × the watch fraction) this month's figures meet, when no level is in force */
+  watch: string | null;
+  /** the level of another program Mastercard assesses instead this month (EFM over ECP), else null */
+  superseded_by: string | null;
+  /** each level's streak after this month (what explanations name) */
+  streaks: LevelRun[];
+}
+
+/** One level's streak state after a month. */
+export interface LevelRun {
+  level: string;
+  rank: number;
+  /** rules of this level in force this month (effective dates) */
+  live: Rule[];
+  met: boolean;
+  metRun: number;
+  missRun: number;
+  enter: number;
+  leave: number;
+  in: boolean;
 }
 
 export function compare(value: number, op: Comparison, threshold: number): boolean {
@@ -41,25 +62,52 @@ export function inForce(rule: Rule, month: string): boolean {
   return true;
 }
 
+/** The group a MID is monitored in for a program, if any. */
+export function groupOf(set: RuleSet, mid: string, program: string): string | null {
+  for (const [id, g] of Object.entries(set.groups ?? {})) if (g.programs.includes(program as Program) && g.mids.includes(mid)) return id;
+  return null;
+}
+
+/**
+ * The region a MID (or a group id) is evaluated under and where it came from: the MID's own region in the
+ * thresholds file ('mid'); a group's region, else its MIDs' own region when they all give the same one
+ * ('mid'); else the default region ('default').
+ */
+export function regionInfo(set: RuleSet, mid: string): { region: string; source: RegionSource } {
+  const own = set.mids[mid]?.region;
+  if (own) return { region: own, source: 'mid' };
+  const g = set.groups?.[mid];
+  if (g) {
+    if (g.region) return { region: g.region, source: 'mid' };
+    const regions = new Set(g.mids.map((m) => set.mids[m]?.region));
+    const [only] = [...regions];
+    if (regions.size === 1 && only) return { region: only, source: 'mid' };
+  }
+  return { region: set.defaultRegion, source: 'default' };
+}
+
 export function regionOf(set: RuleSet, mid: string): string {
-  return set.mids[mid]?.region ?? set.defaultRegion;
+  return regionInfo(set, mid).region;
 }
 
 /** The enabled rules that apply to one MID: the common ones less its disabled ids, plus its own. */
 export function rulesFor(set: RuleSet, mid: string): Rule[] {
   const o = set.mids[mid];
-  const region = regionOf(set, mid);
+  const region = regionInfo(set, mid).region;
   const all = o ? [...set.rules.filter((r) => !o.disable.includes(r.id)), ...o.rules] : set.rules;
   return all.filter((r) => r.enabled && (r.regions === null || r.regions.includes(region)));
 }
 
-/** Ratio and every count/amount condition hold, unrounded. No ratio means not met. */
-export function meets(rule: Rule, row: RatioRow): boolean {
+/**
+ * Ratio and every count/amount condition hold, unrounded. No ratio means not met. fraction scales every
+ * threshold (the watch band: 0.8); at 1 the thresholds are compared exactly as written.
+ */
+export function meets(rule: Rule, row: RatioRow, fraction = 1): boolean {
   if (row.ratio === null || !Number.isFinite(row.ratio)) return false;
-  if (!compare(row.ratio, rule.comparison, rule.ratio_threshold)) return false;
+  if (!compare(row.ratio, rule.comparison, fraction === 1 ? rule.ratio_threshold : rule.ratio_threshold * fraction)) return false;
   for (const c of rule.conditions) {
     const v = row[c.field];
-    if (v === null || v === undefined || !compare(v, c.comparison, c.value)) return false;
+    if (v === null || v === undefined || !compare(v, c.comparison, fraction === 1 ? c.value : c.value * fraction)) return false;
   }
   return true;
 }
@@ -78,7 +126,7 @@ interface LevelStreak {
  * a streak); a month-to-date month can enter a level but never leaves one, since its figures are still
  * growing.
  */
-export function evaluateSeries(rows: RatioRow[], rules: Rule[]): MonthLevel[] {
+export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 0.8): MonthLevel[] {
   if (rows.length === 0) return [];
   const { mid, network, program } = rows[0];
   const mine = rules.filter((r) => r.network === network && r.program === program);
@@ -105,17 +153,26 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[]): MonthLevel[] {
     const projection = monthRows.some((r) => r.is_projection);
     const met: string[] = [];
     let best: { s: LevelStreak; rule: Rule; row: RatioRow | null } | null = null;
+    const runs: LevelRun[] = [];
+    const hits = new Map<LevelStreak, { rule: Rule; row: RatioRow }>();
+    const lives = new Map<LevelStreak, Rule[]>();
     for (const s of levels.values()) {
       const live = s.rules.filter((r) => inForce(r, m));
-      let hit: { rule: Rule; row: RatioRow } | null = null;
+      lives.set(s, live);
       for (const rule of live) {
         const row = monthRows.find((x) => x.metric === rule.metric);
-        if (row && meets(rule, row)) { hit = { rule, row }; break; }
+        if (row && meets(rule, row)) { hits.set(s, { rule, row }); break; }
       }
+    }
+    let watch: LevelStreak | null = null;
+    for (const s of levels.values()) {
+      const live = lives.get(s) as Rule[];
+      const hit = hits.get(s) ?? null;
       const enter = Math.max(1, ...live.map((r) => r.months_to_enter));
       const leave = Math.max(1, ...live.map((r) => r.months_to_leave));
       if (live.length === 0) {
         s.in = false; s.metRun = 0; s.missRun = 0;
+        runs.push({ level: s.level, rank: s.rank, live, met: false, metRun: 0, missRun: 0, enter, leave, in: false });
         continue;
       }
       if (hit) {
@@ -125,10 +182,16 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[]): MonthLevel[] {
       } else if (!partial) {
         s.missRun++; s.metRun = 0;
         if (s.in && s.missRun >= leave) s.in = false;
+        // Stepping down at once (HECM → ECM): a closed month meeting a lower level of this program but not this one.
+        if (s.in && live.some((r) => r.step_down_at_once) && [...hits.keys()].some((o) => o.rank < s.rank && !o.rules.some((r) => r.early_warning))) s.in = false;
       }
+      runs.push({ level: s.level, rank: s.rank, live, met: hit !== null, metRun: s.metRun, missRun: s.missRun, enter, leave, in: s.in });
       if (s.in && (!best || s.rank > best.s.rank)) {
         const rule = hit?.rule ?? live[0];
         best = { s, rule, row: hit?.row ?? monthRows.find((x) => x.metric === rule.metric) ?? null };
+      }
+      if (!watch || s.rank > watch.rank) {
+        if (hit || live.some((rule) => { const row = monthRows.find((x) => x.metric === rule.metric); return row !== undefined && meets(rule, row, watchFraction); })) watch = s;
       }
     }
     out.push({
@@ -140,6 +203,9 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[]): MonthLevel[] {
       rule: best?.rule ?? null,
       is_partial: partial,
       is_projection: projection,
+      watch: best ? null : (watch?.level ?? null),
+      superseded_by: null,
+      streaks: runs,
     });
   }
   return out;
@@ -161,17 +227,88 @@ export function groupSeries(rows: RatioRow[]): RatioRow[][] {
   return [...g.values()];
 }
 
-/** Levels reached from observed (or month-to-date) figures; projected rows are left out. */
+/**
+ * A group's rows for the programs it is monitored for: per metric × month × is_projection, the members'
+ * numerators and denominators summed (each member's own figures, whatever months it has), the ratio of the
+ * sums; mid is the group id. Rows of MIDs in no group are returned as they are, members' rows of the group's
+ * programs are replaced.
+ */
+export function withGroups(rows: RatioRow[], set: RuleSet): RatioRow[] {
+  const groups = set.groups ?? {};
+  if (Object.keys(groups).length === 0) return rows;
+  const out: RatioRow[] = [];
+  const sums = new Map<string, RatioRow[]>();
+  for (const r of rows) {
+    const g = groupOf(set, r.mid, r.program);
+    if (g === null) { out.push(r); continue; }
+    const k = [g, r.network, r.program, r.metric, r.month, r.is_projection].join('\u0000');
+    const l = sums.get(k);
+    if (l) l.push(r);
+    else sums.set(k, [r]);
+  }
+  const add = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : a + b);
+  for (const [k, members] of sums) {
+    const g = k.split('\u0000')[0];
+    const f = members[0];
+    const sum = (field: 'numerator_count' | 'numerator_amount' | 'denominator_count' | 'denominator_amount' | 'month_transaction_count' | 'month_transaction_amount') =>
+      members.reduce<number | null>((acc, m) => add(acc, m[field]), null);
+    const nc = sum('numerator_count'), na = sum('numerator_amount'), dc = sum('denominator_count'), da = sum('denominator_amount');
+    const numerator = f.metric === 'count' ? nc : na;
+    const denominator = f.metric === 'count' ? dc : da;
+    const ratio = numerator !== null && denominator !== null && denominator !== 0 ? numerator / denominator : null;
+    out.push({
+      ...f,
+      mid: g,
+      numerator, denominator,
+      numerator_count: nc, numerator_amount: na, denominator_count: dc, denominator_amount: da,
+      month_transaction_count: sum('month_transaction_count'), month_transaction_amount: sum('month_transaction_amount'),
+      ratio, ratio_pct: ratio === null ? null : ratio * 100, ratio_bps: ratio === null ? null : ratio * 10_000,
+      no_ratio_reason: ratio !== null ? null : denominator === null ? (members.find((m) => m.no_ratio_reason)?.no_ratio_reason ?? 'no_transaction_figures') : 'zero_transactions',
+      is_partial: members.some((m) => m.is_partial),
+      days_covered: members.reduce<number | null>((acc, m) => (m.days_covered === null ? acc : acc === null ? m.days_covered : Math.min(acc, m.days_covered)), null),
+      numerator_complete: members.every((m) => m.numerator_complete),
+    });
+  }
+  return out;
+}
+
+/**
+ * EFM over ECP: in a month where a level that supersedes other programs (rule `supersedes`) is met, the same
+ * MID's levels of those programs in force that month are marked superseded_by it (Mastercard assesses EFM
+ * only when ECM and EFM are both met). Levels and streaks stay as they are.
+ */
+export function markSuperseded(levels: MonthLevel[]): void {
+  const by = new Map<string, string>();
+  for (const l of levels) {
+    for (const s of l.streaks) {
+      if (!s.met) continue;
+      for (const r of s.live) for (const p of r.supersedes) by.set(`${l.mid}\u0000${l.network}\u0000${p}\u0000${l.month}`, s.level);
+    }
+  }
+  if (by.size === 0) return;
+  for (const l of levels) {
+    if (l.level === null) continue;
+    const s = by.get(`${l.mid}\u0000${l.network}\u0000${l.program}\u0000${l.month}`);
+    if (s !== undefined) l.superseded_by = s;
+  }
+}
+
+/**
+ * Levels reached from observed (or month-to-date) figures; projected rows are left out. Grouped MIDs'
+ * rows of their group's programs are judged as the group (mid: the group id; see withGroups).
+ */
 export function evaluateRows(rows: RatioRow[], set: RuleSet): MonthLevel[] {
   const out: MonthLevel[] = [];
   const ruleCache = new Map<string, Rule[]>();
-  for (const series of groupSeries(rows.filter((r) => !r.is_projection))) {
+  const fraction = watchOf(set).fraction;
+  for (const series of groupSeries(withGroups(rows.filter((r) => !r.is_projection), set))) {
     const mid = series[0].mid;
     // MIDs without overrides share one rule list.
-    const key = set.mids[mid] ? `mid:${mid}` : '';
+    const key = set.mids[mid] || set.groups?.[mid] ? `mid:${mid}` : '';
     let rules = ruleCache.get(key);
     if (!rules) { rules = rulesFor(set, mid); ruleCache.set(key, rules); }
-    for (const l of evaluateSeries(series, rules)) out.push(l);
+    for (const l of evaluateSeries(series, rules, fraction)) out.push(l);
   }
+  markSuperseded(out);
   return out;
 }

@@ -1,8 +1,8 @@
 // Projection to month end from the run rate, so a breach can be announced before the month closes.
 // The SQL (sql/views/40_ratios.sql) writes projected rows (is_projection = true) beside the month-to-date
 // ones; this module judges them as if the month had closed, on top of the real streak history.
-import type { RuleSet } from './thresholds.ts';
-import { evaluateSeries, groupSeries, rulesFor, type MonthLevel, type RatioRow } from './evaluate.ts';
+import { watchOf, type RuleSet } from './thresholds.ts';
+import { evaluateSeries, groupSeries, markSuperseded, rulesFor, withGroups, type MonthLevel, type RatioRow } from './evaluate.ts';
 
 /** Month-end factor of a month-to-date figure covering daysCovered of daysInMonth days. */
 export function runRateFactor(daysCovered: number, daysInMonth: number): number {
@@ -22,6 +22,7 @@ export function projectValue(mtd: number, daysCovered: number, daysInMonth: numb
  */
 export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[] {
   const out: MonthLevel[] = [];
+  rows = withGroups(rows, set);
   const projectedKeys = new Set(rows.filter((r) => r.is_projection).map((r) => `${r.mid}\u0000${r.network}\u0000${r.program}`));
   if (projectedKeys.size === 0) return out;
   for (const series of groupSeries(rows)) {
@@ -31,9 +32,10 @@ export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[
     const judged = series
       .filter((r) => (projMonths.has(r.month) ? r.is_projection : !r.is_projection))
       .map((r) => (r.is_projection ? { ...r, is_partial: false } : r));
-    for (const l of evaluateSeries(judged, rulesFor(set, mid))) {
+    for (const l of evaluateSeries(judged, rulesFor(set, mid), watchOf(set).fraction)) {
       if (projMonths.has(l.month)) out.push({ ...l, is_projection: true, is_partial: true });
     }
   }
+  markSuperseded(out);
   return out;
 }

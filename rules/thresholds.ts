@@ -5,9 +5,10 @@ import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { NETWORKS } from '../contract/common.ts';
-import { METRICS, PROGRAMS } from '../contract/ratios.ts';
+import { CERTAINTIES, METRICS, PROGRAMS, type WatchSettings } from '../contract/ratios.ts';
 import { BUILT_IN_DEFAULT_REGION, REGIONS } from '../contract/regions.ts';
 import { ConfigError } from '../lib/errors.ts';
+import type { Program } from '../contract/ratios.ts';
 import { parseOrThrow } from '../lib/validate.ts';
 import defaultsJson from './defaults.json' with { type: 'json' };
 
@@ -19,8 +20,13 @@ export const MetricSchema = z.enum(METRICS, { error: () => 'expected count or am
 export const ComparisonSchema = z.enum(['>=', '>'], { error: () => 'expected ">=" or ">"' });
 export type Comparison = z.infer<typeof ComparisonSchema>;
 
-/** Fields of a ratio row a count or amount condition may test. */
-export const CONDITION_FIELDS = ['numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount'] as const;
+/**
+ * Fields of a ratio row a count or amount condition may test. month_transaction_count/amount: the
+ * transactions of M itself, the month of the chargebacks, whatever month the denominator is (Discover's
+ * "100 net sales" is of M; its denominator is M−1's).
+ */
+export const CONDITION_FIELDS = ['numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount'] as const;
+export type ConditionField = (typeof CONDITION_FIELDS)[number];
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD');
 
@@ -53,6 +59,17 @@ export const RuleSchema = z
     regions: z.array(z.string().min(1)).nullable().default(null),
     enabled: z.boolean().default(true),
     early_warning: z.boolean().default(false),
+    /**
+     * Leaving this level for a lower one of the same program is at once: a month that meets a lower level but
+     * not this one ends this level that month (Mastercard HECM → ECM); months_to_leave counts only months that
+     * meet no lower level either.
+     */
+    step_down_at_once: z.boolean().default(false),
+    /** Programs of the same network this level is assessed instead of, in a month both are met (EFM over ECP). */
+    supersedes: z.array(ProgramSchema).default([]),
+    /** How far the service's data lets the rule be judged (contract/ratios.ts Certainty); the note says why. */
+    certainty: z.enum(CERTAINTIES, { error: () => `expected one of ${CERTAINTIES.join(', ')}` }).default('exact'),
+    certainty_note: z.string().optional(),
     note: z.string().optional(),
   })
   .refine((r) => !r.effective_from || !r.effective_to || r.effective_from <= r.effective_to, {
@@ -69,6 +86,25 @@ export const MidOverrideSchema = z.strictObject({
   disable: z.array(z.string()).default([]),
 });
 
+export const WatchSchema = z.strictObject({
+  /** Every condition of every level scaled by this fraction gives the level's watch band. */
+  fraction: z.number({ error: 'expected a fraction such as 0.8' }).gt(0, 'expected a fraction above 0').max(1, 'expected a fraction of at most 1').default(0.8),
+  /** A `watch` notice once per mid × network × program × month entering the band. */
+  notify: z.boolean().default(false),
+});
+
+/**
+ * A monitored merchant made of several MIDs (Visa identifies merchants by descriptor and may combine MIDs):
+ * the programs listed (default VAMP) are judged on the group's summed numerators and denominators.
+ */
+export const GroupSchema = z.strictObject({
+  mids: z.array(z.string().min(1)).min(1, 'expected at least one MID'),
+  programs: z.array(ProgramSchema).default(['vamp']),
+  /** The group's region (default: the region of its MIDs, which must then agree, else default_region). */
+  region: z.string().min(1).optional(),
+  note: z.string().optional(),
+});
+
 export const ThresholdsFileSchema = z.strictObject({
   version: z.literal(1, { error: () => 'expected 1' }).default(1),
   /** false: the file's rules are the whole set; true (default): they are added to the reference defaults. */
@@ -80,6 +116,9 @@ export const ThresholdsFileSchema = z.strictObject({
   /** Rule ids switched on (e.g. the legacy Mastercard early warning). */
   enable: z.array(z.string()).default([]),
   mids: z.record(z.string(), MidOverrideSchema).default({}),
+  watch: WatchSchema.default({ fraction: 0.8, notify: false }),
+  /** group id → the MIDs monitored as one merchant */
+  groups: z.record(z.string().min(1), GroupSchema).default({}),
 });
 export type ThresholdsFile = z.infer<typeof ThresholdsFileSchema>;
 
@@ -88,6 +127,15 @@ export interface RuleSet {
   defaultRegion: string;
   rules: Rule[];
   mids: Record<string, { region?: string; rules: Rule[]; disable: string[] }>;
+  /** the watch band; absent: fraction 0.8, no notices */
+  watch?: WatchSettings;
+  /** group id → its MIDs and the programs judged on the group; absent: none */
+  groups?: Record<string, { mids: string[]; programs: Program[]; region?: string }>;
+}
+
+/** The watch settings of a rule set (defaults when it has none). */
+export function watchOf(set: RuleSet): WatchSettings {
+  return set.watch ?? { fraction: 0.8, notify: false };
 }
 
 export function defaultThresholds(): ThresholdsFile {
@@ -110,7 +158,16 @@ export function resolveRules(file: ThresholdsFile): RuleSet {
     if (!r) throw new ConfigError([`thresholds: enable names an unknown rule id "${id}"`]);
     byId.set(id, { ...r, enabled: true });
   }
-  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids };
+  const seen = new Map<string, string>();
+  for (const [id, g] of Object.entries(file.groups)) {
+    for (const mid of g.mids) {
+      const other = seen.get(mid);
+      if (other !== undefined && other !== id) throw new ConfigError([`thresholds: MID "${mid}" is in two groups, "${other}" and "${id}"; a MID is monitored as one merchant`]);
+      seen.set(mid, id);
+    }
+  }
+  const groups = Object.fromEntries(Object.entries(file.groups).map(([id, g]) => [id, { mids: [...new Set(g.mids)], programs: g.programs, ...(g.region ? { region: g.region } : {}) }]));
+  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids, watch: file.watch, groups };
 }
 
 /** Parses thresholds text (JSON or YAML); errors name the field. */

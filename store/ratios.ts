@@ -44,6 +44,8 @@ export function toRatioRow(r: Record<string, unknown>): RatioRow {
     numerator_amount: num(r.numerator_amount),
     denominator_count: num(r.denominator_count),
     denominator_amount: num(r.denominator_amount),
+    month_transaction_count: num(r.month_transaction_count),
+    month_transaction_amount: num(r.month_transaction_amount),
     ratio: num(r.ratio),
     ratio_pct: num(r.ratio_pct),
     ratio_bps: num(r.ratio_bps),
@@ -52,6 +54,8 @@ export function toRatioRow(r: Record<string, unknown>): RatioRow {
     is_partial: r.is_partial === true || r.is_partial === 'true',
     days_covered: num(r.days_covered),
     days_in_month: num(r.days_in_month),
+    tc40_observed_from: r.tc40_observed_from == null ? null : String(r.tc40_observed_from).slice(0, 10),
+    numerator_complete: r.numerator_complete !== false && r.numerator_complete !== 'false',
   };
 }
 
@@ -101,6 +105,24 @@ export async function forEachRatioBatch(
     );
     await fn(rows.map(toRatioRow));
   }
+}
+
+/**
+ * The ratio rows of these MIDs and programs (months up to asOf's), sorted like forEachRatioBatch's: what a
+ * group of MIDs monitored as one merchant is judged on (alerts/explain.ts).
+ */
+export async function ratioRowsOf(store: QueryStore, q: { mids: string[]; programs: string[]; asOf?: Date | string }): Promise<RatioRow[]> {
+  if (q.mids.length === 0 || q.programs.length === 0) return [];
+  const params: Record<string, string> = {};
+  const mids = q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ');
+  const programs = q.programs.map((p, i) => { params[`p${i}`] = p; return `$p${i}`; }).join(', ');
+  if (q.asOf !== undefined) params.asof = monthOf(q.asOf);
+  const rows = await store.all<Record<string, unknown>>(
+    `SELECT * FROM mart_ratios WHERE mid IN (${mids}) AND program IN (${programs}) ${q.asOf !== undefined ? 'AND month <= $asof' : ''}
+      ORDER BY mid, network, program, metric, month, is_projection`,
+    params,
+  );
+  return rows.map(toRatioRow);
 }
 
 /**

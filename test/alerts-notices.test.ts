@@ -22,7 +22,9 @@ function row(mid: string, month: string, ratio: number): RatioRow {
     numerator: ratio * 10_000, denominator: 10_000, denominator_month: month,
     numerator_count: ratio * 10_000, numerator_amount: null, denominator_count: 10_000, denominator_amount: null,
     ratio, ratio_pct: ratio * 100, ratio_bps: ratio * 10_000, no_ratio_reason: null,
+    month_transaction_count: 10_000, month_transaction_amount: null,
     is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
+    tc40_observed_from: null, numerator_complete: true,
   };
 }
 const series = [row('m1', '2026-01', 0.005), row('m1', '2026-02', 0.012), row('m1', '2026-03', 0.025)];
@@ -67,7 +69,7 @@ describe('alert notices, judged without a store', () => {
   it('records one state per level and month: a level reached in a month it was projected for is reached', () => {
     const level = (over: Partial<MonthLevel>): MonthLevel => ({
       mid: 'm1', network: 'mastercard', program: 'ecp', month: '2026-04', level: 'low', rank: 1, met: ['low'], row: row('m1', '2026-04', 0.011),
-      rule: null, is_partial: true, is_projection: false, ...over,
+      rule: null, is_partial: true, is_projection: false, watch: null, superseded_by: null, streaks: [], ...over,
     });
     const states = stateRows({ reached: [level({})], projected: [level({ is_projection: true })], levels: [level({})], notices: [], now });
     expect(states.map((s) => [s.level, s.month, s.status, s.is_partial])).toEqual([['low', '2026-04', 'reached', true]]);

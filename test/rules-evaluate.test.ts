@@ -10,6 +10,8 @@ function row(p: Partial<RatioRow> & Pick<RatioRow, 'mid' | 'network' | 'program'
     metric: 'count', denominator_month: p.month, numerator_amount: p.num * 100, denominator_amount: p.den === null ? null : p.den * 100,
     no_ratio_reason: p.den === null ? 'no_previous_month' : p.den === 0 ? 'zero_transactions' : null,
     is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
+    month_transaction_count: p.den, month_transaction_amount: p.den === null ? null : p.den * 100,
+    tc40_observed_from: null, numerator_complete: true,
     ...p,
     numerator: p.num, denominator: p.den, numerator_count: p.numerator_count ?? p.num, denominator_count: p.den,
     ratio, ratio_pct: ratio === null ? null : ratio * 100, ratio_bps: ratio === null ? null : ratio * 10_000,

@@ -161,6 +161,9 @@ WITH cur AS MATERIALIZED (
           ELSE prev_transaction_amount END)::DOUBLE AS den_amount,
     CASE WHEN p.prev THEN prev_month ELSE month END AS den_month,
     NOT p.prev AS den_same_month,
+    -- Transactions of M itself (Discover's "100 net sales" is of the chargebacks' month).
+    transaction_count::DOUBLE AS month_tx_count,
+    transaction_amount::DOUBLE AS month_tx_amount,
     is_partial, days_covered, days_in_month
   FROM j
   JOIN programs p ON p.network IS NULL OR p.network = j.network
@@ -191,6 +194,8 @@ WITH obs AS (
     num_amount * factor AS numerator_amount,
     CASE WHEN den_same_month THEN den_count * factor ELSE den_count END AS denominator_count,
     CASE WHEN den_same_month THEN den_amount * factor ELSE den_amount END AS denominator_amount,
+    month_tx_count * factor AS month_transaction_count,
+    month_tx_amount * factor AS month_transaction_amount,
     no_ratio_reason, is_projection, is_partial, days_covered, days_in_month
   FROM obs
 ), nd AS (
@@ -200,10 +205,23 @@ WITH obs AS (
   FROM scaled
 )
 SELECT
-  mid, network, program, metric, month, numerator, denominator, denominator_month,
+  nd.mid, nd.network, nd.program, nd.metric, nd.month, numerator, denominator, denominator_month,
   CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator END AS ratio,
   CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator * 100 END AS ratio_pct,
   CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator * 10000 END AS ratio_bps,
-  no_ratio_reason, is_projection, is_partial, days_covered, days_in_month,
-  numerator_count, numerator_amount, denominator_count, denominator_amount
-FROM nd;
+  no_ratio_reason, nd.is_projection, is_partial, days_covered, days_in_month,
+  numerator_count, numerator_amount, denominator_count, denominator_amount,
+  month_transaction_count, month_transaction_amount,
+  -- TC40 coverage: events (TC40 fraud reports among them) are captured from the first event received on;
+  -- a VAMP / VFMP month starting before that counts disputes alone: a partial numerator.
+  cap.tc40_observed_from,
+  NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
+    OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete,
+  -- The last evaluation's explanation (rules as configured then; ratio_explanations, docs/ratios.md).
+  x.level, x.state, x.next_level, x.next_threshold, x.closeness, x.reason, x.region, x.region_source,
+  x.monitored_as, x.superseded_by, x.certainty, x.certainty_note, x.explained_at
+FROM nd
+CROSS JOIN (SELECT min(received_at)::DATE AS tc40_observed_from FROM events_raw) cap
+LEFT JOIN ratio_explanations x
+  ON x.mid = nd.mid AND x.network = nd.network AND x.program = nd.program AND x.metric = nd.metric
+ AND x.month = nd.month AND x.is_projection = nd.is_projection;

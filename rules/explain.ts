@@ -1,0 +1,116 @@
+// Explained ratio rows (issue #13): for each ratio row, where its mid × network × program stands under the
+// rules — level in force, state (clear / watch / level), the next level and how close the row is to it, why
+// it stopped short, the region it was judged under, the merchant it is monitored as, and how far the data
+// lets the level be trusted. Pure: rows and a rule set in, explained rows out (contract/ratios.ts
+// RatioExplanation; docs/ratios.md "Columns"). The same columns are on mart_ratios, as of the last evaluation.
+import type { ExplainedRatioRow, RatioExplanation, RatioRow } from '../contract/ratios.ts';
+import { evaluateRows, groupOf, regionInfo, type LevelRun, type MonthLevel } from './evaluate.ts';
+import { evaluateProjections } from './projection.ts';
+import type { ConditionField, Rule, RuleSet } from './thresholds.ts';
+
+const LABEL: Record<ConditionField, string> = {
+  numerator_count: 'count',
+  numerator_amount: 'amount',
+  denominator_count: 'transactions',
+  denominator_amount: 'transaction amount',
+  month_transaction_count: 'transactions in the month',
+  month_transaction_amount: 'transaction amount in the month',
+};
+
+/** 1500 → "1,500"; 1234.5 → "1,234.5" (at most 2 decimals). */
+export function figure(n: number): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+}
+
+/** A fraction as a percentage with two decimals: 0.0131 → "1.31 %". */
+export function percent(f: number): string {
+  return `${(f * 100).toFixed(2)} %`;
+}
+
+/** The conditions of a rule this row does not meet, as text ("ratio 1.31 % < 1.50 %", "count 43 < 1,500 minimum"). */
+export function failedConditions(rule: Rule, row: RatioRow): string[] {
+  const out: string[] = [];
+  if (row.ratio === null || !Number.isFinite(row.ratio)) out.push(`no ratio (${row.no_ratio_reason ?? 'no figures'})`);
+  else if (rule.comparison === '>=' ? !(row.ratio >= rule.ratio_threshold) : !(row.ratio > rule.ratio_threshold)) {
+    out.push(rule.comparison === '>=' ? `ratio ${percent(row.ratio)} < ${percent(rule.ratio_threshold)}` : `ratio ${percent(row.ratio)} not above ${percent(rule.ratio_threshold)}`);
+  }
+  for (const c of rule.conditions) {
+    const v = row[c.field];
+    if (v === null || v === undefined) out.push(`${LABEL[c.field]} not in the data`);
+    else if (c.comparison === '>=' ? !(v >= c.value) : !(v > c.value)) {
+      out.push(c.comparison === '>=' ? `${LABEL[c.field]} ${figure(v)} < ${figure(c.value)} minimum` : `${LABEL[c.field]} ${figure(v)} not above ${figure(c.value)}`);
+    }
+  }
+  return out;
+}
+
+/** Level names as the networks write them (ecm → ECM, excessive → excessive). */
+function levelName(level: string): string {
+  return /^(ecm|hecm|efm)$/.test(level) ? level.toUpperCase() : level;
+}
+
+const key = (x: { mid: string; network: string; program: string; month: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}\u0000${x.month}`;
+
+/** The explanation of one row from its series' month (null: no rule of the row's metric is in force). */
+export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSet, monitoredAs: string): RatioExplanation {
+  const { region, source } = regionInfo(set, monitoredAs);
+  const base: RatioExplanation = {
+    level: null, state: null, next_level: null, next_threshold: null, closeness: null, reason: null,
+    region, region_source: source, monitored_as: monitoredAs,
+    tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
+    superseded_by: null, certainty: null, certainty_note: null,
+  };
+  if (!l) return base;
+  const ruleOf = (s: LevelRun): Rule | undefined => s.live.find((r) => r.metric === row.metric);
+  const mine = l.streaks.filter((s) => ruleOf(s) !== undefined).sort((a, b) => a.rank - b.rank);
+  if (mine.length === 0) return base;
+  const current = l.level === null ? undefined : l.streaks.find((s) => s.level === l.level);
+  const currentRank = l.rank ?? -Infinity;
+  const next = mine.find((s) => s.rank > currentRank);
+  const measured = next ?? (current && ruleOf(current) ? current : undefined);
+  const measuredRule = measured ? ruleOf(measured) : undefined;
+  const reasons: string[] = [];
+  if (l.superseded_by) reasons.push(`assessed as ${levelName(l.superseded_by)}`);
+  if (current && !current.met && current.in && !l.is_partial) {
+    reasons.push(`${levelName(current.level)} kept until ${current.leave} consecutive months below (${current.missRun} so far)`);
+  }
+  if (next) {
+    const rule = ruleOf(next) as Rule;
+    const failed = failedConditions(rule, row);
+    if (failed.length) reasons.push(...failed);
+    else if (!next.in) reasons.push(`needs ${next.enter} consecutive months (${next.metRun} so far)`);
+  }
+  // The rule the level (or the next one) was decided on says how far it can be trusted.
+  const decided = (current && ruleOf(current)) ?? measuredRule;
+  if (decided?.certainty === 'unconfirmed' && decided.certainty_note && (current || (next && next.met))) reasons.push(decided.certainty_note);
+  const threshold = measuredRule?.ratio_threshold ?? null;
+  return {
+    ...base,
+    level: l.level,
+    state: l.level !== null ? 'level' : l.watch !== null ? 'watch' : 'clear',
+    next_level: next?.level ?? null,
+    next_threshold: next ? (ruleOf(next) as Rule).ratio_threshold : null,
+    closeness: row.ratio !== null && threshold !== null && threshold > 0 ? row.ratio / threshold : null,
+    reason: reasons.length ? reasons.join('; ') : null,
+    superseded_by: l.superseded_by,
+    certainty: decided?.certainty ?? null,
+    certainty_note: decided?.certainty_note ?? null,
+  };
+}
+
+/**
+ * Each row with its explanation, in the order given. Rows must hold every month of their MIDs up to the
+ * latest shown (streaks need them) and, for a grouped MID, every member's rows of the group's programs (the
+ * group is judged on their sums; alerts/explain.ts reads them so from the store).
+ */
+export function explainRows(rows: RatioRow[], set: RuleSet): ExplainedRatioRow[] {
+  const actual = new Map<string, MonthLevel>();
+  for (const l of evaluateRows(rows, set)) actual.set(key(l), l);
+  const projected = new Map<string, MonthLevel>();
+  for (const l of evaluateProjections(rows, set)) projected.set(key(l), l);
+  return rows.map((r) => {
+    const monitoredAs = groupOf(set, r.mid, r.program) ?? r.mid;
+    const l = (r.is_projection ? projected : actual).get(key({ ...r, mid: monitoredAs }));
+    return { ...r, ...explainRow(r, l, set, monitoredAs) };
+  });
+}
