@@ -1,32 +1,57 @@
 // cbp ratios / cbp alerts as a user runs them: a store on disk, read read-only, JSON out.
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
-import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
+import { cbp as cbpRun } from './activities-fixtures.ts';
+import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 let dir = '';
 let env: NodeJS.ProcessEnv;
+let base: Record<string, string>;
 
 function cbp(...args: string[]) {
   const r = spawnSync(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env, encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+type Row = Record<string, unknown>;
+async function ratios(args: string[], extra: Record<string, string> = {}): Promise<Row[]> {
+  const r = await cbpRun(['ratios', ...args, '--json'], { ...base, ...extra });
+  expect(r.stderr).toBe('');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as Row[];
+}
+const key = (r: Row) => `${r.mid} ${r.network} ${r.program} ${r.metric} ${r.month}${r.is_projection ? ' proj' : ''}`;
+
 beforeAll(async () => {
   const t = await tempStore();
   dir = t.dir;
+  // m1: Mastercard ECM in 2026-01 (400 / 20,000 of 2025-12 = 2 %); m2: no previous month; v1, v2: Visa VAMP
+  // below its threshold, v1 with a month to date (14 of 28 days of 2026-02); v2's chargebacks are in EUR.
   await insertStats(t.store, [
     { mid: 'm1', network: 'mastercard', month: '2025-12', cb: 10, tx: 20_000 },
     { mid: 'm1', network: 'mastercard', month: '2026-01', cb: 400, tx: 25_000 },
     { mid: 'm2', network: 'mastercard', month: '2026-01', cb: 400, tx: 25_000 },
+    { mid: 'v1', network: 'visa', month: '2026-01', cb: 20, tx: 10_000 },
+    { mid: 'v1', network: 'visa', month: '2026-02', cb: 12, tx: 4_000, endDay: 14 },
+    { mid: 'v2', network: 'visa', month: '2026-01', cb: 20, tx: 10_000 },
   ]);
+  await insertChargebacks(t.store, [
+    { mid: 'v1', network: 'visa', received: '2026-01-10', n: 130 },
+    { mid: 'v1', network: 'visa', received: '2026-02-10', n: 60 },
+    { mid: 'v2', network: 'visa', received: '2026-01-10', n: 30 },
+  ]);
+  await t.store.run(`UPDATE chargebacks SET currency = 'EUR' WHERE mid = 'v2'`);
   await evaluateAlerts(t.store, { asOf: '2026-02-05T00:00:00Z', rules: loadRules() });
   t.store.close();
+  fs.writeFileSync(path.join(dir, 'thresholds.yaml'), 'mids:\n  v1: { region: CEMEA }\n');
   env = { PATH: process.env.PATH, HOME: process.env.HOME, CBP_DB_PATH: t.dbPath, CBP_SNAPSHOT_PATH: path.join(dir, 'none.duckdb'), CBP_LOG_LEVEL: 'silent' };
+  base = { CBP_DB_PATH: t.dbPath, CBP_SNAPSHOT_PATH: path.join(dir, 'none.duckdb'), CBP_LOG_LEVEL: 'silent' };
 }, 60_000);
 afterAll(() => cleanup(undefined, dir));
 
@@ -45,10 +70,100 @@ describe('cbp ratios', () => {
   it('prints a table for people and rejects a bad month with exit code 2', () => {
     const t = cbp('ratios', '--mid', 'm1');
     expect(t.code).toBe(0);
-    expect(t.stdout).toContain('ecm');
+    expect(t.stdout).toContain('ECM');
     const bad = cbp('ratios', '--month', '2026-13');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--month must be YYYY-MM/);
+  });
+});
+
+describe('cbp ratios with no flags: what a person asks first', () => {
+  it('shows the latest complete month and the month to date, programs in force only, at risk first', async () => {
+    const rows = await ratios([]);
+    expect([...new Set(rows.map((r) => r.month))]).toEqual(['2026-01', '2026-02']);
+    // Programs in force: ECP and EFM counts, VAMP; not monthly, not the retired VDMP / VFMP, not ECP amounts.
+    expect([...new Set(rows.map((r) => `${r.network} ${r.program} ${r.metric}`))].sort()).toEqual(['mastercard ecp count', 'mastercard efm count', 'visa vamp count']);
+    // Closeness (ratio ÷ the next level's threshold), highest first, within each month; no ratio last.
+    const jan = rows.filter((r) => r.month === '2026-01');
+    expect(jan.map(key)).toEqual([
+      'm1 mastercard ecp count 2026-01', 'v1 visa vamp count 2026-01', 'v2 visa vamp count 2026-01', 'm1 mastercard efm count 2026-01',
+      'm2 mastercard ecp count 2026-01', 'm2 mastercard efm count 2026-01',
+    ]);
+    const close = jan.map((r) => (r.closeness === null ? -1 : (r.closeness as number)));
+    expect(close).toEqual([...close].sort((a, b) => b - a));
+    expect(jan[0]).toMatchObject({ level: 'ecm', state: 'level', next_level: 'hecm', next_threshold: 0.03, region: 'US', region_source: 'default' });
+    expect(jan[0].closeness).toBeCloseTo(0.02 / 0.03, 12);
+    // The month to date: the observed row then its projection, each labelled.
+    expect(rows.filter((r) => r.month === '2026-02').map((r) => [key(r), r.is_partial])).toEqual([
+      ['v1 visa vamp count 2026-02', true], ['v1 visa vamp count 2026-02 proj', true],
+    ]);
+  });
+
+  it('prints one section per month, month to date labelled, in 120 columns, with the no-region footer', async () => {
+    const r = await cbpRun(['ratios'], base);
+    expect(r.code, r.stderr).toBe(0);
+    const out = r.stdout;
+    expect(out).toMatch(/^2026-01, complete month: 6 rows, 1 at a level, 0 watch$/m);
+    expect(out).toMatch(/^2026-02, MONTH TO DATE \(14 of 28 days\): figures so far; PROJ rows projected to month end/m);
+    expect(out).toMatch(/^state +mid +program +ratio +next at +closeness +figures +region +marks +why not the next level$/m);
+    expect(out).toMatch(/^ECM +m1 +mc ecp +2\.00% +hecm 3% +0\.67 +400 \/ 20,000 +US\* +ratio 2\.00 % < 3\.00 %/m);
+    expect(out).toMatch(/ v1 +visa vamp .* MTD\b/);
+    expect(out).toMatch(/ v1 +visa vamp .* PROJ\b/);
+    expect(out).toContain('MTD month to date');
+    for (const line of out.split('\n')) expect(line.length, line).toBeLessThanOrEqual(120);
+    expect(out.replace(/\n\s+/g, ' ')).toContain(
+      '* 4 MIDs have no region of their own and were evaluated as US (the built-in default; set CBP_DEFAULT_REGION, or set mids.<mid>.region in the thresholds file).',
+    );
+  });
+
+  it('names the region each MID was evaluated under: its own, else CBP_DEFAULT_REGION, and says how many have none', async () => {
+    const extra = { CBP_DEFAULT_REGION: 'eu', CBP_THRESHOLDS_FILE: path.join(dir, 'thresholds.yaml') };
+    const rows = await ratios(['--month', '2026-01'], extra);
+    expect(rows.find((r) => r.mid === 'v1')).toMatchObject({ region: 'CEMEA', region_source: 'mid' });
+    expect(rows.find((r) => r.mid === 'v2')).toMatchObject({ region: 'EU', region_source: 'default' });
+    const t = await cbpRun(['ratios', '--month', '2026-01'], { ...base, ...extra });
+    expect(t.stdout.replace(/\n\s+/g, ' ')).toContain('* 3 MIDs have no region of their own and were evaluated as EU (CBP_DEFAULT_REGION; or set mids.<mid>.region in the thresholds file).');
+    expect(t.stdout).toMatch(/ v1 +visa vamp .* CEMEA /);
+  });
+
+  it('filters by network, program (retired ones too), metric, month, and leaves out projections on asking', async () => {
+    expect(new Set((await ratios(['--network', 'visa'])).map((r) => r.network))).toEqual(new Set(['visa']));
+    const vdmp = await ratios(['--program', 'vdmp', '--month', '2026-01']);
+    expect(vdmp.map(key)).toEqual(['v1 visa vdmp count 2026-01', 'v2 visa vdmp count 2026-01']);
+    const amounts = await ratios(['--metric', 'amount', '--month', '2026-01']);
+    expect(amounts.map(key).sort()).toEqual(['m1 mastercard ecp amount 2026-01', 'm2 mastercard ecp amount 2026-01']);
+    const all = await ratios(['--all-programs', '--month', '2026-01']);
+    expect(new Set(all.map((r) => r.program))).toEqual(new Set(['monthly', 'vamp', 'vdmp', 'vfmp', 'ecp', 'efm']));
+    expect(new Set((await ratios(['--all'])).map((r) => r.month))).toEqual(new Set(['2025-12', '2026-01', '2026-02']));
+    expect((await ratios(['--month', '2025-12'])).every((r) => r.month === '2025-12')).toBe(true);
+    const noProj = await ratios(['--no-projection']);
+    expect(noProj.some((r) => r.is_projection)).toBe(false);
+    expect(noProj.some((r) => r.is_partial)).toBe(true);
+  });
+
+  it("gives amounts with their MID's currency, as its chargebacks name it; unknown when none does", async () => {
+    const rows = await ratios(['--all-programs', '--metric', 'amount', '--month', '2026-01']);
+    expect(rows.find((r) => r.mid === 'v2' && r.program === 'monthly')).toMatchObject({ currency: 'EUR', currencies: ['EUR'] });
+    expect(rows.find((r) => r.mid === 'v1' && r.program === 'monthly')).toMatchObject({ currency: 'USD' });
+    expect(rows.find((r) => r.mid === 'm1' && r.program === 'ecp')).toMatchObject({ currency: null, currencies: [] });
+    const t = await cbpRun(['ratios', '--all-programs', '--metric', 'amount', '--month', '2026-01'], base);
+    expect(t.stdout).toMatch(/ v2 +visa monthly amt .* EUR 200 \/ 100,000 /);
+    expect(t.stdout).toMatch(/ m1 +mc ecp amt .* \? 4,000 \/ 200,000 /);
+    expect(t.stdout.replace(/\n\s+/g, ' ')).toContain("Amounts are in each MID's currency, as its chargebacks name it (the MID report names none); 2 MIDs without one known currency");
+  });
+
+  it('refuses unknown --network, --program, --metric values and --month with --all (exit 2), listing the valid ones', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--network', 'amex'], '--network: unknown network "amex"; expected one of visa, mastercard, american_express, discover'],
+      [['--program', 'vampire'], '--program: unknown program "vampire"; expected one of monthly, vamp, vdmp, vfmp, ecp, efm, discover_excessive, amex_excessive'],
+      [['--metric', 'ratio'], '--metric: unknown metric "ratio"; expected one of count, amount'],
+      [['--month', '2026-01', '--all'], 'give --month or --all, not both'],
+    ];
+    for (const [args, msg] of cases) {
+      const r = await cbpRun(['ratios', ...args], base);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toContain(msg);
+    }
   });
 });
 

@@ -1,15 +1,19 @@
-// cbp ratios: the ratio table with the level each row reaches (rules from CBP_THRESHOLDS_FILE or the
-// reference defaults). Reads the published snapshot, else the store opened read-only.
+// cbp ratios: what a person asks first. With no flags: the latest complete month and the month to date, the
+// programs in force only, MIDs at risk first (closeness: ratio ÷ the threshold of the next level), each row
+// with its state (clear / watch / the level in CAPITALS), the region it was evaluated under, its marks (month
+// to date, projection, TC40s not yet captured) and why it did not reach the next level; amounts with their
+// currency. --json gives every column, unrounded. Reads the published snapshot, else the store read-only.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
+import { addMonths } from '../../lib/utc.ts';
+import { NETWORKS } from '../../contract/common.ts';
 import type { Store } from '../../store/db.ts';
-import { evaluateRows, type RatioRow } from '../../rules/evaluate.ts';
-import { evaluateProjections } from '../../rules/projection.ts';
-import { loadRules, PROGRAMS, type RuleSet } from '../../rules/thresholds.ts';
-import { ruleTargets } from '../../alerts/engine.ts';
+import { midCurrencies } from '../../store/currency.ts';
 import { forEachRatioBatch } from '../../store/ratios.ts';
+import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
+import { explainRows, type ExplainedRatioRow } from './ratios-explain.ts';
 
 /**
  * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
@@ -24,86 +28,321 @@ export async function openForReading(ctx: Ctx, snapshot?: string): Promise<Store
   return analyst.openAnalystSession(cfg.dbPath, { memoryLimit: cfg.storeMemoryLimit });
 }
 
-export interface RatioOutRow {
-  mid: string;
-  network: string;
-  program: string;
-  metric: string;
-  month: string;
-  numerator: number | null;
-  denominator: number | null;
-  denominator_month: string | null;
-  ratio: number | null;
-  ratio_pct: number | null;
-  ratio_bps: number | null;
-  no_ratio_reason: string | null;
-  is_projection: boolean;
-  is_partial: boolean;
-  level: string | null;
+/** One row of `cbp ratios --json`: the ratio row, its explanation, and the currency of its MID's amounts. */
+export type RatioOutRow = ExplainedRatioRow & {
+  /** ISO 4217 code of the MID's amounts (from its chargebacks: the MID report names none); null: unknown or mixed */
+  currency: string | null;
+  /** every code the MID's chargebacks carry (more than one: mixed) */
+  currencies: string[];
+};
+
+export interface RatiosQuery {
+  month?: string;
+  all?: boolean;
+  mid?: string;
+  network?: string;
+  program?: string;
+  metric?: string;
+  allPrograms?: boolean;
+  projection?: boolean;
 }
 
-/** Ratio rows with the highest level their mid × network × program reaches that month. */
-export function withLevels(rows: RatioRow[], rules: RuleSet): RatioOutRow[] {
-  const targets = new Set(ruleTargets(rules));
-  const key = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
-  const actual = new Map(evaluateRows(rows, rules).map((l) => [key(l), l.level]));
-  const projected = new Map(evaluateProjections(rows, rules).map((l) => [key(l), l.level]));
-  return rows.map((r) => ({
-    mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month,
-    numerator: r.numerator, denominator: r.denominator, denominator_month: r.denominator_month,
-    ratio: r.ratio, ratio_pct: r.ratio_pct, ratio_bps: r.ratio_bps, no_ratio_reason: r.no_ratio_reason,
-    is_projection: r.is_projection, is_partial: r.is_partial,
-    level: targets.has(`${r.network}|${r.program}|${r.metric}`) ? ((r.is_projection ? projected : actual).get(key(r)) ?? null) : null,
-  }));
+/** What `cbp ratios` shows: the rows, and what the human view says around them. */
+export interface RatiosView {
+  rows: RatioOutRow[];
+  /** The months shown, in order, with what each is: complete, or month to date (days covered of the month). */
+  months: Array<{ month: string; kind: 'complete' | 'month_to_date'; days_covered: number | null; days_in_month: number | null }>;
+  /** 'latest' (no flags), 'month' (--month), 'all' (--all) */
+  scope: 'latest' | 'month' | 'all';
+  defaultRegion: string;
+  defaultRegionFrom: string;
+  /** MIDs shown that have no region of their own (evaluated under defaultRegion) */
+  midsWithoutRegion: string[];
+  /** MIDs shown whose amounts' currency is not known (no chargeback names one) or mixed */
+  midsWithoutCurrency: string[];
+  allPrograms: boolean;
 }
 
-function fmt(n: number | null, digits = 3): string {
-  return n === null ? '-' : Number.isInteger(n) ? String(n) : n.toFixed(digits);
+/**
+ * Whether some enabled rule for this MID reads this network × program (× metric, unless anyMetric) in this
+ * month: the programs in force. Retired programs (VDMP, VFMP after 2025-03) and programs no rule reads
+ * (monthly) are not.
+ */
+export function inForceFor(rules: RuleSet, r: { mid: string; network: string; program: string; metric: string; month: string }, anyMetric = false): boolean {
+  const o = rules.mids[r.mid];
+  const all: Rule[] = o ? [...rules.rules.filter((x) => !o.disable.includes(x.id)), ...o.rules] : rules.rules;
+  return all.some(
+    (x) =>
+      x.enabled && x.network === r.network && x.program === r.program && (anyMetric || x.metric === r.metric) &&
+      !(x.effective_from && x.effective_from > `${r.month}-31`) && !(x.effective_to && x.effective_to < `${r.month}-01`),
+  );
 }
 
-export function renderRatios(rows: RatioOutRow[]): string {
-  const head = ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'den. month', 'ratio %', 'bps', 'level', 'note'];
+function checkChoice(flag: string, value: string | undefined, valid: readonly string[]): void {
+  if (value !== undefined && !valid.includes(value)) throw new UsageError(`${flag}: unknown ${flag.slice(2)} ${JSON.stringify(value)}; expected one of ${valid.join(', ')}`);
+}
+
+/** Validates the flags: exit 2, naming the valid values. */
+export function checkRatiosQuery(q: RatiosQuery): void {
+  if (q.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(q.month)) throw new UsageError(`--month must be YYYY-MM, got ${JSON.stringify(q.month)}`);
+  if (q.month !== undefined && q.all) throw new UsageError('give --month or --all, not both');
+  checkChoice('--network', q.network, NETWORKS);
+  checkChoice('--program', q.program, PROGRAMS);
+  checkChoice('--metric', q.metric, METRICS);
+}
+
+const NULL_LAST = -Infinity;
+
+/** The rows of one month, MIDs at risk first: each series by its highest closeness (observed or projected), its observed row before its projection. */
+function sortMonth(rows: RatioOutRow[]): RatioOutRow[] {
+  const series = (r: RatioOutRow) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.metric}`;
+  const top = new Map<string, number>();
+  for (const r of rows) top.set(series(r), Math.max(top.get(series(r)) ?? NULL_LAST, r.closeness ?? NULL_LAST));
+  return [...rows].sort((a, b) => {
+    const ta = top.get(series(a))!;
+    const tb = top.get(series(b))!;
+    if (ta !== tb) return tb - ta;
+    const ka = series(a);
+    const kb = series(b);
+    if (ka !== kb) return ka < kb ? -1 : 1;
+    return Number(a.is_projection) - Number(b.is_projection);
+  });
+}
+
+/** Reads, explains, filters and sorts the ratio rows as `cbp ratios` shows them. */
+export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, q: RatiosQuery): Promise<RatiosView> {
+  checkRatiosQuery(q);
+  const scope: RatiosView['scope'] = q.month ? 'month' : q.all ? 'all' : 'latest';
+  const currencies = await midCurrencies(store, { mid: q.mid });
+  let kept: RatioOutRow[] = [];
+  let latest = '';
+  const partialIn = new Set<string>();
+  // Levels need each MID's earlier months, so whole MIDs are read (in batches) and cut to the months shown after.
+  await forEachRatioBatch(store, { mid: q.mid, asOf: q.month ? `${q.month}-01T00:00:00Z` : undefined }, (rows) => {
+    for (const r of explainRows(rows, rules)) {
+      if (r.month > latest) latest = r.month;
+      if (r.is_partial && !r.is_projection) partialIn.add(r.month);
+      if (scope === 'month' && r.month !== q.month) continue;
+      if (scope === 'latest' && r.month < addMonths(latest, -1)) continue;
+      if (q.network && r.network !== q.network) continue;
+      if (q.program && r.program !== q.program) continue;
+      if (q.metric && r.metric !== q.metric) continue;
+      if (q.projection === false && r.is_projection) continue;
+      // Programs in force only, unless asked: --program names one (retired or not), --metric asks for a metric
+      // of the programs in force that no rule may read (ECP amounts).
+      if (!q.allPrograms && !q.program && !inForceFor(rules, r, q.metric !== undefined)) continue;
+      const codes = currencies.get(r.mid) ?? [];
+      kept.push({ ...r, currency: codes.length === 1 ? codes[0] : null, currencies: codes });
+    }
+    // Keep memory to the months that can still be shown.
+    if (scope === 'latest') kept = kept.filter((r) => r.month >= addMonths(latest, -1));
+  });
+  // No flags: the latest month, and the one before when the latest is month to date.
+  const shownMonths =
+    scope === 'latest' ? (latest === '' ? [] : partialIn.has(latest) ? [addMonths(latest, -1), latest] : [latest])
+      : [...new Set(kept.map((r) => r.month))].sort();
+  if (scope === 'latest') kept = kept.filter((r) => shownMonths.includes(r.month));
+  const months = shownMonths.map((m) => {
+    const inMonth = kept.filter((r) => r.month === m && !r.is_projection);
+    const partial = inMonth.some((r) => r.is_partial) || (scope === 'latest' && m === latest && partialIn.has(m));
+    const covered = inMonth.filter((r) => r.is_partial).map((r) => r.days_covered ?? 0);
+    return {
+      month: m,
+      kind: partial ? ('month_to_date' as const) : ('complete' as const),
+      days_covered: partial && covered.length ? Math.max(...covered) : null,
+      days_in_month: partial ? (inMonth.find((r) => r.days_in_month !== null)?.days_in_month ?? null) : null,
+    };
+  });
+  const rows = months.flatMap((m) => sortMonth(kept.filter((r) => r.month === m.month)));
+  const mids = [...new Set(rows.map((r) => r.mid))];
+  return {
+    rows,
+    months,
+    scope,
+    defaultRegion: rules.defaultRegion,
+    defaultRegionFrom: rules.defaultRegionFrom,
+    midsWithoutRegion: mids.filter((m) => rules.mids[m]?.region === undefined),
+    midsWithoutCurrency: mids.filter((m) => (currencies.get(m) ?? []).length !== 1),
+    allPrograms: q.allPrograms === true,
+  };
+}
+
+// --- the table ------------------------------------------------------------------------------------------
+
+/** The table fits a terminal this wide: the last column (why not the next level) is cut to fit. */
+export const TABLE_WIDTH = 120;
+
+const NETWORK_SHORT: Record<string, string> = { visa: 'visa', mastercard: 'mc', american_express: 'amex', discover: 'disc' };
+const PROGRAM_SHORT: Record<string, string> = { discover_excessive: 'excessive', amex_excessive: 'excessive' };
+
+function programLabel(r: RatioOutRow): string {
+  return `${NETWORK_SHORT[r.network] ?? r.network} ${PROGRAM_SHORT[r.program] ?? r.program}${r.metric === 'amount' ? ' amt' : ''}`;
+}
+
+const whole = (v: number | null): string => (v === null || !Number.isFinite(v) ? '-' : Math.round(v).toLocaleString('en-US'));
+
+/** A percentage with 2 decimals, trailing zeros dropped for thresholds ("3%", "1.5%", "0.65%"). */
+function pctText(f: number, trim: boolean): string {
+  const s = (f * 100).toFixed(2);
+  return `${trim ? s.replace(/\.?0+$/, '') : s}%`;
+}
+
+function stateText(r: RatioOutRow): string {
+  if (r.state === null) return '-';
+  if (r.state === 'level' && r.level) return r.level.toUpperCase();
+  return r.state === 'level' ? 'LEVEL' : r.state;
+}
+
+function figuresText(r: RatioOutRow): string {
+  const f = `${whole(r.numerator)} / ${whole(r.denominator)}`;
+  if (r.metric !== 'amount') return f;
+  return `${r.currency ?? (r.currencies.length > 1 ? 'mixed' : '?')} ${f}`;
+}
+
+/** Short marks, explained under the table: MTD, PROJ, TC40- (numerator without TC40s), ≈ approximate, ? unconfirmed. */
+function marks(r: RatioOutRow): string[] {
+  const m: string[] = [];
+  if (r.is_projection) m.push('PROJ');
+  else if (r.is_partial) m.push('MTD');
+  if (r.numerator_complete === false) m.push('TC40-');
+  if (r.certainty === 'approximate') m.push('≈');
+  if (r.certainty === 'unconfirmed') m.push('?');
+  return m;
+}
+
+const MARK_LEGEND: Record<string, string> = {
+  MTD: 'MTD month to date',
+  PROJ: 'PROJ projected to month end from the run rate (never observed)',
+  'TC40-': 'TC40- partial: the month lies before TC40 fraud reports were captured, the numerator counts disputes only',
+  '≈': '≈ approximate: computed on all transactions (the data cannot tell card-not-present or e-commerce ones)',
+  '?': '? unconfirmed: a condition is not in the data (e.g. the 3-D Secure share)',
+};
+
+function whyText(r: RatioOutRow): string {
+  const parts = [r.reason, r.ratio === null && r.no_ratio_reason ? `no ratio: ${r.no_ratio_reason.replace(/_/g, ' ')}` : null];
+  if (r.superseded_by) parts.push(`assessed as ${r.superseded_by.toUpperCase()}`);
+  return [...new Set(parts.filter((x): x is string => !!x))].join('; ');
+}
+
+const HEAD = ['state', 'mid', 'program', 'ratio', 'next at', 'closeness', 'figures', 'region', 'marks', 'why not the next level'];
+const RIGHT = new Set([3, 5]);
+
+function tableLines(rows: RatioOutRow[], width: number): string[] {
   const body = rows.map((r) => [
-    r.mid, r.network, r.program, r.metric, r.month, fmt(r.numerator, 2), fmt(r.denominator, 2), r.denominator_month ?? '-',
-    r.ratio_pct === null ? '-' : r.ratio_pct.toFixed(4), r.ratio_bps === null ? '-' : r.ratio_bps.toFixed(2), r.level ?? '-',
-    [r.is_projection ? 'PROJECTION to month end' : r.is_partial ? 'month to date' : '', r.no_ratio_reason ?? ''].filter(Boolean).join('; '),
+    stateText(r),
+    r.mid,
+    programLabel(r),
+    r.ratio === null ? '-' : pctText(r.ratio, false),
+    r.next_level === null || r.next_threshold === null ? (r.state === null ? '-' : 'top') : `${r.next_level} ${pctText(r.next_threshold, true)}`,
+    r.closeness === null ? '-' : r.closeness.toFixed(2),
+    figuresText(r),
+    r.region === null ? '-' : `${r.region}${r.region_source === 'default' ? '*' : ''}`,
+    marks(r).join(' '),
+    whyText(r),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd();
-  return [line(head), ...body.map(line), `(${rows.length} row${rows.length === 1 ? '' : 's'})`].join('\n');
+  const widths = HEAD.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const fixed = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
+  widths[widths.length - 1] = Math.max(HEAD[HEAD.length - 1].length, Math.min(widths[widths.length - 1], width - fixed));
+  const cell = (x: string, i: number) => {
+    const w = widths[i];
+    const t = x.length > w ? `${x.slice(0, w - 1)}…` : x;
+    return RIGHT.has(i) ? t.padStart(w) : t.padEnd(w);
+  };
+  const line = (c: string[]) => c.map((x, i) => cell(x, i)).join('  ').trimEnd();
+  return [line(HEAD), ...body.map(line)];
+}
+
+function monthTitle(m: RatiosView['months'][number], rows: RatioOutRow[]): string {
+  const observed = rows.filter((r) => !r.is_projection);
+  const levels = observed.filter((r) => r.state === 'level').length;
+  const watch = observed.filter((r) => r.state === 'watch').length;
+  const what =
+    m.kind === 'complete'
+      ? 'complete month'
+      : `MONTH TO DATE${m.days_covered !== null && m.days_in_month !== null ? ` (${m.days_covered} of ${m.days_in_month} days)` : ''}: figures so far; PROJ rows projected to month end`;
+  return `${m.month}, ${what}: ${rows.length} row${rows.length === 1 ? '' : 's'}, ${levels} at a level, ${watch} watch`;
+}
+
+/** Words of one line wrapped at width, continuation lines indented like the first (plus two). */
+function wrap(text: string, width: number): string[] {
+  const indent = /^\s*/.exec(text)![0] + '  ';
+  const lines: string[] = [];
+  let cur = '';
+  for (const word of text.trim().split(' ')) {
+    const lead = lines.length === 0 ? /^\s*/.exec(text)![0] : indent;
+    if (cur && (lead + cur + ' ' + word).length > width) {
+      lines.push(lead + cur);
+      cur = word;
+    } else cur = cur ? `${cur} ${word}` : word;
+  }
+  if (cur) lines.push((lines.length === 0 ? /^\s*/.exec(text)![0] : indent) + cur);
+  return lines;
+}
+
+export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
+  const out: string[] = [];
+  if (v.rows.length === 0) {
+    out.push(v.months.length === 0 && v.scope === 'latest' ? 'No ratio rows yet: load a MID report first (cbp run nightly, or cbp load).' : 'No ratio rows match.');
+  }
+  for (const m of v.months) {
+    const rows = v.rows.filter((r) => r.month === m.month);
+    if (rows.length === 0) continue;
+    if (out.length) out.push('');
+    out.push(monthTitle(m, rows), ...tableLines(rows, width));
+  }
+  const notes: string[] = [];
+  if (v.rows.length) {
+    notes.push(
+      `Sorted at risk first: closeness = ratio ÷ the next level's threshold (1.00 = at it). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +
+        `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json.`,
+    );
+    const used = new Set(v.rows.flatMap(marks));
+    for (const k of Object.keys(MARK_LEGEND)) if (used.has(k)) notes.push(`  ${MARK_LEGEND[k]}`);
+    if (v.rows.some((r) => r.metric === 'amount' || /amount/.test(r.reason ?? ''))) {
+      const n = v.midsWithoutCurrency.length;
+      notes.push(
+        `  Amounts are in each MID's currency, as its chargebacks name it (the MID report names none)${n ? `; ${n} MID${n === 1 ? '' : 's'} without one known currency (? unknown, or mixed)` : ''}.`,
+      );
+    }
+  }
+  const n = v.midsWithoutRegion.length;
+  if (n) {
+    const from = v.defaultRegionFrom === 'built-in' ? 'the built-in default; set CBP_DEFAULT_REGION, or' : `${v.defaultRegionFrom}; or`;
+    notes.push(
+      `* ${n} MID${n === 1 ? ' has' : 's have'} no region of ${n === 1 ? 'its' : 'their'} own and ${n === 1 ? 'was' : 'were'} evaluated as ${v.defaultRegion} (${from} set mids.<mid>.region in the thresholds file).`,
+    );
+  }
+  if (notes.length) out.push('', ...notes.flatMap((t) => wrap(t, width)));
+  return out.join('\n');
 }
 
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('ratios')
-    .description('Chargeback ratios per MID, network, program and month, with the level each reaches')
+    .description('Chargeback ratios: the latest complete month and the month to date, programs in force, MIDs at risk first, each with its state and why it did not reach the next level')
     .option('--month <YYYY-MM>', 'only this month (levels still use the months before it)')
+    .option('--all', 'every month, not only the latest complete one and the month to date')
     .option('--mid <mid>', 'only this MID')
-    .option('--program <program>', `only this program (${PROGRAMS.join(', ')})`)
+    .option('--network <network>', `only this network (${NETWORKS.join(', ')})`)
+    .option('--program <program>', `only this program (${PROGRAMS.join(', ')}); shown even when retired`)
+    .option('--metric <metric>', `only this metric (${METRICS.join(', ')})`)
+    .option('--all-programs', 'also programs not in force: retired ones (VDMP, VFMP) and ones no enabled rule reads (monthly)')
     .option('--no-projection', 'leave out the projected rows of open months')
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
-    .option('--json', 'print an array of rows (ratio as an unrounded fraction)')
-    .action(async (o: { month?: string; mid?: string; program?: string; projection: boolean; snapshot?: string; json?: boolean }) => {
-      if (o.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month)) throw new UsageError(`--month must be YYYY-MM, got ${JSON.stringify(o.month)}`);
-      if (o.program !== undefined && !(PROGRAMS as readonly string[]).includes(o.program)) {
-        throw new UsageError(`--program: unknown program ${JSON.stringify(o.program)}; expected one of ${PROGRAMS.join(', ')}`);
-      }
-      const rules = loadRules(ctx.config().thresholdsFile, { defaultRegion: ctx.config().defaultRegion });
+    .option('--json', 'print an array of rows with every column (ratio as an unrounded fraction)')
+    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; snapshot?: string; json?: boolean }) => {
+      const q: RatiosQuery = { month: o.month, all: o.all, mid: o.mid, network: o.network, program: o.program, metric: o.metric, allPrograms: o.allPrograms, projection: o.projection };
+      checkRatiosQuery(q);
+      const cfg = ctx.config();
+      const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
       const store = await openForReading(ctx, o.snapshot);
-      const out: RatioOutRow[] = [];
+      let view: RatiosView;
       try {
-        // Levels need each MID's earlier months, so whole MIDs are read (in batches) and cut to --month after.
-        await forEachRatioBatch(store, { mid: o.mid, asOf: o.month ? `${o.month}-01T00:00:00Z` : undefined }, (rows) => {
-          for (const r of withLevels(rows, rules)) {
-            if (o.month && r.month !== o.month) continue;
-            if (o.program && r.program !== o.program) continue;
-            if (!o.projection && r.is_projection) continue;
-            out.push(r);
-          }
-        });
+        view = await ratiosView(store, rules, q);
       } finally {
         store.close();
       }
-      ctx.out(out, renderRatios, o.json);
+      if (o.json) ctx.out(view.rows, undefined, true);
+      else ctx.out(view, (v: RatiosView) => renderRatios(v));
     });
 }
