@@ -59,8 +59,6 @@ export async function isolatedPage(browser: Browser, allowed: string, opts: { ja
     requests.refused.push(url);
     return route.abort('blockedbyclient');
   });
-  // Requests that bypass routing (a websocket) are still seen here.
-  context.on('websocket', (ws) => requests.refused.push(ws.url()));
   const page = await context.newPage();
   return { context, page, requests };
 }
