@@ -231,6 +231,11 @@ export function loadRules(file?: string, opts: { defaultRegion?: string } = {}):
       problems.push(`${file ?? 'thresholds'}: mids.${mid}.region: unknown region ${JSON.stringify(o.region)}; expected one of ${REGIONS.join(', ')}`);
     }
   }
+  for (const [id, g] of Object.entries(set.groups ?? {})) {
+    if (g.region !== undefined && !known(g.region)) {
+      problems.push(`${file ?? 'thresholds'}: groups.${id}.region: unknown region ${JSON.stringify(g.region)}; expected one of ${REGIONS.join(', ')}`);
+    }
+  }
   if (problems.length) throw new ConfigError(problems);
   return { ...set, defaultRegion, defaultRegionFrom };
 }

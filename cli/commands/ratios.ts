@@ -11,9 +11,9 @@ import { addMonths } from '../../lib/utc.ts';
 import { NETWORKS } from '../../contract/common.ts';
 import type { Store } from '../../store/db.ts';
 import { midCurrencies } from '../../store/currency.ts';
-import { forEachRatioBatch } from '../../store/ratios.ts';
+import { forEachExplainedBatch } from '../../alerts/explain.ts';
+import type { ExplainedRatioRow } from '../../contract/ratios.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
-import { explainRows, type ExplainedRatioRow } from './ratios-explain.ts';
 
 /**
  * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
@@ -118,8 +118,8 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
   let latest = '';
   const partialIn = new Set<string>();
   // Levels need each MID's earlier months, so whole MIDs are read (in batches) and cut to the months shown after.
-  await forEachRatioBatch(store, { mid: q.mid, asOf: q.month ? `${q.month}-01T00:00:00Z` : undefined }, (rows) => {
-    for (const r of explainRows(rows, rules)) {
+  await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, (rows) => {
+    for (const r of rows) {
       if (r.month > latest) latest = r.month;
       if (r.is_partial && !r.is_projection) partialIn.add(r.month);
       if (scope === 'month' && r.month !== q.month) continue;
@@ -161,7 +161,7 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
     scope,
     defaultRegion: rules.defaultRegion,
     defaultRegionFrom: rules.defaultRegionFrom,
-    midsWithoutRegion: mids.filter((m) => rules.mids[m]?.region === undefined),
+    midsWithoutRegion: [...new Set(rows.filter((r) => r.region_source === 'default').map((r) => r.mid))],
     midsWithoutCurrency: mids.filter((m) => (currencies.get(m) ?? []).length !== 1),
     allPrograms: q.allPrograms === true,
   };
@@ -218,10 +218,9 @@ const MARK_LEGEND: Record<string, string> = {
   '?': '? unconfirmed: a condition is not in the data (e.g. the 3-D Secure share)',
 };
 
+/** Why not the next level (rules/explain.ts `reason`; it names a superseding level too), else why there is no ratio. */
 function whyText(r: RatioOutRow): string {
-  const parts = [r.reason, r.ratio === null && r.no_ratio_reason ? `no ratio: ${r.no_ratio_reason.replace(/_/g, ' ')}` : null];
-  if (r.superseded_by) parts.push(`assessed as ${r.superseded_by.toUpperCase()}`);
-  return [...new Set(parts.filter((x): x is string => !!x))].join('; ');
+  return r.reason ?? (r.ratio === null && r.no_ratio_reason ? `no ratio: ${r.no_ratio_reason.replace(/_/g, ' ')}` : '');
 }
 
 const HEAD = ['state', 'mid', 'program', 'ratio', 'next at', 'closeness', 'figures', 'region', 'marks', 'why not the next level'];
