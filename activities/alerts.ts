@@ -5,7 +5,9 @@ import { log } from '../lib/log.ts';
 import { evaluateAfterLoad } from '../alerts/engine.ts';
 import { deliverNotices as deliverOutbox, untoldNotices } from '../alerts/outbox.ts';
 import { chartRules, nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
-import { loadRules, type RuleSet } from '../rules/thresholds.ts';
+import { loadRules, type LoadedRules, type RuleSet } from '../rules/thresholds.ts';
+import { midsWithoutRegion, noRegionNote } from '../rules/regions.ts';
+import { ratioMids } from '../store/ratios.ts';
 import type { ActivityContext } from './deps.ts';
 import type { PipelineActivities } from './types.ts';
 
@@ -18,8 +20,16 @@ export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivi
     async computeRatios({ asOf, notify }) {
       rules ??= loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
       const set = rules;
-      const r = await withStore('computeRatios', (store) => evaluateAfterLoad(store, { asOf, rules: set, notify, now: now() }));
-      return { ratios: r.ratios, alerts: r.alerts, noticesQueued: r.noticesQueued };
+      const r = await withStore('computeRatios', async (store) => ({
+        ...(await evaluateAfterLoad(store, { asOf, rules: set, notify, now: now() })),
+        // MIDs judged under the default region: the run summary says so (issue #13).
+        noRegion: midsWithoutRegion(set, await ratioMids(store)).length,
+      }));
+      const from = (set as Partial<LoadedRules>).defaultRegionFrom;
+      return {
+        ratios: r.ratios, alerts: r.alerts, noticesQueued: r.noticesQueued,
+        ...(r.noRegion ? { noRegion: { mids: r.noRegion, region: set.defaultRegion, note: noRegionNote(r.noRegion, set.defaultRegion, from) } } : {}),
+      };
     },
 
     async deliverNotices() {

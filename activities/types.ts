@@ -98,6 +98,8 @@ export interface ComputeRatiosResult {
   alerts: number;
   /** Notices queued by this call (alerts not noticed before). */
   noticesQueued: number;
+  /** MIDs judged under the default region (none of their own in the thresholds file), and what the run summary says. Absent: none. */
+  noRegion?: { mids: number; region: string; note: string };
 }
 
 export interface DeliverResult {

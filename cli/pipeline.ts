@@ -160,6 +160,7 @@ export function humanNightly(r: NightlyResult): string {
     ...(r.warning ? [`WARNING: ${r.warning}`] : []),
     // Alerts with nowhere to go are said where the person running cbp looks, not only in the log.
     ...(r.notices.warning ? [`WARNING: ${r.notices.warning}`] : []),
+    ...(r.ratios.noRegion ? [`NOTE: ${r.ratios.noRegion.note}; cbp ratios shows each MID's region`] : []),
   ].join('\n');
 }
 

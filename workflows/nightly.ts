@@ -95,6 +95,7 @@ export async function nightly(input: NightlyInput, acts: NightlyActs): Promise<N
         snapshot: snapshot.path,
         serviceTime,
         ...(warning ? { warning } : {}),
+        ...(ratios.noRegion ? { noRegion: ratios.noRegion.note } : {}),
       },
     };
   });

@@ -13,6 +13,7 @@ import type { Store } from '../../store/db.ts';
 import { midCurrencies } from '../../store/currency.ts';
 import { forEachExplainedBatch } from '../../alerts/explain.ts';
 import type { ExplainedRatioRow } from '../../contract/ratios.ts';
+import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
 
 /**
@@ -304,13 +305,7 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
       );
     }
   }
-  const n = v.midsWithoutRegion.length;
-  if (n) {
-    const from = v.defaultRegionFrom === 'built-in' ? 'the built-in default; set CBP_DEFAULT_REGION, or' : `${v.defaultRegionFrom}; or`;
-    notes.push(
-      `* ${n} MID${n === 1 ? ' has' : 's have'} no region of ${n === 1 ? 'its' : 'their'} own and ${n === 1 ? 'was' : 'were'} evaluated as ${v.defaultRegion} (${from} set mids.<mid>.region in the thresholds file).`,
-    );
-  }
+  if (v.midsWithoutRegion.length) notes.push(`* ${noRegionNote(v.midsWithoutRegion.length, v.defaultRegion, v.defaultRegionFrom)}.`);
   if (notes.length) out.push('', ...notes.flatMap((t) => wrap(t, width)));
   return out.join('\n');
 }
