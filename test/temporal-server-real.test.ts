@@ -300,7 +300,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
     }
   }, 120_000);
 
-  it('runs every nominal night of a schedule backfill over two months once, in order; the store equals the local runner\'s; applying twice changes nothing', async () => {
+  it('runs every nominal night of a schedule backfill across a month end once, in order; the store equals the local runner\'s; applying twice changes nothing', async () => {
     const cfg = configFor(sb, tempDir());
     const w = await realWorker(cfg);
     const id = `cbp-nightly-${randomUUID()}`;
@@ -311,8 +311,11 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
         nightly: { scheduleId: id, input, paused: true },
         ingest: { scheduleId: `${id}-ingest`, paused: true },
       });
-    const from = addDays(TODAY, -80);
-    const to = addDays(from, 60); // 61 nights
+    // A nightly with its pipeline (events, enrichment, ratios, notices, snapshot) takes 1-3 s here, so the
+    // default is ten nights across a month's end; CBP_REAL_NIGHTS=61 runs two months (about 3 minutes).
+    const NIGHTS = Number(process.env.CBP_REAL_NIGHTS ?? 10);
+    const from = addDays(`${addDays(TODAY, -60).slice(0, 8)}01`, -5);
+    const to = addDays(from, NIGHTS - 1);
     try {
       expect((await apply()).map((a) => a.action)).toEqual(['created', 'created']);
       const schedule = env.client.schedule.getHandle(id);
@@ -326,23 +329,23 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
       expect(await definition()).toEqual(before);
 
       await backfillSchedule(env.client, { scheduleId: id, from, to });
-      const info = await until('all 61 nights', async () => {
+      const info = await until(`all ${NIGHTS} nights`, async () => {
         const i = (await schedule.describe()).info;
-        return i.numActionsTaken >= 61 && i.runningActions.length === 0 ? i : undefined;
+        return i.numActionsTaken >= NIGHTS && i.runningActions.length === 0 ? i : undefined;
       }, 500);
-      expect(info.numActionsTaken).toBe(61);
+      expect(info.numActionsTaken).toBe(NIGHTS);
       expect(info.numActionsSkippedOverlap).toBe(0);
       expect(info.numActionsMissedCatchupWindow).toBe(0);
 
       // Every run the schedule started, through visibility: one per nominal night, each completed.
-      const nights = Array.from({ length: 61 }, (_, i) => `${addDays(from, i)}T02:30:00.000Z`);
-      const runs = await until('visibility lists the 61 runs', async () => {
+      const nights = Array.from({ length: NIGHTS }, (_, i) => `${addDays(from, i)}T02:30:00.000Z`);
+      const runs = await until(`visibility lists the ${NIGHTS} runs`, async () => {
         const list: Array<{ workflowId: string; runId: string; status: string; nominal: string }> = [];
         for await (const x of env.client.workflow.list({ query: `TemporalScheduledById = '${id}'` })) {
           const t = x.typedSearchAttributes.get({ name: 'TemporalScheduledStartTime', type: 'DATETIME' } as never) as unknown as Date | undefined;
           list.push({ workflowId: x.workflowId, runId: x.runId, status: x.status.name, nominal: t ? t.toISOString() : '?' });
         }
-        return list.length >= 61 && list.every((x) => x.status === 'COMPLETED') ? list : undefined;
+        return list.length >= NIGHTS && list.every((x) => x.status === 'COMPLETED') ? list : undefined;
       }, 500);
       expect(runs.map((x) => x.nominal).sort()).toEqual(nights);
       const first = runs.find((x) => x.nominal === nights[0])!;
@@ -363,17 +366,17 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
     }
   }, 240_000);
 
-  it('runs a backfill of 400 windows that continues as new, every run of the chain well under the history limits', async () => {
+  it('runs a backfill of 300 windows that continues as new, every run of the chain well under the history limits', async () => {
     const cfg = configFor(sb, tempDir());
     const w = await realWorker(cfg);
-    const from = addDays(TODAY, -410);
-    const to = addDays(from, 399);
-    // The input `cbp schedule backfill --workflow` builds (its default windowsPerRun is 200; 150 gives a chain of 3 here).
-    const input: BackfillInput = { from, to, kinds: ['chargebacks'], windowDays: 1, parallelism: 4, windowsPerRun: 150 };
+    const from = addDays(TODAY, -400);
+    const to = addDays(from, 299);
+    // The input `cbp schedule backfill --workflow` builds (its default windowsPerRun is 200; 100 gives a chain of 3 here).
+    const input: BackfillInput = { from, to, kinds: ['chargebacks'], windowDays: 1, parallelism: 6, windowsPerRun: 100 };
     try {
       const handle = await env.client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue: w.taskQueue, workflowId: `cbp-backfill-${randomUUID()}`, args: [input] });
       const r = (await handle.result()) as BackfillResult;
-      expect(r).toMatchObject({ status: 'done', planned: 400, loaded: 400, skipped: 0, open: 0 });
+      expect(r).toMatchObject({ status: 'done', planned: 300, loaded: 300, skipped: 0, open: 0 });
 
       // Walk the chain from its first run: each continued as new into the next, the last completed.
       let runId: string | undefined = handle.firstExecutionRunId;
@@ -396,7 +399,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
       expect(chain.at(-1)!.status).toBe('COMPLETED');
       await w.stop();
       const done = await withStoreFile(cfg, (s) => s.all<{ n: bigint }>("SELECT count(*) AS n FROM windows_done WHERE kind = 'chargebacks'"));
-      expect(Number(done[0]!.n)).toBe(400);
+      expect(Number(done[0]!.n)).toBe(300);
       const runs = await withStoreFile(cfg, (s) => s.all<{ n: bigint }>("SELECT count(*) AS n FROM runs WHERE workflow = 'backfill'"));
       expect(Number(runs[0]!.n)).toBe(1);
     } finally {
@@ -422,11 +425,14 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
       const exit = await child.exited;
       expect(exit, child.output()).toEqual({ code: 0, signal: null });
       await faults({});
-      // The download running at SIGTERM finished within the grace time: completed at its first attempt.
+      // The download running at SIGTERM finished within the grace time: every activity the stopping worker had
+      // started completed at its first attempt (none failed, timed out or is left for a retry).
       const mid = await historyOf(handle);
       const fetches = startedActivities(mid).filter((a) => a.name === 'fetchAndLoad');
-      expect(fetches).toEqual([{ name: 'fetchAndLoad', attempt: 1 }, { name: 'fetchAndLoad', attempt: 1 }]);
+      expect(fetches.length).toBeGreaterThanOrEqual(2);
+      expect(fetches.every((a) => a.attempt === 1)).toBe(true);
       expect(eventsOf(mid, 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED').length).toBe(startedActivities(mid).length);
+      expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
 
       next = await realWorker(cfg, taskQueue);
       const r = (await handle.result()) as BackfillResult;
