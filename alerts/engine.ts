@@ -2,11 +2,13 @@
 // states to record (alerts/notices.ts, pure) → the alert tables (store/alerts.ts). Notice ids are a hash of
 // what the notice says, so evaluating the same data twice writes nothing new.
 import type { Store } from '../store/db.ts';
-import { midRanges, monthOf, ratioMids } from '../store/ratios.ts';
-import { deliveriesOf, levelsReachedIn, noticeFlags, noticeHistory, ratioRowsForAlerts, recordEvaluation, recordedStates } from '../store/alerts.ts';
+import { midRanges, monthOf, ratioMids, ratioRowsOf } from '../store/ratios.ts';
+import { deliveriesOf, levelsReachedIn, noticeFlags, noticeHistory, ratioRowsForAlerts, recordEvaluation, recordedStates, writeExplanations, type ExplanationRow } from '../store/alerts.ts';
 import { addMonths } from '../rules/evaluate.ts';
+import { explainWith } from '../rules/explain.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
-import { deliveryState, judgeBatch, targetFloors, type Notice } from './notices.ts';
+import type { RatioRow } from '../contract/ratios.ts';
+import { deliveryState, judgeBatch, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
 
 // The pure part, where its callers have always found it.
 export {
@@ -62,9 +64,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   if (floors.length === 0) return result;
   // notice_id → notify, kept up to date batch by batch.
   const known = await noticeFlags(store);
-  for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
-    const rows = await ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi });
-    const j = judgeBatch(rows, await recordedStates(store, { lo, hi }), { rules: opts.rules, notifySince, now, known });
+  const take = async (rows: RatioRow[], j: BatchJudgement, where: { range?: [string, string]; mids?: string[] }) => {
     for (const n of j.fresh) known.set(n.notice_id, n.notify);
     for (const n of j.promoted) known.set(n.notice_id, true);
     result.rows += rows.length;
@@ -72,8 +72,34 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     result.levelsReached += j.levelsReached;
     result.projectedLevels += j.projectedLevels;
     await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
+    const explained = explainWith(rows, j.levels, j.projections, opts.rules).map(explanationRow);
+    await writeExplanations(store, { ...where, asOfMonth, rows: explained, at: now });
+  };
+  // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).
+  const groups = Object.entries(opts.rules.groups ?? {});
+  const grouped = new Map<string, Set<string>>();
+  for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
+  for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
+    let rows = await ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi });
+    if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
+    const j = judgeBatch(rows, await recordedStates(store, { lo, hi }), { rules: opts.rules, notifySince, now, known });
+    await take(rows, j, { range: [lo, hi] });
+  }
+  for (const [id, g] of groups) {
+    const rows = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });
+    const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id }), { rules: opts.rules, notifySince, now, known });
+    await take(rows, j, { mids: [] });
   }
   return result;
+}
+
+function explanationRow(r: ReturnType<typeof explainWith>[number]): ExplanationRow {
+  return {
+    mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month, is_projection: r.is_projection,
+    level: r.level, state: r.state, next_level: r.next_level, next_threshold: r.next_threshold, closeness: r.closeness,
+    reason: r.reason, region: r.region, region_source: r.region_source, monitored_as: r.monitored_as,
+    superseded_by: r.superseded_by, certainty: r.certainty, certainty_note: r.certainty_note,
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { evaluateRows, rulesFor, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
 import { evaluateProjections } from '../rules/projection.ts';
-import type { RuleSet } from '../rules/thresholds.ts';
+import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState, RuleFloor } from '../store/alerts.ts';
 
 export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind, type RuleFloor } from '../store/alerts.ts';
@@ -61,6 +61,7 @@ export function noticeMessage(
     case 'reached': return `${what}: level ${n.level} reached in ${n.month}${mtd}: ${fig}${thr}`;
     case 'escalated': return `${what}: escalated from ${n.previous_level} to ${n.level} in ${n.month}${mtd}: ${fig}${thr}`;
     case 'resolved': return `${what}: level ${n.level} left in ${n.month}${n.previous_level ? ` (now ${n.previous_level})` : ''}: ${fig}`;
+    case 'watch': return `${what}: WATCH — ${n.month}${mtd} is in the watch band of level ${n.level}: ${fig}${thr}`;
     case 'projected': {
       const dc = basis?.days_covered ?? null;
       const dim = basis?.days_in_month ?? null;
@@ -73,6 +74,9 @@ export function noticeMessage(
 }
 
 function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string | null, notify: boolean, now: string): Notice {
+  // A watch notice is about the watched level's rule and its row (the series is at no level).
+  const watched = kind === 'watch' ? l.streaks.find((s) => s.level === level)?.live[0] : undefined;
+  if (watched) l = { ...l, rule: watched, row: (l.row?.metric === watched.metric ? l.row : null) ?? l.row };
   const row: RatioRow | null = l.row;
   const base = {
     kind, mid: l.mid, network: l.network, program: l.program, level, previous_level: previous, month: l.month,
@@ -90,7 +94,8 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
     is_partial: l.is_partial,
   };
   return {
-    notice_id: noticeId(kind, l.mid, l.network, l.program, level, l.month),
+    // One watch notice per mid × network × program × month, whichever level's band it is in.
+    notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
     ...base,
     notify,
     message: noticeMessage(base, row),
@@ -105,7 +110,7 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
  * notifySince are marked for delivery; earlier ones are history (a first load of 36 months must not page
  * anyone 36 times).
  */
-export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string }): Notice[] {
+export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
   const out: Notice[] = [];
   const series = new Map<string, MonthLevel[]>();
   for (const l of levels) {
@@ -128,6 +133,8 @@ export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], o
       else if (pl !== null && (l.level === null || (l.rank !== null && pr !== null && l.rank < pr))) {
         out.push(build('resolved', l, pl, l.level, notify, opts.now));
       }
+      // The watch band entered (thresholds file watch.notify): once per month the series is in it.
+      if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now));
       // A month missing from the series (no row at all) does not reset the previous level.
       prev = l;
     }
@@ -195,7 +202,7 @@ export function standingNotices(levels: MonthLevel[], notices: Notice[], notifyS
     if (!cur || l.month > cur.month) latest.set(k, l);
   }
   const establishing = new Map<string, Notice>();
-  const sorted = notices.filter((n) => n.kind !== 'projected').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+  const sorted = notices.filter((n) => n.kind !== 'projected' && n.kind !== 'watch').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
   for (const n of sorted) {
     const l = latest.get(key(n));
     if (!l || n.month > l.month) continue;
@@ -229,7 +236,7 @@ export function pageNewestOnly(
   const level = (n: Notice) => `${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.level}`;
   const groups = new Map<string, Notice[]>();
   for (const n of notices) {
-    if (!n.notify || n.kind === 'projected' || opts.alreadyPaged(n.notice_id)) continue;
+    if (!n.notify || n.kind === 'projected' || n.kind === 'watch' || opts.alreadyPaged(n.notice_id)) continue;
     if (opts.recorded.has(`${level(n)}\u0000${n.month}`)) continue;
     const g = groups.get(level(n));
     if (g) g.push(n);
@@ -265,6 +272,9 @@ export interface BatchJudgement {
   /** mid × network × program × month with a level reached */
   levelsReached: number;
   projectedLevels: number;
+  /** the month-by-month levels judged (observed) and the projected months' */
+  levels: MonthLevel[];
+  projections: MonthLevel[];
 }
 
 /**
@@ -288,7 +298,7 @@ export function judgeBatch(
   };
   const levels = evaluateRows(rows, rules);
   const projections = evaluateProjections(rows, rules);
-  const notices = deriveNotices(levels, projections, { notifySince, now });
+  const notices = deriveNotices(levels, projections, { notifySince, now, watch: watchOf(rules).notify });
   const reachedBefore = recorded.filter((s) => s.status === 'reached');
   notices.push(...revisedNotices(levels, reachedBefore, { notifySince, now, rankOf }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
   // A level still in force now is paged once, even when it was reached in a month recorded as history.
@@ -306,6 +316,8 @@ export function judgeBatch(
     states: stateRows({ reached, projected, levels, notices, now }),
     levelsReached: reached.length,
     projectedLevels: projected.length,
+    levels,
+    projections,
   };
 }
 
@@ -336,15 +348,20 @@ export function stateRows(b: { reached: MonthLevel[]; projected: MonthLevel[]; l
   return [...rows.values()];
 }
 
-/** The lowest ratio threshold of each network × program × metric some enabled rule reads. */
+/**
+ * The lowest ratio threshold of each network × program × metric some enabled rule reads, scaled by the
+ * watch fraction (a series in a watch band is judged too).
+ */
 export function targetFloors(set: RuleSet): RuleFloor[] {
+  const f = watchOf(set).fraction;
   const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)].filter((r) => r.enabled);
   const m = new Map<string, RuleFloor>();
   for (const r of all) {
     const k = `${r.network}|${r.program}|${r.metric}`;
-    const f = m.get(k);
-    if (!f) m.set(k, { network: r.network, program: r.program, metric: r.metric, min: r.ratio_threshold });
-    else f.min = Math.min(f.min, r.ratio_threshold);
+    const min = r.ratio_threshold * f;
+    const cur = m.get(k);
+    if (!cur) m.set(k, { network: r.network, program: r.program, metric: r.metric, min });
+    else cur.min = Math.min(cur.min, min);
   }
   return [...m.values()];
 }

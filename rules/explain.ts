@@ -104,10 +104,15 @@ export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSe
  * group is judged on their sums; alerts/explain.ts reads them so from the store).
  */
 export function explainRows(rows: RatioRow[], set: RuleSet): ExplainedRatioRow[] {
+  return explainWith(rows, evaluateRows(rows, set), evaluateProjections(rows, set), set);
+}
+
+/** explainRows with the levels already judged (evaluateRows, evaluateProjections of the same rows). */
+export function explainWith(rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet): ExplainedRatioRow[] {
   const actual = new Map<string, MonthLevel>();
-  for (const l of evaluateRows(rows, set)) actual.set(key(l), l);
+  for (const l of levels) actual.set(key(l), l);
   const projected = new Map<string, MonthLevel>();
-  for (const l of evaluateProjections(rows, set)) projected.set(key(l), l);
+  for (const l of projections) projected.set(key(l), l);
   return rows.map((r) => {
     const monitoredAs = groupOf(set, r.mid, r.program) ?? r.mid;
     const l = (r.is_projection ? projected : actual).get(key({ ...r, mid: monitoredAs }));

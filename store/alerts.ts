@@ -11,7 +11,7 @@ import { toRatioRow } from './ratios.ts';
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
 
-export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected'] as const;
+export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** A notice: one row of the alerts table, and what notifiers are sent. */
@@ -133,6 +133,57 @@ export async function ratioRowsForAlerts(
      SELECT r.* EXCLUDE (min_threshold) FROM r SEMI JOIN hot USING (mid, network, program)
       ORDER BY mid, network, program, metric, month, is_projection`;
   return (await store.all<Record<string, unknown>>(sql, { asof: q.asOfMonth, lo: q.lo, hi: q.hi })).map(toRatioRow);
+}
+
+/** The explanation columns of ratio_explanations, in table order (sql/migrations/012_ratio_explanations.sql). */
+const EXPLANATION_TEXT = ['level', 'state', 'next_level'] as const;
+const EXPLANATION_TEXT2 = ['reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note'] as const;
+
+/** One explained row as ratio_explanations keeps it (contract/ratios.ts RatioExplanation, keyed). */
+export interface ExplanationRow {
+  mid: string; network: string; program: string; metric: string; month: string; is_projection: boolean;
+  level: string | null; state: string | null; next_level: string | null; next_threshold: number | null; closeness: number | null;
+  reason: string | null; region: string | null; region_source: string | null; monitored_as: string | null;
+  superseded_by: string | null; certainty: string | null; certainty_note: string | null;
+}
+
+/**
+ * Replaces the explanations of these MIDs (months up to asOfMonth; all of them when mids is 'lo..hi' range)
+ * with rows, in one transaction: what mart_ratios shows as of this evaluation.
+ */
+export async function writeExplanations(
+  store: Store,
+  q: { range?: [string, string]; mids?: string[]; asOfMonth: string; rows: ExplanationRow[]; at: string },
+): Promise<void> {
+  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_explanations_stage AS SELECT * EXCLUDE (explained_at), ''::VARCHAR AS explained_at FROM ratio_explanations LIMIT 0`);
+  await store.transaction(async (s) => {
+    const params: Record<string, string> = { asof: q.asOfMonth };
+    let where = 'month <= $asof';
+    if (q.range) { where += ' AND mid >= $lo AND mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
+    if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
+    await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
+    if (q.rows.length === 0) return;
+    await s.run('DELETE FROM _cbp_explanations_stage');
+    const app = await s.conn.createAppender('_cbp_explanations_stage', 'main', 'temp');
+    const text = (v: string | null) => (v === null ? app.appendNull() : app.appendVarchar(v));
+    const dbl = (v: number | null) => (v === null || !Number.isFinite(v) ? app.appendNull() : app.appendDouble(v));
+    try {
+      for (const r of q.rows) {
+        for (const v of [r.mid, r.network, r.program, r.metric, r.month]) app.appendVarchar(v);
+        app.appendBoolean(r.is_projection);
+        for (const c of EXPLANATION_TEXT) text(r[c]);
+        dbl(r.next_threshold);
+        dbl(r.closeness);
+        for (const c of EXPLANATION_TEXT2) text(r[c]);
+        app.appendVarchar(q.at);
+        app.endRow();
+      }
+      app.flushSync();
+    } finally {
+      app.closeSync();
+    }
+    await s.run('INSERT INTO ratio_explanations SELECT * EXCLUDE (explained_at), explained_at::TIMESTAMP FROM _cbp_explanations_stage');
+  });
 }
 
 /** Every notice recorded so far: notice_id → notify (false: recorded as history only). */

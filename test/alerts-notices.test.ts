@@ -75,9 +75,10 @@ describe('alert notices, judged without a store', () => {
     expect(states.map((s) => [s.level, s.month, s.status, s.is_partial])).toEqual([['low', '2026-04', 'reached', true]]);
   });
 
-  it('reads only the ratios some enabled rule reads, down to the lowest threshold, a MID\'s own rules included', () => {
+  it('reads only the ratios some enabled rule reads, down to the lowest threshold\'s watch band, a MID\'s own rules included', () => {
     expect(ruleTargets(rules)).toEqual(['mastercard|ecp|count']);
-    expect(targetFloors(rules)).toEqual([{ network: 'mastercard', program: 'ecp', metric: 'count', min: 0.008 }]);
+    // 0.8 % × the default watch fraction 0.8
+    expect(targetFloors(rules)).toEqual([{ network: 'mastercard', program: 'ecp', metric: 'count', min: 0.008 * 0.8 }]);
   });
 
   it('tells where a notice stands from its deliveries', () => {

