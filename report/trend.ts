@@ -97,7 +97,7 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
   });
   if (open >= 0) {
     out.push({
-      name: 'count projected', type: 'bar', yAxisIndex: 1, barMaxWidth: 22, barGap: '-100%', z: 0,
+      name: 'projected count', type: 'bar', yAxisIndex: 1, barMaxWidth: 22, barGap: '-100%', z: 0,
       itemStyle: { color: 'rgba(0,0,0,0)', borderColor: COLOURS.count, borderType: 'dashed', borderWidth: 1.5 },
       data: series.months.map((m, i) => (i === open ? (m.projectedCount ?? null) : null)),
     });
@@ -107,7 +107,7 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
     const mins = series.months.map((m) => m.thresholds.find((t) => t.level === l.level)?.minCount ?? null);
     if (mins.every((v) => v === null)) continue;
     out.push({
-      name: `min. count ${l.level}`, type: 'line', yAxisIndex: 1, step: 'middle', symbol: 'none', z: 2,
+      name: 'min. count', type: 'line', yAxisIndex: 1, step: 'middle', symbol: 'none', z: 2,
       lineStyle: { color: COLOURS.minCount, type: 'dotted', width: 1.5 },
       itemStyle: { color: COLOURS.minCount },
       data: mins,
@@ -116,11 +116,17 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
   // The thresholds in force each month, one step line per level (a gap where no rule of the level is in force).
   for (const l of levels) {
     out.push({
-      name: `${l.level} threshold`, type: 'line', step: 'middle', symbol: 'none', z: 3,
+      name: `${l.level} threshold`, type: 'line', step: 'middle', symbol: 'none', showSymbol: true, showAllSymbol: true, z: 3,
       lineStyle: { color: l.colour, type: 'dashed', width: 2 },
       itemStyle: { color: l.colour },
-      endLabel: { show: true, formatter: l.level, color: l.colour, fontSize: 11 },
-      data: series.months.map((m) => asPct(m.thresholds.find((t) => t.level === l.level)?.ratio)),
+      // The level's name and threshold over the line where it starts (a change of threshold is labelled too).
+      data: series.months.map((m, i) => {
+        const v = asPct(m.thresholds.find((t) => t.level === l.level)?.ratio);
+        const before = i > 0 ? asPct(series.months[i - 1].thresholds.find((t) => t.level === l.level)?.ratio) : null;
+        return v !== null && v !== before
+          ? { value: v, symbol: 'circle', symbolSize: 5, label: { show: true, position: 'top' as const, color: l.colour, fontSize: 10, formatter: `${l.level} ${pct(v, 3)}` } }
+          : v;
+      }),
     });
   }
   out.push({
@@ -137,7 +143,7 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
     // Dashed from the last closed month's ratio (else the month to date) to the projection at month end.
     const from = open > 0 && series.months[open - 1].ratio !== null ? open - 1 : open;
     out.push({
-      name: 'projection to month end', type: 'line', z: 6, symbol: 'diamond', symbolSize: 9,
+      name: 'projection', type: 'line', z: 6, symbol: 'diamond', symbolSize: 9,
       lineStyle: { color: COLOURS.projection, type: 'dashed', width: 2 },
       itemStyle: { color: '#ffffff', borderColor: COLOURS.projection, borderWidth: 2 },
       data: series.months.map((m, i) =>
@@ -151,11 +157,14 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
 
   const title = options.title ?? `${series.mid} · ${networkName(series.network)} ${programName(series.program)}`;
   const subtitle = options.subtitle ?? `${series.metric} ratio, monthly${open >= 0 ? '; dashed: run-rate projection to month end' : ''}`;
-  const legend = out.map((s) => (s as { name: string }).name);
+  const legend = [...new Set(out.map((s) => (s as { name: string }).name))];
+  const width = options.width ?? 760;
+  // Rows the legend takes (about 6 px a character at 11 px, plus the symbol and the gap), so the plot starts below it.
+  const rows = Math.max(1, Math.ceil(legend.reduce((w, n) => w + n.length * 6 + 36, 0) / (width - 16)));
   return {
     title: { text: title, subtext: subtitle, left: 8, top: 4, textStyle: { fontSize: 14 }, subtextStyle: { fontSize: 11, color: '#555' } },
-    legend: { data: legend, top: 46, left: 8, right: 8, itemWidth: 18, itemHeight: 9, textStyle: { fontSize: 11 } },
-    grid: { left: 62, right: 96, top: 96, bottom: 70 },
+    legend: { data: legend, top: 46, left: 8, right: 8, itemWidth: 18, itemHeight: 9, itemGap: 8, textStyle: { fontSize: 11 } },
+    grid: { left: 62, right: 62, top: 78 + rows * 20, bottom: 70 },
     xAxis: {
       type: 'category', data: months, name: 'month (UTC)', nameLocation: 'middle', nameGap: 52,
       // Every month labelled; a partial one says why under its name.

@@ -5,6 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { trendCaption, trendChartOption, trendChartSvg, type TrendMonth, type TrendSeries } from '../report/trend.ts';
 
+/** A data item's value: the number itself, or the value of an item with its own label. */
+const value = (d: unknown) => (typeof d === 'object' && d !== null ? (d as { value: unknown }).value : d);
+
 function vampSeries(): TrendSeries {
   const months: TrendMonth[] = [];
   for (let i = 0; i < 13; i++) {
@@ -42,12 +45,15 @@ describe('trendChartSvg', () => {
     const s = vampSeries();
     const option = trendChartOption(s) as { series: Array<{ name: string; data: unknown[]; lineStyle?: { type?: string } }> };
     const threshold = option.series.find((x) => x.name === 'excessive threshold')!;
-    expect(threshold.data).toEqual([...Array(12).fill(2.2), 1.5]);
+    expect(threshold.data.map(value)).toEqual([...Array(12).fill(2.2), 1.5]);
+    // Labelled where the line starts and where the threshold changes.
+    expect(threshold.data.map((d) => (typeof d === 'object' && d !== null ? (d as { label: { formatter: string } }).label.formatter : null)).filter(Boolean))
+      .toEqual(['excessive 2.2 %', 'excessive 1.5 %']);
     expect(threshold.lineStyle?.type).toBe('dashed');
-    const projection = option.series.find((x) => x.name === 'projection to month end')!;
+    const projection = option.series.find((x) => x.name === 'projection')!;
     expect(projection.lineStyle?.type).toBe('dashed');
     expect(projection.data.slice(11)).toEqual([Number((s.months[11].ratio! * 100).toFixed(6)), 2]);
-    expect(option.series.find((x) => x.name === 'min. count excessive')!.data).toEqual(Array(13).fill(1500));
+    expect(option.series.find((x) => x.name === 'min. count')!.data).toEqual(Array(13).fill(1500));
     const svg = trendChartSvg(s);
     expect(svg).toContain('TC40');
     expect(svg).toContain('to date');
@@ -59,8 +65,8 @@ describe('trendChartSvg', () => {
     const s = vampSeries();
     s.months = s.months.slice(0, 11).map((m, i) => ({ ...m, partial: false, incomplete: false, thresholds: i < 3 ? [] : m.thresholds }));
     const option = trendChartOption(s) as { series: Array<{ name: string; data: unknown[] }> };
-    expect(option.series.find((x) => x.name === 'excessive threshold')!.data.slice(0, 4)).toEqual([null, null, null, 2.2]);
-    expect(option.series.some((x) => x.name === 'projection to month end')).toBe(false);
+    expect(option.series.find((x) => x.name === 'excessive threshold')!.data.slice(0, 4).map(value)).toEqual([null, null, null, 2.2]);
+    expect(option.series.some((x) => x.name === 'projection')).toBe(false);
     expect(trendCaption(s)).toMatch(/^Visa VAMP count ratio of mid0001 per month .*2026-02: 1\.7 % against excessive at 2\.2 %\.$/);
   });
 });

@@ -205,6 +205,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     write(`  npx cbp sql --snapshot ${rel} --file sql/queries/top_reason_codes.sql`);
     const relDir = path.relative(process.cwd(), dataDir) || dataDir;
     write(`Or point any command at the demo's data: CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
+    write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
     const ms = Date.now() - t0;
     write('');
     write(`demo finished in ${secs(ms)}; everything it started is closed. Data: ${path.relative(process.cwd(), dataDir) || dataDir}`);

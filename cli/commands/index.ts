@@ -20,6 +20,7 @@ import { register as worker } from './worker.ts';
 import { register as schedule } from './schedule.ts';
 import { register as status } from './status.ts';
 import { register as exportCmd } from './export.ts';
+import { register as report } from './report.ts';
 // @register-imports (keep this marker: one import line per command above it)
 
 export const commands: Array<(program: Command, ctx: Ctx) => void> = [
@@ -37,5 +38,6 @@ export const commands: Array<(program: Command, ctx: Ctx) => void> = [
   schedule,
   status,
   exportCmd,
+  report,
   // @register-list (keep this marker)
 ];

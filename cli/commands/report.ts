@@ -1,0 +1,197 @@
+// cbp report: the analyst's report, one self-contained HTML file (report/) from the published snapshot: at risk
+// now, trends against the thresholds in force, the portfolio heat map, disputes and data quality. Writes only
+// its --out file (atomically: a temp file beside it, then a rename), and replaces an existing file only when it
+// is a previous cbp report (its generator marker) or --force says so.
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Ctx } from '../context.ts';
+import { NotFoundError, UsageError } from '../../lib/errors.ts';
+import { loadRules } from '../../rules/thresholds.ts';
+import type { Config } from '../../lib/config.ts';
+import type { Store } from '../../store/db.ts';
+
+export interface ReportSummary {
+  out: string;
+  bytes: number;
+  month: string;
+  months: string[];
+  mids: number;
+  at_level: number;
+  on_watch: number;
+  trends: number;
+  trends_left_out: number;
+  charts: number;
+}
+
+const MARKER = 'content="cbp report"';
+
+/** Whether the file at p is a report cbp wrote (its first 4 KiB hold the generator marker). */
+function isCbpReport(p: string): boolean {
+  const fd = openSync(p, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('utf8').includes(MARKER);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Refuses (exit 2) an --out that is a folder, or a file that is not a previous cbp report, unless forced. */
+export function checkOut(out: string, force: boolean): void {
+  if (!existsSync(out)) return;
+  const st = statSync(out);
+  if (st.isDirectory()) throw new UsageError(`--out ${out} is a folder: name the HTML file to write, e.g. --out ${path.join(out, 'report.html')}`);
+  if (!force && !isCbpReport(out)) {
+    throw new UsageError(`--out ${out} exists and is not a report cbp wrote: cbp will not overwrite it. Name another file, or add --force to replace it.`);
+  }
+}
+
+/** Writes text to file through a temp file in the same folder and a rename: a reader sees the old file or the new one. */
+export function writeAtomically(file: string, text: string): number {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.cbp-report-${process.pid}-${Date.now()}.tmp`);
+  const data = Buffer.from(text, 'utf8');
+  try {
+    const fd = openSync(tmp, 'w', 0o644);
+    try {
+      let off = 0;
+      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+  return data.length;
+}
+
+export interface BuildReportOptions {
+  /** the settings read: the data folder (default --out), the snapshot, the store, the rules */
+  config: Pick<Config, 'dataDir' | 'snapshotPath' | 'dbPath' | 'storeMemoryLimit' | 'thresholdsFile' | 'defaultRegion'>;
+  out?: string;
+  month?: string;
+  mids?: string[];
+  snapshot?: string;
+  force?: boolean;
+  /** the clock (tests) */
+  now?: Date;
+}
+
+/**
+ * The snapshot when one is published (or named), else the store itself, read-only; either way an analyst
+ * session (as `cbp ratios` opens it, cli/commands/ratios.ts openForReading).
+ */
+async function openReading(cfg: BuildReportOptions['config'], snapshot?: string): Promise<Store> {
+  const snap = snapshot ?? cfg.snapshotPath;
+  const analyst = await import('../../store/analyst.ts');
+  if (snapshot || existsSync(snap)) return analyst.openSnapshotSession(snap, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+  if (!existsSync(cfg.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${cfg.dbPath}) exists yet: load some reports first.`);
+  return analyst.openAnalystSession(cfg.dbPath, { memoryLimit: cfg.storeMemoryLimit });
+}
+
+/** Builds and writes the report; what `cbp report` and the demo run. */
+export async function writeReport(o: BuildReportOptions): Promise<ReportSummary> {
+  if (o.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month)) throw new UsageError(`--month must be YYYY-MM, got ${JSON.stringify(o.month)}`);
+  const cfg = o.config;
+  const out = path.resolve(o.out ?? path.join(cfg.dataDir, 'report.html'));
+  checkOut(out, o.force ?? false);
+  const mids = [...new Set((o.mids ?? []).flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean))];
+  const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
+  const [q, { forEachRatioBatch }, { RatioSectionBuilder }, { renderReport }] = await Promise.all([
+    import('../../store/report.ts'), import('../../store/ratios.ts'), import('../../report/model.ts'), import('../../report/html.ts'),
+  ]);
+  const snapshot = o.snapshot ?? cfg.snapshotPath;
+  const store = await openReading(cfg, o.snapshot);
+  let html: string;
+  let section;
+  try {
+    const volume = await q.reportVolume(store);
+    if (volume.mid_stats === 0 && volume.chargebacks === 0) {
+      throw new NotFoundError(
+        `Nothing to report: ${existsSync(snapshot) ? `the snapshot ${snapshot}` : 'the store'} holds no MID report figures and no chargebacks yet. ` +
+          'Load reports first (`cbp run nightly`, or `cbp load mid_report FILE` and `cbp load chargebacks FILE`), then run cbp report again.',
+      );
+    }
+    if (mids.length) {
+      const known = new Set(await q.knownMids(store, mids));
+      const unknown = mids.filter((m) => !known.has(m));
+      if (unknown.length) throw new UsageError(`--mid: no figures or chargebacks for ${unknown.map((m) => JSON.stringify(m)).join(', ')} in the snapshot; check the MID (the dim_mids view lists every MID the snapshot knows)`);
+    }
+    const month = o.month ?? (volume.latest_month as string);
+    const builder = new RatioSectionBuilder({ month, rules, picked: mids });
+    // The reader `cbp ratios` uses: whole MIDs' histories up to the month, in batches.
+    const asOf = `${month}-01T00:00:00Z`;
+    for (const mid of mids.length ? mids : [undefined]) {
+      await forEachRatioBatch(store, { mid, asOf }, (rows) => builder.add(rows));
+    }
+    section = builder.finish();
+    const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
+    const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness] = await Promise.all([
+      q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
+      q.matchRates(store), q.quarantineByReason(store), q.freshness(store),
+    ]);
+    const generatedAt = (o.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    html = renderReport({
+      meta: {
+        generatedAt,
+        snapshot: existsSync(snapshot) ? snapshot : cfg.dbPath,
+        snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
+        mids,
+        thresholds: cfg.thresholdsFile ?? 'the reference programs (rules/defaults.json)',
+      },
+      ratios: section,
+      disputes: { reasonCodes, winRates, statuses, statusNames: q.REPORT_STATUSES, orderAge },
+      quality: { matchRates, quarantine, freshness },
+    });
+  } finally {
+    store.close();
+  }
+  // Checked again: another process may have put a file there while the report was being built.
+  checkOut(out, o.force ?? false);
+  const bytes = writeAtomically(out, html);
+  return {
+    out, bytes, month: section.month, months: section.months, mids: section.mids,
+    at_level: section.atRisk.filter((r) => r.state === 'level').length,
+    on_watch: section.atRisk.filter((r) => r.state === 'watch').length,
+    trends: section.trends.length, trends_left_out: section.trendsLeftOut,
+    charts: (html.match(/<figure class="chart"/g) ?? []).length,
+  };
+}
+
+function human(s: ReportSummary): string {
+  return [
+    `wrote ${s.out} (${(s.bytes / 1024).toFixed(0)} KiB, ${s.charts} charts): ${s.month}, ${s.mids} MID${s.mids === 1 ? '' : 's'}, ` +
+      `${s.at_level} MID × program${s.at_level === 1 ? '' : 's'} at a level, ${s.on_watch} on watch, ${s.trends} trend${s.trends === 1 ? '' : 's'}` +
+      (s.trends_left_out ? ` (${s.trends_left_out} more left out: --mid picks MIDs)` : ''),
+    `open it in any browser; it needs no network`,
+  ].join('\n');
+}
+
+export function register(program: Command, ctx: Ctx): void {
+  program
+    .command('report')
+    .description('Write the analyst\'s report: one self-contained HTML file of charts and tables from the published snapshot')
+    .option('--out <file>', 'HTML file to write (default <CBP_DATA_DIR>/report.html); an existing file is replaced only if cbp wrote it')
+    .option('--month <YYYY-MM>', 'the month the report is about (default: the latest month with figures); trends cover the 13 months to it')
+    .option('--mid <mid...>', 'only these MIDs (repeat, or separate with commas): every program of theirs gets a trend')
+    .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
+    .option('--force', 'replace --out even when it is not a report cbp wrote')
+    .option('--json', 'print what was written as JSON')
+    .addHelpText('after', [
+      '',
+      'Sections: 1 at risk now (each MID x program in force, by closeness to its threshold), 2 trends (13 months,',
+      'thresholds in force each month, the month-to-date projection dashed), 3 portfolio heat map, 4 disputes',
+      '(reason codes, win rate, statuses, order age), 5 data quality (match rates, quarantine, freshness).',
+      'The file has no script to run and fetches nothing; its figures are also in <script type="application/json"',
+      'id="cbp-report-data">. An empty store is refused (exit 1) with what to load first.',
+    ].join('\n'))
+    .action(async (o: { out?: string; month?: string; mid?: string[]; snapshot?: string; force?: boolean; json?: boolean }) => {
+      const s = await writeReport({ config: ctx.config(), out: o.out, month: o.month, mids: o.mid, snapshot: o.snapshot, force: o.force });
+      ctx.out(s, human, o.json);
+    });
+}
