@@ -5,9 +5,9 @@ import type { Store } from './db.ts';
 
 type ReadStore = Pick<Store, 'all'>;
 
-async function rowsOrNone<T>(store: ReadStore, sql: string): Promise<T[]> {
+async function rowsOrNone<T>(store: ReadStore, sql: string, params?: Record<string, string>): Promise<T[]> {
   try {
-    return await store.all<T>(sql);
+    return await store.all<T>(sql, params);
   } catch {
     // An older store or snapshot without this table: nothing to show for it.
     return [];
@@ -62,4 +62,41 @@ export async function alertsInForce(store: ReadStore): Promise<Array<{ mid: stri
       QUALIFY row_number() OVER (PARTITION BY s.mid, s.network, s.program ORDER BY s.rank DESC) = 1
       ORDER BY s.mid, s.network, s.program`,
   );
+}
+
+/** A series at a level or in the watch band, as the last rule evaluation explained it (ratio_explanations). */
+export interface RatioStateLine {
+  mid: string;
+  network: string;
+  program: string;
+  metric: string;
+  month: string;
+  state: 'watch' | 'level';
+  level: string | null;
+  next_level: string | null;
+  closeness: number | null;
+  reason: string | null;
+  region: string | null;
+  region_source: string | null;
+}
+
+/**
+ * The watch states and levels of the latest month the last rule evaluation judged (observed rows, not
+ * projections): one row per mid × network × program (its metric at a level first, then the closest), levels
+ * first, then the closest to the next threshold. `month` is null when no evaluation recorded any row.
+ */
+export async function ratioStatesOfLatestMonth(store: ReadStore): Promise<{ month: string | null; rows: RatioStateLine[] }> {
+  const latest = await rowsOrNone<{ month: string | null }>(store, 'SELECT max(month) AS month FROM ratio_explanations WHERE NOT is_projection');
+  const month = latest[0]?.month ?? null;
+  if (month === null) return { month: null, rows: [] };
+  const rows = await rowsOrNone<RatioStateLine>(
+    store,
+    `SELECT mid, network, program, metric, month, state, level, next_level, closeness, reason, region, region_source
+       FROM ratio_explanations
+      WHERE month = $month AND NOT is_projection AND state IN ('watch', 'level')
+      QUALIFY row_number() OVER (PARTITION BY mid, network, program ORDER BY state = 'level' DESC, closeness DESC NULLS LAST, metric) = 1
+      ORDER BY state = 'level' DESC, closeness DESC NULLS LAST, mid, network, program`,
+    { month },
+  );
+  return { month, rows: rows.map((r) => ({ ...r, closeness: r.closeness === null ? null : Number(r.closeness) })) };
 }

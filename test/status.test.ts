@@ -70,7 +70,19 @@ describe('cbp status', () => {
     expect(s.journal.waiting).toBe(1);
     expect(s.quarantine).toEqual([{ kind: 'chargebacks', rows: 1 }]);
     expect(s.alerts).toContainEqual(expect.objectContaining({ mid: '860100000101', network: 'mastercard', program: 'ecp', month: '2025-12' }));
+    // The levels and watch states of the latest month the rules judged (ratio_explanations), levels first.
+    expect(s.ratioStates.month).toBe('2025-12');
+    expect(s.ratioStates.monthToDate).toBe(false);
+    expect(s.ratioStates.rows).toContainEqual(expect.objectContaining({ mid: '860100000101', network: 'mastercard', program: 'ecp', state: 'level', level: 'ecm' }));
+    const order = s.ratioStates.rows.map((x) => (x.state === 'level' ? 0 : 1));
+    expect(order).toEqual([...order].sort());
+    expect(s.ratioStates.level).toBe(s.ratioStates.rows.filter((x) => x.state === 'level').length);
+    expect(s.ratioStates.rows.every((x) => x.month === '2025-12' && (x.state === 'level' || x.state === 'watch'))).toBe(true);
     const text = humanStatus(s);
+    expect(text).toMatch(/^Levels and watch in 2025-12 \(the latest month evaluated\): [1-9]\d* at a level, \d+ watch$/m);
+    expect(text).toMatch(/^ECM +\| 860100000101 \| mastercard +\| ecp +\| hecm +\| 0\.\d\d +\| US\* +\| ratio /m);
+    expect(text).toMatch(/^watch +\| /m);
+    expect(humanStatus({ ...s, ratioStates: { ...s.ratioStates, monthToDate: true } })).toContain('(the latest month evaluated, MONTH TO DATE)');
     expect(text).toMatch(/2 loaded, \d+ pending/);
     expect(text).toContain('1 sealed segment(s) waiting');
     expect(text).toContain('chargebacks 1');

@@ -1,13 +1,14 @@
 // cbp status: what an operator looks at first. The last runs, the report windows of the default lookback
 // (loaded or still pending), the freshest data per report kind, journal segments waiting for ingest,
-// quarantined rows per kind and the alerts in force. Reads the store read-only; when a writer holds it
+// quarantined rows per kind, and the levels and watch states of the latest month evaluated (the alerts in force
+// where no evaluation explained its rows yet). Reads the store read-only; when a writer holds it
 // (a run or the worker), reads the published snapshot instead and says so.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
-import { alertsInForce, loadsByKind, quarantineByKind, recentRuns } from '../../store/status.ts';
+import { alertsInForce, loadsByKind, quarantineByKind, ratioStatesOfLatestMonth, recentRuns, type RatioStateLine } from '../../store/status.ts';
 import { StoreUnavailableError } from '../../store/errors.ts';
 import { sameVersion, storeVersion } from '../../store/generation.ts';
 import { invalidOrderLines, rejectedOrders } from '../../store/orders.ts';
@@ -51,6 +52,12 @@ export interface StatusReport {
   quarantine: Array<{ kind: string; rows: number }>;
   alerts: Array<{ mid: string; network: string; program: string; level: string; month: string; ratio_pct: number | null }>;
   /**
+   * The latest month the last rule evaluation judged (null: none yet), whether it is the month to date (the
+   * month of asOf), and its series at a level or in the watch band (ratio_explanations), levels first, then
+   * the closest to the next threshold; `level` and `watch` count them.
+   */
+  ratioStates: { month: string | null; monthToDate: boolean; level: number; watch: number; rows: RatioStateLine[] };
+  /**
    * Orders whose last push the service refused (`rejected` counts them all; `recentRejected` holds the most
    * recent STATUS_REJECTED_LIMIT), and invalid lines of order files as last read.
    */
@@ -60,6 +67,8 @@ export interface StatusReport {
 /** Rejected orders listed by `cbp status --json` (most recent first); the human view shows the first STATUS_REJECTED_SHOWN. */
 export const STATUS_REJECTED_LIMIT = 100;
 const STATUS_REJECTED_SHOWN = 10;
+/** Series at a level or watch the human view lists (levels first, then the closest to the next threshold). */
+const STATUS_STATES_SHOWN = 20;
 
 async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
   const { openStore } = await import('../../store/db.ts');
@@ -105,6 +114,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     journal: { dir: journalDir, waiting: segments.length, segments },
     quarantine: [],
     alerts: [],
+    ratioStates: { month: null, monthToDate: false, level: 0, watch: 0, rows: [] },
     orders: { rejected: 0, recentRejected: [], invalidLines: 0 },
     snapshot: { path: cfg.snapshotPath, exists: existsSync(cfg.snapshotPath), generation: null, storeGeneration: null, fromStore: null, storeId: null, behind: null },
   };
@@ -154,6 +164,14 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     report.quarantine = await quarantineByKind(store);
     // In force: the level each series reached in the latest month evaluated for it.
     report.alerts = (await alertsInForce(store)).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
+    const states = await ratioStatesOfLatestMonth(store);
+    report.ratioStates = {
+      month: states.month,
+      monthToDate: states.month !== null && states.month === report.asOf.slice(0, 7),
+      level: states.rows.filter((x) => x.state === 'level').length,
+      watch: states.rows.filter((x) => x.state === 'watch').length,
+      rows: states.rows,
+    };
     try {
       const rejected = await rejectedOrders(store, { limit: STATUS_REJECTED_LIMIT });
       const invalid = await invalidOrderLines(store, { limit: 0 });
@@ -232,15 +250,35 @@ export function humanStatus(r: StatusReport): string {
     out.push('  fix them in the order file and run `cbp run orders` again, or send them as they are with `cbp run orders --source <file> --retry-rejected`');
   }
   if (r.orders.invalidLines) out.push(`Invalid lines in order files (not sent): ${r.orders.invalidLines} (cbp sql "SELECT * FROM order_rejects")`);
-  out.push('', 'Alerts in force:');
-  out.push(r.alerts.length ? renderTable(['mid', 'network', 'program', 'level', 'month', 'ratio %'], r.alerts.map((a) => [a.mid, a.network, a.program, a.level, a.month, a.ratio_pct])) : '  none');
+  const st = r.ratioStates;
+  if (st.month === null) {
+    // A store no rule evaluation has explained yet (or an older one): the levels recorded by the alerts.
+    out.push('', 'Alerts in force:');
+    out.push(r.alerts.length ? renderTable(['mid', 'network', 'program', 'level', 'month', 'ratio %'], r.alerts.map((a) => [a.mid, a.network, a.program, a.level, a.month, a.ratio_pct])) : '  none');
+  } else {
+    out.push('', `Levels and watch in ${st.month} (the latest month evaluated${st.monthToDate ? ', MONTH TO DATE' : ''}): ${st.level} at a level, ${st.watch} watch`);
+    if (st.rows.length) {
+      const shown = st.rows.slice(0, STATUS_STATES_SHOWN);
+      out.push(
+        renderTable(
+          ['state', 'mid', 'network', 'program', 'next', 'closeness', 'region', 'why not the next level'],
+          shown.map((x) => [
+            x.state === 'level' ? (x.level ?? 'level').toUpperCase() : 'watch', x.mid, x.network, x.program, x.next_level ?? 'top',
+            x.closeness === null ? null : x.closeness.toFixed(2), `${x.region ?? '-'}${x.region_source === 'default' ? '*' : ''}`, x.reason,
+          ]),
+        ).replace(/\n\(\d+ rows?\)$/, ''),
+      );
+      if (st.rows.length > shown.length) out.push(`  ... and ${st.rows.length - shown.length} more (--json lists them all; cbp ratios shows every MID)`);
+      if (st.rows.some((x) => x.region_source === 'default')) out.push('  * evaluated under the default region (no region of its own in the thresholds file)');
+    }
+  }
   return out.join('\n');
 }
 
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('status')
-    .description('What ran, what is loaded or pending, journal backlog, quarantine and alerts in force (reads the store read-only, or the snapshot)')
+    .description('What ran, what is loaded or pending, journal backlog, quarantine, and the levels and watch states of the latest month (reads the store read-only, or the snapshot)')
     .option('--as-of <iso>', 'judge pending windows as of this time (default: now; e.g. the sandbox clock)')
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; json?: boolean }) => {
