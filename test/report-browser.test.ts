@@ -1,0 +1,176 @@
+// The report as a person sees it: the demo's data, `cbp report`, and the file opened in a real headless Chromium
+// (Debian's chromium driven by playwright-core) with JavaScript off, offline, every request routed. It takes a
+// screenshot of each section (test-artifacts/report/, git-ignored), counts the charts and MIDs it shows against
+// the demo's own figures and `cbp report --json`, checks the threshold lines are drawn and nothing is cut off,
+// and that the page asks for nothing but its own file. The render time is printed, never asserted.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cbp, tempDir } from './activities-fixtures.ts';
+import { browserMissing, browserRequired, isolatedPage, launchBrowser, CHROMIUM, type RequestLog } from './helpers/browser.ts';
+import { COLOURS } from '../report/svg.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'report');
+const SECTIONS = ['at-risk', 'trends', 'heatmap', 'disputes', 'quality'] as const;
+/** The demo's scenario: one MID over a program of each network (test/demo.test.ts asserts the same in its output). */
+const DEMO_BREACHES = [
+  ['860100000101', 'mastercard', 'ecp'],
+  ['860100000102', 'visa', 'vamp'],
+  ['860100000107', 'american_express', 'amex_excessive'],
+  ['860100000108', 'discover', 'discover_excessive'],
+] as const;
+
+interface Summary { out: string; bytes: number; month: string; months: string[]; mids: number; trends: number; charts: number; at_level: number }
+
+const missing = browserMissing();
+
+describe.skipIf(missing !== null && !browserRequired())(`the report in a real browser${missing ? ` (skipped: ${missing})` : ''}`, { timeout: 300_000 }, () => {
+  let dir = '';
+  let snapshot = '';
+  let file = '';
+  let url = '';
+  let summary: Summary;
+  let browser: Browser | undefined;
+  let page: Page;
+  let requests: RequestLog;
+  let closePage: () => Promise<void> = async () => {};
+  const sql = async <T,>(q: string): Promise<T[]> => {
+    const r = await cbp(['sql', '--snapshot', snapshot, '--format', 'json', q]);
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as T[];
+  };
+
+  beforeAll(async () => {
+    if (missing) throw new Error(`CBP_REQUIRE_BROWSER=1 and ${missing}`);
+    dir = tempDir();
+    const data = path.join(dir, 'demo');
+    const demo = await cbp(['demo', '--data-dir', data]);
+    expect(demo.stderr).not.toMatch(/\n\s+at /);
+    expect(demo.code).toBe(0);
+    snapshot = path.join(data, 'published', 'cbp.duckdb');
+    file = path.join(dir, 'report.html');
+    const r = await cbp(['report', '--snapshot', snapshot, '--out', file, '--json'], { CBP_DATA_DIR: data, CBP_LOG_LEVEL: 'error' });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    summary = JSON.parse(r.stdout) as Summary;
+    url = pathToFileURL(file).href;
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await launchBrowser();
+    const p = await isolatedPage(browser, url, { javaScript: false, width: 1400, height: 1000 });
+    page = p.page;
+    requests = p.requests;
+    closePage = () => p.context.close();
+    const t0 = performance.now();
+    await page.goto(url, { waitUntil: 'load' });
+    const loaded = performance.now() - t0;
+    const t1 = performance.now();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'full-page.png'), fullPage: true });
+    const painted = performance.now() - t1;
+    // Printed for a person to read; no test asserts a time (bench/report-render.bench.ts measures it).
+    console.log(`report in Chromium ${CHROMIUM}: ${(summary.bytes / 1024).toFixed(0)} KiB, ${summary.charts} charts; load ${loaded.toFixed(0)} ms, full-page screenshot ${painted.toFixed(0)} ms`);
+  }, 300_000); // the demo runs the whole pipeline first (a kill timer for a hang, not a time budget)
+
+  afterAll(async () => {
+    await closePage();
+    await browser?.close();
+  });
+
+  it('makes no network request at all: the only request is the file itself', () => {
+    expect(requests.refused).toEqual([]);
+    expect(requests.all).toEqual([url]);
+  });
+
+  it('shows the five sections, each saved as a screenshot', async () => {
+    for (const id of SECTIONS) {
+      const s = page.locator(`section#${id}`);
+      expect(await s.isVisible(), id).toBe(true);
+      const box = await s.boundingBox();
+      expect(box!.height, id).toBeGreaterThan(60);
+      // The sticky navigation bar would sit over a tall section's middle in a scrolled screenshot: not in these.
+      await s.screenshot({ path: path.join(ARTIFACTS, `${id}.png`), style: 'nav, th { position: static !important; }' });
+      expect(fs.statSync(path.join(ARTIFACTS, `${id}.png`)).size, id).toBeGreaterThan(5_000);
+    }
+  });
+
+  it('draws every chart without JavaScript, none cut off, as many as cbp report said', async () => {
+    const charts = page.locator('figure.chart');
+    expect(await charts.count()).toBe(summary.charts);
+    // Nothing wider than the window: no horizontal scroll bar (expressions: the tests compile without the DOM's types).
+    const width = (await page.evaluate('document.documentElement.clientWidth')) as number;
+    expect((await page.evaluate('document.documentElement.scrollWidth')) as number).toBeLessThanOrEqual(width);
+    for (let i = 0; i < summary.charts; i++) {
+      const fig = charts.nth(i);
+      const svg = fig.locator('svg').first();
+      const box = await svg.boundingBox();
+      const kind = await fig.getAttribute('data-chart');
+      expect(box, `chart ${i} (${kind})`).not.toBeNull();
+      expect(box!.width, `chart ${i} (${kind})`).toBeGreaterThan(200);
+      expect(box!.height, `chart ${i} (${kind})`).toBeGreaterThan(100);
+      expect(box!.x + box!.width, `chart ${i} (${kind}) cut off at the right`).toBeLessThanOrEqual(width);
+      // Drawn marks and a title, not an empty frame; and a caption saying what it shows.
+      expect(await svg.locator('path').count(), `chart ${i} (${kind})`).toBeGreaterThan(3);
+      expect((await svg.locator('text').allTextContents()).join(' ').trim().length, `chart ${i} (${kind})`).toBeGreaterThan(10);
+      expect((await fig.locator('figcaption').textContent())?.trim().length ?? 0, `chart ${i} (${kind})`).toBeGreaterThan(20);
+    }
+  });
+
+  it("counts the demo's MIDs: the header, the at-risk table and the heat map against the snapshot", async () => {
+    const [{ n }] = await sql<{ n: number }>(
+      `SELECT count(DISTINCT mid)::INT AS n FROM mart_ratios WHERE month BETWEEN '${summary.months[0]}' AND '${summary.month}'`,
+    );
+    expect(n).toBe(8); // the demo's eight MIDs
+    expect(summary.mids).toBe(n);
+    expect(await page.locator("header").textContent()).toContain(`${n} MIDs`);
+    const tableMids = new Set(await page.locator('table.at-risk tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-mid'))));
+    expect(tableMids.size).toBe(n);
+    // Every row's state (its colour and badge) is the one `cbp ratios` gives the same MID, program and metric.
+    const r = await cbp(['ratios', '--snapshot', snapshot, '--month', summary.month, '--json'], { CBP_LOG_LEVEL: 'error' });
+    expect(r.code).toBe(0);
+    const ratios = (JSON.parse(r.stdout) as Array<{ mid: string; network: string; program: string; metric: string; is_projection: boolean; state: string | null }>)
+      .filter((x) => !x.is_projection && x.state !== null);
+    const rows = await page.locator('table.at-risk tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+      mid: tr.getAttribute('data-mid'), program: tr.getAttribute('data-program'), cls: tr.getAttribute('class'),
+      metric: tr.querySelectorAll('td')[3]?.textContent?.trim(), badge: tr.querySelector('.badge')?.textContent?.trim(),
+    })));
+    const badge = { level: 'level reached', watch: 'watch', clear: 'clear' } as Record<string, string>;
+    for (const row of rows) {
+      const same = ratios.find((x) => x.mid === row.mid && x.program === row.program && x.metric === row.metric);
+      expect(same, `${row.mid} ${row.program} ${row.metric} in cbp ratios`).toBeDefined();
+      expect({ row: `${row.mid} ${row.program}`, cls: row.cls, badge: row.badge }).toEqual({ row: `${row.mid} ${row.program}`, cls: `state-${same!.state}`, badge: badge[same!.state!] });
+    }
+    // The demo's breaching MIDs are at risk this month: a level reached, or watched (a month to date).
+    for (const [mid, , program] of DEMO_BREACHES) {
+      const row = rows.find((x) => x.mid === mid && x.program === program);
+      expect(row?.cls, `${mid} ${program}`).toMatch(/^state-(level|watch)$/);
+    }
+  });
+
+  it("draws a trend per MID × program at risk, with the thresholds in force as lines, and the demo's breaches among them", async () => {
+    const trends = page.locator('figure.chart[data-chart="trend"]');
+    expect(await trends.count()).toBe(summary.trends);
+    for (const [mid, network, program] of DEMO_BREACHES) {
+      expect(await page.locator(`figure[data-chart="trend"][data-mid="${mid}"][data-network="${network}"][data-program="${program}"]`).count(), `${mid} ${program}`).toBe(1);
+    }
+    const thresholdColours = new Set<string>(COLOURS.thresholds);
+    for (let i = 0; i < summary.trends; i++) {
+      const fig = trends.nth(i);
+      const levels = Number(await fig.getAttribute('data-threshold-lines'));
+      const label = `${await fig.getAttribute('data-mid')} ${await fig.getAttribute('data-program')}`;
+      expect(levels, label).toBeGreaterThan(0);
+      // The threshold lines as drawn: dashed, unfilled, in a threshold colour, spanning more than a point.
+      const lines = await fig.locator('svg path[fill="none"][stroke-dasharray]').evaluateAll((ps) =>
+        ps.map((p) => ({ stroke: p.getAttribute('stroke') ?? '', width: (p as unknown as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width })));
+      const drawn = lines.filter((l) => thresholdColours.has(l.stroke) && l.width > 40);
+      expect(new Set(drawn.map((l) => l.stroke)).size, label).toBe(Math.min(levels, COLOURS.thresholds.length));
+    }
+  });
+});
+
+if (missing !== null && !browserRequired()) {
+  // Said where a person reading the run sees it, beside the skipped suite's name.
+  console.warn(`test/report-browser.test.ts skipped: ${missing}`);
+}
