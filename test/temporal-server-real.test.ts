@@ -30,7 +30,7 @@ import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import type { NightlyInput, NightlyResult } from '../workflows/nightly.ts';
 import type { PushOrdersResult } from '../workflows/push-orders.ts';
 import type { ReconcileResult } from '../workflows/reconcile.ts';
-import { admin, configFor, FAST_RETRY, pipelineFor, WEBHOOK } from './activities-fixtures.ts';
+import { admin, cbp, configFor, FAST_RETRY, pipelineFor, WEBHOOK } from './activities-fixtures.ts';
 import { startReceiver as startHookReceiver, type Receiver } from './sandbox-fixtures.ts';
 import { payloadViolations, readableHistory } from './helpers/history-payloads.ts';
 import { forbiddenInHistories, ORDER_MARKERS, plantedOrder, SECRET_SHAPES } from './helpers/history-rules.ts';
@@ -407,6 +407,32 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
     }
   }, 240_000);
 
+  it('re-fetches a range with `cbp schedule backfill --workflow --force`; without --force the done windows are skipped', async () => {
+    const dir = tempDir();
+    const cfg = configFor(sb, dir);
+    const w = await realWorker(cfg);
+    const cliEnv = { ...sandboxEnv(sb, dir), TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: w.taskQueue, CBP_LOG_LEVEL: 'warn' };
+    const from = addDays(TODAY, -20);
+    const to = addDays(TODAY, -18);
+    const backfill = async (...extra: string[]) => {
+      const r = await cbp(['schedule', 'backfill', '--workflow', '--from', from, '--to', to, '--kinds', 'chargebacks', '--window-days', '1', '--json', ...extra], cliEnv);
+      expect(r.code, r.stderr).toBe(0);
+      const started = JSON.parse(r.stdout) as { workflowId: string; runId: string; input: BackfillInput };
+      return { started, result: (await env.client.workflow.getHandle(started.workflowId, started.runId).result()) as BackfillResult };
+    };
+    try {
+      const first = await backfill();
+      expect(first.result).toMatchObject({ status: 'done', planned: 3, loaded: 3, skipped: 0 });
+      const again = await backfill();
+      expect(again.result).toMatchObject({ status: 'done', planned: 3, loaded: 0, skipped: 3 });
+      const forced = await backfill('--force');
+      expect(forced.started.input.force).toBe(true);
+      expect(forced.result).toMatchObject({ status: 'done', planned: 3, loaded: 3, skipped: 0 });
+    } finally {
+      await w.stop();
+    }
+  }, 120_000);
+
   // The backfill the two worker-death cases run: a few days, one window at a time, each download slowed.
   const deathInput = (days: number): BackfillInput => ({ from: addDays(TODAY, -40), to: addDays(TODAY, -41 + days), kinds: ['chargebacks'], windowDays: 1, parallelism: 1 });
 
@@ -564,4 +590,12 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
       await hook?.close();
     }
   }, 120_000);
+});
+
+describe('cbp schedule backfill --force', () => {
+  it('applies to --workflow only: without it, exit 2 before anything connects', async () => {
+    const r = await cbp(['schedule', 'backfill', '--from', '2026-01-01', '--to', '2026-01-31', '--force']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--force apply to --workflow only/);
+  });
 });

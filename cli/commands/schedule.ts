@@ -49,12 +49,16 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--window-days <n>', '--workflow: days per window (default CBP_WINDOW_DAYS, 7)', intOption('--window-days'))
     .option('--parallelism <n>', '--workflow: windows at once (default CBP_REPORT_PARALLELISM, 2)', intOption('--parallelism'))
     .option('--windows-per-run <n>', '--workflow: continue as new after this many windows (default 200)', intOption('--windows-per-run'))
+    .option('--force', '--workflow: fetch every window of the range again, also those recorded as done (as cbp run backfill --force; loads stay idempotent)')
     .option('--connect-timeout <ms>', `time allowed to reach Temporal (default ${CONNECT_TIMEOUT_MS})`, intOption('--connect-timeout'))
     .option('--json', 'print the result as JSON')
-    .action(async (o: { from: string; to: string; workflow?: boolean; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; windowsPerRun?: number; connectTimeout?: number; json?: boolean }) => {
+    .action(async (o: { from: string; to: string; workflow?: boolean; kinds?: ReportKind[]; windowDays?: number; parallelism?: number; windowsPerRun?: number; force?: boolean; connectTimeout?: number; json?: boolean }) => {
       if (o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
-      if (!o.workflow && (o.kinds || o.windowDays || o.parallelism || o.windowsPerRun)) {
-        throw new UsageError('--kinds, --window-days, --parallelism and --windows-per-run apply to --workflow only (a schedule backfill runs the nightly as scheduled)');
+      if (!o.workflow && (o.kinds || o.windowDays || o.parallelism || o.windowsPerRun || o.force)) {
+        throw new UsageError(
+          '--kinds, --window-days, --parallelism, --windows-per-run and --force apply to --workflow only (a schedule backfill runs the nightly as scheduled, ' +
+            'and a nightly fetches every window of its lookback anyway)',
+        );
       }
       const { backfillSchedule, connectTemporal, temporalTargetFromConfig } = await temporal();
       const cfg = ctx.config();
@@ -69,6 +73,7 @@ export function register(program: Command, ctx: Ctx): void {
             parallelism: o.parallelism ?? cfg.reportParallelism,
             windowsPerRun: o.windowsPerRun ?? 200,
             ...(o.kinds ? { kinds: o.kinds } : {}),
+            ...(o.force ? { force: true } : {}),
           };
           const workflowId = `cbp-backfill-${o.from}-${o.to}`;
           const handle = await client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue: target.taskQueue, workflowId, args: [input] });

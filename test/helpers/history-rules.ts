@@ -16,7 +16,7 @@ export function forbiddenInHistories(credentials: SandboxCredentials = DEFAULT_C
  */
 export const SECRET_SHAPES = /key_[0-9a-f]{32}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]+/;
 /** The planted orders' personal data, any of it. */
-export const ORDER_MARKERS = /492181|Hidden Lane|mail\.example|Firstname|Lastname|1ZTRACK|called back/;
+export const ORDER_MARKERS = /492181|Hidden Lane|mail\.example|Firstname|Lastname|1ZTRACK|called back|\+1-555-01|198\.51\./;
 
 /** An order whose personal fields are all recognisable (ORDER_MARKERS finds each). */
 export function plantedOrder(i: number) {
