@@ -57,17 +57,23 @@ const SCENARIO = parseScenario({
 
 /** Bookkeeping of the runs themselves (ids, times, fetch records), compared separately or not at all. */
 const BOOKKEEPING = new Set(['schema_migrations', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads']);
+/**
+ * Stored in two parts whose split depends on which window's load came first into the empty store (the
+ * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
+ */
+const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
+const VIEWS = ['chargeback_status_history'];
 /** Columns that record when, from which file or by which run a row was seen: they legitimately differ. */
 const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$)/;
+  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$)/;
 
 async function dumpStore(store: Store): Promise<Record<string, string[]>> {
   const tables = await store.all<{ table_name: string }>(
     "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name",
   );
   const out: Record<string, string[]> = {};
-  for (const { table_name: t } of tables) {
-    if (BOOKKEEPING.has(t)) continue;
+  for (const t of [...tables.map((x) => x.table_name), ...VIEWS]) {
+    if (BOOKKEEPING.has(t) || SPLIT.has(t)) continue;
     const rows = await store.all<Record<string, unknown>>(`SELECT * FROM "${t}"`);
     out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE.test(k))), big)).sort();
   }
@@ -155,12 +161,12 @@ async function historyOf(handle: Pick<WorkflowHandle, 'fetchHistory'>): Promise<
 const recorded: string[] = [];
 
 /** Reads every payload of a run's history against the rules; with CBP_RECORD_HISTORIES=1, keeps it as a fixture. */
-async function checkAndRecord(name: string, handle: Pick<WorkflowHandle, 'fetchHistory'>): Promise<HistoryJson> {
+async function checkAndRecord(name: string | undefined, handle: Pick<WorkflowHandle, 'fetchHistory'>): Promise<HistoryJson> {
   const h = await historyOf(handle);
   expect(payloadViolations(h, { forbidden: forbiddenInHistories(sb.credentials) }), `history ${name}`).toEqual([]);
   expect(JSON.stringify(readableHistory(h)), `history ${name}`).not.toMatch(ORDER_MARKERS);
   expect(JSON.stringify(readableHistory(h)), `history ${name}`).not.toMatch(SECRET_SHAPES);
-  if (RECORD) {
+  if (RECORD && name) {
     fs.mkdirSync(HISTORIES_DIR, { recursive: true });
     fs.writeFileSync(path.join(HISTORIES_DIR, `${name}.json`), `${JSON.stringify(h, null, 1)}\n`);
     recorded.push(name);
@@ -391,7 +397,8 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
         // Temporal warns at 10,240 events and 10 MB, and ends a run at 51,200 events or 50 MB.
         expect(hist.events.length).toBeLessThan(10_240 / 4);
         expect(Buffer.byteLength(JSON.stringify(hist))).toBeLessThan(2 * 1024 * 1024);
-        await checkAndRecord(chain.length === 1 ? 'backfill-continued' : next ? `backfill-continued-${chain.length}` : 'backfill-last', h);
+        // The first and the last run are kept as fixtures (about 1 MB each); the ones between are only checked.
+        await checkAndRecord(chain.length === 1 ? 'backfill-continued' : next ? undefined : 'backfill-last', h);
         runId = next?.workflowExecutionContinuedAsNewEventAttributes.newExecutionRunId;
       }
       expect(chain.length).toBeGreaterThanOrEqual(3);
