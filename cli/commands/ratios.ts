@@ -219,15 +219,34 @@ const MARK_LEGEND: Record<string, string> = {
   '?': '? unconfirmed: a condition is not in the data (e.g. the 3-D Secure share)',
 };
 
-/** Why not the next level (rules/explain.ts `reason`; it names a superseding level too), else why there is no ratio. */
+/**
+ * Why not the next level, for the table: rules/explain.ts `reason` (it names a superseding level and an
+ * unconfirmed condition too) without its ratio clause when other conditions stopped the row as well (the
+ * ratio and the next threshold are columns of their own), amounts with the MID's currency; else why there is
+ * no ratio; "minimum" left out (the comparison says it). --json keeps the reason whole.
+ */
 function whyText(r: RatioOutRow): string {
-  return r.reason ?? (r.ratio === null && r.no_ratio_reason ? `no ratio: ${r.no_ratio_reason.replace(/_/g, ' ')}` : '');
+  if (r.reason === null) return r.ratio === null && r.no_ratio_reason ? `no ratio: ${r.no_ratio_reason.replace(/_/g, ' ')}` : '';
+  let parts = r.reason.split('; ');
+  const others = parts.filter((p) => !/^ratio \S+ % (<|not above) /.test(p));
+  if (others.length && others.length < parts.length) parts = others;
+  parts = parts.map((p) => {
+    let t = p.replace(/ minimum$/, '').replace(/ not above /, ' ≤ ').replace(/^no ratio \((\w+)\)$/, (_m, w: string) => `no ratio: ${w.replace(/_/g, ' ')}`);
+    // Amounts whole, with the MID's currency.
+    t = t.replace(/^((?:transaction )?amount(?: in the month)?) ([\d,]+(?:\.\d+)?)/, (_m, what: string, v: string) =>
+      `${what} ${whole(Number(v.replace(/,/g, '')))}${r.currency ? ` ${r.currency}` : ''}`);
+    return t;
+  });
+  return parts.join('; ');
 }
 
-const HEAD = ['state', 'mid', 'program', 'ratio', 'next at', 'closeness', 'figures', 'region', 'marks', 'why not the next level'];
+const HEAD = ['state', 'mid', 'program', 'ratio', 'next at', 'close', 'figures', 'region', 'marks', 'why not the next level'];
 const RIGHT = new Set([3, 5]);
 
-function tableLines(rows: RatioOutRow[], width: number): string[] {
+const regionText = (r: RatioOutRow) => (r.region === null ? '-' : `${r.region}${r.region_source === 'default' ? '*' : ''}`);
+
+/** The table; the region column only when the rows shown were evaluated under more than one (else a note says which). */
+function tableLines(rows: RatioOutRow[], width: number, showRegion: boolean): string[] {
   const body = rows.map((r) => [
     stateText(r),
     r.mid,
@@ -236,19 +255,21 @@ function tableLines(rows: RatioOutRow[], width: number): string[] {
     r.next_level === null || r.next_threshold === null ? (r.state === null ? '-' : 'top') : `${r.next_level} ${pctText(r.next_threshold, true)}`,
     r.closeness === null ? '-' : r.closeness.toFixed(2),
     figuresText(r),
-    r.region === null ? '-' : `${r.region}${r.region_source === 'default' ? '*' : ''}`,
+    regionText(r),
     marks(r).join(' '),
     whyText(r),
   ]);
+  const cols = HEAD.map((_, i) => i).filter((i) => showRegion || HEAD[i] !== 'region');
   const widths = HEAD.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const fixed = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
-  widths[widths.length - 1] = Math.max(HEAD[HEAD.length - 1].length, Math.min(widths[widths.length - 1], width - fixed));
+  const last = HEAD.length - 1;
+  const fixed = cols.filter((i) => i !== last).reduce((n, i) => n + widths[i] + 2, 0);
+  widths[last] = Math.max(HEAD[last].length, Math.min(widths[last], width - fixed));
   const cell = (x: string, i: number) => {
     const w = widths[i];
     const t = x.length > w ? `${x.slice(0, w - 1)}…` : x;
     return RIGHT.has(i) ? t.padStart(w) : t.padEnd(w);
   };
-  const line = (c: string[]) => c.map((x, i) => cell(x, i)).join('  ').trimEnd();
+  const line = (c: string[]) => cols.map((i) => cell(c[i], i)).join('  ').trimEnd();
   return [line(HEAD), ...body.map(line)];
 }
 
@@ -284,16 +305,17 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
   if (v.rows.length === 0) {
     out.push(v.months.length === 0 && v.scope === 'latest' ? 'No ratio rows yet: load a MID report first (cbp run nightly, or cbp load).' : 'No ratio rows match.');
   }
+  const regions = new Set(v.rows.map(regionText));
   for (const m of v.months) {
     const rows = v.rows.filter((r) => r.month === m.month);
     if (rows.length === 0) continue;
     if (out.length) out.push('');
-    out.push(monthTitle(m, rows), ...tableLines(rows, width));
+    out.push(monthTitle(m, rows), ...tableLines(rows, width, regions.size > 1));
   }
   const notes: string[] = [];
   if (v.rows.length) {
     notes.push(
-      `Sorted at risk first: closeness = ratio ÷ the next level's threshold (1.00 = at it). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +
+      `Sorted at risk first by close(ness) = ratio ÷ the next level's threshold (1.00 = at it; at the top level, its own). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +
         `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json.`,
     );
     const used = new Set(v.rows.flatMap(marks));
@@ -304,6 +326,10 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
         `  Amounts are in each MID's currency, as its chargebacks name it (the MID report names none)${n ? `; ${n} MID${n === 1 ? '' : 's'} without one known currency (? unknown, or mixed)` : ''}.`,
       );
     }
+  }
+  if (regions.size === 1) {
+    const [only] = v.rows;
+    notes.push(`Region: every MID shown was evaluated as ${only.region ?? 'no region'}${only.region_source === 'default' ? '*' : ''}.`);
   }
   if (v.midsWithoutRegion.length) notes.push(`* ${noRegionNote(v.midsWithoutRegion.length, v.defaultRegion, v.defaultRegionFrom)}.`);
   if (notes.length) out.push('', ...notes.flatMap((t) => wrap(t, width)));
