@@ -172,7 +172,7 @@ export function matchRateChart(rows: MatchRateRow[]): Chart {
     legend: { top: 44, left: 8, textStyle: { fontSize: 11 } },
     grid: { left: 100, right: 40, top: 80, bottom: 44 },
     xAxis: { type: 'value', name: 'matched (%)', nameLocation: 'middle', nameGap: 28, min: 0, max: 100, axisLabel: { formatter: (v: number) => `${v} %` } },
-    yAxis: { type: 'category', data: entities, name: 'entity' },
+    yAxis: { type: 'category', data: entities },
     series: [
       { name: 'report rows with an event', type: 'bar', itemStyle: { color: '#5c8fc7' }, label: { show: true, position: 'right', fontSize: 10, formatter: (p: { value: unknown }) => (typeof p.value === 'number' ? pct(p.value, 1) : 'no rows') },
         data: rows.map((r) => (r.report_match_rate === null ? null : r6(r.report_match_rate * 100))) },
@@ -216,7 +216,7 @@ export function freshnessChart(rows: FreshnessRow[], generatedAt: string): Chart
     legend: { top: 44, left: 8, textStyle: { fontSize: 11 } },
     grid: { left: 100, right: 60, top: 80, bottom: 44 },
     xAxis: { type: 'value', name: 'age (days)', nameLocation: 'middle', nameGap: 28, min: 0 },
-    yAxis: { type: 'category', data: rows.map((r) => r.source), inverse: true, name: 'source' },
+    yAxis: { type: 'category', data: rows.map((r) => r.source), inverse: true },
     series: [
       { name: 'newest data', type: 'bar', itemStyle: { color: '#5c8fc7' }, label: { show: true, position: 'right', fontSize: 10, formatter: (p: { value: unknown }) => (typeof p.value === 'number' ? `${p.value.toFixed(1)} d` : 'none') },
         data: rows.map((r) => age(r.newest_data)) },

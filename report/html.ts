@@ -120,7 +120,7 @@ export function renderReport(data: ReportData): string {
 
   // 1. At risk now
   const s1 = `<section id="at-risk"><h2>1. At risk now — ${esc(r.month)}</h2>
-<p class="lead">One row per MID × program in force in ${esc(r.month)}, levels reached first, then by closeness to the next threshold (ratio ÷ threshold). Colours: <b style="color:${COLOURS.level}">level reached</b>, <b style="color:#a07400">watch</b> (80 % of a threshold or more), <b style="color:${COLOURS.clear}">clear</b>. The same figures as <code>cbp ratios --month ${esc(r.month)}</code>.</p>
+<p class="lead">One row per MID × program in force in ${esc(r.month)}, levels reached first, then by closeness to the next threshold (ratio ÷ threshold). Colours: <b style="color:${COLOURS.level}">level reached</b>, <b style="color:#a07400">watch</b> (within the watch band: every condition of a level met at 80 %, or a level met but not yet entered), <b style="color:${COLOURS.clear}">clear</b>. The same rows, states and reasons as <code>cbp ratios --month ${esc(r.month)}</code>.</p>
 ${r.atRisk.length ? atRiskTable(r) : '<p class="empty">No MID has figures for a program in force this month.</p>'}
 <p class="note">${plural(r.atRiskTotal, 'MID × program')} in force over ${plural(r.mids, 'MID')}: ${states.level} with a level reached and ${states.watch} watched shown${r.atRiskLeftOut ? `; ${plural(r.atRiskLeftOut, 'more clear row')} left out (<code>cbp ratios</code> lists them)` : ''}.</p>
 </section>`;

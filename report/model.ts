@@ -1,13 +1,16 @@
-// The report's figures, built from the ratio rows (whole MIDs at a time, as store/ratios.ts forEachRatioBatch
-// hands them to `cbp ratios` too) and the rules in force: the at-risk table, the trend series and the heat
-// map. Pure: rows in, plain data out; what is kept per batch is small, so 1,000 MIDs × 36 months never sit in
-// memory at once.
-import type { RatioRow } from '../contract/ratios.ts';
+// The report's figures, built from the explained ratio rows (whole MIDs at a time, as alerts/explain.ts
+// forEachExplainedBatch hands them to `cbp ratios` too: issue #13's level, state, next level, closeness and
+// reason of each row, under the rules configured) and the rules in force: the at-risk table, the trend series
+// and the heat map. Pure: rows in, plain data out; what is kept per batch is small, so 1,000 MIDs × 36 months
+// never sit in memory at once.
+import type { ExplainedRatioRow, RatioState } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
 import { inForce, rulesFor } from '../rules/evaluate.ts';
 import type { Rule, RuleSet } from '../rules/thresholds.ts';
-import { explainRows, type ExplainedRow, type ReportState } from './explain.ts';
 import type { TrendMonth, TrendSeries, TrendThreshold } from './trend.ts';
+
+type ReportState = RatioState;
+type ExplainedRow = ExplainedRatioRow;
 
 /** One MID × network × program in force in the report's month, as the at-risk table shows it. */
 export interface AtRiskRow {
@@ -109,11 +112,11 @@ export class RatioSectionBuilder {
     this.picked = new Set(opts.picked ?? []);
   }
 
-  /** One batch of ratio rows holding whole MIDs' histories up to the report's month. */
-  add(rows: RatioRow[]): void {
+  /** One batch of explained ratio rows of whole MIDs, up to the report's month (earlier months are skipped). */
+  add(rows: ExplainedRatioRow[]): void {
     const { month, rules } = this.opts;
     const first = this.months[0];
-    const explained = explainRows(rows, rules).filter((r) => r.month >= first && r.month <= month);
+    const explained = rows.filter((r) => r.month >= first && r.month <= month);
     const bySeries = new Map<string, ExplainedRow[]>();
     const midSet = new Set<string>();
     for (const r of explained) {

@@ -130,7 +130,7 @@ describe('cbp report: the figures', () => {
     const m1 = at[1];
     expect(m1.ratio).toBe(130 / 10_000);
     expect(m1.next_level).toBe('ecm');
-    expect(m1.reason).toMatch(/ratio 1\.3 % below ecm's 1\.5 %/);
+    expect(m1.reason).toBe('ratio 1.30 % < 1.50 %');
     expect(island.ratios.mids).toBe(3);
   });
 

@@ -102,8 +102,8 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   checkOut(out, o.force ?? false);
   const mids = [...new Set((o.mids ?? []).flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean))];
   const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
-  const [q, { forEachRatioBatch }, { RatioSectionBuilder }, { renderReport }] = await Promise.all([
-    import('../../store/report.ts'), import('../../store/ratios.ts'), import('../../report/model.ts'), import('../../report/html.ts'),
+  const [q, { forEachExplainedBatch }, { RatioSectionBuilder }, { renderReport }] = await Promise.all([
+    import('../../store/report.ts'), import('../../alerts/explain.ts'), import('../../report/model.ts'), import('../../report/html.ts'),
   ]);
   const snapshot = o.snapshot ?? cfg.snapshotPath;
   const store = await openReading(cfg, o.snapshot);
@@ -124,10 +124,11 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     }
     const month = o.month ?? (volume.latest_month as string);
     const builder = new RatioSectionBuilder({ month, rules, picked: mids });
-    // The reader `cbp ratios` uses: whole MIDs' histories up to the month, in batches.
+    // The reader `cbp ratios` uses: whole MIDs' histories up to the month, explained under the rules, in
+    // batches of 200 MIDs (about 100k rows: the builder keeps only what it shows).
     const asOf = `${month}-01T00:00:00Z`;
     for (const mid of mids.length ? mids : [undefined]) {
-      await forEachRatioBatch(store, { mid, asOf }, (rows) => builder.add(rows));
+      await forEachExplainedBatch(store, { mid, asOf }, rules, (rows) => builder.add(rows), 200);
     }
     section = builder.finish();
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };

@@ -1,0 +1,101 @@
+// cbp report for 1,000 MIDs x 36 months (x 4 networks), side by side with `cbp ratios --json` on the same
+// snapshot: each run as a user runs it (the CLI from the sources, a process of its own), its wall time and its
+// peak RSS. Goal (issue #14): the report costs no more than 3x the query. Figures are generated inside DuckDB
+// as bench/ratios.bench.ts does (2 % of MIDs run hot), with chargebacks of every status and order age.
+// BENCH_MIDS / BENCH_MONTHS change the size.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../store/db.ts';
+
+const MIDS = Number(process.env.BENCH_MIDS ?? 1_000);
+const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-report-'));
+const rssMiB = (kib: number) => (kib / 1024).toFixed(0);
+
+/** Loaded into each child with --import: writes the child's own peak RSS (KiB) to a file when it exits. */
+const hook = path.join(dir, 'peak-rss.mjs');
+fs.writeFileSync(hook, `import fs from 'node:fs';\nprocess.on('exit', () => { try { fs.writeFileSync(process.env.CBP_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n`);
+
+interface Run {
+  ms: number;
+  rssKiB: number;
+  stdoutBytes: number;
+}
+
+function cbp(label: string, args: string[]): Run {
+  const rssFile = path.join(dir, `${label}.rss`);
+  const s = performance.now();
+  const r = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile },
+    maxBuffer: 1 << 30,
+  });
+  const ms = performance.now() - s;
+  if (r.status !== 0) throw new Error(`cbp ${args.join(' ')} failed (exit ${r.status}): ${r.stderr.toString().slice(0, 2000)}`);
+  return { ms, rssKiB: Number(fs.readFileSync(rssFile, 'utf8')), stdoutBytes: r.stdout.length };
+}
+
+try {
+  console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
+  const t0 = performance.now();
+  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  try {
+    await store.run(`
+      INSERT INTO mid_stats
+      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), ms, last_day(ms), net,
+             cb, cb * 40, tx, tx * 50, NULL, NULL,
+             CASE WHEN net = 'mastercard' THEN tx END, CASE WHEN net = 'mastercard' THEN tx * 50 END,
+             last_day(ms)::TIMESTAMP, 'bench'
+      FROM (
+        SELECT m, (DATE '2024-01-01' + to_months(k))::DATE AS ms, net,
+               (5000 + (hash(m, k, net) % 5000))::BIGINT AS tx,
+               CASE WHEN m % 50 = 0 THEN (150 + hash(m, k) % 250)::BIGINT ELSE (hash(m, k, net, 1) % 40)::BIGINT END AS cb
+        FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), (VALUES ('visa'), ('mastercard'), ('discover'), ('american_express')) n(net)
+      )`);
+    // Chargebacks: a few per MID-month and network, every status, reason codes and order ages spread.
+    await store.run(`
+      INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, transaction_date, date_received, first_seen_at, last_seen_at, landing_file)
+      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), 'c' || m || '-' || k || '-' || net || '-' || i,
+             (['New', 'Pending', 'Won', 'Lost', 'Did Not Fight', 'Pre-Arbitration'])[(1 + hash(m, k, i) % 6)::BIGINT]::chargeback_status, net,
+             10 + hash(m, k, i, 2) % 200, rc || (hash(m, i) % 4)::VARCHAR,
+             (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY - to_days((hash(m, k, i, 3) % 150)::INTEGER))::DATE,
+             (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
+      FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), range(2) c(i), (VALUES ('visa', '10.'), ('mastercard', '483')) n(net, rc)`);
+    await store.run(`
+      INSERT INTO events_raw
+      SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,
+             json_object('prevention_guid', 'pre_' || m || '_' || k, 'prevention_type', 'tc40', 'mid', 'mid' || lpad(m::VARCHAR, 6, '0'),
+                         'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
+             'bench', 1, now()::TIMESTAMP
+      FROM range(0, ${MIDS}, 10) a(m), range(${MONTHS}) b(k)`);
+    await store.run('CHECKPOINT');
+  } finally {
+    store.close();
+  }
+  // The published snapshot, where both commands read it.
+  fs.mkdirSync(path.join(dir, 'published'));
+  fs.copyFileSync(path.join(dir, 'cbp.duckdb'), path.join(dir, 'published', 'cbp.duckdb'));
+  console.log(`generated and published in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const version = cbp('version', ['--version']);
+  const ratios = cbp('ratios', ['ratios', '--json']);
+  const out = path.join(dir, 'report.html');
+  const report = cbp('report', ['report', '--out', out, '--json']);
+  const summary = JSON.parse(fs.readFileSync(out, 'utf8').match(/<script type="application\/json" id="cbp-report-data">([\s\S]*?)<\/script>/)![1]) as { ratios: { mids: number; atRiskTotal: number; trends: unknown[] } };
+  const line = (label: string, r: Run, extra: string) =>
+    console.log(`${label.padEnd(40)} ${(r.ms / 1000).toFixed(2).padStart(7)} s   peak RSS ${rssMiB(r.rssKiB).padStart(5)} MiB   ${extra}`);
+  line('cbp --version (start-up alone)', version, '');
+  line('cbp ratios --json (every month)', ratios, `${(ratios.stdoutBytes / 1e6).toFixed(1)} MB of JSON`);
+  line('cbp report', report, `${(fs.statSync(out).size / 1024).toFixed(0)} KiB of HTML, ${summary.ratios.mids} MIDs, ${summary.ratios.atRiskTotal} MID x programs, ${summary.ratios.trends.length} trends`);
+  const net = (r: Run) => Math.max(1, r.ms - version.ms);
+  console.log(
+    `side by side: report / ratios = ${(report.ms / ratios.ms).toFixed(2)}x in time (goal <= 3x), ${(report.rssKiB / ratios.rssKiB).toFixed(2)}x in peak RSS; ` +
+      `without the start-up both share: ${(net(report) / net(ratios)).toFixed(2)}x`,
+  );
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
