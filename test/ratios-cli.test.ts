@@ -1,5 +1,4 @@
 // cbp ratios / cbp alerts as a user runs them: a store on disk, read read-only, JSON out.
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,13 +10,10 @@ import { cbp as cbpRun } from './activities-fixtures.ts';
 import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 let dir = '';
-let env: NodeJS.ProcessEnv;
 let base: Record<string, string>;
 
-function cbp(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env, encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** The CLI on the test store (test/activities-fixtures.ts cbp(): bin/cbp-dev.js, no CBP_ settings but these). */
+const cbp = (...args: string[]) => cbpRun(args, base);
 
 type Row = Record<string, unknown>;
 async function ratios(args: string[], extra: Record<string, string> = {}): Promise<Row[]> {
@@ -50,28 +46,27 @@ beforeAll(async () => {
   await evaluateAlerts(t.store, { asOf: '2026-02-05T00:00:00Z', rules: loadRules() });
   t.store.close();
   fs.writeFileSync(path.join(dir, 'thresholds.yaml'), 'mids:\n  v1: { region: CEMEA }\n');
-  env = { PATH: process.env.PATH, HOME: process.env.HOME, CBP_DB_PATH: t.dbPath, CBP_SNAPSHOT_PATH: path.join(dir, 'none.duckdb'), CBP_LOG_LEVEL: 'silent' };
   base = { CBP_DB_PATH: t.dbPath, CBP_SNAPSHOT_PATH: path.join(dir, 'none.duckdb'), CBP_LOG_LEVEL: 'silent' };
 }, 60_000);
 afterAll(() => cleanup(undefined, dir));
 
 describe('cbp ratios', () => {
-  it('prints rows with mid, network, program, month, numerator, denominator, denominator_month, unrounded ratio and level', () => {
-    const r = cbp('ratios', '--month', '2026-01', '--mid', 'm1', '--json');
+  it('prints rows with mid, network, program, month, numerator, denominator, denominator_month, unrounded ratio and level', async () => {
+    const r = await cbp('ratios', '--month', '2026-01', '--mid', 'm1', '--json');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     const ecp = rows.find((x) => x.program === 'ecp' && x.metric === 'count');
     expect(ecp).toMatchObject({ mid: 'm1', network: 'mastercard', month: '2026-01', numerator: 400, denominator: 20_000, denominator_month: '2025-12', ratio: 0.02, level: 'ecm' });
-    const m2 = JSON.parse(cbp('ratios', '--mid', 'm2', '--json').stdout) as Array<Record<string, unknown>>;
+    const m2 = JSON.parse((await cbp('ratios', '--mid', 'm2', '--json')).stdout) as Array<Record<string, unknown>>;
     expect(m2.find((x) => x.program === 'ecp' && x.metric === 'count')).toMatchObject({ ratio: null, no_ratio_reason: 'no_previous_month', level: null });
   });
 
-  it('prints a table for people and rejects a bad month with exit code 2', () => {
-    const t = cbp('ratios', '--mid', 'm1');
+  it('prints a table for people and rejects a bad month with exit code 2', async () => {
+    const t = await cbp('ratios', '--mid', 'm1');
     expect(t.code).toBe(0);
     expect(t.stdout).toContain('ECM');
-    const bad = cbp('ratios', '--month', '2026-13');
+    const bad = await cbp('ratios', '--month', '2026-13');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--month must be YYYY-MM/);
   });
@@ -172,8 +167,8 @@ describe('cbp ratios with no flags: what a person asks first', () => {
 });
 
 describe('cbp alerts', () => {
-  it('lists the alert history as JSON', () => {
-    const r = cbp('alerts', '--json');
+  it('lists the alert history as JSON', async () => {
+    const r = await cbp('alerts', '--json');
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     expect(rows.map((x) => [x.mid, x.kind, x.level, x.month])).toEqual([['m1', 'reached', 'ecm', '2026-01']]);
@@ -181,7 +176,7 @@ describe('cbp alerts', () => {
 });
 
 describe('cbp ratios / alerts: bad arguments', () => {
-  it('refuses an unknown --program, a --limit that is not a whole number and an impossible --as-of with exit 2', () => {
+  it('refuses an unknown --program, a --limit that is not a whole number and an impossible --as-of with exit 2', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['ratios', '--program', 'vampire'], /--program: unknown program "vampire"; expected one of .*vamp/],
       [['alerts', '--limit', 'lots'], /--limit must be a whole number/],
@@ -190,18 +185,18 @@ describe('cbp ratios / alerts: bad arguments', () => {
       [['alerts', 'requeue', '--notifier', 'pager'], /--notifier: unknown notifier "pager"; expected one of webhook, slack, email/],
     ];
     for (const [args, msg] of cases) {
-      const r = cbp(...args);
+      const r = await cbp(...args);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
       expect(r.stderr).toMatch(msg);
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
   });
 
-  it('alerts requeue says how many given-up deliveries it put back, as text or JSON', () => {
-    const human = cbp('alerts', 'requeue');
+  it('alerts requeue says how many given-up deliveries it put back, as text or JSON', async () => {
+    const human = await cbp('alerts', 'requeue');
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/^0 given-up deliveries put back in the queue; send them with cbp alerts deliver/);
-    const json = cbp('alerts', 'requeue', '--notifier', 'webhook', '--json');
+    const json = await cbp('alerts', 'requeue', '--notifier', 'webhook', '--json');
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({ requeued: 0, notifier: 'webhook' });
   });
@@ -217,14 +212,8 @@ describe('cbp alerts deliver', () => {
     });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`;
-    // The server runs in this process, so the CLI must run without blocking the event loop.
-    const run = (...args: string[]) =>
-      new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        const p = spawn(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env: { ...env, CBP_ALERT_WEBHOOK_URL: url, CBP_ALERT_WEBHOOK_SECRET: 'cli-secret-123' } });
-        let out = '';
-        p.stdout.on('data', (c) => (out += c));
-        p.on('close', (code) => resolve({ code, stdout: out }));
-      });
+    // The server runs in this process: the fixture's CLI runs without blocking the event loop.
+    const run = (...args: string[]) => cbpRun(args, { ...base, CBP_ALERT_WEBHOOK_URL: url, CBP_ALERT_WEBHOOK_SECRET: 'cli-secret-123' });
     try {
       const ev = await run('alerts', 'evaluate', '--as-of', '2026-02-05T00:00:00Z', '--json');
       expect(ev.code).toBe(0);
