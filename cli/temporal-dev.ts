@@ -16,6 +16,8 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   /** Without the web UI (tests). Default: with it. */
   headless?: boolean;
+  /** Aborting it while the server starts stops the server, and the start fails. */
+  signal?: AbortSignal;
 }
 
 export interface DevServer {
@@ -67,7 +69,14 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   child.stderr!.on('data', keep);
   let spawnError: Error | undefined;
   child.once('error', (e) => (spawnError = e));
-  const done = exited(child);
+  // However this process ends (process.exit on a second Ctrl-C, an uncaught error), the server goes with it.
+  const killOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const done = exited(child).then(() => {
+    process.off('exit', killOnExit);
+  });
   const address = `127.0.0.1:${port}`;
 
   const stop = async (graceMs = 10_000) => {
@@ -81,6 +90,10 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
   let lastError: unknown;
   for (;;) {
+    if (opts.signal?.aborted) {
+      await stop(2000);
+      throw new TemporalUnavailableError('the Temporal dev server was stopped while it started (interrupted)');
+    }
     if (spawnError || child.exitCode !== null || child.signalCode !== null) {
       await stop(1000);
       const why = spawnError ? spawnError.message : `it exited with ${child.exitCode ?? child.signalCode}`;

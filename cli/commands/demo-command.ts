@@ -1,8 +1,11 @@
 // `cbp demo`: its options only. The demo itself (demo.ts) loads the sandbox, the receiver and DuckDB, so it is
-// imported when the command runs, not on every `cbp` start.
+// imported when the command runs, not on every `cbp` start. `cbp demo --temporal` finds the Temporal CLI, and
+// turns Ctrl-C (SIGINT, SIGTERM) into an orderly stop of everything the demo started.
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
+import { HOW_TO_GET_TEMPORAL, findTemporalCli, whereTemporalWasSought } from '../../lib/temporal-cli.ts';
+import { addDays, dayNumber, utcDay } from '../../lib/utc.ts';
 import { parseInstant } from '../options.ts';
 
 /** The demo's defaults (also runDemo's, in demo.ts, which loads the sandbox, the receiver and DuckDB). */
@@ -34,21 +37,89 @@ function configuredPaths(ctx: Ctx): Array<{ name: string; path: string }> {
   return named.filter((n): n is [string, string] => typeof n[1] === 'string' && n[1] !== '').map(([name, p]) => ({ name, path: p }));
 }
 
+/**
+ * With --temporal the service's time must end today: the nightly is a triggered schedule run, whose asOf is the
+ * server's clock (now). Default start: the first day of last month (UTC), so the demo lives through a whole
+ * month as the local one lives through December.
+ */
+export function temporalDemoDays(start: string | undefined, now = new Date()): { start: string; days: number } {
+  const today = utcDay(now.toISOString());
+  const s = start ?? `${addDays(`${today.slice(0, 7)}-01`, -1).slice(0, 7)}-01`;
+  const startDay = utcDay(parseInstant('--start', s));
+  if (startDay !== s.trim().slice(0, 10) || s.trim().length !== 10) {
+    throw new UsageError(`--start must be a date YYYY-MM-DD with --temporal (the service's days run from it to today), got ${JSON.stringify(s)}`);
+  }
+  const days = dayNumber(today) - dayNumber(startDay);
+  if (days < 1 || days > 366) {
+    throw new UsageError(`with --temporal the demo lives from --start to today (${today}), from 1 to 366 days: --start ${startDay} gives ${days}`);
+  }
+  return { start: startDay, days };
+}
+
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('demo')
-    .description('Run the whole pipeline end to end against an in-process sandbox, with no configuration (npm run demo)')
+    .description('Run the whole pipeline end to end against an in-process sandbox, with no configuration (npm run demo); --temporal: through a real Temporal dev server')
     .option('--data-dir <dir>', 'demo data folder: created, or wiped at start if an earlier demo created it (any other non-empty folder is refused)', 'data/demo')
-    .option('--start <date>', 'sandbox clock start (UTC date)', DEMO_START)
-    .option('--days <n>', 'days of sandbox time to live through, a week at a time', String(DEMO_DAYS))
+    .option('--start <date>', `sandbox clock start (UTC date; default ${DEMO_START}, with --temporal the first day of last month)`)
+    .option('--days <n>', `days of sandbox time to live through, a week at a time (default ${DEMO_DAYS}; with --temporal: until today, not settable)`)
+    .option(
+      '--temporal',
+      'run the workflows through a Temporal dev server started for the demo (temporal on PATH, or npm run temporal:install): schedules applied, ' +
+        'history as a schedule backfill, the nightly as a triggered schedule run, the web UI open while it runs; all stopped at the end',
+    )
     .option('--json', 'print the result as JSON at the end (step lines still go to stderr)')
-    .action(async (o: { dataDir: string; start: string; days: string; json?: boolean }) => {
-      const days = Number(o.days);
-      if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days must be a whole number of days from 1 to 366, got ${JSON.stringify(o.days)}`);
-      parseInstant('--start', o.start);
+    .action(async (o: { dataDir: string; start?: string; days?: string; temporal?: boolean; json?: boolean }) => {
+      let start: string;
+      let days: number;
+      let cli: string | undefined;
+      if (o.temporal) {
+        if (o.days !== undefined) {
+          throw new UsageError("--days does not go with --temporal: the service's time runs from --start to today, since the triggered nightly covers today (the server's clock)");
+        }
+        ({ start, days } = temporalDemoDays(o.start));
+        cli = findTemporalCli();
+        if (!cli) throw new UsageError(`cbp demo --temporal needs the Temporal CLI (its dev server): ${whereTemporalWasSought()}. ${HOW_TO_GET_TEMPORAL}`);
+      } else {
+        start = o.start ?? DEMO_START;
+        days = Number(o.days ?? DEMO_DAYS);
+        if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days must be a whole number of days from 1 to 366, got ${JSON.stringify(o.days)}`);
+        parseInstant('--start', start);
+      }
       const write = o.json ? (l: string) => process.stderr.write(`${l}\n`) : undefined;
+      const configured = configuredPaths(ctx);
       const { runDemo } = await import('./demo.ts');
-      const r = await runDemo({ dataDir: o.dataDir, configured: configuredPaths(ctx), start: o.start, days, ...(write ? { write } : {}) });
-      if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+      if (!cli) {
+        const r = await runDemo({ dataDir: o.dataDir, configured, start, days, ...(write ? { write } : {}) });
+        if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+        return;
+      }
+      // Ctrl-C: every wait of the demo gives up, and its finally stops the worker and the server and deletes
+      // the schedules. A second Ctrl-C does not wait for that.
+      const { DemoInterrupted } = await import('../demo-temporal.ts');
+      const controller = new AbortController();
+      let signals = 0;
+      const onSignal = (sig: NodeJS.Signals) => {
+        signals += 1;
+        if (signals === 1) {
+          process.stderr.write(`\ncbp demo: ${sig}: stopping the worker and the Temporal dev server, deleting the schedules...\n`);
+          controller.abort(new DemoInterrupted());
+        } else {
+          process.exit(130);
+        }
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const r = await runDemo({ dataDir: o.dataDir, configured, start, days, temporal: { cli, signal: controller.signal }, ...(write ? { write } : {}) });
+        if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+      } catch (e) {
+        if (!controller.signal.aborted) throw e;
+        process.stderr.write('cbp demo: interrupted; everything it started is stopped\n');
+        process.exitCode = 130;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     });
 }

@@ -2,7 +2,9 @@
 // service and a webhook receiver run in this process; the clients point at them through a Config built here
 // (process.env is never touched); the same local runner as `cbp run` does the work. Everything is closed at
 // the end, so the process exits by itself. The command itself is registered by demo-command.ts, which loads
-// this module (sandbox, receiver, DuckDB) only when the demo runs.
+// this module (sandbox, receiver, DuckDB) only when the demo runs. With `temporal` (cbp demo --temporal) the
+// same story's runs go through a real Temporal server (cli/demo-temporal.ts): a dev server and a worker started
+// here, the schedules applied, history as a schedule backfill and the nightly as a triggered schedule run.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,9 +19,11 @@ import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
 import { openPipeline, type Pipeline } from '../pipeline.ts';
 import { renderTable } from './sql.ts';
 import { latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
-import { addDays, utcDay } from '../../lib/utc.ts';
+import { addDays, dayNumber, utcDay } from '../../lib/utc.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';
 import { DEMO_DAYS, DEMO_START } from './demo-command.ts';
+import type { TemporalDemo } from '../demo-temporal.ts';
+import type { NightlyResult } from '../../workflows/nightly.ts';
 
 export interface DemoOptions {
   /** Wiped at start, but only if an earlier demo created it (its marker file) or it is empty: see demo-dir.ts. */
@@ -36,6 +40,11 @@ export interface DemoOptions {
   seed?: number;
   /** Where step lines go. Default stdout. */
   write?: (line: string) => void;
+  /**
+   * Run the workflows through a real Temporal server: a dev server of this `temporal` binary, started and
+   * stopped here. Aborting `signal` (Ctrl-C) stops every wait; everything started is stopped all the same.
+   */
+  temporal?: { cli: string; signal: AbortSignal };
 }
 
 export interface DemoResult {
@@ -47,6 +56,16 @@ export interface DemoResult {
   alerts: Array<Record<string, unknown>>;
   sqlCommand: string;
   ms: number;
+  /** With --temporal: the server it ran on (stopped by now) and what ran there. */
+  temporal?: {
+    address: string;
+    uiUrl?: string;
+    serverPid: number;
+    dbFile: string;
+    taskQueue: string;
+    schedules: { nightly: string; ingest: string };
+    workflows: string[];
+  };
 }
 
 /** Settings of the demo: the sandbox's base URLs and credentials, a store under dataDir. */
@@ -90,26 +109,33 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const write = opts.write ?? ((l: string) => process.stdout.write(`${l}\n`));
   const t0 = Date.now();
   let tStep = t0;
-  const step = (n: number, label: string, detail: string) => {
+  const signal = opts.temporal?.signal;
+  const steps = opts.temporal ? 10 : 9;
+  let stepNo = 0;
+  const step = (label: string, detail: string) => {
     const now = Date.now();
-    write(`[${n}/9] ${label.padEnd(13)} ${detail}  (${secs(now - tStep)})`);
+    write(`[${++stepNo}/${steps}] ${label.padEnd(13)} ${detail}  (${secs(now - tStep)})`);
     tStep = now;
+    if (signal?.aborted) throw signal.reason;
   };
   const dataDir = prepareDemoDir(opts.dataDir, opts.configured ?? []);
+  const rel = (p: string) => path.relative(process.cwd(), p) || p;
 
   let sb: RunningSandbox | undefined;
   let receiver: RunningReceiver | undefined;
   let pipeline: Pipeline | undefined;
   let alertSink: AlertSink | undefined;
+  let tdemo: TemporalDemo | undefined;
+  const workflows: string[] = [];
   try {
     sb = await startSandbox({ port: 0, start: opts.start ?? DEMO_START, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) });
     const world = sb.state.world;
     const clock0 = (await admin<{ now: string }>(sb, 'GET', '/clock')).now;
-    step(1, 'sandbox', `${sb.origin} · clock ${clock0} · ${world.mids.length} MIDs · ${world.chargebacks.length} chargebacks from ${world.from} (built-in scenario)`);
+    step('sandbox', `${sb.origin} · clock ${clock0} · ${world.mids.length} MIDs · ${world.chargebacks.length} chargebacks from ${world.from} (built-in scenario)`);
 
     const webhook = { username: 'cbp-demo', password: randomBytes(18).toString('base64url') };
     receiver = await startReceiver({ ...webhook, journalDir: path.join(dataDir, 'journal'), host: '127.0.0.1', port: 0 });
-    step(2, 'receiver', `${receiver.url} · Basic user ${webhook.username} (password generated) · journal ${path.relative(process.cwd(), receiver.journalDir) || receiver.journalDir}`);
+    step('receiver', `${receiver.url} · Basic user ${webhook.username} (password generated) · journal ${rel(receiver.journalDir)}`);
 
     // The service does not report a merchant account's Visa region; its merchant knows it. The demo writes
     // it into a thresholds file, as a user would, so the CEMEA account is judged by the CEMEA VAMP rule.
@@ -122,7 +148,46 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     alertSink = await startAlertSink();
     const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url);
     pipeline = await openPipeline(cfg, { logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString() });
-    const rec = await pipeline.runner.reconcileSubscriptions({
+    const totalDays = opts.days ?? DEMO_DAYS;
+    // The day the demo's service time ends on: the nightly covers it.
+    const lastDay = utcDay(new Date(Date.parse(clock0) + totalDays * 86_400_000).toISOString());
+
+    // The workflows' runs: the local runner, or through the Temporal server.
+    const runner = pipeline.runner;
+    let runs: Pick<typeof runner, 'reconcileSubscriptions' | 'pushOrders'> = runner;
+    if (opts.temporal) {
+      const { startTemporalDemo } = await import('../demo-temporal.ts');
+      // Each nightly of the demo's schedule covers all the service's history (from world.from), in the local
+      // demo's backfill windows: a schedule backfill of a night then loads what `cbp run backfill` does.
+      const lookbackDays = dayNumber(lastDay) - dayNumber(world.from) + 1;
+      tdemo = await startTemporalDemo({
+        cli: opts.temporal.cli,
+        dataDir,
+        activities: pipeline.activities,
+        nightlyInput: { windowDays: opts.backfillWindowDays ?? 31, lookbackDays, kinds: [...REPORT_KINDS], parallelism: 2 },
+        signal: opts.temporal.signal,
+      });
+      const t = tdemo;
+      step(
+        'temporal',
+        `dev server ${rel(opts.temporal.cli)} (pid ${t.server.pid}) at ${t.server.address}, state in ${rel(t.dbFile)} · ` +
+          `web UI ${t.server.uiUrl} (open it now: schedules, runs, activities) · worker in this process on task queue ${t.taskQueue} · ` +
+          `schedules ${t.schedules.nightly} and ${t.schedules.ingest} applied (paused: the demo starts their runs)`,
+      );
+      runs = {
+        reconcileSubscriptions: async (input) => {
+          const r = await t.reconcileSubscriptions(input);
+          workflows.push(r.runId.split('/')[0]!);
+          return r;
+        },
+        pushOrders: async (input) => {
+          const r = await t.pushOrders(input);
+          workflows.push(r.runId.split('/')[0]!);
+          return r;
+        },
+      };
+    }
+    const rec = await runs.reconcileSubscriptions({
       webhookUrl: receiver.url,
       email: DEMO_EMAIL,
       // Only the username: the activities add the password from cfg (CBP_WEBHOOK_PASSWORD).
@@ -130,12 +195,15 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     });
     const subs = await admin<Array<{ active: boolean; event_type: string; vetting?: unknown }>>(sb, 'GET', '/subscriptions');
     const active = subs.filter((s) => s.active).length;
-    step(3, 'subscriptions', `created ${rec.created.length} (all 8 event types) · vetting: the service POSTed registration.new to the receiver → ${active}/${subs.length} active`);
+    step(
+      'subscriptions',
+      `created ${rec.created.length} (all 8 event types) · vetting: the service POSTed registration.new to the receiver → ${active}/${subs.length} active` +
+        (tdemo ? ` · workflow ${rec.runId.split('/')[0]}` : ''),
+    );
 
     // As a merchant's systems would: orders pushed as they settle, while the service's time passes and
     // its events flow to the receiver. A week at a time keeps each push ahead of the cases that match it.
     const ordersFile = path.join(dataDir, 'orders.ndjson');
-    const totalDays = opts.days ?? DEMO_DAYS;
     let now = clock0;
     let pushedNew = 0;
     let rejected = 0;
@@ -145,7 +213,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     for (let done = 0; done < totalDays; ) {
       const due = world.orders.filter((o) => o.order_date <= now);
       writeFileSync(ordersFile, due.map((o) => JSON.stringify(o)).join('\n') + '\n');
-      const pushed = await pipeline.runner.pushOrders({ source: ordersFile });
+      const pushed = await runs.pushOrders({ source: ordersFile });
       pushedNew += pushed.new + pushed.changed;
       rejected += pushed.rejected;
       invalid += pushed.invalid;
@@ -156,33 +224,66 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       deliveries += moved.deliveries;
       done += days;
     }
-    step(4, 'orders', `pushed ${pushedNew} of ${world.orders.length} scenario orders as they settled (week by week) · ${rejected} rejected · ${invalid} invalid`);
+    step(
+      'orders',
+      `pushed ${pushedNew} of ${world.orders.length} scenario orders as they settled (week by week) · ${rejected} rejected · ${invalid} invalid` +
+        (tdemo ? ` · ${Math.ceil(totalDays / 7)} pushOrders workflows` : ''),
+    );
     const asOf = now;
     // Sealing the open segment makes every event received so far loadable now (ingest reads sealed ones).
     await receiver.close();
     const journaled = receiver.journal.status() as unknown as { appended?: number };
     receiver = undefined;
-    step(5, 'clock', `${totalDays} days of service time to ${asOf}: ${events} events, ${deliveries} deliveries to the receiver${journaled.appended !== undefined ? ` · ${journaled.appended} journaled` : ''}`);
+    step('clock', `${totalDays} days of service time to ${asOf}: ${events} events, ${deliveries} deliveries to the receiver${journaled.appended !== undefined ? ` · ${journaled.appended} journaled` : ''}`);
 
-    const to = addDays(utcDay(asOf), -1);
-    const bf = await pipeline.runner.backfill({ from: world.from, to, windowDays: opts.backfillWindowDays ?? 31, kinds: [...REPORT_KINDS], parallelism: 2 });
-    step(6, 'backfill', `${world.from}..${to}, ${REPORT_KINDS.join(' + ')}: ${bf.loaded} windows, ${bf.records} records, ${bf.quarantined} quarantined`);
+    let nightly: NightlyResult;
+    let nightlyAsOf: string;
+    if (!tdemo) {
+      const to = addDays(utcDay(asOf), -1);
+      const bf = await runner.backfill({ from: world.from, to, windowDays: opts.backfillWindowDays ?? 31, kinds: [...REPORT_KINDS], parallelism: 2 });
+      step('backfill', `${world.from}..${to}, ${REPORT_KINDS.join(' + ')}: ${bf.loaded} windows, ${bf.records} records, ${bf.quarantined} quarantined`);
 
-    const ing = await pipeline.runner.ingestEvents({});
-    step(7, 'ingest', `${ing.events} events from ${ing.segments} journal segments (${ing.duplicates} duplicates)`);
+      const ing = await runner.ingestEvents({});
+      step('ingest', `${ing.events} events from ${ing.segments} journal segments (${ing.duplicates} duplicates)`);
 
-    const nightly = await pipeline.runner.nightly({ asOf, lookbackDays: 60, windowDays: 7, parallelism: 2 });
+      nightly = await runner.nightly({ asOf, lookbackDays: 60, windowDays: 7, parallelism: 2 });
+      nightlyAsOf = `as of ${asOf} (the sandbox clock)`;
+    } else {
+      // Events first, so every nightly below (backfilled or not) judges disputes and TC40 reports together.
+      const ing = await tdemo.triggerIngest();
+      workflows.push(ing.workflowId);
+      step('ingest', `triggered run ${ing.workflowId} of ${tdemo.schedules.ingest}: ${ing.result.events} events from ${ing.result.segments} journal segments (${ing.result.duplicates} duplicates)`);
+
+      // The two nights before the demo's last day, replayed as the schedule would have run them: one run per
+      // nominal night, each with that night as its asOf (TemporalScheduledStartTime).
+      const from = addDays(lastDay, -2);
+      const to = addDays(lastDay, -1);
+      const nights = await tdemo.backfillNights(from, to);
+      workflows.push(...nights.map((n) => n.workflowId));
+      const windows = nights.reduce((n, r) => n + r.result.windows.length, 0);
+      const records = nights.reduce((n, r) => n + r.result.windows.reduce((m, w) => m + w.records, 0), 0);
+      step(
+        'backfill',
+        `schedule backfill of ${tdemo.schedules.nightly} over the nights ${from}..${to}: ${nights.length} runs, one per night (${nights.map((n) => n.workflowId).join(', ')}), ` +
+          `each over ${world.from}..its night, ${REPORT_KINDS.join(' + ')}: ${windows} windows, ${records} records`,
+      );
+
+      const t = await tdemo.triggerNightly();
+      workflows.push(t.workflowId);
+      nightly = t.result;
+      nightlyAsOf = `triggered run ${t.workflowId} as of ${nightly.asOf} (the trigger's time; sandbox clock ${asOf})`;
+    }
     step(
-      8,
       'nightly',
-      `as of ${asOf} (the sandbox clock): ${nightly.windows.length} windows, ${nightly.enrich.lookups} lookups, ${nightly.ratios.alerts} alert(s) firing, ${nightly.ratios.noticesQueued} notice(s) queued, ${nightly.notices.sent} delivered to the alert webhook`,
+      `${nightlyAsOf}: ${nightly.windows.length} windows, ${nightly.enrich.lookups} lookups, ${nightly.ratios.alerts} alert(s) firing, ${nightly.ratios.noticesQueued} notice(s) queued, ${nightly.notices.sent} delivered to the alert webhook`,
     );
+    if (nightly.warning) write(`WARNING: ${nightly.warning}`);
 
     const store = pipeline.store;
     const month = addDays(`${utcDay(asOf).slice(0, 7)}-01`, -1).slice(0, 7);
     const ratios = await programRatiosOf(store, month);
     const alerts = await latestNotices(store, 20);
-    step(9, 'results', `${ratios.length} program ratios for ${month}, ${alerts.length} alert notice(s)`);
+    step('results', `${ratios.length} program ratios for ${month}, ${alerts.length} alert notice(s)`);
 
     const cell = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : (v as string | number | boolean));
     const show = (rows: Array<Record<string, unknown>>, cols: string[]) => renderTable(cols, rows.map((r) => cols.map((c) => cell(r[c]))));
@@ -197,20 +298,42 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       write(`Alert webhook received (signed ${a.signature ? a.signature.slice(0, 14) + '…' : 'no'}): ${String(a.body.message ?? JSON.stringify(a.body))}`);
     }
     const snapshotPath = cfg.snapshotPath;
-    const rel = path.relative(process.cwd(), snapshotPath) || snapshotPath;
-    const sqlCommand = `npx cbp sql --snapshot ${rel} "SELECT mid, network, program, month, round(ratio_pct, 2) AS pct FROM mart_ratios WHERE metric = 'count' AND NOT is_projection ORDER BY ratio DESC NULLS LAST LIMIT 10"`;
+    const relSnap = rel(snapshotPath);
+    const sqlCommand = `npx cbp sql --snapshot ${relSnap} "SELECT mid, network, program, month, round(ratio_pct, 2) AS pct FROM mart_ratios WHERE metric = 'count' AND NOT is_projection ORDER BY ratio DESC NULLS LAST LIMIT 10"`;
     write('');
     write('Query the published snapshot (read-only; worked examples in sql/queries/):');
     write(`  ${sqlCommand}`);
-    write(`  npx cbp sql --snapshot ${rel} --file sql/queries/top_reason_codes.sql`);
-    const relDir = path.relative(process.cwd(), dataDir) || dataDir;
+    write(`  npx cbp sql --snapshot ${relSnap} --file sql/queries/top_reason_codes.sql`);
+    const relDir = rel(dataDir);
     write(`Or point any command at the demo's data: CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
+    let temporal: DemoResult['temporal'];
+    if (tdemo) {
+      const t = tdemo;
+      tdemo = undefined;
+      await t.close();
+      temporal = {
+        address: t.server.address,
+        ...(t.server.uiUrl ? { uiUrl: t.server.uiUrl } : {}),
+        serverPid: t.server.pid,
+        dbFile: t.dbFile,
+        taskQueue: t.taskQueue,
+        schedules: t.schedules,
+        workflows,
+      };
+      write('');
+      write(
+        `Temporal: ${workflows.length} workflow runs on ${t.server.address}. The worker and the dev server (pid ${t.server.pid}) are stopped, the schedules deleted; ` +
+          `the finished runs stay in ${rel(t.dbFile)}: \`temporal server start-dev --db-filename ${rel(t.dbFile)}\` shows them in the web UI (http://localhost:8233).`,
+      );
+    }
     const ms = Date.now() - t0;
     write('');
-    write(`demo finished in ${secs(ms)}; everything it started is closed. Data: ${path.relative(process.cwd(), dataDir) || dataDir}`);
-    return { dataDir, dbPath: cfg.dbPath, snapshotPath, asOf, ratios, alerts, sqlCommand, ms };
+    write(`demo finished in ${secs(ms)}; everything it started is closed. Data: ${relDir}`);
+    return { dataDir, dbPath: cfg.dbPath, snapshotPath, asOf, ratios, alerts, sqlCommand, ms, ...(temporal ? { temporal } : {}) };
   } finally {
+    // The worker first: its activities use the pipeline's store and clients.
+    await tdemo?.close().catch(() => undefined);
     await pipeline?.close().catch(() => undefined);
     await receiver?.close().catch(() => undefined);
     await sb?.close().catch(() => undefined);
