@@ -56,7 +56,8 @@ const SCENARIO = parseScenario({
 // --- the store, as compared between a server run and the local runner ------------------------------------
 
 /** Bookkeeping of the runs themselves (ids, times, fetch records), compared separately or not at all. */
-const BOOKKEEPING = new Set(['schema_migrations', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads']);
+// ratio_source_marks: fingerprints of the source rows an evaluation read, load stamps included.
+const BOOKKEEPING = new Set(['schema_migrations', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks']);
 /**
  * Stored in two parts whose split depends on which window's load came first into the empty store (the
  * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
@@ -65,7 +66,7 @@ const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
 const VIEWS = ['chargeback_status_history'];
 /** Columns that record when, from which file or by which run a row was seen: they legitimately differ. */
 const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$)/;
+  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^evaluated_at$)/;
 
 async function dumpStore(store: Store): Promise<Record<string, string[]>> {
   const tables = await store.all<{ table_name: string }>(
