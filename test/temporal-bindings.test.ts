@@ -84,8 +84,10 @@ describe('Temporal bindings', () => {
     const download = h.optionsByActivity.get('fetchAndLoad') as { heartbeatTimeout?: unknown; retry: { nonRetryableErrorTypes: string[] } };
     expect(download.heartbeatTimeout).toBeDefined();
     for (const name of ['ingestEvents', 'enrich', 'computeRatios', 'deliverNotices', 'publishSnapshot', 'recordRun', 'fetchAndLoad']) {
-      const o = h.optionsByActivity.get(name) as { startToCloseTimeout?: unknown; retry: { nonRetryableErrorTypes: string[] } };
+      const o = h.optionsByActivity.get(name) as { startToCloseTimeout?: unknown; heartbeatTimeout?: unknown; retry: { nonRetryableErrorTypes: string[] } };
       expect(o.startToCloseTimeout, name).toBeDefined();
+      // Every activity heartbeats (worker/activity-errors.ts): a worker killed inside a load is noticed in a minute.
+      expect(o.heartbeatTimeout, name).toBe('1 minute');
       for (const code of ['CBP_ERR_SERVICE_BAD_REQUEST', 'CBP_ERR_SERVICE_UNAUTHORIZED', 'CBP_ERR_SERVICE_PRECONDITION', 'CBP_ERR_SERVICE_UNPROCESSABLE']) {
         expect(o.retry.nonRetryableErrorTypes, name).toContain(code);
       }

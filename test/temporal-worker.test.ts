@@ -43,6 +43,32 @@ describe('activity errors reach Temporal typed by their code', () => {
   });
 });
 
+describe('every activity heartbeats through the worker wrapper', () => {
+  it('beats while a store activity runs, stops when it ends, and keeps its result and typed errors', async () => {
+    const env = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const acts = temporalActivities(
+      {
+        async load(ms: number) { await new Promise((r) => setTimeout(r, ms)); return 'loaded'; },
+        async refuse() { throw new ValidationError('order', ['order_id: missing']); },
+      },
+      { heartbeatMs: 10 },
+    );
+    expect(await env.run(() => acts.load(60))).toBe('loaded');
+    expect(beats.length).toBeGreaterThanOrEqual(2);
+    const after = beats.length;
+    await new Promise((r) => setTimeout(r, 40));
+    expect(beats.length).toBe(after);
+    await expect(env.run(() => acts.refuse())).rejects.toMatchObject({ type: 'CBP_ERR_VALIDATION', nonRetryable: true });
+  });
+
+  it('runs outside an activity context (the local runner) without heartbeating', async () => {
+    const acts = temporalActivities({ async ping() { return 'pong'; } });
+    expect(await acts.ping()).toBe('pong');
+  });
+});
+
 describe('heartbeats of a long download', () => {
   it('heartbeats while the download runs and stops when it ends', async () => {
     const env = new MockActivityEnvironment();

@@ -1,7 +1,10 @@
 // Activities throw CbpErrors (code, retryable); Temporal retries by ApplicationFailure type and nonRetryable.
 // This wrapper is the bridge: the failure's type is the error's stable code, nonRetryable its negated
-// retryable flag, and a service's Retry-After becomes the next retry's delay.
+// retryable flag, and a service's Retry-After becomes the next retry's delay. It also heartbeats every
+// activity while it runs, so a worker killed inside any of them (a DuckDB load, a snapshot) is noticed within
+// the activity's heartbeat timeout (workflows/activity-options.ts), not its start-to-close timeout.
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { withHeartbeat } from '../activities/heartbeat.ts';
 
 interface CodedError {
   code: string;
@@ -28,15 +31,18 @@ export function toActivityFailure(e: unknown): unknown {
 
 type AnyFn = (...args: never[]) => Promise<unknown>;
 
-/** Wrap every function of an activities object so its CbpErrors reach Temporal as typed failures. */
-export function temporalActivities<T extends object>(acts: T): T {
+/**
+ * Wrap every function of an activities object so its CbpErrors reach Temporal as typed failures, and so it
+ * heartbeats while it runs (every heartbeatMs, default 10 s; a no-op outside an activity context).
+ */
+export function temporalActivities<T extends object>(acts: T, opts: { heartbeatMs?: number } = {}): T {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(acts)) {
     if (typeof fn !== 'function') continue;
     const f = fn as AnyFn;
     const wrapped = async (...args: never[]) => {
       try {
-        return await f.apply(acts, args);
+        return await withHeartbeat(() => f.apply(acts, args), { intervalMs: opts.heartbeatMs });
       } catch (e) {
         throw toActivityFailure(e);
       }

@@ -25,9 +25,13 @@ export const REPORT_ACTIVITY_OPTIONS: ActivityOptions = {
   },
 };
 
-/** Calls to the service (lookups, subscriptions, order pushes, notices): minutes at most. */
+/**
+ * Calls to the service (lookups, subscriptions, notices): minutes at most. Every activity heartbeats while it
+ * runs (worker/activity-errors.ts), so a killed worker is noticed within a minute.
+ */
 export const SERVICE_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
@@ -53,9 +57,14 @@ export const ORDER_ACTIVITY_OPTIONS: ActivityOptions = {
   },
 };
 
-/** Local store work (DuckDB loads, snapshot, bookkeeping). Retried for a lock held by a reader. */
+/**
+ * Local store work (DuckDB loads, snapshot, bookkeeping). Retried for a lock held by a reader. Heartbeating
+ * (worker/activity-errors.ts): a worker killed inside a load is noticed within a minute, and the retry on
+ * another worker finds the store as the killed transaction left it (rolled back by DuckDB's WAL).
+ */
 export const STORE_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '20 minutes',
+  heartbeatTimeout: '1 minute',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
