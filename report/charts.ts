@@ -73,7 +73,7 @@ export function paretoChart(network: string, rows: ReasonCodeRow[], by: 'cases' 
     grid: { left: 70, right: 56, top: 64, bottom: 64 },
     xAxis: { type: 'category', data: bars.map((b) => b.code), name: 'reason code', nameLocation: 'middle', nameGap: 40, axisLabel: { fontSize: 10, interval: 0, rotate: bars.length > 6 ? 30 : 0 } },
     yAxis: [
-      { type: 'value', name: unit, nameLocation: 'middle', nameGap: 52, min: 0, axisLabel: { formatter: (v: number) => (by === 'cases' ? count(v) : money(v)) } },
+      { type: 'value', name: unit, nameLocation: 'middle', nameGap: 52, min: 0, minInterval: 1, axisLabel: { formatter: (v: number) => (by === 'cases' ? count(v) : money(v)) } },
       { type: 'value', name: 'cumulative (%)', nameLocation: 'middle', nameGap: 40, min: 0, max: 100, splitLine: { show: false }, axisLabel: { formatter: (v: number) => `${v} %` } },
     ],
     series: [
@@ -125,7 +125,7 @@ export function statusChart(rows: StatusMonthRow[], months: string[], statuses: 
     legend: { top: 44, left: 8, textStyle: { fontSize: 11 } },
     grid: { left: 64, right: 24, top: 80, bottom: 44 },
     xAxis: { type: 'category', data: months, name: 'month received (UTC)', nameLocation: 'middle', nameGap: 28, axisLabel: { fontSize: 10 } },
-    yAxis: { type: 'value', name: 'chargebacks (count)', nameLocation: 'middle', nameGap: 48, min: 0, axisLabel: { formatter: (v: number) => count(v) } },
+    yAxis: { type: 'value', name: 'chargebacks (count)', nameLocation: 'middle', nameGap: 48, min: 0, minInterval: 1, axisLabel: { formatter: (v: number) => count(v) } },
     series: present.map((s) => ({
       name: s, type: 'bar', stack: 'status', barMaxWidth: 40, itemStyle: { color: COLOURS.statuses[s] ?? '#999' },
       data: months.map((m) => rows.find((r) => r.month === m && r.status === s)?.cases ?? 0),
@@ -147,7 +147,7 @@ export function orderAgeChart(rows: OrderAgeRow[]): Chart {
     grid: { left: 64, right: 56, top: 80, bottom: 44 },
     xAxis: { type: 'category', data: rows.map((r) => r.order_age), name: 'order age (days)', nameLocation: 'middle', nameGap: 28 },
     yAxis: [
-      { type: 'value', name: 'chargebacks (count)', nameLocation: 'middle', nameGap: 48, min: 0, axisLabel: { formatter: (v: number) => count(v) } },
+      { type: 'value', name: 'chargebacks (count)', nameLocation: 'middle', nameGap: 48, min: 0, minInterval: 1, axisLabel: { formatter: (v: number) => count(v) } },
       { type: 'value', name: 'win rate (%)', nameLocation: 'middle', nameGap: 40, min: 0, max: 100, splitLine: { show: false }, axisLabel: { formatter: (v: number) => `${v} %` } },
     ],
     series: [

@@ -54,8 +54,9 @@ export interface TrendChartOptions {
 }
 
 const PROGRAM_NAMES: Record<string, string> = {
-  vamp: 'VAMP', vdmp: 'VDMP', vfmp: 'VFMP', ecp: 'ECP', efm: 'EFM', discover_excessive: 'Discover excessive',
-  amex_excessive: 'Amex excessive', monthly: 'monthly',
+  // Said after the network's name ("Amex excessive chargebacks"), so the network is not repeated.
+  vamp: 'VAMP', vdmp: 'VDMP', vfmp: 'VFMP', ecp: 'ECP', efm: 'EFM', discover_excessive: 'excessive disputes',
+  amex_excessive: 'excessive chargebacks', monthly: 'monthly',
 };
 const NETWORK_NAMES: Record<string, string> = { visa: 'Visa', mastercard: 'Mastercard', discover: 'Discover', american_express: 'Amex' };
 
@@ -183,7 +184,7 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
         axisLabel: { formatter: (v: number) => `${Number(v.toFixed(3))} %` },
       },
       {
-        type: 'value', name: 'count', nameLocation: 'middle', nameGap: 44, min: 0, splitLine: { show: false },
+        type: 'value', name: 'count', nameLocation: 'middle', nameGap: 44, min: 0, minInterval: 1, splitLine: { show: false },
         axisLabel: { formatter: (v: number) => count(v) },
       },
     ],
