@@ -3,7 +3,13 @@
 // what the notice says, so evaluating the same data twice writes nothing new.
 import type { Store } from '../store/db.ts';
 import { midRanges, monthOf, ratioMids, ratioRowsOf } from '../store/ratios.ts';
-import { deliveriesOf, levelsReachedIn, noticeFlags, noticeHistory, ratioRowsForAlerts, recordEvaluation, recordedStates, writeExplanations, type ExplanationRow } from '../store/alerts.ts';
+import { createHash } from 'node:crypto';
+import {
+  deliveriesOf, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, ratioRowsForAlerts, recordEvaluation, recordedStates,
+  saveEvaluation, sourceMarks, writeExplanations, explainColdRows, stageRules, type ExplanationRow, type MidClassRow, type RuleTableRow, type SourceMark,
+} from '../store/alerts.ts';
+import { regionInfo, rulesFor } from '../rules/evaluate.ts';
+import { CONDITION_LABELS } from '../rules/explain.ts';
 import { addMonths } from '../rules/evaluate.ts';
 import { explainWith } from '../rules/explain.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
@@ -37,6 +43,72 @@ export interface EvaluateAlertsOptions {
   notifySince?: string;
   /** Clock for created_at (default: now). */
   now?: Date;
+  /**
+   * Judge every month. Default: only the months touched since the last evaluation under the same rules (by
+   * any writer: store/alerts.ts sourceMarks), the months since its asOf, asOf's month and the one before —
+   * plus lookbackMonths before them for the streaks; every month when there was none.
+   */
+  full?: boolean;
+}
+
+/**
+ * Months of history a level in force at month m depends on: an entry at most months_to_leave − 1 months
+ * before m, whose streak began at most months_to_enter − 1 months before that; one more for the month
+ * before the first judged (its level is what a notice of the first month is a transition from).
+ */
+export function lookbackMonths(set: RuleSet): number {
+  const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)].filter((r) => r.enabled);
+  return Math.max(1, ...all.map((r) => r.months_to_enter + r.months_to_leave));
+}
+
+/** The months whose fingerprints differ between two sets of marks (added, changed or gone). */
+export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[] {
+  const key = (m: SourceMark) => `${m.source}\u0000${m.month}`;
+  const was = new Map(before.map((m) => [key(m), m]));
+  const out = new Set<string>();
+  for (const m of now) {
+    const b = was.get(key(m));
+    if (!b || b.fingerprint !== m.fingerprint || b.row_count !== m.row_count) out.add(m.month);
+    was.delete(key(m));
+  }
+  for (const b of was.values()) out.add(b.month);
+  return [...out].sort();
+}
+
+/**
+ * The rule set as the SQL of cold rows reads it (store/alerts.ts stageRules): the rules of MIDs without an entry
+ * of their own (class ''), and of each MID with one, in rulesFor's order; the MIDs' classes and regions.
+ */
+export function ruleTables(set: RuleSet): { rules: RuleTableRow[]; classes: MidClassRow[] } {
+  const rules: RuleTableRow[] = [];
+  const classes: MidClassRow[] = [];
+  const add = (cls: string, list: ReturnType<typeof rulesFor>) => {
+    const first = new Map<string, number>();
+    list.forEach((r, ord) => {
+      const k = `${r.network}\u0000${r.program}\u0000${r.level}`;
+      if (!first.has(k)) first.set(k, ord);
+      rules.push({
+        class: cls, ord, level_ord: first.get(k) as number, level: r.level, rank: r.rank, network: r.network, program: r.program, metric: r.metric,
+        comparison: r.comparison, threshold: r.ratio_threshold,
+        from_month: r.effective_from ? r.effective_from.slice(0, 7) : '0000-00', to_month: r.effective_to ? r.effective_to.slice(0, 7) : '9999-99',
+        certainty: r.certainty, certainty_note: r.certainty_note ?? null,
+        conditions: r.conditions.map((c) => ({ field: c.field, comparison: c.comparison, value: c.value, label: CONDITION_LABELS[c.field] })),
+      });
+    });
+  };
+  add('', rulesFor({ ...set, mids: {} }, '\u0000'));
+  for (const mid of Object.keys(set.mids)) {
+    const cls = `mid:${mid}`;
+    add(cls, rulesFor(set, mid));
+    const { region, source } = regionInfo(set, mid);
+    classes.push({ mid, class: cls, region, region_source: source });
+  }
+  return { rules, classes };
+}
+
+/** A rule set's identity: another one means every month is judged again. */
+export function rulesHash(set: RuleSet): string {
+  return createHash('sha256').update(JSON.stringify(set)).digest('hex').slice(0, 32);
 }
 
 export interface EvaluateAlertsResult {
@@ -47,6 +119,8 @@ export interface EvaluateAlertsResult {
   projectedLevels: number;
   /** notices written by this run (already known ones are not repeated) */
   newNotices: Notice[];
+  /** first month judged (null: every month) */
+  fromMonth: string | null;
 }
 
 /**
@@ -58,10 +132,20 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const asOfMonth = monthOf(opts.asOf);
   const now = (opts.now ?? new Date()).toISOString();
   const notifySince = opts.notifySince ?? addMonths(asOfMonth, -1);
-  const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [] };
+  const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: null };
   // Only series that can reach a level under some enabled rule are read (store/alerts.ts).
   const floors = targetFloors(opts.rules);
   if (floors.length === 0) return result;
+  // Which months to judge: those touched since the last evaluation (and every month after its asOf), else all.
+  const hash = rulesHash(opts.rules);
+  const marks = await sourceMarks(store);
+  const last = opts.full ? null : await lastEvaluation(store);
+  let fromMonth: string | null = null;
+  if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth) {
+    fromMonth = [addMonths(asOfMonth, -1), addMonths(last.asOfMonth, 1), ...touchedMonths(last.marks, marks)].reduce((a, b) => (b < a ? b : a));
+  }
+  result.fromMonth = fromMonth;
+  const windowFrom = fromMonth === null ? null : addMonths(fromMonth, -lookbackMonths(opts.rules));
   // notice_id → notify, kept up to date batch by batch.
   const known = await noticeFlags(store);
   const take = async (rows: RatioRow[], j: BatchJudgement, where: { range?: [string, string]; mids?: string[] }) => {
@@ -72,24 +156,31 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     result.levelsReached += j.levelsReached;
     result.projectedLevels += j.projectedLevels;
     await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
-    const explained = explainWith(rows, j.levels, j.projections, opts.rules).map(explanationRow);
-    await writeExplanations(store, { ...where, asOfMonth, rows: explained, at: now });
+    const shown = fromMonth === null ? rows : rows.filter((r) => r.month >= fromMonth);
+    const explained = explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow);
+    await writeExplanations(store, { ...where, asOfMonth, fromMonth, rows: explained, at: now });
   };
   // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).
   const groups = Object.entries(opts.rules.groups ?? {});
   const grouped = new Map<string, Set<string>>();
   for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
+  await stageRules(store, { ...ruleTables(opts.rules), grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))) });
   for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
-    let rows = await ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi });
+    let rows = await ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: fromMonth });
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
-    const j = judgeBatch(rows, await recordedStates(store, { lo, hi }), { rules: opts.rules, notifySince, now, known });
+    const prior = fromMonth === null ? [] : await priorNotices(store, { lo, hi, before: fromMonth });
+    const j = judgeBatch(rows, await recordedStates(store, { lo, hi }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
     await take(rows, j, { range: [lo, hi] });
+    await explainColdRows(store, { fromMonth, defaultRegion: opts.rules.defaultRegion, at: now });
   }
   for (const [id, g] of groups) {
-    const rows = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });
-    const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id }), { rules: opts.rules, notifySince, now, known });
+    const all = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });
+    const rows = windowFrom === null ? all : all.filter((r) => r.month >= windowFrom);
+    const prior = fromMonth === null ? [] : await priorNotices(store, { lo: id, hi: id, before: fromMonth });
+    const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
     await take(rows, j, { mids: [] });
   }
+  await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now });
   return result;
 }
 

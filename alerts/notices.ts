@@ -4,7 +4,7 @@
 // alerts/engine.ts runs one through the other. Notice ids are a hash of what the notice says, so evaluating
 // the same data twice says nothing new.
 import { createHash } from 'node:crypto';
-import { evaluateRows, rulesFor, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
+import { addMonths, evaluateRows, rulesFor, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
 import { evaluateProjections } from '../rules/projection.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState, RuleFloor } from '../store/alerts.ts';
@@ -288,21 +288,42 @@ export interface BatchJudgement {
 export function judgeBatch(
   rows: RatioRow[],
   recorded: RecordedState[],
-  opts: { rules: RuleSet; notifySince: string; now: string; known: ReadonlyMap<string, boolean> },
+  opts: {
+    rules: RuleSet; notifySince: string; now: string; known: ReadonlyMap<string, boolean>;
+    /**
+     * First month judged (an incremental evaluation): rows start earlier only for the streaks' sake (see
+     * alerts/engine.ts lookbackMonths); levels, notices and states are of months from here on. null: every month.
+     */
+    fromMonth?: string | null;
+    /** each series' latest level notice before fromMonth (store/alerts.ts priorNotices): a level standing since then */
+    prior?: Notice[];
+  },
 ): BatchJudgement {
   const { rules, notifySince, now, known } = opts;
+  const from = opts.fromMonth ?? null;
   // The rank a level has under the rules in force for that MID (the highest, should two rules share a level).
   const rankOf = (r: RecordedLevel): number | undefined => {
     const ranks = rulesFor(rules, r.mid).filter((x) => x.network === r.network && x.program === r.program && x.level === r.level).map((x) => x.rank);
     return ranks.length ? Math.max(...ranks) : undefined;
   };
-  const levels = evaluateRows(rows, rules);
-  const projections = evaluateProjections(rows, rules);
-  const notices = deriveNotices(levels, projections, { notifySince, now, watch: watchOf(rules).notify });
-  const reachedBefore = recorded.filter((s) => s.status === 'reached');
-  notices.push(...revisedNotices(levels, reachedBefore, { notifySince, now, rankOf }).filter((n) => !notices.some((m) => m.notice_id === n.notice_id)));
-  // A level still in force now is paged once, even when it was reached in a month recorded as history.
-  for (const n of standingNotices(levels, notices, notifySince)) n.notify = true;
+  const judged = evaluateRows(rows, rules);
+  const levels = from === null ? judged : judged.filter((l) => l.month >= from);
+  const allProjections = evaluateProjections(rows, rules);
+  const projections = from === null ? allProjections : allProjections.filter((l) => l.month >= from);
+  // Transitions into the first month judged are from the month before it.
+  const before = from === null ? judged : judged.filter((l) => l.month >= addMonths(from, -1));
+  const derived = deriveNotices(before, projections, { notifySince, now, watch: watchOf(rules).notify });
+  const notices = from === null ? derived : derived.filter((n) => n.month >= from);
+  const reachedBefore = recorded.filter((s) => s.status === 'reached' && (from === null || s.month >= from));
+  const ids = new Set(notices.map((n) => n.notice_id));
+  notices.push(...revisedNotices(levels, reachedBefore, { notifySince, now, rankOf }).filter((n) => !ids.has(n.notice_id)));
+  // A level still in force now is paged once, even when it was reached in a month recorded as history
+  // (before fromMonth: the prior notice that established it).
+  const prior = opts.prior ?? [];
+  for (const n of standingNotices(levels, [...prior, ...notices], notifySince)) {
+    n.notify = true;
+    if (prior.includes(n)) notices.push(n);
+  }
   // ... and once only, however many months of it this run meets for the first time.
   pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: new Set(recorded.map(recordedKey)) });
   const fresh = notices.filter((n) => !known.has(n.notice_id));

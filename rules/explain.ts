@@ -17,15 +17,25 @@ const LABEL: Record<ConditionField, string> = {
   month_transaction_amount: 'transaction amount in the month',
 };
 
-/** 1500 → "1,500"; 1234.5 → "1,234.5" (at most 2 decimals). */
+/**
+ * 1500 → "1,500"; 1234.5 → "1,234.5"; 0.333 → "0.33": rounded half up to 2 decimals through whole hundredths,
+ * trailing zeros dropped. The SQL of the same text (store/alerts.ts explainColdRows) rounds the same way.
+ */
 export function figure(n: number): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const c = Math.round(n * 100);
+  const whole = Math.trunc(c / 100).toLocaleString('en-US');
+  const frac = c % 100;
+  return frac === 0 ? whole : frac % 10 === 0 ? `${whole}.${frac / 10}` : `${whole}.${String(frac).padStart(2, '0')}`;
 }
 
-/** A fraction as a percentage with two decimals: 0.0131 → "1.31 %". */
+/** A fraction as a percentage with two decimals, rounded half up through whole hundredths: 0.0131 → "1.31 %". */
 export function percent(f: number): string {
-  return `${(f * 100).toFixed(2)} %`;
+  const c = Math.round(f * 10_000);
+  return `${Math.trunc(c / 100)}.${String(c % 100).padStart(2, '0')} %`;
 }
+
+/** Labels of condition fields in reasons (the SQL of cold rows uses the same). */
+export const CONDITION_LABELS = LABEL;
 
 /** The conditions of a rule this row does not meet, as text ("ratio 1.31 % < 1.50 %", "count 43 < 1,500 minimum"). */
 export function failedConditions(rule: Rule, row: RatioRow): string[] {

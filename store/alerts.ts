@@ -113,7 +113,7 @@ const lit = (v: string) => `'${v.replaceAll("'", "''")}'`;
  */
 export async function ratioRowsForAlerts(
   store: ReadStore,
-  q: { floors: RuleFloor[]; asOfMonth: string; lo: string; hi: string },
+  q: { floors: RuleFloor[]; asOfMonth: string; lo: string; hi: string; fromMonth?: string | null; recordedFrom?: string | null },
 ): Promise<ReturnType<typeof toRatioRow>[]> {
   if (q.floors.length === 0) return [];
   const values = q.floors
@@ -124,15 +124,208 @@ export async function ratioRowsForAlerts(
     .join(', ');
   // A plain IN list on program is pushed down into the views (the join on t alone is not).
   const programs = [...new Set(q.floors.map((f) => lit(f.program)))].join(', ');
-  const sql = `WITH t(network, program, metric, min_threshold) AS (VALUES ${values}),
-     r AS MATERIALIZED (
-       SELECT m.*, t.min_threshold FROM mart_ratios m JOIN t USING (network, program, metric)
-        WHERE m.month <= $asof AND m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})),
-     hot AS (SELECT DISTINCT mid, network, program FROM r WHERE ratio >= min_threshold
-             UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached')
-     SELECT r.* EXCLUDE (min_threshold) FROM r SEMI JOIN hot USING (mid, network, program)
+  // The batch's rows are computed once, kept in a temp table: the hot series go to the rules (JS), the cold
+  // rows are explained in SQL (explainColdRows) from the same rows.
+  await store.all(`CREATE OR REPLACE TEMP TABLE _cbp_window AS
+     WITH t(network, program, metric, min_threshold) AS (VALUES ${values})
+     SELECT m.*, t.min_threshold
+       FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE) m
+       JOIN t USING (network, program, metric)
+      WHERE m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})`,
+  { asof: q.asOfMonth, lo: q.lo, hi: q.hi, from: q.fromMonth ?? '0001-01' });
+  await store.all(`CREATE OR REPLACE TEMP TABLE _cbp_hot AS
+     SELECT DISTINCT mid, network, program FROM _cbp_window WHERE ratio >= min_threshold
+     UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom AND mid >= $lo AND mid <= $hi`,
+  { lo: q.lo, hi: q.hi, recfrom: q.recordedFrom ?? '0000-00' });
+  const sql = `SELECT w.* EXCLUDE (min_threshold) FROM _cbp_window w SEMI JOIN _cbp_hot USING (mid, network, program)
       ORDER BY mid, network, program, metric, month, is_projection`;
-  return (await store.all<Record<string, unknown>>(sql, { asof: q.asOfMonth, lo: q.lo, hi: q.hi })).map(toRatioRow);
+  return (await store.all<Record<string, unknown>>(sql)).map(toRatioRow);
+}
+
+/** One rule of a rules class, as the SQL of cold rows reads it (alerts/engine.ts stageRules builds them). */
+export interface RuleTableRow {
+  /** '' for MIDs without their own entry in the thresholds file, else 'mid:<mid>' */
+  class: string;
+  /** position in the class's rule list; level_ord: the first position of the rule's level in it */
+  ord: number;
+  level_ord: number;
+  level: string;
+  rank: number;
+  network: string;
+  program: string;
+  metric: string;
+  comparison: string;
+  threshold: number;
+  /** YYYY-MM: first and last month the rule is in force */
+  from_month: string;
+  to_month: string;
+  certainty: string;
+  certainty_note: string | null;
+  conditions: Array<{ field: string; comparison: string; value: number; label: string }>;
+}
+
+/** A MID with its own rules class, region and where the region came from. */
+export interface MidClassRow {
+  mid: string;
+  class: string;
+  region: string;
+  region_source: string;
+}
+
+/**
+ * Stages the rules for explainColdRows: the rules of each class, their conditions, the MIDs with a class of
+ * their own, and the (mid, program) pairs judged in a group (left to the group's pass). Temp tables, once per
+ * evaluation.
+ */
+export async function stageRules(store: Store, q: { rules: RuleTableRow[]; classes: MidClassRow[]; grouped: Array<{ mid: string; program: string }> }): Promise<void> {
+  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_rules (class VARCHAR, ord INTEGER, level_ord INTEGER, level VARCHAR, rank INTEGER, network VARCHAR,
+    program VARCHAR, metric VARCHAR, comparison VARCHAR, threshold DOUBLE, from_month VARCHAR, to_month VARCHAR, certainty VARCHAR, certainty_note VARCHAR)`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_rule_conds (class VARCHAR, ord INTEGER, idx INTEGER, field VARCHAR, comparison VARCHAR, value DOUBLE, label VARCHAR)`);
+  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_mid_class (mid VARCHAR, class VARCHAR, region VARCHAR, region_source VARCHAR)');
+  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_grouped (mid VARCHAR, program VARCHAR)');
+  const r = q.rules;
+  if (r.length) {
+    await insertChunked(store, 'INSERT INTO _cbp_rules', ['class', 'ord', 'level_ord', 'level', 'rank', 'network', 'program', 'metric', 'comparison', 'threshold', 'from_month', 'to_month', 'certainty', 'certainty_note'],
+      r.map((x) => [x.class, x.ord, x.level_ord, x.level, x.rank, x.network, x.program, x.metric, x.comparison, x.threshold, x.from_month, x.to_month, x.certainty, x.certainty_note]), '');
+  }
+  const conds = r.flatMap((x) => x.conditions.map((c, i) => [x.class, x.ord, i, c.field, c.comparison, c.value, c.label]));
+  if (conds.length) await insertChunked(store, 'INSERT INTO _cbp_rule_conds', ['class', 'ord', 'idx', 'field', 'comparison', 'value', 'label'], conds, '');
+  if (q.classes.length) await insertChunked(store, 'INSERT INTO _cbp_mid_class', ['mid', 'class', 'region', 'region_source'], q.classes.map((c) => [c.mid, c.class, c.region, c.region_source]), '');
+  if (q.grouped.length) await insertChunked(store, 'INSERT INTO _cbp_grouped', ['mid', 'program'], q.grouped.map((g) => [g.mid, g.program]), '');
+}
+
+/** A DOUBLE percentage text as rules/explain.ts percent() writes it: half up through whole hundredths. */
+const pctSql = (x: string) => `((round(${x} * 10000)::BIGINT // 100)::VARCHAR || '.' || lpad((round(${x} * 10000)::BIGINT % 100)::VARCHAR, 2, '0') || ' %')`;
+/** A figure as rules/explain.ts figure() writes it: thousands separators, up to 2 decimals, trailing zeros dropped. */
+const figSql = (x: string) => `(format('{:,}', round(${x} * 100)::BIGINT // 100) || CASE WHEN round(${x} * 100)::BIGINT % 100 = 0 THEN ''
+  WHEN round(${x} * 100)::BIGINT % 10 = 0 THEN '.' || ((round(${x} * 100)::BIGINT % 100) // 10)::VARCHAR
+  ELSE '.' || lpad((round(${x} * 100)::BIGINT % 100)::VARCHAR, 2, '0') END)`;
+
+/**
+ * Explains the batch's cold rows (those of _cbp_window whose series is not in _cbp_hot: no month near any
+ * threshold, no level recorded), months fromMonth on, as rules/explain.ts explainRow would: no level, state clear,
+ * measured against the lowest-ranked level in force for the row's metric, the conditions it fails as the reason.
+ * Rows no rule in force reads get no state. Writes into ratio_explanations (after writeExplanations cleared them).
+ */
+export async function explainColdRows(store: Store, q: { fromMonth: string | null; defaultRegion: string; at: string }): Promise<void> {
+  const field = (f: string) => `CASE ${f} WHEN 'numerator_count' THEN r.numerator_count WHEN 'numerator_amount' THEN r.numerator_amount
+    WHEN 'denominator_count' THEN r.denominator_count WHEN 'denominator_amount' THEN r.denominator_amount
+    WHEN 'month_transaction_count' THEN r.month_transaction_count WHEN 'month_transaction_amount' THEN r.month_transaction_amount END`;
+  await store.transaction((s) => s.run(`
+    INSERT INTO ratio_explanations
+    WITH r AS (
+      SELECT w.*, coalesce(c.class, '') AS class, coalesce(c.region, $defregion) AS region, coalesce(c.region_source, 'default') AS region_source
+        FROM _cbp_window w LEFT JOIN _cbp_mid_class c USING (mid)
+       WHERE w.month >= $from
+         AND NOT EXISTS (SELECT 1 FROM _cbp_hot h WHERE h.mid = w.mid AND h.network = w.network AND h.program = w.program)
+         AND NOT EXISTS (SELECT 1 FROM _cbp_grouped g WHERE g.mid = w.mid AND g.program = w.program)
+    ), pick AS (
+      SELECT r.*, k.ord, k.level, k.comparison, k.threshold, k.certainty, k.certainty_note
+        FROM r LEFT JOIN _cbp_rules k
+          ON k.class = r.class AND k.network = r.network AND k.program = r.program AND k.metric = r.metric
+         AND k.from_month <= r.month AND k.to_month >= r.month
+      QUALIFY row_number() OVER (PARTITION BY r.mid, r.network, r.program, r.metric, r.month, r.is_projection ORDER BY k.rank, k.level_ord, k.ord) = 1
+    ), conds AS (
+      SELECT mid, network, program, metric, month, is_projection,
+             string_agg(CASE
+               WHEN v IS NULL THEN label || ' not in the data'
+               WHEN ccmp = '>=' AND NOT (v >= cval) THEN label || ' ' || ${figSql('v')} || ' < ' || ${figSql('cval')} || ' minimum'
+               WHEN ccmp = '>' AND NOT (v > cval) THEN label || ' ' || ${figSql('v')} || ' not above ' || ${figSql('cval')}
+             END, '; ' ORDER BY idx) AS failed
+        FROM (SELECT r.mid, r.network, r.program, r.metric, r.month, r.is_projection, c.idx, c.label, c.comparison AS ccmp, c.value AS cval,
+                     ${field('c.field')} AS v
+                FROM pick r JOIN _cbp_rule_conds c ON c.class = r.class AND c.ord = r.ord)
+       GROUP BY ALL
+    )
+    SELECT p.mid, p.network, p.program, p.metric, p.month, p.is_projection,
+           NULL AS level,
+           CASE WHEN p.level IS NOT NULL THEN 'clear' END AS state,
+           p.level AS next_level,
+           p.threshold AS next_threshold,
+           CASE WHEN p.ratio IS NOT NULL AND p.threshold > 0 THEN p.ratio / p.threshold END AS closeness,
+           CASE WHEN p.level IS NOT NULL THEN nullif(concat_ws('; ',
+             CASE WHEN p.ratio IS NULL OR NOT isfinite(p.ratio) THEN 'no ratio (' || coalesce(p.no_ratio_reason, 'no figures') || ')'
+                  WHEN p.comparison = '>=' AND NOT (p.ratio >= p.threshold) THEN 'ratio ' || ${pctSql('p.ratio')} || ' < ' || ${pctSql('p.threshold')}
+                  WHEN p.comparison = '>' AND NOT (p.ratio > p.threshold) THEN 'ratio ' || ${pctSql('p.ratio')} || ' not above ' || ${pctSql('p.threshold')}
+             END, c.failed), '') END AS reason,
+           p.region, p.region_source, p.mid AS monitored_as, NULL AS superseded_by, p.certainty, p.certainty_note,
+           $at::TIMESTAMP AS explained_at
+      FROM pick p
+      LEFT JOIN conds c ON c.mid = p.mid AND c.network = p.network AND c.program = p.program AND c.metric = p.metric
+       AND c.month = p.month AND c.is_projection = p.is_projection`,
+  { from: q.fromMonth ?? '0000-00', defregion: q.defaultRegion, at: q.at }));
+}
+
+/** One source's fingerprint of one month (sql/migrations/013_ratio_marks.sql). */
+export interface SourceMark {
+  source: string;
+  month: string;
+  fingerprint: string;
+  row_count: number;
+}
+
+/**
+ * The fingerprint of every source month as the store holds it now: the MID report's rows by window month, the
+ * chargebacks by month received (with whether RDR resolved each), the TC40 reports by month of their timestamp.
+ * A sum of row hashes: any row added, changed or removed changes it (up to a 2^-64 collision).
+ */
+export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
+  const rows = await store.all<Record<string, unknown>>(`
+    SELECT 'mid_stats' AS source, strftime(window_start, '%Y-%m') AS month,
+           sum(hash(mid, window_start, window_end, network, chargeback_count, chargeback_amount, transaction_count, transaction_amount,
+                    previous_month_transaction_count, previous_month_transaction_amount, seen_at)::HUGEINT)::VARCHAR AS fingerprint,
+           count(*) AS row_count
+      FROM mid_stats GROUP BY ALL
+    UNION ALL
+    SELECT 'chargebacks', strftime(c.date_received, '%Y-%m'),
+           sum(hash(c.mid, c.case_number, c.card_type, c.amount, c.reason_code, c.arn, c.date_received, r.arn IS NULL)::HUGEINT)::VARCHAR,
+           count(*)
+      FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
+     WHERE c.date_received IS NOT NULL
+     GROUP BY ALL
+    UNION ALL
+    SELECT 'tc40', strftime(prevention_timestamp, '%Y-%m'), sum(hash(prevention_guid, mid, amount, prevention_timestamp)::HUGEINT)::VARCHAR, count(*)
+      FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`);
+  return rows.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) }));
+}
+
+/** The fingerprints the last evaluation kept, and what it was (null: none yet). */
+export async function lastEvaluation(store: ReadStore): Promise<{ marks: SourceMark[]; asOfMonth: string; rulesHash: string } | null> {
+  const [e] = await store.all<{ as_of_month: string; rules_hash: string }>('SELECT as_of_month, rules_hash FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1');
+  if (!e) return null;
+  const marks = await store.all<Record<string, unknown>>('SELECT source, month, fingerprint, row_count FROM ratio_source_marks');
+  return {
+    asOfMonth: String(e.as_of_month),
+    rulesHash: String(e.rules_hash),
+    marks: marks.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) })),
+  };
+}
+
+/**
+ * Records an evaluation up to asOfMonth: the fingerprints of the months up to it replace the kept ones (later
+ * months keep theirs: they were not evaluated), and the evaluation itself.
+ */
+export async function saveEvaluation(store: Store, e: { marks: SourceMark[]; asOfMonth: string; rulesHash: string; firstMonth: string | null; at: string }): Promise<void> {
+  await store.transaction(async (s) => {
+    await s.run('DELETE FROM ratio_source_marks WHERE month <= $asof', { asof: e.asOfMonth });
+    const rows = e.marks.filter((m) => m.month <= e.asOfMonth).map((m) => [m.source, m.month, m.fingerprint, m.row_count]);
+    if (rows.length) await insertChunked(s, 'INSERT INTO ratio_source_marks', ['source', 'month', 'fingerprint', 'row_count'], rows, '');
+    await s.run('DELETE FROM ratio_evaluations');
+    await s.run('INSERT INTO ratio_evaluations VALUES ($at::TIMESTAMP, $asof, $hash, $first)', { at: e.at, asof: e.asOfMonth, hash: e.rulesHash, first: e.firstMonth });
+  });
+}
+
+/**
+ * For MIDs lo..hi (or these ids), each series' latest notice before month `before` that says what level it is at
+ * (reached, escalated, resolved): where an evaluation of the later months only finds a level standing.
+ */
+export async function priorNotices(store: ReadStore, q: { lo: string; hi: string; before: string }): Promise<Notice[]> {
+  const rows = await store.all<Record<string, unknown>>(
+    `SELECT * FROM alerts WHERE mid >= $lo AND mid <= $hi AND month < $before AND kind IN ('reached', 'escalated', 'resolved')
+      QUALIFY row_number() OVER (PARTITION BY mid, network, program ORDER BY month DESC, created_at DESC, notice_id) = 1`,
+    { lo: q.lo, hi: q.hi, before: q.before },
+  );
+  return rows.map(toNotice);
 }
 
 /** The explanation columns of ratio_explanations, in table order (sql/migrations/012_ratio_explanations.sql). */
@@ -153,12 +346,13 @@ export interface ExplanationRow {
  */
 export async function writeExplanations(
   store: Store,
-  q: { range?: [string, string]; mids?: string[]; asOfMonth: string; rows: ExplanationRow[]; at: string },
+  q: { range?: [string, string]; mids?: string[]; asOfMonth: string; fromMonth?: string | null; rows: ExplanationRow[]; at: string },
 ): Promise<void> {
   await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_explanations_stage AS SELECT * EXCLUDE (explained_at), ''::VARCHAR AS explained_at FROM ratio_explanations LIMIT 0`);
   await store.transaction(async (s) => {
     const params: Record<string, string> = { asof: q.asOfMonth };
     let where = 'month <= $asof';
+    if (q.fromMonth) { where += ' AND month >= $from'; params.from = q.fromMonth; }
     if (q.range) { where += ' AND mid >= $lo AND mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
     if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
     await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);

@@ -67,8 +67,8 @@ describe('ratios from a sandbox scenario', () => {
     expect(pick('visa', 'monthly', '2025-12')).toMatchObject({ numerator: 0, denominator: 0, ratio: null, no_ratio_reason: 'zero_transactions' });
   });
 
-  it('rates 400 chargebacks at 5 % as HECM, and keeps HECM the month after (leaving takes 3 months below)', () => {
+  it('rates 400 chargebacks at 5 % as HECM, and ECM the month after at 2.5 % (HECM steps down to ECM at once, issue #13)', () => {
     const levels = evaluateRows(rows.filter((r) => r.network === 'mastercard' && r.program === 'ecp'), loadRules());
-    expect(levels.map((l) => [l.month, l.level])).toEqual([['2025-12', null], ['2026-01', 'hecm'], ['2026-02', 'hecm']]);
+    expect(levels.map((l) => [l.month, l.level])).toEqual([['2025-12', null], ['2026-01', 'hecm'], ['2026-02', 'ecm']]);
   });
 });

@@ -8,7 +8,11 @@
 -- The MID report's figures per calendar month: windows starting on the 1st and ending inside that month.
 -- A window ending before the month's last day is month-to-date (is_partial); of several windows of one
 -- month the longest (then the latest seen) wins.
-CREATE OR REPLACE VIEW int_mid_stats__monthly AS
+-- Every layer is a table macro over a range of months (first_day .. last_day: the 1st of the first and of the
+-- last month), so that the alert engine computes only the months it needs (a nightly: the months its loads
+-- touched, plus what streaks need): the bounds reach the scans of mid_stats, chargebacks and the events. The
+-- views of the same names are the macros over every month.
+CREATE OR REPLACE MACRO ratio_stats_between(first_day, last_day) AS TABLE
 WITH w AS (
   SELECT
     mid, network,
@@ -27,6 +31,7 @@ WITH w AS (
     AND day(window_start) = 1
     AND window_end >= window_start
     AND window_end <= last_day(window_start)
+    AND window_start >= first_day AND window_start <= last_day
 ), best AS (
   SELECT mid, network, month_idx, arg_max(f, pick) AS f FROM w GROUP BY mid, network, month_idx
 )
@@ -42,6 +47,8 @@ SELECT
   f.previous_month_transaction_count, f.previous_month_transaction_amount
 FROM best;
 
+CREATE OR REPLACE VIEW int_mid_stats__monthly AS SELECT * FROM ratio_stats_between(DATE '0001-01-01', DATE '9999-12-01');
+
 -- Disputes resolved through RDR: an accepted RDR case refunds the cardholder before a chargeback is filed;
 -- where the chargeback report still lists the case (same ARN), VAMP leaves it out.
 CREATE OR REPLACE VIEW int_rdr__accepted_arns AS
@@ -52,7 +59,7 @@ WHERE event_type IN ('rdr.new', 'rdr.match')
   AND coalesce(payload->>'arn', '') <> '';
 
 -- The chargeback report per mid x network x month received ("M" is the month the acquirer received it).
-CREATE OR REPLACE VIEW int_chargebacks__monthly AS
+CREATE OR REPLACE MACRO ratio_chargebacks_between(first_day, last_day) AS TABLE
 SELECT
   c.mid,
   c.card_type AS network,
@@ -67,7 +74,10 @@ SELECT
 FROM chargebacks c
 LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
 WHERE c.date_received IS NOT NULL AND c.card_type IS NOT NULL
+  AND c.date_received >= first_day::TIMESTAMP AND c.date_received < (last_day + INTERVAL 1 MONTH)::TIMESTAMP
 GROUP BY ALL;
+
+CREATE OR REPLACE VIEW int_chargebacks__monthly AS SELECT * FROM ratio_chargebacks_between(DATE '0001-01-01', DATE '9999-12-01');
 
 -- TC40 fraud reports: prevention.new / prevention.match events of type tc40, one per prevention_guid
 -- (a .match repeats its .new), in the month of prevention_timestamp. Read from events_raw so a report
@@ -94,18 +104,25 @@ SELECT
 FROM e
 GROUP BY prevention_guid;
 
-CREATE OR REPLACE VIEW int_tc40__monthly AS
+CREATE OR REPLACE MACRO ratio_tc40_between(first_day, last_day) AS TABLE
 SELECT mid, strftime(prevention_timestamp, '%Y-%m') AS month, count(*) AS tc40_count, coalesce(sum(amount), 0) AS tc40_amount
 FROM int_tc40__reports
 WHERE mid IS NOT NULL AND prevention_timestamp IS NOT NULL
+  AND prevention_timestamp >= first_day::TIMESTAMP AND prevention_timestamp < (last_day + INTERVAL 1 MONTH)::TIMESTAMP
 GROUP BY ALL;
 
+CREATE OR REPLACE VIEW int_tc40__monthly AS SELECT * FROM ratio_tc40_between(DATE '0001-01-01', DATE '9999-12-01');
+
 -- One long row per mid x network x program x metric x month, before division.
-CREATE OR REPLACE VIEW int_ratio_inputs AS
-WITH cur AS MATERIALIZED (
+CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day) AS TABLE
+WITH stats AS MATERIALIZED (
+  -- The months asked for and the one before (Mastercard's and Discover's denominators).
+  SELECT * FROM ratio_stats_between((first_day - INTERVAL 1 MONTH)::DATE, last_day)
+), cur AS (
   SELECT s.*,
     strftime(s.window_start - INTERVAL 1 MONTH, '%Y-%m') AS prev_month
-  FROM int_mid_stats__monthly s
+  FROM stats s
+  WHERE s.window_start >= first_day
 ), j AS (
   SELECT
     cur.*,
@@ -120,9 +137,9 @@ WITH cur AS MATERIALIZED (
     CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_count, 0) ELSE 0 END AS tc40_count,
     CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount
   FROM cur
-  LEFT JOIN cur p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
-  LEFT JOIN int_chargebacks__monthly cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
-  LEFT JOIN int_tc40__monthly t ON t.mid = cur.mid AND t.month = cur.month
+  LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
+  LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
+  LEFT JOIN ratio_tc40_between(first_day, last_day) t ON t.mid = cur.mid AND t.month = cur.month
 ), programs(network, program, metric, prev) AS (
   -- Each program-metric as data: prev = the denominator is the previous month's.
   VALUES
@@ -178,14 +195,16 @@ SELECT
   END AS no_ratio_reason
 FROM prog;
 
+CREATE OR REPLACE VIEW int_ratio_inputs AS SELECT * FROM ratio_inputs_between(DATE '0001-01-01', DATE '9999-12-01');
+
 -- The ratios. Observed rows (is_projection = false; month-to-date when is_partial) and, for each open
 -- month, a projection to month end from the run rate (numerators, and same-month denominators, times
 -- days_in_month / days_covered). A projection is labelled as one and never replaces an observed row.
-CREATE OR REPLACE VIEW mart_ratios AS
+CREATE OR REPLACE MACRO ratio_rows_between(first_day, last_day) AS TABLE
 WITH obs AS (
   SELECT i.*, v.is_projection,
     CASE WHEN v.is_projection THEN days_in_month::DOUBLE / days_covered::DOUBLE ELSE 1.0::DOUBLE END AS factor
-  FROM int_ratio_inputs i
+  FROM ratio_inputs_between(first_day, last_day) i
   JOIN (VALUES (FALSE), (TRUE)) v(is_projection) ON NOT v.is_projection OR (i.is_partial AND i.days_covered > 0)
 ), scaled AS (
   SELECT
@@ -211,17 +230,29 @@ SELECT
   CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator * 10000 END AS ratio_bps,
   no_ratio_reason, nd.is_projection, is_partial, days_covered, days_in_month,
   numerator_count, numerator_amount, denominator_count, denominator_amount,
-  month_transaction_count, month_transaction_amount,
-  -- TC40 coverage: events (TC40 fraud reports among them) are captured from the first event received on;
-  -- a VAMP / VFMP month starting before that counts disputes alone: a partial numerator.
+  month_transaction_count, month_transaction_amount
+FROM nd;
+
+-- The ratio rows of a range of months with their TC40 coverage: events (TC40 fraud reports among them) are
+-- captured from the first event received on; a VAMP / VFMP month starting before that counts disputes alone,
+-- a partial numerator.
+CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day) AS TABLE
+SELECT
+  nd.*,
   cap.tc40_observed_from,
   NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
-    OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete,
-  -- The last evaluation's explanation (rules as configured then; ratio_explanations, docs/ratios.md).
+    OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete
+FROM ratio_rows_between(first_day, last_day) nd
+CROSS JOIN (SELECT min(received_at)::DATE AS tc40_observed_from FROM events_raw) cap;
+
+-- The ratio mart: every month's ratio rows, their TC40 coverage, and the last evaluation's explanation (rules as
+-- configured then; ratio_explanations, docs/ratios.md "Columns").
+CREATE OR REPLACE VIEW mart_ratios AS
+SELECT
+  r.*,
   x.level, x.state, x.next_level, x.next_threshold, x.closeness, x.reason, x.region, x.region_source,
   x.monitored_as, x.superseded_by, x.certainty, x.certainty_note, x.explained_at
-FROM nd
-CROSS JOIN (SELECT min(received_at)::DATE AS tc40_observed_from FROM events_raw) cap
+FROM ratio_rows_covered_between(DATE '0001-01-01', DATE '9999-12-01') r
 LEFT JOIN ratio_explanations x
-  ON x.mid = nd.mid AND x.network = nd.network AND x.program = nd.program AND x.metric = nd.metric
- AND x.month = nd.month AND x.is_projection = nd.is_projection;
+  ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
+ AND x.month = r.month AND x.is_projection = r.is_projection;
