@@ -33,6 +33,7 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
   let file = '';
   let url = '';
   let summary: Summary;
+  let settings: Record<string, string> = {};
   let browser: Browser | undefined;
   let page: Page;
   let requests: RequestLog;
@@ -46,13 +47,18 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
   beforeAll(async () => {
     if (missing) throw new Error(`CBP_REQUIRE_BROWSER=1 and ${missing}`);
     dir = tempDir();
-    const data = path.join(dir, 'demo');
+    // Laid out as a user's checkout is (data/demo), and the report made from that folder with relative paths,
+    // so its header (and the README's picture) names data/demo, not this test's temp folder.
+    const data = path.join(dir, 'data', 'demo');
     const demo = await cbp(['demo', '--data-dir', data]);
     expect(demo.stderr).not.toMatch(/\n\s+at /);
     expect(demo.code).toBe(0);
     snapshot = path.join(data, 'published', 'cbp.duckdb');
     file = path.join(dir, 'report.html');
-    const r = await cbp(['report', '--snapshot', snapshot, '--out', file, '--json'], { CBP_DATA_DIR: data, CBP_LOG_LEVEL: 'error' });
+    // The demo's own thresholds file (its MIDs' Visa regions), as the demo's commands read it.
+    settings = { CBP_DATA_DIR: data, CBP_THRESHOLDS_FILE: path.join(data, 'thresholds.json'), CBP_LOG_LEVEL: 'error' };
+    const relative = { CBP_DATA_DIR: 'data/demo', CBP_THRESHOLDS_FILE: 'data/demo/thresholds.json', CBP_LOG_LEVEL: 'error' };
+    const r = await cbp(['report', '--snapshot', 'data/demo/published/cbp.duckdb', '--out', 'report.html', '--json'], relative, dir);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     summary = JSON.parse(r.stdout) as Summary;
@@ -128,7 +134,7 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
     const tableMids = new Set(await page.locator('table.at-risk tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-mid'))));
     expect(tableMids.size).toBe(n);
     // Every row's state (its colour and badge) is the one `cbp ratios` gives the same MID, program and metric.
-    const r = await cbp(['ratios', '--snapshot', snapshot, '--month', summary.month, '--json'], { CBP_LOG_LEVEL: 'error' });
+    const r = await cbp(['ratios', '--snapshot', snapshot, '--month', summary.month, '--json'], settings);
     expect(r.code).toBe(0);
     const ratios = (JSON.parse(r.stdout) as Array<{ mid: string; network: string; program: string; metric: string; is_projection: boolean; state: string | null }>)
       .filter((x) => !x.is_projection && x.state !== null);
@@ -168,7 +174,33 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
       expect(new Set(drawn.map((l) => l.stroke)).size, label).toBe(Math.min(levels, COLOURS.thresholds.length));
     }
   });
+
+  it("takes the README's picture: the header, the first at-risk rows and the first four trends", async () => {
+    // A style sheet put in through the browser's protocol (the page's own scripts stay off): these rules only.
+    const style = `nav, th { position: static !important; }
+      section#at-risk tbody tr:nth-child(n+8), section#at-risk .note { display: none; }
+      section#trends figure.chart:nth-of-type(n+5) { display: none; }`;
+    await page.setViewportSize({ width: 1640, height: 1200 });
+    try {
+      await page.evaluate(`{ const s = document.createElement('style'); s.id = 'readme-shot'; s.textContent = ${JSON.stringify(style)}; document.head.append(s); }`);
+      // The fourth trend's bottom on the page (a locator's box is relative to the scrolled window).
+      const bottom = (await page.evaluate("(() => { const f = document.querySelectorAll('section#trends figure.chart')[3]; return f ? f.getBoundingClientRect().bottom + window.scrollY : 0; })()")) as number;
+      expect(bottom).toBeGreaterThan(500);
+      const shot = path.join(ARTIFACTS, 'readme.png');
+      await page.screenshot({ path: shot, fullPage: true, clip: { x: 0, y: 0, width: 1640, height: bottom + 10 } });
+      // Kept small enough for the repository (the committed one is checked too).
+      expect(fs.statSync(shot).size).toBeLessThan(300 * 1024);
+      if (process.env.CBP_UPDATE_DOCS_SHOT === '1') fs.copyFileSync(shot, DOCS_SHOT);
+      expect(fs.statSync(DOCS_SHOT).size).toBeLessThan(300 * 1024);
+    } finally {
+      await page.evaluate("document.getElementById('readme-shot')?.remove()");
+      await page.setViewportSize({ width: 1400, height: 1000 });
+    }
+  });
 });
+
+/** Where the README's picture of the report is (CBP_UPDATE_DOCS_SHOT=1 writes it from this test's report). */
+const DOCS_SHOT = path.join(ROOT, 'docs', 'report.png');
 
 if (missing !== null && !browserRequired()) {
   // Said where a person reading the run sees it, beside the skipped suite's name.
