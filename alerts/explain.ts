@@ -3,7 +3,9 @@
 // is judged on the group's sums, so its batch also reads the other members' rows of the group's programs.
 import type { ExplainedRatioRow, RatioRow } from '../contract/ratios.ts';
 import { forEachRatioBatch, ratioRowsOf, type QueryStore, type RatioQuery } from '../store/ratios.ts';
-import { explainRows } from '../rules/explain.ts';
+import { explainRows, explainWith } from '../rules/explain.ts';
+import { evaluateRows } from '../rules/evaluate.ts';
+import { evaluateProjections } from '../rules/projection.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 
 /**
@@ -13,6 +15,8 @@ import type { RuleSet } from '../rules/thresholds.ts';
  */
 export async function forEachExplainedBatch(
   store: QueryStore, q: RatioQuery, rules: RuleSet, fn: (rows: ExplainedRatioRow[]) => void | Promise<void>, batchMids = 1000,
+  /** Picks the rows of a batch to explain and pass on (every row is still judged: streaks need them); cbp ratios shows 2 months of 36. */
+  pick?: (rows: RatioRow[]) => RatioRow[],
 ): Promise<void> {
   const groups = Object.entries(rules.groups ?? {});
   const read: RatioQuery = { mid: q.mid, asOf: q.month !== undefined ? `${q.month}-01T00:00:00Z` : q.asOf, actualOnly: q.actualOnly };
@@ -28,7 +32,9 @@ export async function forEachExplainedBatch(
         }
       }
     }
-    const explained = explainRows(extra.length ? [...rows, ...extra] : rows, rules).slice(0, rows.length);
-    await fn(q.month === undefined ? explained : explained.filter((r) => r.month === q.month));
+    const all = extra.length ? [...rows, ...extra] : rows;
+    const inMonth = q.month === undefined ? rows : rows.filter((r) => r.month === q.month);
+    const shown = pick ? pick(inMonth) : inMonth;
+    await fn(shown.length === rows.length && !extra.length ? explainRows(rows, rules) : explainWith(shown, evaluateRows(all, rules), evaluateProjections(all, rules), rules));
   }, batchMids);
 }

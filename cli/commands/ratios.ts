@@ -12,7 +12,7 @@ import { NETWORKS } from '../../contract/common.ts';
 import type { Store } from '../../store/db.ts';
 import { midCurrencies } from '../../store/currency.ts';
 import { forEachExplainedBatch } from '../../alerts/explain.ts';
-import type { ExplainedRatioRow } from '../../contract/ratios.ts';
+import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
 
@@ -94,6 +94,9 @@ export function checkRatiosQuery(q: RatiosQuery): void {
 
 const NULL_LAST = -Infinity;
 
+/** MIDs read and judged at once: their every month is held as rows and levels while judged (memory grows with it). */
+export const RATIOS_BATCH_MIDS = 200;
+
 /** The rows of one month, MIDs at risk first: each series by its highest closeness (observed or projected), its observed row before its projection. */
 function sortMonth(rows: RatioOutRow[]): RatioOutRow[] {
   const series = (r: RatioOutRow) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.metric}`;
@@ -119,25 +122,33 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
   let latest = '';
   const partialIn = new Set<string>();
   // Levels need each MID's earlier months, so whole MIDs are read (in batches) and cut to the months shown after.
-  await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, (rows) => {
+  /** Whether a row can be shown under the flags (the months aside). */
+  const wanted = (r: RatioRow): boolean =>
+    (!q.network || r.network === q.network) &&
+    (!q.program || r.program === q.program) &&
+    (!q.metric || r.metric === q.metric) &&
+    !(q.projection === false && r.is_projection) &&
+    // Programs in force only, unless asked: --program names one (retired or not), --metric asks for a metric
+    // of the programs in force that no rule may read (ECP amounts).
+    (q.allPrograms || q.program !== undefined || inForceFor(rules, r, q.metric !== undefined));
+  // Levels need each MID's earlier months, so whole MIDs are read (in batches) and judged; only the rows that
+  // can be shown are explained (alerts/explain.ts pick), and cut to the months shown after.
+  const pick = (rows: RatioRow[]): RatioRow[] => {
     for (const r of rows) {
       if (r.month > latest) latest = r.month;
       if (r.is_partial && !r.is_projection) partialIn.add(r.month);
-      if (scope === 'month' && r.month !== q.month) continue;
+    }
+    return rows.filter((r) => (scope !== 'latest' || r.month >= addMonths(latest, -1)) && wanted(r));
+  };
+  await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, (rows) => {
+    for (const r of rows) {
       if (scope === 'latest' && r.month < addMonths(latest, -1)) continue;
-      if (q.network && r.network !== q.network) continue;
-      if (q.program && r.program !== q.program) continue;
-      if (q.metric && r.metric !== q.metric) continue;
-      if (q.projection === false && r.is_projection) continue;
-      // Programs in force only, unless asked: --program names one (retired or not), --metric asks for a metric
-      // of the programs in force that no rule may read (ECP amounts).
-      if (!q.allPrograms && !q.program && !inForceFor(rules, r, q.metric !== undefined)) continue;
       const codes = currencies.get(r.mid) ?? [];
       kept.push({ ...r, currency: codes.length === 1 ? codes[0] : null, currencies: codes });
     }
     // Keep memory to the months that can still be shown.
     if (scope === 'latest') kept = kept.filter((r) => r.month >= addMonths(latest, -1));
-  });
+  }, RATIOS_BATCH_MIDS, pick);
   // No flags: the latest month, and the one before when the latest is month to date.
   const shownMonths =
     scope === 'latest' ? (latest === '' ? [] : partialIn.has(latest) ? [addMonths(latest, -1), latest] : [latest])
