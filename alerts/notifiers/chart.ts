@@ -5,16 +5,29 @@
 import type { Notice } from '../engine.ts';
 import type { NoticeChart } from './types.ts';
 import type { RatioRow } from '../../contract/ratios.ts';
-import type { RuleSet } from '../../rules/thresholds.ts';
+import type { Rule, RuleSet } from '../../rules/thresholds.ts';
 import { computeRatios, type QueryStore } from '../../store/ratios.ts';
 import { addMonths, inForce, rulesFor } from '../../rules/evaluate.ts';
-import { trendCaption, trendChartSvg, type TrendMonth, type TrendSeries } from '../../report/trend.ts';
+import { trendCaption, trendChartSvg, type TrendMonth, type TrendSeries, type TrendThreshold } from '../../report/trend.ts';
 import { svgToPng } from './png.ts';
 
 /** Months a notice's chart shows, as the report's trends do. */
 export const CHART_MONTHS = 13;
 /** The chart's CSS size (the PNG is twice that). */
 export const CHART_SIZE = { width: 760, height: 340 } as const;
+
+/** Per level, the lowest threshold of the rules in force in a month, lowest rank first (as the report's trends). */
+function thresholdsIn(rules: readonly Rule[], month: string): TrendThreshold[] {
+  const byLevel = new Map<string, TrendThreshold>();
+  for (const r of rules) {
+    if (!inForce(r, month)) continue;
+    const prev = byLevel.get(r.level);
+    if (!prev || r.ratio_threshold < prev.ratio) {
+      byLevel.set(r.level, { level: r.level, rank: r.rank, ratio: r.ratio_threshold, minCount: r.conditions.find((c) => c.field === 'numerator_count')?.value ?? null });
+    }
+  }
+  return [...byLevel.values()].sort((a, b) => a.rank - b.rank);
+}
 
 /**
  * The series of one MID × network × program × metric from ratio rows (actual and projected), ending at the
@@ -43,14 +56,7 @@ export function noticeSeries(
       partial: actual?.is_partial ?? false,
       incomplete: actual ? !actual.numerator_complete : false,
       ...(projected ? { projectedRatio: projected.ratio, projectedCount: projected.numerator_count } : {}),
-      thresholds: monthRules
-        .filter((r) => inForce(r, month))
-        .map((r) => ({
-          level: r.level,
-          rank: r.rank,
-          ratio: r.ratio_threshold,
-          minCount: r.conditions.find((c) => c.field === 'numerator_count')?.value ?? null,
-        })),
+      thresholds: thresholdsIn(monthRules, month),
     });
   }
   return { mid: key.mid, network: key.network, program: key.program, metric: key.metric, months };
