@@ -1,0 +1,69 @@
+// The report's choices of what to show, in process over a real store: at most 20 trends, the MIDs at a level
+// first, and the page saying how many were left out; the heat map capped the same way; clear rows capped in
+// the at-risk table; and --mid's MIDs charted whatever their state.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { RatioSectionBuilder, type RatioSection } from '../report/model.ts';
+import { renderReport } from '../report/html.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { openStore, type Store } from '../store/db.ts';
+import { REPORT_STATUSES } from '../store/report.ts';
+import { tempDir } from './helpers/tmp.ts';
+import { insertStats, type StatFixture } from './ratios-fixtures.ts';
+
+let store: Store;
+const rules = loadRules();
+
+beforeAll(async () => {
+  store = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
+  const stats: StatFixture[] = [];
+  for (const month of ['2026-01', '2026-02', '2026-03']) {
+    // 25 Mastercard MIDs over ECM (2 % of M-1, 200 chargebacks), hot00 the hottest; 40 clear ones.
+    for (let i = 0; i < 25; i++) stats.push({ mid: `hot${String(i).padStart(2, '0')}`, month, network: 'mastercard', cb: 200 + (24 - i), tx: 10_000 });
+    for (let i = 0; i < 40; i++) stats.push({ mid: `calm${String(i).padStart(2, '0')}`, month, network: 'mastercard', cb: 10, tx: 10_000 });
+  }
+  await insertStats(store, stats);
+});
+afterAll(() => store?.close());
+
+async function section(opts: { picked?: string[]; heatCap?: number } = {}): Promise<RatioSection> {
+  const b = new RatioSectionBuilder({ month: '2026-03', rules, ...opts });
+  for (const mid of opts.picked?.length ? opts.picked : [undefined]) {
+    await forEachExplainedBatch(store, { mid, asOf: '2026-03-01T00:00:00Z' }, rules, (rows) => b.add(rows), 10);
+  }
+  return b.finish();
+}
+
+const empty = { reasonCodes: [], winRates: [], statuses: [], statusNames: REPORT_STATUSES, orderAge: [] };
+const meta = (mids: string[] = []) => ({ generatedAt: '2026-03-20T00:00:00Z', snapshot: 's.duckdb', snapshotModifiedAt: null, mids, thresholds: 'defaults' });
+
+describe('the report chooses what to show, and says what it left out', () => {
+  it('charts the 20 closest MID x programs at a level, and the page says 5 more were left out', async () => {
+    const s = await section({ heatCap: 30 });
+    expect(s.mids).toBe(65);
+    expect(s.trends).toHaveLength(20);
+    expect(s.trendsLeftOut).toBe(5);
+    expect(s.trends[0].mid).toBe('hot00');
+    expect(s.trends.every((t) => t.mid.startsWith('hot') && t.program === 'ecp')).toBe(true);
+    // Every level row shown, clear rows capped at 30 (ECP and EFM of each calm MID are clear).
+    expect(s.atRisk.filter((r) => r.state === 'level')).toHaveLength(25);
+    expect(s.atRisk.filter((r) => r.state === 'clear')).toHaveLength(30);
+    expect(s.atRiskLeftOut).toBe(s.atRiskTotal - s.atRisk.length);
+    expect(s.heat).toHaveLength(30);
+    expect(s.heatLeftOut).toBe(35);
+    expect(s.heat[0].mid).toBe('hot00');
+    const html = renderReport({ meta: meta(), ratios: s, disputes: empty, quality: { matchRates: [], quarantine: [], freshness: [] } });
+    expect(html).toContain('5 more MID × programs at a level or on watch left out (the first 20 shown)');
+    expect(html).toContain('35 more MIDs left out');
+    expect(html).toContain('No chargebacks were received in these months.');
+    expect(html.match(/<figure class="chart" data-chart="trend"/g)).toHaveLength(20);
+  });
+
+  it('charts every program in force of the MIDs asked for, clear ones too', async () => {
+    const s = await section({ picked: ['calm03', 'hot07'] });
+    expect(s.trends.map((t) => `${t.mid} ${t.program}`).sort()).toEqual(['calm03 ecp', 'calm03 efm', 'hot07 ecp', 'hot07 efm']);
+    expect(s.trendsLeftOut).toBe(0);
+    expect(new Set(s.atRisk.map((r) => r.mid))).toEqual(new Set(['calm03', 'hot07']));
+  });
+});
