@@ -31,7 +31,7 @@ try {
     const demo = spawnSync(process.execPath, [cli, 'demo', '--data-dir', data], { cwd: ROOT, env, encoding: 'utf8' });
     if (demo.status !== 0) throw new Error(`cbp demo failed: ${demo.stderr}`);
     report = path.join(work, 'report.html');
-    const r = spawnSync(process.execPath, [cli, 'report', '--snapshot', path.join(data, 'published', 'cbp.duckdb'), '--out', report], { cwd: ROOT, env: { ...env, CBP_DATA_DIR: data }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [cli, 'report', '--snapshot', path.join(data, 'published', 'cbp.duckdb'), '--out', report], { cwd: ROOT, env: { ...env, CBP_DATA_DIR: data, CBP_THRESHOLDS_FILE: path.join(data, 'thresholds.json') }, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`cbp report failed: ${r.stderr}`);
   }
   const blank = path.join(work, 'blank.html');
