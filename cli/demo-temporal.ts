@@ -147,7 +147,18 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
    * A client call that Ctrl-C cancels at the gRPC level: an abandoned long poll (a run's result) would
    * otherwise retry on a connection closed meanwhile, and throw from a timer.
    */
-  const call = <T>(fn: () => Promise<T>): Promise<T> => abortable(c.connection.withAbortSignal(signal, fn), signal);
+  const call = async <T>(fn: () => Promise<T>): Promise<T> => {
+    // A signal of its own per call: the SDK adds an abort listener per gRPC call and never removes it, which
+    // on the demo's one signal would pile up (a poll every 200 ms).
+    const own = new AbortController();
+    const relay = () => own.abort(signal.reason);
+    signal.addEventListener('abort', relay, { once: true });
+    try {
+      return await abortable(c.connection.withAbortSignal(own.signal, fn), signal);
+    } finally {
+      signal.removeEventListener('abort', relay);
+    }
+  };
 
   async function execute<T>(type: string, workflowId: string, args: unknown[]): Promise<T> {
     const handle = await call(() => c.workflow.start(type, { taskQueue, workflowId, args }));

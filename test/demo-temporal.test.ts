@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
 import { addDays, utcDay } from '../lib/utc.ts';
+import { temporalDemoDays } from '../cli/commands/demo-command.ts';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -91,6 +92,22 @@ function alive(pid: number): boolean {
   }
 }
 
+describe("cbp demo --temporal's days", () => {
+  it('run from the first day of last month to today by default, from --start otherwise', () => {
+    expect(temporalDemoDays(undefined, new Date('2026-11-24T08:00:00Z'))).toEqual({ start: '2026-10-01', days: 54 });
+    expect(temporalDemoDays(undefined, new Date('2026-01-01T23:59:00Z'))).toEqual({ start: '2025-12-01', days: 31 });
+    expect(temporalDemoDays('2026-11-10', new Date('2026-11-24T08:00:00Z'))).toEqual({ start: '2026-11-10', days: 14 });
+  });
+
+  it('refuse a start of today or later, more than 366 days back, or a time of day', () => {
+    const now = new Date('2026-11-24T08:00:00Z');
+    expect(() => temporalDemoDays('2026-11-24', now)).toThrow(/from 1 to 366 days/);
+    expect(() => temporalDemoDays('2026-12-01', now)).toThrow(/from 1 to 366 days/);
+    expect(() => temporalDemoDays('2025-11-01', now)).toThrow(/from 1 to 366 days/);
+    expect(() => temporalDemoDays('2026-11-10T05:00:00Z', now)).toThrow(/--start must be a date YYYY-MM-DD/);
+  });
+});
+
 describe('cbp demo --temporal without a temporal CLI', () => {
   it('exits 2 and says how to get one, touching no folder', async () => {
     const dataDir = path.join(dir, 'no-cli');
@@ -117,8 +134,15 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     const today = utcDay(new Date().toISOString());
     const start = addDays(today, -14);
     const dataDir = path.join(dir, 'temporal');
-    const t = await demo(['--temporal', '--start', start, '--data-dir', dataDir]);
+    // The web UI answers at the address the demo prints, while it runs.
+    let ui: Promise<number> | undefined;
+    const t = await demo(['--temporal', '--start', start, '--data-dir', dataDir], (stdout) => {
+      const url = /web UI (http:\/\/127\.0\.0\.1:\d+) /.exec(stdout)?.[1];
+      if (url && !ui) ui = fetch(url).then((r) => r.status, () => 0);
+    });
     expect({ code: t.code, stderr: t.stderr.slice(-3000) }).toMatchObject({ code: 0 });
+    expect(await ui).toBe(200);
+    expect(t.stderr).not.toMatch(/MaxListenersExceeded|\n\s+at /);
     for (let n = 1; n <= 10; n++) expect(t.stdout).toMatch(new RegExp(`^\\[${n}/10\\] `, 'm'));
     expect(t.stdout).toMatch(/\[3\/10\] temporal .* web UI http:\/\/127\.0\.0\.1:\d+ /);
     expect(t.stdout).toMatch(/\[4\/10\] subscriptions .* 8\/8 active · workflow cbp-demo-[0-9a-f]+-subscriptions/);

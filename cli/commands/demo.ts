@@ -279,6 +279,24 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     );
     if (nightly.warning) write(`WARNING: ${nightly.warning}`);
 
+    // Every run has ended: the worker and the server are stopped, the schedules deleted, before the results
+    // are read from the store (the one writer is this process either way).
+    let temporal: DemoResult['temporal'];
+    if (tdemo) {
+      const t = tdemo;
+      tdemo = undefined;
+      await t.close();
+      temporal = {
+        address: t.server.address,
+        ...(t.server.uiUrl ? { uiUrl: t.server.uiUrl } : {}),
+        serverPid: t.server.pid,
+        dbFile: t.dbFile,
+        taskQueue: t.taskQueue,
+        schedules: t.schedules,
+        workflows,
+      };
+    }
+
     const store = pipeline.store;
     const month = addDays(`${utcDay(asOf).slice(0, 7)}-01`, -1).slice(0, 7);
     const ratios = await programRatiosOf(store, month);
@@ -307,24 +325,11 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const relDir = rel(dataDir);
     write(`Or point any command at the demo's data: CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
-    let temporal: DemoResult['temporal'];
-    if (tdemo) {
-      const t = tdemo;
-      tdemo = undefined;
-      await t.close();
-      temporal = {
-        address: t.server.address,
-        ...(t.server.uiUrl ? { uiUrl: t.server.uiUrl } : {}),
-        serverPid: t.server.pid,
-        dbFile: t.dbFile,
-        taskQueue: t.taskQueue,
-        schedules: t.schedules,
-        workflows,
-      };
+    if (temporal) {
       write('');
       write(
-        `Temporal: ${workflows.length} workflow runs on ${t.server.address}. The worker and the dev server (pid ${t.server.pid}) are stopped, the schedules deleted; ` +
-          `the finished runs stay in ${rel(t.dbFile)}: \`temporal server start-dev --db-filename ${rel(t.dbFile)}\` shows them in the web UI (http://localhost:8233).`,
+        `Temporal: ${workflows.length} workflow runs on ${temporal.address}. The worker and the dev server (pid ${temporal.serverPid}) are stopped, the schedules deleted; ` +
+          `the finished runs stay in ${rel(temporal.dbFile)}: \`temporal server start-dev --db-filename ${rel(temporal.dbFile)}\` shows them in the web UI (http://localhost:8233).`,
       );
     }
     const ms = Date.now() - t0;
