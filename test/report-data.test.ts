@@ -229,6 +229,9 @@ describe('cbp report: the file', () => {
   });
 
   it('replaces a previous report, refuses any other file (exit 2) unless --force, and leaves no temp file', async () => {
+    // What a killed run left (its process is gone): removed by the next report to that file.
+    const leftover = path.join(dir, '.report.html.cbp-report-2147483646-1.tmp');
+    fs.writeFileSync(leftover, '<half a report');
     const again = await cbp(['report', '--month', '2026-04'], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`wrote ${file}`);

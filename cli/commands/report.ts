@@ -2,11 +2,12 @@
 // now, trends against the thresholds in force, the portfolio heat map, disputes and data quality. Writes only
 // its --out file (atomically: a temp file beside it, then a rename), and replaces an existing file only when it
 // is a previous cbp report (its generator marker) or --force says so.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
+import { processAlive } from '../../lib/file-lock.ts';
 import { loadRules } from '../../rules/thresholds.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
@@ -48,9 +49,28 @@ export function checkOut(out: string, force: boolean): void {
   }
 }
 
-/** Writes text to file through a temp file in the same folder and a rename: a reader sees the old file or the new one. */
+/** The temp files of reports to this file that a killed cbp report left (their process is gone): removed. */
+function removeLeftovers(file: string): void {
+  const prefix = `.${path.basename(file)}.cbp-report-`;
+  let names: string[];
+  try {
+    names = readdirSync(path.dirname(file));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const pid = n.startsWith(prefix) && n.endsWith('.tmp') ? Number(n.slice(prefix.length).split('-')[0]) : NaN;
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid)) rmSync(path.join(path.dirname(file), n), { force: true });
+  }
+}
+
+/**
+ * Writes text to file through a temp file in the same folder and a rename: a reader sees the old file or the
+ * new one. A temp file a killed run left beside it is removed first.
+ */
 export function writeAtomically(file: string, text: string): number {
   mkdirSync(path.dirname(file), { recursive: true });
+  removeLeftovers(file);
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.cbp-report-${process.pid}-${Date.now()}.tmp`);
   const data = Buffer.from(text, 'utf8');
   try {
