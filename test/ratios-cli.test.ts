@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cbp as cbpRun } from './activities-fixtures.ts';
+import { openStore } from '../store/db.ts';
 import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 let dir = '';
@@ -149,6 +150,27 @@ describe('cbp ratios with no flags: what a person asks first', () => {
     expect(t.stdout).toMatch(/ v2 +visa monthly amt .* EUR 200 \/ 100,000$/m);
     expect(t.stdout).toMatch(/ m1 +mc ecp amt .* \? 4,000 \/ 200,000$/m);
     expect(t.stdout.replace(/\n\s+/g, ' ')).toContain("Amounts are in each MID's currency, as its chargebacks name it (the MID report names none); 2 MIDs without one known currency");
+  });
+
+  it("reads the last evaluation's explanations while its rules and data hold, identical to judging again, and judges again when they do not", async () => {
+    const norm = (rows: Row[]) => rows.map((r) => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1))));
+    const stored = await ratios([]);
+    expect(norm(stored)).toEqual(norm(await ratios(['--recompute'])));
+    expect(norm(await ratios(['--month', '2025-12']))).toEqual(norm(await ratios(['--month', '2025-12', '--recompute'])));
+    const said = (out: string) => out.replace(/\n\s+/g, ' ');
+    expect(said((await cbpRun(['ratios'], base)).stdout)).toContain('States and reasons as the last evaluation left them (same rules, same data since; --recompute judges again).');
+    // Other rules (another default region) than the evaluation's: judged now.
+    expect(said((await cbpRun(['ratios'], { ...base, CBP_DEFAULT_REGION: 'CA' })).stdout)).toContain('States and reasons judged now under the rules configured.');
+    // Data changed since the evaluation (a MID report row of an old month): judged now, and the figures are the new ones.
+    const s = await openStore({ dbPath: base.CBP_DB_PATH });
+    try {
+      await insertStats(s, [{ mid: 'x9', network: 'mastercard', month: '2025-11', cb: 1, tx: 1_000 }]);
+    } finally {
+      s.close();
+    }
+    const after = await cbpRun(['ratios', '--month', '2025-12', '--json'], base);
+    expect(after.code, after.stderr).toBe(0);
+    expect(said((await cbpRun(['ratios'], base)).stdout)).toContain('States and reasons judged now under the rules configured.');
   });
 
   it('refuses unknown --network, --program, --metric values and --month with --all (exit 2), listing the valid ones', async () => {

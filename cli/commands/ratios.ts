@@ -12,6 +12,10 @@ import { NETWORKS } from '../../contract/common.ts';
 import type { Store } from '../../store/db.ts';
 import { midCurrencies } from '../../store/currency.ts';
 import { forEachExplainedBatch } from '../../alerts/explain.ts';
+import { rulesHash, touchedMonths } from '../../alerts/engine.ts';
+import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
+import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
+import { toRatioRow } from '../../store/ratios.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
@@ -46,6 +50,8 @@ export interface RatiosQuery {
   metric?: string;
   allPrograms?: boolean;
   projection?: boolean;
+  /** judge every month under the rules configured now, even when the last evaluation's explanations still hold */
+  recompute?: boolean;
 }
 
 /** What `cbp ratios` shows: the rows, and what the human view says around them. */
@@ -62,6 +68,8 @@ export interface RatiosView {
   /** MIDs shown whose amounts' currency is not known (no chargeback names one) or mixed */
   midsWithoutCurrency: string[];
   allPrograms: boolean;
+  /** where the explanations come from: the last evaluation's (its rules and data unchanged since), or judged now */
+  explained: 'stored' | 'recomputed';
 }
 
 /**
@@ -113,6 +121,35 @@ function sortMonth(rows: RatioOutRow[]): RatioOutRow[] {
   });
 }
 
+/**
+ * Whether the explanations the last rule evaluation stored (ratio_explanations) still hold: evaluated under
+ * these very rules (alerts/engine.ts rulesHash) and on the data as the store holds it now (no source month
+ * added, changed or gone since: store/alerts.ts sourceMarks). False on a store or snapshot without them.
+ */
+async function storedExplanationsHold(store: Pick<Store, 'all'>, rules: RuleSet): Promise<boolean> {
+  try {
+    const last = await lastEvaluation(store);
+    if (!last || last.rulesHash !== rulesHash(rules)) return false;
+    const now = await sourceMarks(store);
+    return !now.some((m) => m.month > last.asOfMonth) && touchedMonths(last.marks, now).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
+  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const row = toRatioRow(r);
+  return {
+    ...row,
+    level: str(r.level), state: str(r.state) as ExplainedRatioRow['state'], next_level: str(r.next_level), next_threshold: num(r.next_threshold),
+    closeness: num(r.closeness), reason: str(r.reason), region: str(r.region), region_source: str(r.region_source) as ExplainedRatioRow['region_source'],
+    monitored_as: str(r.monitored_as), tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
+    superseded_by: str(r.superseded_by), certainty: str(r.certainty) as ExplainedRatioRow['certainty'], certainty_note: str(r.certainty_note),
+  };
+}
+
 /** Reads, explains, filters and sorts the ratio rows as `cbp ratios` shows them. */
 export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, q: RatiosQuery): Promise<RatiosView> {
   checkRatiosQuery(q);
@@ -140,7 +177,7 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
     }
     return rows.filter((r) => (scope !== 'latest' || r.month >= addMonths(latest, -1)) && wanted(r));
   };
-  await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, (rows) => {
+  const take = (rows: ExplainedRatioRow[]) => {
     for (const r of rows) {
       if (scope === 'latest' && r.month < addMonths(latest, -1)) continue;
       const codes = currencies.get(r.mid) ?? [];
@@ -148,7 +185,18 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
     }
     // Keep memory to the months that can still be shown.
     if (scope === 'latest') kept = kept.filter((r) => r.month >= addMonths(latest, -1));
-  }, RATIOS_BATCH_MIDS, pick);
+  };
+  // The rows no rule reads have no stored explanation: with --all-programs, --metric or --program, judge now.
+  const storedFits = scope !== 'all' && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined;
+  const newest = storedFits && (await storedExplanationsHold(store, rules)) ? (q.month ?? (await latestExplainedMonth(store))) : null;
+  let explained: RatiosView['explained'] = 'recomputed';
+  if (newest !== null) {
+    explained = 'stored';
+    const rows = (await explainedRowsBetween(store, { from: scope === 'latest' ? addMonths(newest, -1) : newest, to: newest, mid: q.mid })).map(storedRow);
+    take(pick(rows) as ExplainedRatioRow[]);
+  } else {
+    await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, take, RATIOS_BATCH_MIDS, pick);
+  }
   // No flags: the latest month, and the one before when the latest is month to date.
   const shownMonths =
     scope === 'latest' ? (latest === '' ? [] : partialIn.has(latest) ? [addMonths(latest, -1), latest] : [latest])
@@ -176,6 +224,7 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
     midsWithoutRegion: [...new Set(rows.filter((r) => r.region_source === 'default').map((r) => r.mid))],
     midsWithoutCurrency: mids.filter((m) => (currencies.get(m) ?? []).length !== 1),
     allPrograms: q.allPrograms === true,
+    explained,
   };
 }
 
@@ -327,7 +376,10 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
   if (v.rows.length) {
     notes.push(
       `Sorted at risk first by close(ness) = ratio ÷ the next level's threshold (1.00 = at it; at the top level, its own). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +
-        `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json.`,
+        `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json. ` +
+        (v.explained === 'stored'
+          ? 'States and reasons as the last evaluation left them (same rules, same data since; --recompute judges again).'
+          : 'States and reasons judged now under the rules configured.'),
     );
     const used = new Set(v.rows.flatMap(marks));
     for (const k of Object.keys(MARK_LEGEND)) if (used.has(k)) notes.push(`  ${MARK_LEGEND[k]}`);
@@ -359,10 +411,11 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--metric <metric>', `only this metric (${METRICS.join(', ')})`)
     .option('--all-programs', 'also programs not in force: retired ones (VDMP, VFMP) and ones no enabled rule reads (monthly)')
     .option('--no-projection', 'leave out the projected rows of open months')
+    .option('--recompute', "judge every month under the rules configured now, even when the last evaluation's explanations still hold (same rules, same data)")
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--json', 'print an array of rows with every column (ratio as an unrounded fraction)')
-    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; snapshot?: string; json?: boolean }) => {
-      const q: RatiosQuery = { month: o.month, all: o.all, mid: o.mid, network: o.network, program: o.program, metric: o.metric, allPrograms: o.allPrograms, projection: o.projection };
+    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; recompute?: boolean; snapshot?: string; json?: boolean }) => {
+      const q: RatiosQuery = { month: o.month, all: o.all, mid: o.mid, network: o.network, program: o.program, metric: o.metric, allPrograms: o.allPrograms, projection: o.projection, recompute: o.recompute };
       checkRatiosQuery(q);
       const cfg = ctx.config();
       const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
