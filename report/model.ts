@@ -3,7 +3,7 @@
 // reason of each row, under the rules configured) and the rules in force: the at-risk table, the trend series
 // and the heat map. Pure: rows in, plain data out; what is kept per batch is small, so 1,000 MIDs × 36 months
 // never sit in memory at once.
-import type { ExplainedRatioRow, RatioState } from '../contract/ratios.ts';
+import type { ExplainedRatioRow, RatioRow, RatioState } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
 import { inForce, rulesFor } from '../rules/evaluate.ts';
 import type { Rule, RuleSet } from '../rules/thresholds.ts';
@@ -87,7 +87,7 @@ export function compareAtRisk(a: AtRiskRow, b: AtRiskRow): number {
 const seriesKey = (r: { mid: string; network: string; program: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}`;
 
 /** The thresholds of the rules of one metric in force in a month: per level, its lowest threshold. */
-function thresholdsIn(rules: Rule[], network: string, program: string, metric: string, month: string): TrendThreshold[] {
+export function thresholdsIn(rules: Rule[], network: string, program: string, metric: string, month: string): TrendThreshold[] {
   const byLevel = new Map<string, TrendThreshold>();
   for (const r of rules) {
     if (r.network !== network || r.program !== program || r.metric !== metric || !inForce(r, month)) continue;
@@ -96,6 +96,36 @@ function thresholdsIn(rules: Rule[], network: string, program: string, metric: s
     if (!prev || r.ratio_threshold < prev.ratio) byLevel.set(r.level, { level: r.level, rank: r.rank, ratio: r.ratio_threshold, minCount: min });
   }
   return [...byLevel.values()].sort((a, b) => a.rank - b.rank);
+}
+
+/**
+ * One trend chart's series (report/trend.ts) from ratio rows of one MID (any programs and months: those of
+ * `which` in `months` are taken): per month the observed ratio and count (month to date when partial, marked
+ * incomplete when the numerator lacks TC40s), an open month's run-rate projection, and the thresholds of the
+ * MID's rules (rulesFor) in force that month. What `cbp report` charts; the alert notices can draw the same.
+ */
+export function trendSeriesOf(
+  rows: readonly RatioRow[], which: { mid: string; network: string; program: string; metric: string }, months: readonly string[], midRules: Rule[],
+): TrendSeries {
+  const { mid, network, program, metric } = which;
+  const mine = rows.filter((r) => r.mid === mid && r.network === network && r.program === program && r.metric === metric);
+  return {
+    mid, network, program, metric,
+    months: months.map((m) => {
+      const obs = mine.find((r) => r.month === m && !r.is_projection);
+      const proj = mine.find((r) => r.month === m && r.is_projection);
+      const t: TrendMonth = {
+        month: m,
+        ratio: obs?.ratio ?? null,
+        count: obs?.numerator_count ?? null,
+        partial: obs?.is_partial ?? false,
+        incomplete: obs ? obs.numerator_complete === false : false,
+        thresholds: thresholdsIn(midRules, network, program, metric, m),
+      };
+      if (proj && obs?.is_partial) { t.projectedRatio = proj.ratio; t.projectedCount = proj.numerator_count; }
+      return t;
+    }),
+  };
 }
 
 /** Builds the ratio sections batch by batch: add() each batch of whole MIDs, then finish(). */
@@ -163,21 +193,7 @@ export class RatioSectionBuilder {
 
   private trendOf(series: ExplainedRow[], metric: string, midRules: Rule[]): TrendSeries {
     const { mid, network, program } = series[0];
-    const months: TrendMonth[] = this.months.map((m) => {
-      const obs = series.find((r) => r.month === m && r.metric === metric && !r.is_projection);
-      const proj = series.find((r) => r.month === m && r.metric === metric && r.is_projection);
-      const t: TrendMonth = {
-        month: m,
-        ratio: obs?.ratio ?? null,
-        count: obs?.numerator_count ?? null,
-        partial: obs?.is_partial ?? false,
-        incomplete: obs ? !obs.numerator_complete : false,
-        thresholds: thresholdsIn(midRules, network, program, metric, m),
-      };
-      if (proj && obs?.is_partial) { t.projectedRatio = proj.ratio; t.projectedCount = proj.numerator_count; }
-      return t;
-    });
-    return { mid, network, program, metric, months };
+    return trendSeriesOf(series, { mid, network, program, metric }, this.months, midRules);
   }
 
   finish(): RatioSection {
