@@ -114,6 +114,12 @@ async function openReading(cfg: BuildReportOptions['config'], snapshot?: string)
   return analyst.openAnalystSession(cfg.dbPath, { memoryLimit: cfg.storeMemoryLimit });
 }
 
+/** A path as the page shows it: relative to the working folder when it lies under it, else as it is. */
+function shown(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
+}
+
 /** Builds and writes the report; what `cbp report` and the demo run. */
 export async function writeReport(o: BuildReportOptions): Promise<ReportSummary> {
   if (o.month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(o.month)) throw new UsageError(`--month must be YYYY-MM, got ${JSON.stringify(o.month)}`);
@@ -161,10 +167,10 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     html = renderReport({
       meta: {
         generatedAt,
-        snapshot: existsSync(snapshot) ? snapshot : cfg.dbPath,
+        snapshot: shown(existsSync(snapshot) ? snapshot : cfg.dbPath),
         snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
         mids,
-        thresholds: cfg.thresholdsFile ?? 'the reference programs (rules/defaults.json)',
+        thresholds: cfg.thresholdsFile ? shown(cfg.thresholdsFile) : 'the reference programs (rules/defaults.json)',
       },
       ratios: section,
       disputes: { reasonCodes, winRates, statuses, statusNames: q.REPORT_STATUSES, orderAge },
