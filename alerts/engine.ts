@@ -9,7 +9,7 @@ import {
   saveEvaluation, sourceMarks, writeExplanations, explainColdRows, stageRules, type ExplanationRow, type MidClassRow, type RuleTableRow, type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
-import { CONDITION_LABELS } from '../rules/explain.ts';
+import { CONDITION_LABELS, figure, percent } from '../rules/explain.ts';
 import { addMonths } from '../rules/evaluate.ts';
 import { explainWith } from '../rules/explain.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
@@ -89,10 +89,10 @@ export function ruleTables(set: RuleSet): { rules: RuleTableRow[]; classes: MidC
       if (!first.has(k)) first.set(k, ord);
       rules.push({
         class: cls, ord, level_ord: first.get(k) as number, level: r.level, rank: r.rank, network: r.network, program: r.program, metric: r.metric,
-        comparison: r.comparison, threshold: r.ratio_threshold,
+        comparison: r.comparison, threshold: r.ratio_threshold, threshold_text: percent(r.ratio_threshold),
         from_month: r.effective_from ? r.effective_from.slice(0, 7) : '0000-00', to_month: r.effective_to ? r.effective_to.slice(0, 7) : '9999-99',
         certainty: r.certainty, certainty_note: r.certainty_note ?? null,
-        conditions: r.conditions.map((c) => ({ field: c.field, comparison: c.comparison, value: c.value, label: CONDITION_LABELS[c.field] })),
+        conditions: r.conditions.map((c) => ({ field: c.field, comparison: c.comparison, value: c.value, label: CONDITION_LABELS[c.field], value_text: figure(c.value) })),
       });
     });
   };
@@ -121,6 +121,8 @@ export interface EvaluateAlertsResult {
   newNotices: Notice[];
   /** first month judged (null: every month) */
   fromMonth: string | null;
+  /** milliseconds spent per phase: marks (fingerprints), sql (ratio rows of the batches), rules (JS), explain (cold rows, SQL), writes */
+  timings: Record<'marks' | 'sql' | 'rules' | 'explain' | 'writes', number>;
 }
 
 /**
@@ -132,14 +134,19 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const asOfMonth = monthOf(opts.asOf);
   const now = (opts.now ?? new Date()).toISOString();
   const notifySince = opts.notifySince ?? addMonths(asOfMonth, -1);
-  const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: null };
+  const timings = { marks: 0, sql: 0, rules: 0, explain: 0, writes: 0 };
+  const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: null, timings };
+  const timed = async <T>(phase: keyof typeof timings, fn: () => Promise<T> | T): Promise<T> => {
+    const t0 = performance.now();
+    try { return await fn(); } finally { timings[phase] += performance.now() - t0; }
+  };
   // Only series that can reach a level under some enabled rule are read (store/alerts.ts).
   const floors = targetFloors(opts.rules);
   if (floors.length === 0) return result;
   // Which months to judge: those touched since the last evaluation (and every month after its asOf), else all.
   const hash = rulesHash(opts.rules);
-  const marks = await sourceMarks(store);
-  const last = opts.full ? null : await lastEvaluation(store);
+  const marks = await timed('marks', () => sourceMarks(store));
+  const last = opts.full ? null : await timed('marks', () => lastEvaluation(store));
   let fromMonth: string | null = null;
   if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth) {
     fromMonth = [addMonths(asOfMonth, -1), addMonths(last.asOfMonth, 1), ...touchedMonths(last.marks, marks)].reduce((a, b) => (b < a ? b : a));
@@ -155,10 +162,12 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     result.newNotices.push(...j.fresh, ...j.promoted);
     result.levelsReached += j.levelsReached;
     result.projectedLevels += j.projectedLevels;
-    await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
     const shown = fromMonth === null ? rows : rows.filter((r) => r.month >= fromMonth);
-    const explained = explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow);
-    await writeExplanations(store, { ...where, asOfMonth, fromMonth, rows: explained, at: now });
+    const explained = await timed('rules', () => explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow));
+    await timed('writes', async () => {
+      await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
+      await writeExplanations(store, { ...where, asOfMonth, fromMonth, rows: explained, at: now });
+    });
   };
   // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).
   const groups = Object.entries(opts.rules.groups ?? {});
@@ -166,12 +175,13 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
   await stageRules(store, { ...ruleTables(opts.rules), grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))) });
   for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
-    let rows = await ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: fromMonth });
+    let rows = await timed('sql', () => ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: fromMonth }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
-    const prior = fromMonth === null ? [] : await priorNotices(store, { lo, hi, before: fromMonth });
-    const j = judgeBatch(rows, await recordedStates(store, { lo, hi }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
+    const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));
+    const recorded = await timed('sql', () => recordedStates(store, { lo, hi }));
+    const j = await timed('rules', () => judgeBatch(rows, recorded, { rules: opts.rules, notifySince, now, known, fromMonth, prior }));
     await take(rows, j, { range: [lo, hi] });
-    await explainColdRows(store, { fromMonth, defaultRegion: opts.rules.defaultRegion, at: now });
+    await timed('explain', () => explainColdRows(store, { fromMonth, defaultRegion: opts.rules.defaultRegion, at: now }));
   }
   for (const [id, g] of groups) {
     const all = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });

@@ -231,13 +231,16 @@ export function standingNotices(levels: MonthLevel[], notices: Notice[], notifyS
  */
 export function pageNewestOnly(
   notices: Notice[],
-  opts: { alreadyPaged: (noticeId: string) => boolean; recorded: ReadonlySet<string> },
+  opts: { alreadyPaged: (noticeId: string) => boolean; recorded: ReadonlySet<string>; known?: (noticeId: string) => boolean },
 ): Notice[] {
   const level = (n: Notice) => `${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.level}`;
   const groups = new Map<string, Notice[]>();
   for (const n of notices) {
-    if (!n.notify || n.kind === 'projected' || n.kind === 'watch' || opts.alreadyPaged(n.notice_id)) continue;
-    if (opts.recorded.has(`${level(n)}\u0000${n.month}`)) continue;
+    if (!n.notify || n.kind === 'projected' || n.kind === 'watch') continue;
+    // A notice already paged is never demoted, but a newer one keeps older ones of its level in the history:
+    // a run that meets them again (the next evaluation of the same months) says no more than the first.
+    const paged = opts.alreadyPaged(n.notice_id);
+    if (!paged && !opts.known?.(n.notice_id) && opts.recorded.has(`${level(n)}\u0000${n.month}`)) continue;
     const g = groups.get(level(n));
     if (g) g.push(n);
     else groups.set(level(n), [n]);
@@ -246,7 +249,7 @@ export function pageNewestOnly(
   for (const g of groups.values()) {
     const newest = g.reduce((m, n) => (n.month > m ? n.month : m), g[0].month);
     for (const n of g) {
-      if (n.month === newest) continue;
+      if (n.month === newest || opts.alreadyPaged(n.notice_id)) continue;
       n.notify = false;
       demoted.push(n);
     }
@@ -325,7 +328,7 @@ export function judgeBatch(
     if (prior.includes(n)) notices.push(n);
   }
   // ... and once only, however many months of it this run meets for the first time.
-  pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: new Set(recorded.map(recordedKey)) });
+  pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: new Set(recorded.map(recordedKey)), known: (id) => known.has(id) });
   const fresh = notices.filter((n) => !known.has(n.notice_id));
   const promoted = notices.filter((n) => n.notify && known.get(n.notice_id) === false);
   const reached = levels.filter((l) => l.level !== null);
@@ -371,17 +374,20 @@ export function stateRows(b: { reached: MonthLevel[]; projected: MonthLevel[]; l
 
 /**
  * The lowest ratio threshold of each network × program × metric some enabled rule reads, scaled by the
- * watch fraction (a series in a watch band is judged too).
+ * watch fraction (a series in a watch band is judged too), per range of months the rules are in force: a
+ * month at or above its floor makes the series worth judging (a retired program's months after it ended do not).
  */
 export function targetFloors(set: RuleSet): RuleFloor[] {
   const f = watchOf(set).fraction;
   const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)].filter((r) => r.enabled);
   const m = new Map<string, RuleFloor>();
   for (const r of all) {
-    const k = `${r.network}|${r.program}|${r.metric}`;
+    const from_month = r.effective_from ? r.effective_from.slice(0, 7) : '0000-00';
+    const to_month = r.effective_to ? r.effective_to.slice(0, 7) : '9999-99';
+    const k = `${r.network}|${r.program}|${r.metric}|${from_month}|${to_month}`;
     const min = r.ratio_threshold * f;
     const cur = m.get(k);
-    if (!cur) m.set(k, { network: r.network, program: r.program, metric: r.metric, min });
+    if (!cur) m.set(k, { network: r.network, program: r.program, metric: r.metric, min, from_month, to_month });
     else cur.min = Math.min(cur.min, min);
   }
   return [...m.values()];

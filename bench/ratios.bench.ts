@@ -10,6 +10,7 @@ import { computeRatios, midRanges, ratioMids } from '../store/ratios.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { evaluateRows } from '../rules/evaluate.ts';
 import { loadRules } from '../rules/thresholds.ts';
+import { generateRatioData } from './ratios-data.ts';
 
 const MIDS = Number(process.env.BENCH_MIDS ?? 10_000);
 const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
@@ -27,31 +28,7 @@ const store = await openStore({ dbPath: path.join(dir, 'bench.duckdb') });
 try {
   console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
   await t('generate mid_stats + chargebacks + events', async () => {
-    // Month k starts at 2024-01 + k; 2 % of MIDs run hot (about 2-4 %), the rest about 0.4 %.
-    await store.run(`
-      INSERT INTO mid_stats
-      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), ms, last_day(ms), net,
-             cb, cb * 40, tx, tx * 50, NULL, NULL,
-             CASE WHEN net = 'mastercard' THEN tx END, CASE WHEN net = 'mastercard' THEN tx * 50 END,
-             last_day(ms)::TIMESTAMP, 'bench'
-      FROM (
-        SELECT m, (DATE '2024-01-01' + to_months(k))::DATE AS ms, net,
-               (5000 + (hash(m, k, net) % 5000))::BIGINT AS tx,
-               CASE WHEN m % 50 = 0 THEN (150 + hash(m, k) % 250)::BIGINT ELSE (hash(m, k, net, 1) % 40)::BIGINT END AS cb
-        FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), (VALUES ('visa'), ('mastercard'), ('discover'), ('american_express')) n(net)
-      )`);
-    await store.run(`
-      INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, date_received, first_seen_at, last_seen_at, landing_file)
-      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), 'c' || m || '-' || k || '-' || net, 'New', net, 100, rc,
-             (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
-      FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), (VALUES ('visa', '10.4'), ('mastercard', '4837')) n(net, rc)`);
-    await store.run(`
-      INSERT INTO events_raw
-      SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,
-             json_object('prevention_guid', 'pre_' || m || '_' || k, 'prevention_type', 'tc40', 'mid', 'mid' || lpad(m::VARCHAR, 6, '0'),
-                         'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
-             'bench', 1, now()::TIMESTAMP
-      FROM range(0, ${MIDS}, 10) a(m), range(${MONTHS}) b(k)`);
+    await generateRatioData(store, { mids: MIDS, months: MONTHS });
   });
   const asOf = new Date(Date.UTC(2024, MONTHS - 1, 20));
   const ranges = midRanges(await ratioMids(store), 1000);
@@ -69,10 +46,13 @@ try {
   const [one, oneMs] = await t('SQL: one MID, all months (cbp ratios --mid)', () => computeRatios(store, { mid: 'mid000050' }));
   console.log(`  ${one.length} rows for one MID`);
   const rules = loadRules();
-  const [evalRes, evalMs] = await t('evaluateAlerts: all MIDs (SQL prefilter + rules + writes)', () => evaluateAlerts(store, { asOf, rules, now: asOf }));
+  const [evalRes, evalMs] = await t('evaluateAlerts, full: all MIDs, all months (ratios + rules + writes)', () => evaluateAlerts(store, { asOf, rules, now: asOf, full: true }));
   console.log(`  ${evalRes.rows} rows judged, ${evalRes.levelsReached} levels reached, ${evalRes.projectedLevels} projected, ${evalRes.newNotices.length} notices`);
-  const [again, againMs] = await t('evaluateAlerts again (nothing new)', () => evaluateAlerts(store, { asOf, rules, now: asOf }));
-  console.log(`  ${again.newNotices.length} new notices on the second run`);
+  const phases = (r: typeof evalRes) => Object.entries(r.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`).join(', ');
+  console.log(`  phases: ${phases(evalRes)}`);
+  const [again, againMs] = await t('evaluateAlerts again: incremental, nothing new', () => evaluateAlerts(store, { asOf, rules, now: asOf }));
+  if (process.env.BENCH_SHOW) console.log(again.newNotices.map((n) => [n.kind, n.mid, n.network, n.program, n.level, n.previous_level, n.month, n.notify]));
+  console.log(`  ${again.newNotices.length} new notices on the second run (months from ${again.fromMonth ?? 'the first'}; phases: ${phases(again)})`);
   // Pure rule evaluation alone, on rows already in memory (every program, not only those rules read).
   const reps = 500;
   const s = performance.now();

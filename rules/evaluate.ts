@@ -129,47 +129,68 @@ interface LevelStreak {
 export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 0.8): MonthLevel[] {
   if (rows.length === 0) return [];
   const { mid, network, program } = rows[0];
-  const mine = rules.filter((r) => r.network === network && r.program === program);
   const byMonth = new Map<string, RatioRow[]>();
   for (const r of rows) {
     const l = byMonth.get(r.month);
     if (l) l.push(r);
     else byMonth.set(r.month, [r]);
   }
-  const months = [...byMonth.keys()].sort();
-  const levels = new Map<string, LevelStreak>();
-  for (const r of mine) {
-    const s = levels.get(r.level);
+  let first = rows[0].month;
+  let last = first;
+  for (const m of byMonth.keys()) { if (m < first) first = m; if (m > last) last = m; }
+  const levels: LevelStreak[] = [];
+  const byLevel = new Map<string, LevelStreak>();
+  for (const r of rules) {
+    if (r.network !== network || r.program !== program) continue;
+    const s = byLevel.get(r.level);
     if (s) { s.rules.push(r); s.rank = Math.max(s.rank, r.rank); }
-    else levels.set(r.level, { level: r.level, rank: r.rank, rules: [r], in: false, metRun: 0, missRun: 0 });
+    else { const n = { level: r.level, rank: r.rank, rules: [r], in: false, metRun: 0, missRun: 0 }; byLevel.set(r.level, n); levels.push(n); }
   }
+  // A lower level an HECM-like level steps down to: any level but an early warning.
+  const early = levels.map((s) => s.rules.some((r) => r.early_warning));
   const out: MonthLevel[] = [];
-  const first = months[0];
-  const last = months[months.length - 1];
+  const lives: Rule[][] = new Array(levels.length);
+  const hits: Array<{ rule: Rule; row: RatioRow } | null> = new Array(levels.length);
   // Bounded: one step per calendar month between the first and the last row.
   for (let m = first, guard = 0; m <= last && guard < 2400; m = addMonths(m, 1), guard++) {
     const monthRows = byMonth.get(m) ?? [];
-    const partial = monthRows.some((r) => r.is_partial);
-    const projection = monthRows.some((r) => r.is_projection);
+    let partial = false;
+    let projection = false;
+    let countRow: RatioRow | undefined;
+    let amountRow: RatioRow | undefined;
+    for (const r of monthRows) {
+      if (r.is_partial) partial = true;
+      if (r.is_projection) projection = true;
+      if (r.metric === 'count') countRow ??= r;
+      else if (r.metric === 'amount') amountRow ??= r;
+    }
+    const rowOf = (metric: string) => (metric === 'count' ? countRow : metric === 'amount' ? amountRow : monthRows.find((x) => x.metric === metric));
     const met: string[] = [];
     let best: { s: LevelStreak; rule: Rule; row: RatioRow | null } | null = null;
     const runs: LevelRun[] = [];
-    const hits = new Map<LevelStreak, { rule: Rule; row: RatioRow }>();
-    const lives = new Map<LevelStreak, Rule[]>();
-    for (const s of levels.values()) {
-      const live = s.rules.filter((r) => inForce(r, m));
-      lives.set(s, live);
+    for (let i = 0; i < levels.length; i++) {
+      const live: Rule[] = [];
+      for (const r of levels[i].rules) if (inForce(r, m)) live.push(r);
+      lives[i] = live;
+      hits[i] = null;
       for (const rule of live) {
-        const row = monthRows.find((x) => x.metric === rule.metric);
-        if (row && meets(rule, row)) { hits.set(s, { rule, row }); break; }
+        const row = rowOf(rule.metric);
+        if (row && meets(rule, row)) { hits[i] = { rule, row }; break; }
       }
     }
     let watch: LevelStreak | null = null;
-    for (const s of levels.values()) {
-      const live = lives.get(s) as Rule[];
-      const hit = hits.get(s) ?? null;
-      const enter = Math.max(1, ...live.map((r) => r.months_to_enter));
-      const leave = Math.max(1, ...live.map((r) => r.months_to_leave));
+    for (let i = 0; i < levels.length; i++) {
+      const s = levels[i];
+      const live = lives[i];
+      const hit = hits[i];
+      let enter = 1;
+      let leave = 1;
+      let stepDown = false;
+      for (const r of live) {
+        if (r.months_to_enter > enter) enter = r.months_to_enter;
+        if (r.months_to_leave > leave) leave = r.months_to_leave;
+        if (r.step_down_at_once) stepDown = true;
+      }
       if (live.length === 0) {
         s.in = false; s.metRun = 0; s.missRun = 0;
         runs.push({ level: s.level, rank: s.rank, live, met: false, metRun: 0, missRun: 0, enter, leave, in: false });
@@ -183,15 +204,18 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
         s.missRun++; s.metRun = 0;
         if (s.in && s.missRun >= leave) s.in = false;
         // Stepping down at once (HECM → ECM): a closed month meeting a lower level of this program but not this one.
-        if (s.in && live.some((r) => r.step_down_at_once) && [...hits.keys()].some((o) => o.rank < s.rank && !o.rules.some((r) => r.early_warning))) s.in = false;
+        if (s.in && stepDown) {
+          for (let o = 0; o < levels.length; o++) if (hits[o] && levels[o].rank < s.rank && !early[o]) { s.in = false; break; }
+        }
       }
       runs.push({ level: s.level, rank: s.rank, live, met: hit !== null, metRun: s.metRun, missRun: s.missRun, enter, leave, in: s.in });
       if (s.in && (!best || s.rank > best.s.rank)) {
         const rule = hit?.rule ?? live[0];
-        best = { s, rule, row: hit?.row ?? monthRows.find((x) => x.metric === rule.metric) ?? null };
+        best = { s, rule, row: hit?.row ?? rowOf(rule.metric) ?? null };
       }
       if (!watch || s.rank > watch.rank) {
-        if (hit || live.some((rule) => { const row = monthRows.find((x) => x.metric === rule.metric); return row !== undefined && meets(rule, row, watchFraction); })) watch = s;
+        if (hit) watch = s;
+        else for (const rule of live) { const row = rowOf(rule.metric); if (row !== undefined && meets(rule, row, watchFraction)) { watch = s; break; } }
       }
     }
     out.push({
@@ -199,7 +223,7 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
       level: best?.s.level ?? null,
       rank: best?.s.rank ?? null,
       met,
-      row: best?.row ?? monthRows.find((r) => r.metric === 'count') ?? monthRows[0] ?? null,
+      row: best?.row ?? countRow ?? monthRows[0] ?? null,
       rule: best?.rule ?? null,
       is_partial: partial,
       is_projection: projection,

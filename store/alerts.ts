@@ -88,12 +88,15 @@ export interface OutboxRow {
   last_error: string | null;
 }
 
-/** The lowest ratio threshold of a network × program × metric some enabled rule reads. */
+/** The lowest ratio threshold (watch band included) of a network × program × metric some enabled rule reads, in its months. */
 export interface RuleFloor {
   network: string;
   program: string;
   metric: string;
   min: number;
+  /** YYYY-MM: the months rules with this floor are in force (default: every month) */
+  from_month?: string;
+  to_month?: string;
 }
 
 /** A TIMESTAMP parameter: UTC wall time, as the columns hold it. */
@@ -119,30 +122,34 @@ export async function ratioRowsForAlerts(
   const values = q.floors
     .map((f) => {
       if (!Number.isFinite(f.min)) throw new RangeError(`not a ratio threshold: ${f.min}`);
-      return `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)}, ${f.min.toString()}::DOUBLE)`;
+      return `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)}, ${f.min.toString()}::DOUBLE, ${lit(f.from_month ?? '0000-00')}, ${lit(f.to_month ?? '9999-99')})`;
     })
     .join(', ');
+  const pairs = [...new Set(q.floors.map((f) => `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)})`))].join(', ');
   // A plain IN list on program is pushed down into the views (the join on t alone is not).
   const programs = [...new Set(q.floors.map((f) => lit(f.program)))].join(', ');
   // The batch's rows are computed once, kept in a temp table: the hot series go to the rules (JS), the cold
   // rows are explained in SQL (explainColdRows) from the same rows.
   await store.all(`CREATE OR REPLACE TEMP TABLE _cbp_window AS
-     WITH t(network, program, metric, min_threshold) AS (VALUES ${values})
-     SELECT m.*, t.min_threshold
+     WITH t(network, program, metric) AS (VALUES ${pairs})
+     SELECT m.*
        FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE) m
-       JOIN t USING (network, program, metric)
+       SEMI JOIN t USING (network, program, metric)
       WHERE m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})`,
   { asof: q.asOfMonth, lo: q.lo, hi: q.hi, from: q.fromMonth ?? '0001-01' });
+  // Hot: some month at or above the floor of the rules in force that month, or a level recorded as reached.
   await store.all(`CREATE OR REPLACE TEMP TABLE _cbp_hot AS
-     SELECT DISTINCT mid, network, program FROM _cbp_window WHERE ratio >= min_threshold
+     WITH f(network, program, metric, min_threshold, from_month, to_month) AS (VALUES ${values})
+     SELECT DISTINCT w.mid, w.network, w.program FROM _cbp_window w JOIN f USING (network, program, metric)
+      WHERE w.ratio >= f.min_threshold AND w.month >= f.from_month AND w.month <= f.to_month
      UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom AND mid >= $lo AND mid <= $hi`,
   { lo: q.lo, hi: q.hi, recfrom: q.recordedFrom ?? '0000-00' });
-  const sql = `SELECT w.* EXCLUDE (min_threshold) FROM _cbp_window w SEMI JOIN _cbp_hot USING (mid, network, program)
+  const sql = `SELECT w.* FROM _cbp_window w SEMI JOIN _cbp_hot USING (mid, network, program)
       ORDER BY mid, network, program, metric, month, is_projection`;
   return (await store.all<Record<string, unknown>>(sql)).map(toRatioRow);
 }
 
-/** One rule of a rules class, as the SQL of cold rows reads it (alerts/engine.ts stageRules builds them). */
+/** One rule of a rules class, as the SQL of cold rows reads it (alerts/engine.ts ruleTables builds them). */
 export interface RuleTableRow {
   /** '' for MIDs without their own entry in the thresholds file, else 'mid:<mid>' */
   class: string;
@@ -156,12 +163,15 @@ export interface RuleTableRow {
   metric: string;
   comparison: string;
   threshold: number;
+  /** the threshold as reasons write it (rules/explain.ts percent) */
+  threshold_text: string;
   /** YYYY-MM: first and last month the rule is in force */
   from_month: string;
   to_month: string;
   certainty: string;
   certainty_note: string | null;
-  conditions: Array<{ field: string; comparison: string; value: number; label: string }>;
+  /** value_text: the value as reasons write it (rules/explain.ts figure) */
+  conditions: Array<{ field: string; comparison: string; value: number; label: string; value_text: string }>;
 }
 
 /** A MID with its own rules class, region and where the region came from. */
@@ -172,34 +182,42 @@ export interface MidClassRow {
   region_source: string;
 }
 
+/** How many conditions the staged rules have at most (the SQL of cold rows has one set of columns for each). */
+let stagedConditions = 0;
+
 /**
- * Stages the rules for explainColdRows: the rules of each class, their conditions, the MIDs with a class of
- * their own, and the (mid, program) pairs judged in a group (left to the group's pass). Temp tables, once per
- * evaluation.
+ * Stages the rules for explainColdRows: the rules of each class with their conditions as columns (c1_*, c2_*,
+ * ...), the MIDs with a class of their own, and the (mid, program) pairs judged in a group (left to the group's
+ * pass). Temp tables, once per evaluation.
  */
 export async function stageRules(store: Store, q: { rules: RuleTableRow[]; classes: MidClassRow[]; grouped: Array<{ mid: string; program: string }> }): Promise<void> {
+  const n = Math.max(0, ...q.rules.map((r) => r.conditions.length));
+  stagedConditions = n;
+  const condCols = Array.from({ length: n }, (_, i) => [`c${i + 1}_field`, `c${i + 1}_cmp`, `c${i + 1}_value`, `c${i + 1}_label`, `c${i + 1}_text`]).flat();
+  const condTypes = Array.from({ length: n }, (_, i) => `, c${i + 1}_field VARCHAR, c${i + 1}_cmp VARCHAR, c${i + 1}_value DOUBLE, c${i + 1}_label VARCHAR, c${i + 1}_text VARCHAR`).join('');
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_rules (class VARCHAR, ord INTEGER, level_ord INTEGER, level VARCHAR, rank INTEGER, network VARCHAR,
-    program VARCHAR, metric VARCHAR, comparison VARCHAR, threshold DOUBLE, from_month VARCHAR, to_month VARCHAR, certainty VARCHAR, certainty_note VARCHAR)`);
-  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_rule_conds (class VARCHAR, ord INTEGER, idx INTEGER, field VARCHAR, comparison VARCHAR, value DOUBLE, label VARCHAR)`);
+    program VARCHAR, metric VARCHAR, comparison VARCHAR, threshold DOUBLE, threshold_text VARCHAR, from_month VARCHAR, to_month VARCHAR,
+    certainty VARCHAR, certainty_note VARCHAR${condTypes})`);
   await store.run('CREATE OR REPLACE TEMP TABLE _cbp_mid_class (mid VARCHAR, class VARCHAR, region VARCHAR, region_source VARCHAR)');
   await store.run('CREATE OR REPLACE TEMP TABLE _cbp_grouped (mid VARCHAR, program VARCHAR)');
-  const r = q.rules;
-  if (r.length) {
-    await insertChunked(store, 'INSERT INTO _cbp_rules', ['class', 'ord', 'level_ord', 'level', 'rank', 'network', 'program', 'metric', 'comparison', 'threshold', 'from_month', 'to_month', 'certainty', 'certainty_note'],
-      r.map((x) => [x.class, x.ord, x.level_ord, x.level, x.rank, x.network, x.program, x.metric, x.comparison, x.threshold, x.from_month, x.to_month, x.certainty, x.certainty_note]), '');
+  if (q.rules.length) {
+    await insertChunked(store, 'INSERT INTO _cbp_rules',
+      ['class', 'ord', 'level_ord', 'level', 'rank', 'network', 'program', 'metric', 'comparison', 'threshold', 'threshold_text', 'from_month', 'to_month', 'certainty', 'certainty_note', ...condCols],
+      q.rules.map((x) => [
+        x.class, x.ord, x.level_ord, x.level, x.rank, x.network, x.program, x.metric, x.comparison, x.threshold, x.threshold_text, x.from_month, x.to_month,
+        x.certainty, x.certainty_note,
+        ...Array.from({ length: n }, (_, i) => { const c = x.conditions[i]; return c ? [c.field, c.comparison, c.value, c.label, c.value_text] : [null, null, null, null, null]; }).flat(),
+      ]), '');
   }
-  const conds = r.flatMap((x) => x.conditions.map((c, i) => [x.class, x.ord, i, c.field, c.comparison, c.value, c.label]));
-  if (conds.length) await insertChunked(store, 'INSERT INTO _cbp_rule_conds', ['class', 'ord', 'idx', 'field', 'comparison', 'value', 'label'], conds, '');
   if (q.classes.length) await insertChunked(store, 'INSERT INTO _cbp_mid_class', ['mid', 'class', 'region', 'region_source'], q.classes.map((c) => [c.mid, c.class, c.region, c.region_source]), '');
   if (q.grouped.length) await insertChunked(store, 'INSERT INTO _cbp_grouped', ['mid', 'program'], q.grouped.map((g) => [g.mid, g.program]), '');
 }
 
-/** A DOUBLE percentage text as rules/explain.ts percent() writes it: half up through whole hundredths. */
-const pctSql = (x: string) => `((round(${x} * 10000)::BIGINT // 100)::VARCHAR || '.' || lpad((round(${x} * 10000)::BIGINT % 100)::VARCHAR, 2, '0') || ' %')`;
-/** A figure as rules/explain.ts figure() writes it: thousands separators, up to 2 decimals, trailing zeros dropped. */
-const figSql = (x: string) => `(format('{:,}', round(${x} * 100)::BIGINT // 100) || CASE WHEN round(${x} * 100)::BIGINT % 100 = 0 THEN ''
-  WHEN round(${x} * 100)::BIGINT % 10 = 0 THEN '.' || ((round(${x} * 100)::BIGINT % 100) // 10)::VARCHAR
-  ELSE '.' || lpad((round(${x} * 100)::BIGINT % 100)::VARCHAR, 2, '0') END)`;
+/** A DOUBLE percentage text as rules/explain.ts percent() writes it: half up through whole hundredths (c: round(x * 10000)). */
+const pctSql = (c: string) => `((${c} // 100)::VARCHAR || '.' || lpad((${c} % 100)::VARCHAR, 2, '0') || ' %')`;
+/** A figure as rules/explain.ts figure() writes it (c: round(x * 100)): thousands separators, up to 2 decimals, trailing zeros dropped. */
+const figSql = (c: string) => `(format('{:,}', ${c} // 100) || CASE WHEN ${c} % 100 = 0 THEN ''
+  WHEN ${c} % 10 = 0 THEN '.' || ((${c} % 100) // 10)::VARCHAR ELSE '.' || lpad((${c} % 100)::VARCHAR, 2, '0') END)`;
 
 /**
  * Explains the batch's cold rows (those of _cbp_window whose series is not in _cbp_hot: no month near any
@@ -208,52 +226,58 @@ const figSql = (x: string) => `(format('{:,}', round(${x} * 100)::BIGINT // 100)
  * Rows no rule in force reads get no state. Writes into ratio_explanations (after writeExplanations cleared them).
  */
 export async function explainColdRows(store: Store, q: { fromMonth: string | null; defaultRegion: string; at: string }): Promise<void> {
+  await store.transaction((s) => s.run(`INSERT INTO ratio_explanations ${coldRowsSql()}`, { from: q.fromMonth ?? '0000-00', defregion: q.defaultRegion, at: q.at }));
+}
+
+/** The SELECT of explainColdRows (parameters $from, $defregion, $at), for the conditions staged by stageRules. */
+export function coldRowsSql(): string {
   const field = (f: string) => `CASE ${f} WHEN 'numerator_count' THEN r.numerator_count WHEN 'numerator_amount' THEN r.numerator_amount
     WHEN 'denominator_count' THEN r.denominator_count WHEN 'denominator_amount' THEN r.denominator_amount
     WHEN 'month_transaction_count' THEN r.month_transaction_count WHEN 'month_transaction_amount' THEN r.month_transaction_amount END`;
-  await store.transaction((s) => s.run(`
-    INSERT INTO ratio_explanations
-    WITH r AS (
+  const n = stagedConditions;
+  const vals = Array.from({ length: n }, (_, i) => `, ${field(`p.c${i + 1}_field`)} AS v${i + 1}`).join('');
+  const parts = Array.from({ length: n }, (_, i) => {
+    const k = i + 1;
+    const v = `v${k}`;
+    const c = `round(v${k} * 100)::BIGINT`;
+    return `CASE WHEN c${k}_field IS NULL THEN NULL
+      WHEN ${v} IS NULL THEN c${k}_label || ' not in the data'
+      WHEN c${k}_cmp = '>=' AND NOT (${v} >= c${k}_value) THEN c${k}_label || ' ' || ${figSql(c)} || ' < ' || c${k}_text || ' minimum'
+      WHEN c${k}_cmp = '>' AND NOT (${v} > c${k}_value) THEN c${k}_label || ' ' || ${figSql(c)} || ' not above ' || c${k}_text END`;
+  });
+  const ratioC = 'round(ratio * 10000)::BIGINT';
+  return `
+    WITH months AS (SELECT DISTINCT month FROM _cbp_window WHERE month >= $from),
+    pick AS (
+      -- The rule each class × network × program × metric × month is measured against: the first of the lowest-ranked level in force.
+      SELECT k.*, m.month FROM _cbp_rules k JOIN months m ON k.from_month <= m.month AND k.to_month >= m.month
+      QUALIFY row_number() OVER (PARTITION BY k.class, k.network, k.program, k.metric, m.month ORDER BY k.rank, k.level_ord, k.ord) = 1
+    ), r AS (
       SELECT w.*, coalesce(c.class, '') AS class, coalesce(c.region, $defregion) AS region, coalesce(c.region_source, 'default') AS region_source
         FROM _cbp_window w LEFT JOIN _cbp_mid_class c USING (mid)
        WHERE w.month >= $from
          AND NOT EXISTS (SELECT 1 FROM _cbp_hot h WHERE h.mid = w.mid AND h.network = w.network AND h.program = w.program)
          AND NOT EXISTS (SELECT 1 FROM _cbp_grouped g WHERE g.mid = w.mid AND g.program = w.program)
-    ), pick AS (
-      SELECT r.*, k.ord, k.level, k.comparison, k.threshold, k.certainty, k.certainty_note
-        FROM r LEFT JOIN _cbp_rules k
-          ON k.class = r.class AND k.network = r.network AND k.program = r.program AND k.metric = r.metric
-         AND k.from_month <= r.month AND k.to_month >= r.month
-      QUALIFY row_number() OVER (PARTITION BY r.mid, r.network, r.program, r.metric, r.month, r.is_projection ORDER BY k.rank, k.level_ord, k.ord) = 1
-    ), conds AS (
-      SELECT mid, network, program, metric, month, is_projection,
-             string_agg(CASE
-               WHEN v IS NULL THEN label || ' not in the data'
-               WHEN ccmp = '>=' AND NOT (v >= cval) THEN label || ' ' || ${figSql('v')} || ' < ' || ${figSql('cval')} || ' minimum'
-               WHEN ccmp = '>' AND NOT (v > cval) THEN label || ' ' || ${figSql('v')} || ' not above ' || ${figSql('cval')}
-             END, '; ' ORDER BY idx) AS failed
-        FROM (SELECT r.mid, r.network, r.program, r.metric, r.month, r.is_projection, c.idx, c.label, c.comparison AS ccmp, c.value AS cval,
-                     ${field('c.field')} AS v
-                FROM pick r JOIN _cbp_rule_conds c ON c.class = r.class AND c.ord = r.ord)
-       GROUP BY ALL
+    ), j AS (
+      SELECT r.mid, r.network, r.program, r.metric, r.month, r.is_projection, r.ratio, r.no_ratio_reason, r.region, r.region_source,
+             p.* EXCLUDE (class, network, program, metric, month, ord, level_ord, rank, from_month, to_month)${vals}
+        FROM r LEFT JOIN pick p ON p.class = r.class AND p.network = r.network AND p.program = r.program AND p.metric = r.metric AND p.month = r.month
     )
-    SELECT p.mid, p.network, p.program, p.metric, p.month, p.is_projection,
+    SELECT mid, network, program, metric, month, is_projection,
            NULL AS level,
-           CASE WHEN p.level IS NOT NULL THEN 'clear' END AS state,
-           p.level AS next_level,
-           p.threshold AS next_threshold,
-           CASE WHEN p.ratio IS NOT NULL AND p.threshold > 0 THEN p.ratio / p.threshold END AS closeness,
-           CASE WHEN p.level IS NOT NULL THEN nullif(concat_ws('; ',
-             CASE WHEN p.ratio IS NULL OR NOT isfinite(p.ratio) THEN 'no ratio (' || coalesce(p.no_ratio_reason, 'no figures') || ')'
-                  WHEN p.comparison = '>=' AND NOT (p.ratio >= p.threshold) THEN 'ratio ' || ${pctSql('p.ratio')} || ' < ' || ${pctSql('p.threshold')}
-                  WHEN p.comparison = '>' AND NOT (p.ratio > p.threshold) THEN 'ratio ' || ${pctSql('p.ratio')} || ' not above ' || ${pctSql('p.threshold')}
-             END, c.failed), '') END AS reason,
-           p.region, p.region_source, p.mid AS monitored_as, NULL AS superseded_by, p.certainty, p.certainty_note,
+           CASE WHEN level IS NOT NULL THEN 'clear' END AS state,
+           level AS next_level,
+           threshold AS next_threshold,
+           CASE WHEN ratio IS NOT NULL AND threshold > 0 THEN ratio / threshold END AS closeness,
+           CASE WHEN level IS NOT NULL THEN nullif(concat_ws('; ',
+             CASE WHEN ratio IS NULL OR NOT isfinite(ratio) THEN 'no ratio (' || coalesce(no_ratio_reason, 'no figures') || ')'
+                  WHEN comparison = '>=' AND NOT (ratio >= threshold) THEN 'ratio ' || ${pctSql(ratioC)} || ' < ' || threshold_text
+                  WHEN comparison = '>' AND NOT (ratio > threshold) THEN 'ratio ' || ${pctSql(ratioC)} || ' not above ' || threshold_text
+             END${parts.map((x) => `,
+             ${x}`).join('')}), '') END AS reason,
+           region, region_source, mid AS monitored_as, NULL AS superseded_by, certainty, certainty_note,
            $at::TIMESTAMP AS explained_at
-      FROM pick p
-      LEFT JOIN conds c ON c.mid = p.mid AND c.network = p.network AND c.program = p.program AND c.metric = p.metric
-       AND c.month = p.month AND c.is_projection = p.is_projection`,
-  { from: q.fromMonth ?? '0000-00', defregion: q.defaultRegion, at: q.at }));
+      FROM j`;
 }
 
 /** One source's fingerprint of one month (sql/migrations/013_ratio_marks.sql). */

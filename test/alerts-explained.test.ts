@@ -21,6 +21,11 @@ beforeAll(async () => {
     mc('2026-03', 10),
     mc('2026-04', 125), // 1.25 % of March, 125 ≥ 80: in ECM's watch band
     mc('2026-05', 10),
+    // h1: ECM, then HECM in May, back to ECM in June (at once)
+    { mid: 'h1', network: 'mastercard', month: '2026-03', cb: 10, tx: 10_000 },
+    { mid: 'h1', network: 'mastercard', month: '2026-04', cb: 200, tx: 10_000 },
+    { mid: 'h1', network: 'mastercard', month: '2026-05', cb: 400, tx: 10_000 },
+    { mid: 'h1', network: 'mastercard', month: '2026-06', cb: 200, tx: 10_000 },
     // g1 and g2: 1,000 of 50,000 and 600 of 30,000 Visa disputes in May: each 2 % but under 1,500; together 1,600
     { mid: 'g1', network: 'visa', month: '2026-05', cb: 1_000, tx: 50_000 },
     { mid: 'g2', network: 'visa', month: '2026-05', cb: 600, tx: 30_000 },
@@ -69,5 +74,16 @@ describe('evaluateAlerts under issue #13 rules', () => {
       forEachExplainedBatch(store, { mid: 'g2', month: '2026-05' }, rules, (rows) => { got.push(...rows); }).then(() => resolve(got), reject);
     });
     expect(mine.filter((r) => r.program === 'vamp' && r.metric === 'count' && !r.is_projection).map((r) => r.level)).toEqual(['excessive']);
+  });
+
+  it('pages HECM once: escalated in May and left for ECM in June pages June only, and evaluating again adds nothing', async () => {
+    const h1 = (await store.all<Record<string, unknown>>("SELECT kind, level, previous_level, month, notify FROM alerts WHERE mid = 'h1' ORDER BY month, kind"));
+    expect(h1).toEqual([
+      { kind: 'reached', level: 'ecm', previous_level: null, month: '2026-04', notify: false },
+      { kind: 'escalated', level: 'hecm', previous_level: 'ecm', month: '2026-05', notify: false },
+      { kind: 'resolved', level: 'hecm', previous_level: 'ecm', month: '2026-06', notify: true },
+    ]);
+    expect((await evaluateAlerts(store, { asOf: now, rules, now })).newNotices).toEqual([]);
+    expect((await evaluateAlerts(store, { asOf: now, rules, now, full: true })).newNotices).toEqual([]);
   });
 });

@@ -78,7 +78,7 @@ describe('alert notices, judged without a store', () => {
   it('reads only the ratios some enabled rule reads, down to the lowest threshold\'s watch band, a MID\'s own rules included', () => {
     expect(ruleTargets(rules)).toEqual(['mastercard|ecp|count']);
     // 0.8 % × the default watch fraction 0.8
-    expect(targetFloors(rules)).toEqual([{ network: 'mastercard', program: 'ecp', metric: 'count', min: 0.008 * 0.8 }]);
+    expect(targetFloors(rules)).toEqual([{ network: 'mastercard', program: 'ecp', metric: 'count', min: 0.008 * 0.8, from_month: '0000-00', to_month: '9999-99' }]);
   });
 
   it('tells where a notice stands from its deliveries', () => {

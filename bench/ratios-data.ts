@@ -1,0 +1,36 @@
+// The ratio benchmarks' data, generated inside DuckDB (range()) as a load would leave it: per MID and month,
+// mid_stats rows of 4 networks (2 % of MIDs run hot, about 2-4 %, the rest about 0.4 %), one Visa dispute and one
+// Mastercard fraud chargeback, and TC40 events for a tenth of the MIDs. Month k is 2024-01 + k. Used by
+// bench/ratios.bench.ts, bench/nightly-scale.bench.ts and test/alerts-differential.test.ts.
+import type { Store } from '../store/db.ts';
+
+/** MIDs 0 .. mids-1, months k from firstMonth (default 0) up to months (excluded). */
+export async function generateRatioData(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
+  const mids = o.mids;
+  const months = o.months;
+  // Month k starts at 2024-01 + k; 2 % of MIDs run hot (about 2-4 %), the rest about 0.4 %.
+  await store.run(`
+    INSERT INTO mid_stats
+    SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), ms, last_day(ms), net,
+           cb, cb * 40, tx, tx * 50, NULL, NULL,
+           CASE WHEN net = 'mastercard' THEN tx END, CASE WHEN net = 'mastercard' THEN tx * 50 END,
+           last_day(ms)::TIMESTAMP, 'bench'
+    FROM (
+      SELECT m, (DATE '2024-01-01' + to_months(k))::DATE AS ms, net,
+             (5000 + (hash(m, k, net) % 5000))::BIGINT AS tx,
+             CASE WHEN m % 50 = 0 THEN (150 + hash(m, k) % 250)::BIGINT ELSE (hash(m, k, net, 1) % 40)::BIGINT END AS cb
+      FROM range(${mids}) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k), (VALUES ('visa'), ('mastercard'), ('discover'), ('american_express')) n(net)
+    )`);
+  await store.run(`
+    INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, date_received, first_seen_at, last_seen_at, landing_file)
+    SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), 'c' || m || '-' || k || '-' || net, 'New', net, 100, rc,
+           (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
+    FROM range(${mids}) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k), (VALUES ('visa', '10.4'), ('mastercard', '4837')) n(net, rc)`);
+  await store.run(`
+    INSERT INTO events_raw
+    SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,
+           json_object('prevention_guid', 'pre_' || m || '_' || k, 'prevention_type', 'tc40', 'mid', 'mid' || lpad(m::VARCHAR, 6, '0'),
+                       'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
+           'bench', 1, now()::TIMESTAMP
+    FROM range(0, ${mids}, 10) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k)`);
+}
