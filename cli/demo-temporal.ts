@@ -79,18 +79,6 @@ const ACTION_WAIT_MS = 10 * 60_000;
 
 export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<TemporalDemo> {
   const { signal } = opts;
-  // The SDK's own INFO lines (worker states, the bundle's webpack report) would drown the demo's steps; and
-  // Ctrl-C is the demo's to handle (it stops the worker itself), not the SDK's.
-  const { DefaultLogger, Runtime, makeTelemetryFilterString } = await import('@temporalio/worker');
-  try {
-    Runtime.install({
-      logger: new DefaultLogger('WARN'),
-      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }), forward: {} } },
-      shutdownSignals: [],
-    });
-  } catch {
-    // a runtime is installed already (a second demo in one process): keep it
-  }
   const dbFile = path.join(opts.dataDir, 'temporal.db');
   const id = `cbp-demo-${randomBytes(3).toString('hex')}`;
   const taskQueue = id;
@@ -101,6 +89,7 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
   let running: Promise<void> | undefined;
   let applied = false;
   let closing: Promise<void> | undefined;
+  let workerDown: Promise<never> = new Promise<never>(() => undefined);
 
   const close = () =>
     (closing ??= (async () => {
@@ -117,21 +106,39 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
 
   try {
     client = await connectTemporal({ address: server.address, namespace: server.namespace });
-    worker = await abortable(
-      createWorker({
-        activities: opts.activities,
-        address: server.address,
-        namespace: server.namespace,
-        taskQueue,
-        // Ctrl-C should not keep the user waiting long; a report download is retried by Temporal anyway.
-        shutdownGraceTime: '5 seconds',
-        shutdownForceTime: '15 seconds',
-      }),
-      signal,
-    );
+    // Installed only now, as the worker is made: the SDK shuts an idle runtime down once its last worker has
+    // stopped, but one installed and never used would keep this process from exiting.
+    // The SDK's own INFO lines (worker states, the bundle's webpack report) would drown the demo's steps; and
+    // Ctrl-C is the demo's to handle (it stops the worker itself), not the SDK's.
+    const { DefaultLogger, Runtime, makeTelemetryFilterString } = await import('@temporalio/worker');
+    try {
+      Runtime.install({
+        logger: new DefaultLogger('WARN'),
+        telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN', other: 'WARN' }), forward: {} } },
+        shutdownSignals: [],
+      });
+    } catch {
+      // a runtime is installed already (a second demo in one process): keep it
+    }
+    // Not cut short by Ctrl-C (bundling the workflows from the sources takes a few seconds): a worker made
+    // after the demo gave up on it would keep polling; it is shut down with the rest instead.
+    worker = await createWorker({
+      activities: opts.activities,
+      address: server.address,
+      namespace: server.namespace,
+      taskQueue,
+      // Ctrl-C should not keep the user waiting long; a report download is retried by Temporal anyway.
+      shutdownGraceTime: '5 seconds',
+      shutdownForceTime: '15 seconds',
+    });
     running = worker.run();
-    // A worker that fails (it cannot reach the server) fails the demo instead of leaving it waiting.
-    running.catch(() => undefined);
+    // A worker that fails or stops before the demo's runs end fails the demo instead of leaving it waiting.
+    workerDown = running.then(
+      () => (closing ? new Promise<never>(() => undefined) : Promise.reject(new Error('the demo\'s Temporal worker stopped before its runs ended'))),
+      (e: unknown) => Promise.reject(e),
+    );
+    workerDown.catch(() => undefined);
+    signal.throwIfAborted();
     await applySchedules(client, {
       taskQueue,
       nightly: { scheduleId: schedules.nightly, input: opts.nightlyInput, paused: true },
@@ -154,7 +161,7 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
     const relay = () => own.abort(signal.reason);
     signal.addEventListener('abort', relay, { once: true });
     try {
-      return await abortable(c.connection.withAbortSignal(own.signal, fn), signal);
+      return await Promise.race([abortable(c.connection.withAbortSignal(own.signal, fn), signal), workerDown]);
     } finally {
       signal.removeEventListener('abort', relay);
     }

@@ -108,7 +108,7 @@ describe("cbp demo --temporal's days", () => {
   });
 });
 
-describe('cbp demo --temporal without a temporal CLI', () => {
+describe('cbp demo --temporal without a working temporal CLI', () => {
   it('exits 2 and says how to get one, touching no folder', async () => {
     const dataDir = path.join(dir, 'no-cli');
     // CBP_TEMPORAL_CLI names the binary and nothing else is searched: a path that is not there hides PATH and .tools/.
@@ -118,6 +118,17 @@ describe('cbp demo --temporal without a temporal CLI', () => {
     expect(r.stderr).toMatch(/npm run temporal:install.*brew install temporal/s);
     expect(r.stderr).toMatch(/CBP_TEMPORAL_CLI=".*no-such-temporal" is not an executable file/);
     expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
+  it('fails (exit 1) with the server\'s own words when its dev server does not start, and stops what it started', async () => {
+    const fake = path.join(dir, 'temporal-that-fails');
+    fs.writeFileSync(fake, '#!/bin/sh\necho "listen tcp: address already in use (a stand-in failure)" >&2\nexit 3\n', { mode: 0o755 });
+    const dataDir = path.join(dir, 'server-fails');
+    const r = await cbp(['demo', '--temporal', '--data-dir', dataDir], { CBP_TEMPORAL_CLI: fake }, dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the Temporal dev server \(.*temporal-that-fails server start-dev .*\) did not start: it exited with 3\n.*a stand-in failure/s);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(processesNaming(dataDir)).toEqual([]);
   });
 
   it('refuses --days with --temporal (the service lives until today), exit 2', async () => {
