@@ -1,7 +1,7 @@
 // A Temporal dev server (`temporal server start-dev`: the whole server in one process, SQLite and the web UI)
 // as a child process of cbp: started on free loopback ports, waited for until its frontend answers, and
 // stopped (SIGTERM, then SIGKILL) by whoever started it. `cbp demo --temporal` and the tests use it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Connection } from '@temporalio/client';
@@ -50,6 +50,18 @@ function exited(child: ChildProcess): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+let pdeathsig: boolean | undefined;
+/**
+ * Whether `setpriv --pdeathsig` (util-linux, Linux) works here: through it the kernel sends the server
+ * SIGTERM when this process dies, even by SIGKILL, which no handler of ours sees.
+ */
+function canDieWithParent(): boolean {
+  if (pdeathsig === undefined) {
+    pdeathsig = process.platform === 'linux' && spawnSync('setpriv', ['--pdeathsig', 'TERM', '--', 'true'], { stdio: 'ignore' }).status === 0;
+  }
+  return pdeathsig;
+}
+
 /** Starts `temporal server start-dev` on free ports of 127.0.0.1 and resolves once its frontend answers. */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   const port = await freePort();
@@ -60,7 +72,10 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   else args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   // Its own process group is not wanted: Ctrl-C in a terminal reaches it with cbp, and cbp stops it anyway.
-  const child = spawn(opts.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // setpriv execs the server (same pid) with its parent-death signal set.
+  const child = canDieWithParent()
+    ? spawn('setpriv', ['--pdeathsig', 'TERM', '--', opts.cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(opts.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (d: Buffer) => {
     output = (output + d.toString('utf8')).slice(-4000);

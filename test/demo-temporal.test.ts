@@ -5,7 +5,7 @@
 // CBP_REQUIRE_TEMPORAL=1 (then a missing server fails).
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
@@ -21,6 +21,9 @@ const title = cli
   : required
     ? 'cbp demo --temporal (CBP_REQUIRE_TEMPORAL=1, and no temporal CLI was found)'
     : 'cbp demo --temporal (skipped: no temporal CLI on PATH or in .tools/; npm run temporal:install)';
+
+/** `setpriv --pdeathsig` (util-linux): through it the dev server dies with a demo killed by SIGKILL. */
+const pdeathsig = process.platform === 'linux' && spawnSync('setpriv', ['--pdeathsig', 'TERM', '--', 'true'], { stdio: 'ignore' }).status === 0;
 
 const dir = tempDir();
 afterAll(() => rmrf(dir));
@@ -195,6 +198,24 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     expect({ code: r.code, stderr: r.stderr.slice(-3000) }).toMatchObject({ code: 130 });
     expect(r.stderr).toMatch(/cbp demo: interrupted; everything it started is stopped/);
     const pid = Number(/dev server .* \(pid (\d+)\)/.exec(r.stdout)![1]);
+    expect(alive(pid)).toBe(false);
+    expect(processesNaming(dataDir)).toEqual([]);
+  });
+
+  it.skipIf(!pdeathsig)('takes the dev server with it when killed by SIGKILL (setpriv --pdeathsig; skipped where there is none)', async () => {
+    const dataDir = path.join(dir, 'killed');
+    let sent = false;
+    const r = await demo(['--temporal', '--start', addDays(utcDay(new Date().toISOString()), -7), '--data-dir', dataDir], (stdout, pid) => {
+      if (!sent && /^\[4\/10\] /m.test(stdout)) {
+        sent = true;
+        process.kill(pid, 'SIGKILL');
+      }
+    });
+    expect(sent).toBe(true);
+    expect(r.signal).toBe('SIGKILL');
+    const pid = Number(/dev server .* \(pid (\d+)\)/.exec(r.stdout)![1]);
+    // The kernel's SIGTERM reaches the server at once; it takes a moment to stop (a hang guard, not a limit).
+    for (let i = 0; i < 600 && alive(pid); i++) await new Promise((res) => setTimeout(res, 100));
     expect(alive(pid)).toBe(false);
     expect(processesNaming(dataDir)).toEqual([]);
   });

@@ -55,13 +55,13 @@ describe.skipIf(!cli && !required)(title, { timeout: 180_000 }, () => {
         if (/cbp worker: serving/.test(stderr)) resolve();
       });
     });
-    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
     await Promise.race([banner, ended]);
     expect(stderr).toMatch(new RegExp(`cbp worker: serving task queue cbp-worker-cli-test in namespace default at ${server!.address.replace(/\./g, '\\.')} .*running activities get 5 s`));
-    // The pino log line says the same, as data.
-    expect(stdout + stderr).toMatch(/"address":"127\.0\.0\.1:\d+","namespace":"default","taskQueue":"cbp-worker-cli-test"/);
     child.kill('SIGTERM');
     const end = await ended;
+    // The pino log line says the same, as data (read once the process has ended: stdout and stderr are two pipes).
+    expect(stdout + stderr).toMatch(/"address":"127\.0\.0\.1:\d+","namespace":"default","taskQueue":"cbp-worker-cli-test"/);
     expect({ end, stderr: stderr.slice(-2000) }).toMatchObject({ end: { code: 0, signal: null } });
     expect(stderr).toMatch(/cbp worker: stopped/);
     expect(stdout + stderr).toMatch(/"msg":"cbp worker stopped"/);
