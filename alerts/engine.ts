@@ -61,6 +61,11 @@ export function lookbackMonths(set: RuleSet): number {
   return Math.max(1, ...all.map((r) => r.months_to_enter + r.months_to_leave));
 }
 
+/** Months from a to b (YYYY-MM), b − a. */
+function monthsBetween(a: string, b: string): number {
+  return (Number(b.slice(0, 4)) - Number(a.slice(0, 4))) * 12 + Number(b.slice(5, 7)) - Number(a.slice(5, 7));
+}
+
 /** The months whose fingerprints differ between two sets of marks (added, changed or gone). */
 export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[] {
   const key = (m: SourceMark) => `${m.source}\u0000${m.month}`;
@@ -126,9 +131,11 @@ export interface EvaluateAlertsResult {
 }
 
 /**
- * Evaluates every rule over the store's ratios and records states and new notices. MIDs are judged in
- * batches (batchMids at a time, default 1,000), and only series that can reach a level are fetched, so
- * 10,000 MIDs × 36 months never sit in memory at once.
+ * Evaluates every rule over the store's ratios and records states, new notices and every rule-read row's
+ * explanation. MIDs are judged in batches (batchMids at a time, default 250 for every month, up to 2,500 when
+ * fewer months are judged: a batch's ratio rows, and DuckDB's memory for them, stay small), and only series
+ * near a threshold are judged in JS (the others are explained in SQL), so 10,000 MIDs × 36 months never sit
+ * in memory at once.
  */
 export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions & { batchMids?: number }): Promise<EvaluateAlertsResult> {
   const asOfMonth = monthOf(opts.asOf);
@@ -174,7 +181,10 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const grouped = new Map<string, Set<string>>();
   for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
   await stageRules(store, { ...ruleTables(opts.rules), grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))) });
-  for (const [lo, hi] of midRanges(await ratioMids(store), opts.batchMids ?? 1000)) {
+  // A batch holds about 250 MIDs × 36 months of rows: more MIDs when fewer months are judged (a nightly).
+  const windowMonths = windowFrom === null ? 36 : monthsBetween(windowFrom, asOfMonth) + 1;
+  const batchMids = opts.batchMids ?? Math.min(2_500, Math.max(250, Math.round((250 * 36) / windowMonths)));
+  for (const [lo, hi] of midRanges(await ratioMids(store), batchMids)) {
     let rows = await timed('sql', () => ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: fromMonth }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));

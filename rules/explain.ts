@@ -123,9 +123,10 @@ export function explainWith(rows: RatioRow[], levels: MonthLevel[], projections:
   for (const l of levels) actual.set(key(l), l);
   const projected = new Map<string, MonthLevel>();
   for (const l of projections) projected.set(key(l), l);
+  const hasGroups = Object.keys(set.groups ?? {}).length > 0;
   return rows.map((r) => {
-    const monitoredAs = groupOf(set, r.mid, r.program) ?? r.mid;
-    const l = (r.is_projection ? projected : actual).get(key({ ...r, mid: monitoredAs }));
-    return { ...r, ...explainRow(r, l, set, monitoredAs) };
+    const monitoredAs = hasGroups ? (groupOf(set, r.mid, r.program) ?? r.mid) : r.mid;
+    const l = (r.is_projection ? projected : actual).get(`${monitoredAs}\u0000${r.network}\u0000${r.program}\u0000${r.month}`);
+    return Object.assign({}, r, explainRow(r, l, set, monitoredAs));
   });
 }
