@@ -168,3 +168,33 @@ describe('rows no rule reads', () => {
     expect(x).toMatchObject({ state: null, level: null, reason: null, region: 'US', monitored_as: 'm1', tc40_observed_from: '2024-01-01', numerator_complete: true });
   });
 });
+
+describe('thresholds file: watch and groups', () => {
+  it('takes a watch fraction above 0 up to 1 and says what is wrong otherwise', () => {
+    expect(parseThresholds(JSON.stringify({ watch: { fraction: 1 } }), 't.json').watch).toEqual({ fraction: 1, notify: false });
+    expect(() => parseThresholds(JSON.stringify({ watch: { fraction: 0 } }), 't.json')).toThrow(/watch\.fraction/);
+    expect(() => parseThresholds(JSON.stringify({ watch: { fraction: 1.5 } }), 't.json')).toThrow(/watch\.fraction/);
+    expect(() => parseThresholds(JSON.stringify({ watch: { percent: 80 } }), 't.json')).toThrow(/watch/);
+  });
+
+  it('defaults a group to VAMP and refuses an empty one or an unknown program', () => {
+    expect(parseThresholds(JSON.stringify({ groups: { g: { mids: ['a', 'b'] } } }), 't.json').groups).toEqual({ g: { mids: ['a', 'b'], programs: ['vamp'] } });
+    expect(() => parseThresholds(JSON.stringify({ groups: { g: { mids: [] } } }), 't.json')).toThrow(/groups\.g\.mids/);
+    expect(() => parseThresholds(JSON.stringify({ groups: { g: { mids: ['a'], programs: ['nope'] } } }), 't.json')).toThrow(/groups\.g\.programs/);
+  });
+
+  it('holds each corrected rule with its source in the defaults', () => {
+    const byId = new Map(rules.rules.map((r) => [r.id, r]));
+    expect(byId.get('mastercard.efm.excessive')).toMatchObject({ months_to_leave: 3, supersedes: ['ecp'], certainty: 'unconfirmed', certainty_note: '3-D Secure share not in the data' });
+    expect(byId.get('mastercard.ecp.hecm')).toMatchObject({ step_down_at_once: true });
+    expect(byId.get('discover.excessive.dispute')!.conditions).toContainEqual({ field: 'month_transaction_count', comparison: '>=', value: 100 });
+    for (const id of ['visa.vamp.excessive.2025', 'visa.vamp.excessive.2026', 'visa.vamp.excessive.lac', 'visa.vamp.excessive.cemea']) {
+      expect(byId.get(id)).toMatchObject({ certainty: 'approximate' });
+      expect(byId.get(id)!.certainty_note).toMatch(/card-not-present.*Compelling Evidence 3\.0/);
+    }
+    expect(byId.get('visa.vamp.excessive.2025')!.note).toMatch(/acquirer/);
+    for (const id of ['mastercard.efm.excessive', 'mastercard.ecp.hecm', 'discover.excessive.dispute', 'visa.vamp.excessive.2025']) {
+      expect(byId.get(id)!.note).toMatch(/as summarised by/);
+    }
+  });
+});
