@@ -5,10 +5,11 @@
 import type { Notice } from '../engine.ts';
 import type { NoticeChart } from './types.ts';
 import type { RatioRow } from '../../contract/ratios.ts';
-import type { Rule, RuleSet } from '../../rules/thresholds.ts';
+import type { RuleSet } from '../../rules/thresholds.ts';
 import { computeRatios, type QueryStore } from '../../store/ratios.ts';
-import { addMonths, inForce, rulesFor } from '../../rules/evaluate.ts';
-import { trendCaption, trendChartSvg, type TrendMonth, type TrendSeries, type TrendThreshold } from '../../report/trend.ts';
+import { addMonths, rulesFor } from '../../rules/evaluate.ts';
+import { trendCaption, trendChartSvg, type TrendSeries } from '../../report/trend.ts';
+import { trendSeriesOf } from '../../report/model.ts';
 import { svgToPng } from './png.ts';
 
 /** Months a notice's chart shows, as the report's trends do. */
@@ -16,23 +17,10 @@ export const CHART_MONTHS = 13;
 /** The chart's CSS size (the PNG is twice that). */
 export const CHART_SIZE = { width: 760, height: 340 } as const;
 
-/** Per level, the lowest threshold of the rules in force in a month, lowest rank first (as the report's trends). */
-function thresholdsIn(rules: readonly Rule[], month: string): TrendThreshold[] {
-  const byLevel = new Map<string, TrendThreshold>();
-  for (const r of rules) {
-    if (!inForce(r, month)) continue;
-    const prev = byLevel.get(r.level);
-    if (!prev || r.ratio_threshold < prev.ratio) {
-      byLevel.set(r.level, { level: r.level, rank: r.rank, ratio: r.ratio_threshold, minCount: r.conditions.find((c) => c.field === 'numerator_count')?.value ?? null });
-    }
-  }
-  return [...byLevel.values()].sort((a, b) => a.rank - b.rank);
-}
-
 /**
  * The series of one MID × network × program × metric from ratio rows (actual and projected), ending at the
- * latest month the rows have (or `endMonth`, when later), `months` long; each month with the thresholds of the
- * rules in force for the MID that month.
+ * latest month the rows have (or `endMonth`, when later), `months` long: the report's own series
+ * (report/model.ts trendSeriesOf), with the thresholds of the rules in force for the MID each month.
  */
 export function noticeSeries(
   rows: readonly RatioRow[],
@@ -40,26 +28,11 @@ export function noticeSeries(
   key: { mid: string; network: string; program: string; metric: string },
   opts: { endMonth?: string; months?: number } = {},
 ): TrendSeries {
-  const mine = rows.filter((r) => r.mid === key.mid && r.network === key.network && r.program === key.program && r.metric === key.metric);
-  const last = mine.reduce((m, r) => (r.month > m ? r.month : m), opts.endMonth ?? '');
+  const last = rows.reduce((m, r) => (r.mid === key.mid && r.network === key.network && r.program === key.program && r.metric === key.metric && r.month > m ? r.month : m), opts.endMonth ?? '');
   const n = opts.months ?? CHART_MONTHS;
-  const monthRules = rulesFor(rules, key.mid).filter((r) => r.network === key.network && r.program === key.program && r.metric === key.metric);
-  const months: TrendMonth[] = [];
-  for (let i = n - 1; i >= 0 && last; i--) {
-    const month = addMonths(last, -i);
-    const actual = mine.find((r) => r.month === month && !r.is_projection);
-    const projected = mine.find((r) => r.month === month && r.is_projection);
-    months.push({
-      month,
-      ratio: actual?.ratio ?? null,
-      count: actual?.numerator_count ?? null,
-      partial: actual?.is_partial ?? false,
-      incomplete: actual ? !actual.numerator_complete : false,
-      ...(projected ? { projectedRatio: projected.ratio, projectedCount: projected.numerator_count } : {}),
-      thresholds: thresholdsIn(monthRules, month),
-    });
-  }
-  return { mid: key.mid, network: key.network, program: key.program, metric: key.metric, months };
+  const months: string[] = [];
+  for (let i = n - 1; i >= 0 && last; i--) months.push(addMonths(last, -i));
+  return trendSeriesOf(rows, key, months, rulesFor(rules, key.mid));
 }
 
 /** The notice's chart from the store as it is now, or null when the store has no figures for its series. */
