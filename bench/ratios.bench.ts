@@ -1,7 +1,7 @@
 // Ratios and rule evaluation for 10,000 MIDs x 36 months (x 4 networks): time of each stage and peak RSS.
 // Figures are generated inside DuckDB (range()), as a load would leave them: 1.44M mid_stats rows, one
 // Visa dispute row and one Mastercard fraud row per MID-month, and TC40 events for a tenth of the MIDs.
-// BENCH_MIDS / BENCH_MONTHS shrink it for a quick look.
+// BENCH_MIDS / BENCH_MONTHS shrink it for a quick look; BENCH_BATCH sets the full evaluation's MIDs per batch.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,7 +46,7 @@ try {
   const [one, oneMs] = await t('SQL: one MID, all months (cbp ratios --mid)', () => computeRatios(store, { mid: 'mid000050' }));
   console.log(`  ${one.length} rows for one MID`);
   const rules = loadRules();
-  const [evalRes, evalMs] = await t('evaluateAlerts, full: all MIDs, all months (ratios + rules + writes)', () => evaluateAlerts(store, { asOf, rules, now: asOf, full: true }));
+  const [evalRes, evalMs] = await t('evaluateAlerts, full: all MIDs, all months (ratios + rules + writes)', () => evaluateAlerts(store, { asOf, rules, now: asOf, full: true, batchMids: process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined }));
   console.log(`  ${evalRes.rows} rows judged, ${evalRes.levelsReached} levels reached, ${evalRes.projectedLevels} projected, ${evalRes.newNotices.length} notices`);
   const phases = (r: typeof evalRes) => Object.entries(r.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`).join(', ');
   console.log(`  phases: ${phases(evalRes)}`);
