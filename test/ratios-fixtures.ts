@@ -69,11 +69,12 @@ export async function insertChargebacks(store: Store, rows: ChargebackFixture[])
 }
 
 /** n events of one type; a guid repeated across calls stands for the same prevention alert. */
-export async function insertEvents(store: Store, type: string, payloads: Array<Record<string, unknown>>): Promise<void> {
+/** Events as the receiver keeps them: received now, dated by the service at `at` (default: now too). */
+export async function insertEvents(store: Store, type: string, payloads: Array<Record<string, unknown>>, opts: { at?: string } = {}): Promise<void> {
   for (const p of payloads) {
     await store.run(
-      `INSERT INTO events_raw VALUES ($guid, $type, now()::TIMESTAMP, now()::TIMESTAMP, $payload::JSON, 'fixture', 1, now()::TIMESTAMP)`,
-      { guid: `evt_${++seq}`, type, payload: JSON.stringify({ event_type: type, ...p }) },
+      `INSERT INTO events_raw VALUES ($guid, $type, coalesce($at::TIMESTAMP, now()::TIMESTAMP), now()::TIMESTAMP, $payload::JSON, 'fixture', 1, now()::TIMESTAMP)`,
+      { guid: `evt_${++seq}`, type, payload: JSON.stringify({ event_type: type, ...p }), at: opts.at ? opts.at.replace('Z', '') : null },
     );
   }
 }

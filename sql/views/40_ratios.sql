@@ -234,8 +234,10 @@ SELECT
 FROM nd;
 
 -- The ratio rows of a range of months with their TC40 coverage: events (TC40 fraud reports among them) are
--- captured from the first event received on; a VAMP / VFMP month starting before that counts disputes alone,
--- a partial numerator.
+-- captured from the first event on, dated by the service's own clock (its event_timestamp; received_at when the
+-- event carried none), as windows are judged done by the service's Date: a sandbox or a service whose clock is
+-- not the receiver's gives the same coverage. A VAMP / VFMP month starting before that counts disputes alone, a
+-- partial numerator.
 CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day) AS TABLE
 SELECT
   nd.*,
@@ -243,7 +245,7 @@ SELECT
   NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
     OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete
 FROM ratio_rows_between(first_day, last_day) nd
-CROSS JOIN (SELECT min(received_at)::DATE AS tc40_observed_from FROM events_raw) cap;
+CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap;
 
 -- The ratio mart: every month's ratio rows, their TC40 coverage, and the last evaluation's explanation (rules as
 -- configured then; ratio_explanations, docs/ratios.md "Columns").
