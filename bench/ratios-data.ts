@@ -8,7 +8,20 @@ import type { Store } from '../store/db.ts';
 export async function generateRatioData(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
   const mids = o.mids;
   const months = o.months;
-  // Month k starts at 2024-01 + k; 2 % of MIDs run hot (about 2-4 %), the rest about 0.4 %.
+  await generateMidStats(store, o);
+  await store.run(`
+    INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, date_received, first_seen_at, last_seen_at, landing_file)
+    SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), 'c' || m || '-' || k || '-' || net, 'New', net, 100, rc,
+           (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
+    FROM range(${mids}) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k), (VALUES ('visa', '10.4'), ('mastercard', '4837')) n(net, rc)`);
+  await generateTc40Events(store, o);
+}
+
+/** The MID report's figures alone: per MID, month and network (2 % of MIDs run hot, about 2-4 %, the rest about 0.4 %). */
+export async function generateMidStats(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
+  const mids = o.mids;
+  const months = o.months;
+  // Month k starts at 2024-01 + k.
   await store.run(`
     INSERT INTO mid_stats
     SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), ms, last_day(ms), net,
@@ -21,11 +34,12 @@ export async function generateRatioData(store: Pick<Store, 'run'>, o: { mids: nu
              CASE WHEN m % 50 = 0 THEN (150 + hash(m, k) % 250)::BIGINT ELSE (hash(m, k, net, 1) % 40)::BIGINT END AS cb
       FROM range(${mids}) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k), (VALUES ('visa'), ('mastercard'), ('discover'), ('american_express')) n(net)
     )`);
-  await store.run(`
-    INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, date_received, first_seen_at, last_seen_at, landing_file)
-    SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), 'c' || m || '-' || k || '-' || net, 'New', net, 100, rc,
-           (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
-    FROM range(${mids}) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k), (VALUES ('visa', '10.4'), ('mastercard', '4837')) n(net, rc)`);
+}
+
+/** TC40 fraud reports (prevention.new events) for a tenth of the MIDs, one per month. */
+export async function generateTc40Events(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
+  const mids = o.mids;
+  const months = o.months;
   await store.run(`
     INSERT INTO events_raw
     SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,

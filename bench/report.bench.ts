@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../store/db.ts';
+import { generateMidStats, generateTc40Events } from './ratios-data.ts';
 
 const MIDS = Number(process.env.BENCH_MIDS ?? 1_000);
 const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
@@ -44,18 +45,7 @@ try {
   const t0 = performance.now();
   const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   try {
-    await store.run(`
-      INSERT INTO mid_stats
-      SELECT 'mid' || lpad(m::VARCHAR, 6, '0'), ms, last_day(ms), net,
-             cb, cb * 40, tx, tx * 50, NULL, NULL,
-             CASE WHEN net = 'mastercard' THEN tx END, CASE WHEN net = 'mastercard' THEN tx * 50 END,
-             last_day(ms)::TIMESTAMP, 'bench'
-      FROM (
-        SELECT m, (DATE '2024-01-01' + to_months(k))::DATE AS ms, net,
-               (5000 + (hash(m, k, net) % 5000))::BIGINT AS tx,
-               CASE WHEN m % 50 = 0 THEN (150 + hash(m, k) % 250)::BIGINT ELSE (hash(m, k, net, 1) % 40)::BIGINT END AS cb
-        FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), (VALUES ('visa'), ('mastercard'), ('discover'), ('american_express')) n(net)
-      )`);
+    await generateMidStats(store, { mids: MIDS, months: MONTHS });
     // Chargebacks: a few per MID-month and network, every status, reason codes and order ages spread.
     await store.run(`
       INSERT INTO chargebacks (mid, case_number, status, card_type, amount, reason_code, transaction_date, date_received, first_seen_at, last_seen_at, landing_file)
@@ -65,13 +55,7 @@ try {
              (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY - to_days((hash(m, k, i, 3) % 150)::INTEGER))::DATE,
              (DATE '2024-01-01' + to_months(k) + INTERVAL 3 DAY)::TIMESTAMP, now()::TIMESTAMP, now()::TIMESTAMP, 'bench'
       FROM range(${MIDS}) a(m), range(${MONTHS}) b(k), range(2) c(i), (VALUES ('visa', '10.'), ('mastercard', '483')) n(net, rc)`);
-    await store.run(`
-      INSERT INTO events_raw
-      SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,
-             json_object('prevention_guid', 'pre_' || m || '_' || k, 'prevention_type', 'tc40', 'mid', 'mid' || lpad(m::VARCHAR, 6, '0'),
-                         'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
-             'bench', 1, now()::TIMESTAMP
-      FROM range(0, ${MIDS}, 10) a(m), range(${MONTHS}) b(k)`);
+    await generateTc40Events(store, { mids: MIDS, months: MONTHS });
     await store.run('CHECKPOINT');
   } finally {
     store.close();
