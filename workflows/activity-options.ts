@@ -46,15 +46,8 @@ export const SERVICE_ACTIVITY_OPTIONS: ActivityOptions = {
  * noticed within a minute; a retried batch counts and skips what it had already pushed.
  */
 export const ORDER_ACTIVITY_OPTIONS: ActivityOptions = {
+  ...SERVICE_ACTIVITY_OPTIONS,
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '2 minutes',
-    maximumAttempts: 8,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_TYPES],
-  },
 };
 
 /**
