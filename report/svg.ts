@@ -17,7 +17,8 @@ export const COLOURS = {
   /** threshold lines by rank, lowest level first */
   thresholds: ['#e6a700', '#ef6c00', '#c62828'],
   networks: ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#7f7f7f'],
-  statuses: { New: '#90caf9', Pending: '#ffcc80', Won: '#66bb6a', Lost: '#ef5350', 'Did Not Fight': '#9e9e9e', Other: '#ce93d8' } as Record<string, string>,
+  // Okabe-Ito hues: Won (blue) and Lost (vermilion) stay apart for red-green colour blindness, as green and red did not.
+  statuses: { New: '#a6cee3', Pending: '#f0e442', Won: '#0072b2', Lost: '#d55e00', 'Did Not Fight': '#9e9e9e', Other: '#cc79a7' } as Record<string, string>,
 } as const;
 
 // Single quotes only: ECharts writes the family into a double-quoted style attribute unescaped (a double quote there
