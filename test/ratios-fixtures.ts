@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../store/db.ts';
+import type { RatioRow } from '../contract/ratios.ts';
 
 export async function tempStore(): Promise<{ store: Store; dir: string; dbPath: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
@@ -86,4 +87,20 @@ export function tc40(mid: string, guid: string, at: string, amount = 100): Recor
 export function cleanup(store: Store | undefined, dir: string | undefined): void {
   try { store?.close(); } catch { /* already closed */ }
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** A hand-made ratio row: numerator and denominator counts (amounts 100 each), the rest derived; p overrides. */
+export type RatioRowFixture = Partial<RatioRow> & Pick<RatioRow, 'mid' | 'network' | 'program' | 'month'> & { num: number; den: number | null };
+export function ratioRow(p: RatioRowFixture): RatioRow {
+  const ratio = p.den ? p.num / p.den : null;
+  return {
+    metric: 'count', denominator_month: p.month, numerator_amount: p.num * 100, denominator_amount: p.den === null ? null : p.den * 100,
+    no_ratio_reason: p.den === null ? 'no_previous_month' : p.den === 0 ? 'zero_transactions' : null,
+    is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
+    month_transaction_count: p.den, month_transaction_amount: p.den === null ? null : p.den * 100,
+    tc40_observed_from: null, numerator_complete: true,
+    ...p,
+    numerator: p.num, denominator: p.den, numerator_count: p.numerator_count ?? p.num, denominator_count: p.den,
+    ratio, ratio_pct: ratio === null ? null : ratio * 100, ratio_bps: ratio === null ? null : ratio * 10_000,
+  } as RatioRow;
 }

@@ -3,20 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { evaluateRows, evaluateSeries, meets, rulesFor, type RatioRow } from '../rules/evaluate.ts';
 import { evaluateProjections, projectValue, runRateFactor } from '../rules/projection.ts';
 import { loadRules, parseThresholds } from '../rules/thresholds.ts';
+import { ratioRow } from './ratios-fixtures.ts';
 
-function row(p: Partial<RatioRow> & Pick<RatioRow, 'mid' | 'network' | 'program' | 'month'> & { num: number; den: number | null }): RatioRow {
-  const ratio = p.den ? p.num / p.den : null;
-  return {
-    metric: 'count', denominator_month: p.month, numerator_amount: p.num * 100, denominator_amount: p.den === null ? null : p.den * 100,
-    no_ratio_reason: p.den === null ? 'no_previous_month' : p.den === 0 ? 'zero_transactions' : null,
-    is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
-    month_transaction_count: p.den, month_transaction_amount: p.den === null ? null : p.den * 100,
-    tc40_observed_from: null, numerator_complete: true,
-    ...p,
-    numerator: p.num, denominator: p.den, numerator_count: p.numerator_count ?? p.num, denominator_count: p.den,
-    ratio, ratio_pct: ratio === null ? null : ratio * 100, ratio_bps: ratio === null ? null : ratio * 10_000,
-  } as RatioRow;
-}
+const row = ratioRow;
 const rules = loadRules();
 const mc = (month: string, num: number, den: number | null, extra: Partial<RatioRow> = {}) =>
   row({ mid: 'm1', network: 'mastercard', program: 'ecp', month, num, den, ...extra });

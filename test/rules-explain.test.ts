@@ -5,21 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { evaluateRows, withGroups, type RatioRow } from '../rules/evaluate.ts';
 import { explainRows } from '../rules/explain.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
+import { ratioRow, type RatioRowFixture } from './ratios-fixtures.ts';
 
-type P = Partial<RatioRow> & Pick<RatioRow, 'mid' | 'network' | 'program' | 'month'> & { num: number; den: number | null };
-function row(p: P): RatioRow {
-  const ratio = p.den ? p.num / p.den : null;
-  return {
-    metric: 'count', denominator_month: p.month, numerator_amount: p.num * 100, denominator_amount: p.den === null ? null : p.den * 100,
-    no_ratio_reason: p.den === null ? 'no_previous_month' : p.den === 0 ? 'zero_transactions' : null,
-    is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
-    month_transaction_count: p.den, month_transaction_amount: p.den === null ? null : p.den * 100,
-    tc40_observed_from: '2024-01-01', numerator_complete: true,
-    ...p,
-    numerator: p.num, denominator: p.den, numerator_count: p.numerator_count ?? p.num, denominator_count: p.den,
-    ratio, ratio_pct: ratio === null ? null : ratio * 100, ratio_bps: ratio === null ? null : ratio * 10_000,
-  } as RatioRow;
-}
+/** Rows here carry TC40 coverage from 2024-01-01 (every month complete). */
+const row = (p: RatioRowFixture): RatioRow => ratioRow({ tc40_observed_from: '2024-01-01', ...p });
 const rules = loadRules();
 const ecp = (month: string, num: number, den: number, mid = 'm1') => row({ mid, network: 'mastercard', program: 'ecp', month, num, den });
 const efm = (month: string, num: number, den: number, amount: number, mid = 'm1') =>
