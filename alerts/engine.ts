@@ -6,13 +6,14 @@ import { midRanges, monthOf, ratioMids, ratioRowsOf } from '../store/ratios.ts';
 import { createHash } from 'node:crypto';
 import {
   deliveriesOf, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, ratioRowsForAlerts, recordEvaluation, recordedStates,
-  saveEvaluation, sourceMarks, writeExplanations, explainColdRows, stageRules, type ExplanationRow, type MidClassRow, type RuleTableRow, type SourceMark,
+  saveEvaluation, sourceMarks, writeExplanations, stageRules, clearExplanations, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
+  type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
 import { CONDITION_LABELS, figure, percent } from '../rules/explain.ts';
 import { addMonths } from '../rules/evaluate.ts';
 import { explainWith } from '../rules/explain.ts';
-import type { RuleSet } from '../rules/thresholds.ts';
+import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { RatioRow } from '../contract/ratios.ts';
 import { deliveryState, judgeBatch, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
 
@@ -81,8 +82,8 @@ export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[]
 }
 
 /**
- * The rule set as the SQL of cold rows reads it (store/alerts.ts stageRules): the rules of MIDs without an entry
- * of their own (class ''), and of each MID with one, in rulesFor's order; the MIDs' classes and regions.
+ * The rule set as SQL reads it (store/alerts.ts stageRules: which series are hot): the rules of MIDs without an
+ * entry of their own (class ''), and of each MID with one, in rulesFor's order; the MIDs' classes and regions.
  */
 export function ruleTables(set: RuleSet): { rules: RuleTableRow[]; classes: MidClassRow[] } {
   const rules: RuleTableRow[] = [];
@@ -111,6 +112,44 @@ export function ruleTables(set: RuleSet): { rules: RuleTableRow[]; classes: MidC
   return { rules, classes };
 }
 
+/**
+ * For each class × network × program × metric, the rule a row is measured against when no level is near
+ * (rules/explain.ts explainRow: the first rule of the lowest-ranked level in force), over the ranges of months in
+ * which that choice holds: what mart_ratios explains the rows evaluation did not store with.
+ */
+export function rulePicks(rules: RuleTableRow[]): RulePickRow[] {
+  const by = new Map<string, RuleTableRow[]>();
+  for (const r of rules) {
+    const k = `${r.class}\u0000${r.network}\u0000${r.program}\u0000${r.metric}`;
+    const l = by.get(k);
+    if (l) l.push(r);
+    else by.set(k, [r]);
+  }
+  const out: RulePickRow[] = [];
+  for (const list of by.values()) {
+    // The months where the rules in force change: every rule's first month and the month after its last.
+    const starts = new Set<string>(['0000-00']);
+    for (const r of list) {
+      starts.add(r.from_month);
+      if (r.to_month !== '9999-99') starts.add(addMonths(r.to_month, 1));
+    }
+    const sorted = [...starts].sort();
+    sorted.forEach((from, i) => {
+      const to = i + 1 < sorted.length ? addMonths(sorted[i + 1], -1) : '9999-99';
+      const live = list.filter((r) => r.from_month <= from && r.to_month >= from)
+        .sort((a, b) => a.rank - b.rank || a.level_ord - b.level_ord || a.ord - b.ord);
+      const p = live[0];
+      if (!p) return;
+      out.push({
+        class: p.class, network: p.network, program: p.program, metric: p.metric, from_month: from, to_month: to,
+        level: p.level, comparison: p.comparison, threshold: p.threshold, threshold_text: p.threshold_text,
+        certainty: p.certainty, certainty_note: p.certainty_note, conditions: p.conditions,
+      });
+    });
+  }
+  return out;
+}
+
 /** A rule set's identity: another one means every month is judged again. */
 export function rulesHash(set: RuleSet): string {
   return createHash('sha256').update(JSON.stringify(set)).digest('hex').slice(0, 32);
@@ -126,16 +165,18 @@ export interface EvaluateAlertsResult {
   newNotices: Notice[];
   /** first month judged (null: every month) */
   fromMonth: string | null;
-  /** milliseconds spent per phase: marks (fingerprints), sql (ratio rows of the batches), rules (JS), explain (cold rows, SQL), writes */
+  /** milliseconds spent per phase: marks (fingerprints), sql (hot series found and read), rules (levels and notices, JS), explain (hot rows' explanations, JS), writes */
   timings: Record<'marks' | 'sql' | 'rules' | 'explain' | 'writes', number>;
 }
 
 /**
- * Evaluates every rule over the store's ratios and records states, new notices and every rule-read row's
- * explanation. MIDs are judged in batches (batchMids at a time, default 250 for every month, up to 2,500 when
- * fewer months are judged: a batch's ratio rows, and DuckDB's memory for them, stay small), and only series
- * near a threshold are judged in JS (the others are explained in SQL), so 10,000 MIDs × 36 months never sit
- * in memory at once.
+ * Evaluates every rule over the store's ratios and records states, new notices and the explanations of the
+ * series the rules judged. MIDs go in batches (batchMids at a time, default 1,000 for every month, up to 5,000
+ * when fewer months are judged). In each, DuckDB finds the hot series: a month in a level's watch band under the
+ * MID's rules, or a level recorded as reached. Only those reach JS, to be judged (rules/evaluate.ts), noticed and
+ * explained; every other row can be at no level, in no watch band and owes no notice, and mart_ratios explains it
+ * when read from the rules saved with the evaluation (saveEvaluation). So 10,000 MIDs × 36 months never sit in
+ * memory, and a full evaluation writes the few rows the rules can move.
  */
 export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions & { batchMids?: number }): Promise<EvaluateAlertsResult> {
   const asOfMonth = monthOf(opts.asOf);
@@ -147,9 +188,8 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const t0 = performance.now();
     try { return await fn(); } finally { timings[phase] += performance.now() - t0; }
   };
-  // Only series that can reach a level under some enabled rule are read (store/alerts.ts).
+  // Only the network × program × metric some enabled rule reads are computed (store/alerts.ts).
   const floors = targetFloors(opts.rules);
-  if (floors.length === 0) return result;
   // Which months to judge: those touched since the last evaluation (and every month after its asOf), else all.
   const hash = rulesHash(opts.rules);
   const marks = await timed('marks', () => sourceMarks(store));
@@ -170,7 +210,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     result.levelsReached += j.levelsReached;
     result.projectedLevels += j.projectedLevels;
     const shown = fromMonth === null ? rows : rows.filter((r) => r.month >= fromMonth);
-    const explained = await timed('rules', () => explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow));
+    const explained = await timed('explain', () => explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow));
     await timed('writes', async () => {
       await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
       await writeExplanations(store, { ...where, asOfMonth, fromMonth, rows: explained, at: now });
@@ -180,18 +220,30 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const groups = Object.entries(opts.rules.groups ?? {});
   const grouped = new Map<string, Set<string>>();
   for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
-  await stageRules(store, { ...ruleTables(opts.rules), grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))) });
-  // A batch holds about 250 MIDs × 36 months of rows: more MIDs when fewer months are judged (a nightly).
+  const tables = ruleTables(opts.rules);
+  const evaluated: EvaluatedRules = {
+    picks: rulePicks(tables.rules), classes: tables.classes, defaultRegion: opts.rules.defaultRegion,
+    grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))),
+  };
+  if (floors.length === 0) {
+    // No rule reads any ratio: nothing to judge, and nothing a stored explanation could still say.
+    await timed('writes', () => clearExplanations(store));
+    await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated });
+    return result;
+  }
+  const conditions = await stageRules(store, { ...tables, grouped: evaluated.grouped });
+  const watchFraction = watchOf(opts.rules).fraction;
+  // A batch holds about 1,000 MIDs × 36 months of rule-read rows in DuckDB (its memory), of which only the hot
+  // series reach JS: more MIDs when fewer months are judged (a nightly).
   const windowMonths = windowFrom === null ? 36 : monthsBetween(windowFrom, asOfMonth) + 1;
-  const batchMids = opts.batchMids ?? Math.min(2_500, Math.max(250, Math.round((250 * 36) / windowMonths)));
+  const batchMids = opts.batchMids ?? Math.min(5_000, Math.max(1_000, Math.round((1_000 * 36) / windowMonths)));
   for (const [lo, hi] of midRanges(await ratioMids(store), batchMids)) {
-    let rows = await timed('sql', () => ratioRowsForAlerts(store, { floors, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: fromMonth }));
+    let rows = await timed('sql', () => ratioRowsForAlerts(store, { floors, watchFraction, conditions, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: windowFrom }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));
     const recorded = await timed('sql', () => recordedStates(store, { lo, hi }));
     const j = await timed('rules', () => judgeBatch(rows, recorded, { rules: opts.rules, notifySince, now, known, fromMonth, prior }));
     await take(rows, j, { range: [lo, hi] });
-    await timed('explain', () => explainColdRows(store, { fromMonth, defaultRegion: opts.rules.defaultRegion, at: now }));
   }
   for (const [id, g] of groups) {
     const all = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });
@@ -200,7 +252,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
     await take(rows, j, { mids: [] });
   }
-  await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now });
+  await timed('writes', () => saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated }));
   return result;
 }
 

@@ -109,44 +109,91 @@ const stamp = (v: unknown): string | null => (v === null || v === undefined ? nu
 const lit = (v: string) => `'${v.replaceAll("'", "''")}'`;
 
 /**
+ * The SQL of a series' being hot, over the rows of `w` (alias w): a row meeting a level's watch band (ratio and
+ * every condition × the watch fraction, or the level itself when the fraction is above 1) under a rule of its
+ * MID's class in force that month (stageRules' temp tables k and c). No other series can be at a level, in the
+ * watch band, or owe a notice (bar a level recorded before): its explanation is the same from any of its months.
+ */
+function hotRowsSql(watchFraction: number, conditions: number): string {
+  const f = Math.min(1, watchFraction);
+  if (!Number.isFinite(f) || f <= 0) throw new RangeError(`not a watch fraction: ${watchFraction}`);
+  const scaled = (v: string) => (f === 1 ? v : `${v} * ${f.toString()}::DOUBLE`);
+  const conds = Array.from({ length: conditions }, (_, i) => {
+    const k = `k.c${i + 1}`;
+    const v = `cbp_condition_value(${k}_field, w.numerator_count, w.numerator_amount, w.denominator_count, w.denominator_amount, w.month_transaction_count, w.month_transaction_amount)`;
+    return ` AND (${k}_field IS NULL OR CASE ${k}_cmp WHEN '>=' THEN ${v} >= ${scaled(`${k}_value`)} ELSE ${v} > ${scaled(`${k}_value`)} END)`;
+  }).join('');
+  return `SELECT w.mid, w.network, w.program
+         FROM w LEFT JOIN _cbp_mid_class c USING (mid)
+         JOIN _cbp_rules k ON k.class = coalesce(c.class, '') AND k.network = w.network AND k.program = w.program AND k.metric = w.metric
+          AND k.from_month <= w.month AND k.to_month >= w.month
+        WHERE isfinite(w.ratio)
+          AND CASE k.comparison WHEN '>=' THEN w.ratio >= ${scaled('k.threshold')} ELSE w.ratio > ${scaled('k.threshold')} END${conds}`;
+}
+
+/** The staged rules a hot-series query reads (stageRules' result and the rule set's watch fraction). */
+export interface StagedRules {
+  watchFraction: number;
+  /** condition columns staged (stageRules' result) */
+  conditions: number;
+}
+
+/**
  * The ratio rows evaluation judges for MIDs lo..hi (months up to asOfMonth), sorted by mid, network, program,
- * metric, month, is_projection. Only series (mid × network × program) that can reach a level are read: those
- * with a month at or above the lowest threshold any rule of theirs sets, and those with a level recorded as
- * reached (which later figures may take back); the rest never reach memory.
+ * metric, month, is_projection. Only series (mid × network × program) the rules can move are read: those with a
+ * month in the watch band of a level of their MID's rules (stageRules must have staged them), and those with a
+ * level recorded as reached (which later figures may take back); the rest never reach memory: mart_ratios
+ * explains their rows when read (sql/views/40_ratios.sql mart_ratios_between). floors name the network × program
+ * × metric some rule reads (targetFloors): only those rows are computed.
  */
 export async function ratioRowsForAlerts(
   store: ReadStore,
-  q: { floors: RuleFloor[]; asOfMonth: string; lo: string; hi: string; fromMonth?: string | null; recordedFrom?: string | null },
+  q: StagedRules & { floors: RuleFloor[]; asOfMonth: string; lo: string; hi: string; fromMonth?: string | null; recordedFrom?: string | null },
 ): Promise<ReturnType<typeof toRatioRow>[]> {
   if (q.floors.length === 0) return [];
-  const values = q.floors
-    .map((f) => {
-      if (!Number.isFinite(f.min)) throw new RangeError(`not a ratio threshold: ${f.min}`);
-      return `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)}, ${f.min.toString()}::DOUBLE, ${lit(f.from_month ?? '0000-00')}, ${lit(f.to_month ?? '9999-99')})`;
-    })
-    .join(', ');
   const pairs = [...new Set(q.floors.map((f) => `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)})`))].join(', ');
-  // A plain IN list on program is pushed down into the views (the join on t alone is not).
   const programs = [...new Set(q.floors.map((f) => lit(f.program)))].join(', ');
-  // The batch's rows are computed once, kept in a temp table: the hot series go to the rules (JS), the cold
-  // rows are explained in SQL (explainColdRows) from the same rows.
-  await store.all(`CREATE OR REPLACE TEMP TABLE _cbp_window AS
-     WITH t(network, program, metric) AS (VALUES ${pairs})
-     SELECT m.*
-       FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE) m
-       SEMI JOIN t USING (network, program, metric)
-      WHERE m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})`,
-  { asof: q.asOfMonth, lo: q.lo, hi: q.hi, from: q.fromMonth ?? '0001-01' });
-  // Hot: some month at or above the floor of the rules in force that month, or a level recorded as reached.
-  await store.all(`CREATE OR REPLACE TEMP TABLE _cbp_hot AS
-     WITH f(network, program, metric, min_threshold, from_month, to_month) AS (VALUES ${values})
-     SELECT DISTINCT w.mid, w.network, w.program FROM _cbp_window w JOIN f USING (network, program, metric)
-      WHERE w.ratio >= f.min_threshold AND w.month >= f.from_month AND w.month <= f.to_month
-     UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom AND mid >= $lo AND mid <= $hi`,
-  { lo: q.lo, hi: q.hi, recfrom: q.recordedFrom ?? '0000-00' });
-  const sql = `SELECT w.* FROM _cbp_window w SEMI JOIN _cbp_hot USING (mid, network, program)
+  // One statement: the batch's rule-read rows computed once (materialized), the hot series found in them, their
+  // rows returned. A plain IN list on program is pushed down into the views (the join on t alone is not).
+  const sql = `WITH t(network, program, metric) AS (VALUES ${pairs}),
+     w AS MATERIALIZED (
+       SELECT m.*
+         FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE) m
+         SEMI JOIN t USING (network, program, metric)
+        WHERE m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})
+     ), hot AS (
+       ${hotRowsSql(q.watchFraction, q.conditions)}
+       UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom AND mid >= $lo AND mid <= $hi
+     )
+     SELECT w.* FROM w SEMI JOIN hot USING (mid, network, program)
       ORDER BY mid, network, program, metric, month, is_projection`;
-  return (await store.all<Record<string, unknown>>(sql)).map(toRatioRow);
+  const params = { asof: q.asOfMonth, lo: q.lo, hi: q.hi, from: q.fromMonth ?? '0001-01', recfrom: q.recordedFrom ?? '0000-00' };
+  return (await store.all<Record<string, unknown>>(sql, params)).map(toRatioRow);
+}
+
+/**
+ * The ratio rows of MIDs lo..hi (or one MID) to be explained for months shownFrom on (up to asOf's month when
+ * given), sorted like forEachRatioBatch's: every month of the hot series (their levels need their history, as
+ * ratioRowsForAlerts reads them), the shown months alone of every other series (nothing in them is ever met, so
+ * their explanation is the same from those months alone). What `cbp ratios` judges, instead of every month of
+ * every MID.
+ */
+export async function ratioRowsToExplain(
+  store: ReadStore,
+  q: StagedRules & { lo: string; hi: string; mid?: string; shownFrom: string; asOfMonth?: string; actualOnly?: boolean },
+): Promise<ReturnType<typeof toRatioRow>[]> {
+  const where = ['m.mid >= $lo', 'm.mid <= $hi'];
+  const params: Record<string, string> = { lo: q.lo, hi: q.hi, shown: q.shownFrom, asof: q.asOfMonth ?? '9999-12' };
+  if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
+  if (q.actualOnly) where.push('NOT m.is_projection');
+  const sql = `WITH w AS MATERIALIZED (
+       SELECT m.* FROM ratio_rows_covered_between(DATE '0001-01-01', strptime($asof || '-01', '%Y-%m-%d')::DATE) m WHERE ${where.join(' AND ')}
+     ), hot AS (${hotRowsSql(q.watchFraction, q.conditions)})
+     SELECT w.* FROM w LEFT JOIN (SELECT DISTINCT mid, network, program, TRUE AS is_hot FROM hot) h
+         ON h.mid = w.mid AND h.network = w.network AND h.program = w.program
+      WHERE h.is_hot OR w.month >= $shown
+      ORDER BY w.mid, w.network, w.program, w.metric, w.month, w.is_projection`;
+  return (await store.all<Record<string, unknown>>(sql, params)).map(toRatioRow);
 }
 
 /** One rule of a rules class, as the SQL of cold rows reads it (alerts/engine.ts ruleTables builds them). */
@@ -182,17 +229,14 @@ export interface MidClassRow {
   region_source: string;
 }
 
-/** How many conditions the staged rules have at most (the SQL of cold rows has one set of columns for each). */
-let stagedConditions = 0;
-
 /**
- * Stages the rules for explainColdRows: the rules of each class with their conditions as columns (c1_*, c2_*,
+ * Stages the rules for ratioRowsForAlerts: the rules of each class with their conditions as columns (c1_*, c2_*,
  * ...), the MIDs with a class of their own, and the (mid, program) pairs judged in a group (left to the group's
- * pass). Temp tables, once per evaluation.
+ * pass). Temp tables, once per evaluation. Returns how many condition columns there are (ratioRowsForAlerts'
+ * `conditions`).
  */
-export async function stageRules(store: Store, q: { rules: RuleTableRow[]; classes: MidClassRow[]; grouped: Array<{ mid: string; program: string }> }): Promise<void> {
+export async function stageRules(store: Pick<Store, 'run'>, q: { rules: RuleTableRow[]; classes: MidClassRow[]; grouped: Array<{ mid: string; program: string }> }): Promise<number> {
   const n = Math.max(0, ...q.rules.map((r) => r.conditions.length));
-  stagedConditions = n;
   const condCols = Array.from({ length: n }, (_, i) => [`c${i + 1}_field`, `c${i + 1}_cmp`, `c${i + 1}_value`, `c${i + 1}_label`, `c${i + 1}_text`]).flat();
   const condTypes = Array.from({ length: n }, (_, i) => `, c${i + 1}_field VARCHAR, c${i + 1}_cmp VARCHAR, c${i + 1}_value DOUBLE, c${i + 1}_label VARCHAR, c${i + 1}_text VARCHAR`).join('');
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_rules (class VARCHAR, ord INTEGER, level_ord INTEGER, level VARCHAR, rank INTEGER, network VARCHAR,
@@ -211,73 +255,7 @@ export async function stageRules(store: Store, q: { rules: RuleTableRow[]; class
   }
   if (q.classes.length) await insertChunked(store, 'INSERT INTO _cbp_mid_class', ['mid', 'class', 'region', 'region_source'], q.classes.map((c) => [c.mid, c.class, c.region, c.region_source]), '');
   if (q.grouped.length) await insertChunked(store, 'INSERT INTO _cbp_grouped', ['mid', 'program'], q.grouped.map((g) => [g.mid, g.program]), '');
-}
-
-/** A DOUBLE percentage text as rules/explain.ts percent() writes it: half up through whole hundredths (c: round(x * 10000)). */
-const pctSql = (c: string) => `((${c} // 100)::VARCHAR || '.' || lpad((${c} % 100)::VARCHAR, 2, '0') || ' %')`;
-/** A figure as rules/explain.ts figure() writes it (c: round(x * 100)): thousands separators, up to 2 decimals, trailing zeros dropped. */
-const figSql = (c: string) => `(format('{:,}', ${c} // 100) || CASE WHEN ${c} % 100 = 0 THEN ''
-  WHEN ${c} % 10 = 0 THEN '.' || ((${c} % 100) // 10)::VARCHAR ELSE '.' || lpad((${c} % 100)::VARCHAR, 2, '0') END)`;
-
-/**
- * Explains the batch's cold rows (those of _cbp_window whose series is not in _cbp_hot: no month near any
- * threshold, no level recorded), months fromMonth on, as rules/explain.ts explainRow would: no level, state clear,
- * measured against the lowest-ranked level in force for the row's metric, the conditions it fails as the reason.
- * Rows no rule in force reads get no state. Writes into ratio_explanations (after writeExplanations cleared them).
- */
-export async function explainColdRows(store: Store, q: { fromMonth: string | null; defaultRegion: string; at: string }): Promise<void> {
-  await store.transaction((s) => s.run(`INSERT INTO ratio_explanations ${coldRowsSql()}`, { from: q.fromMonth ?? '0000-00', defregion: q.defaultRegion, at: q.at }));
-}
-
-/** The SELECT of explainColdRows (parameters $from, $defregion, $at), for the conditions staged by stageRules. */
-export function coldRowsSql(): string {
-  const field = (f: string) => `CASE ${f} WHEN 'numerator_count' THEN r.numerator_count WHEN 'numerator_amount' THEN r.numerator_amount
-    WHEN 'denominator_count' THEN r.denominator_count WHEN 'denominator_amount' THEN r.denominator_amount
-    WHEN 'month_transaction_count' THEN r.month_transaction_count WHEN 'month_transaction_amount' THEN r.month_transaction_amount END`;
-  const n = stagedConditions;
-  const vals = Array.from({ length: n }, (_, i) => `, ${field(`p.c${i + 1}_field`)} AS v${i + 1}`).join('');
-  const parts = Array.from({ length: n }, (_, i) => {
-    const k = i + 1;
-    const v = `v${k}`;
-    const c = `round(v${k} * 100)::BIGINT`;
-    return `CASE WHEN c${k}_field IS NULL THEN NULL
-      WHEN ${v} IS NULL THEN c${k}_label || ' not in the data'
-      WHEN c${k}_cmp = '>=' AND NOT (${v} >= c${k}_value) THEN c${k}_label || ' ' || ${figSql(c)} || ' < ' || c${k}_text || ' minimum'
-      WHEN c${k}_cmp = '>' AND NOT (${v} > c${k}_value) THEN c${k}_label || ' ' || ${figSql(c)} || ' not above ' || c${k}_text END`;
-  });
-  const ratioC = 'round(ratio * 10000)::BIGINT';
-  return `
-    WITH months AS (SELECT DISTINCT month FROM _cbp_window WHERE month >= $from),
-    pick AS (
-      -- The rule each class × network × program × metric × month is measured against: the first of the lowest-ranked level in force.
-      SELECT k.*, m.month FROM _cbp_rules k JOIN months m ON k.from_month <= m.month AND k.to_month >= m.month
-      QUALIFY row_number() OVER (PARTITION BY k.class, k.network, k.program, k.metric, m.month ORDER BY k.rank, k.level_ord, k.ord) = 1
-    ), r AS (
-      SELECT w.*, coalesce(c.class, '') AS class, coalesce(c.region, $defregion) AS region, coalesce(c.region_source, 'default') AS region_source
-        FROM _cbp_window w LEFT JOIN _cbp_mid_class c USING (mid)
-       WHERE w.month >= $from
-         AND NOT EXISTS (SELECT 1 FROM _cbp_hot h WHERE h.mid = w.mid AND h.network = w.network AND h.program = w.program)
-         AND NOT EXISTS (SELECT 1 FROM _cbp_grouped g WHERE g.mid = w.mid AND g.program = w.program)
-    ), j AS (
-      SELECT r.mid, r.network, r.program, r.metric, r.month, r.is_projection, r.ratio, r.no_ratio_reason, r.region, r.region_source,
-             p.* EXCLUDE (class, network, program, metric, month, ord, level_ord, rank, from_month, to_month)${vals}
-        FROM r LEFT JOIN pick p ON p.class = r.class AND p.network = r.network AND p.program = r.program AND p.metric = r.metric AND p.month = r.month
-    )
-    SELECT mid, network, program, metric, month, is_projection,
-           NULL AS level,
-           CASE WHEN level IS NOT NULL THEN 'clear' END AS state,
-           level AS next_level,
-           threshold AS next_threshold,
-           CASE WHEN ratio IS NOT NULL AND threshold > 0 THEN ratio / threshold END AS closeness,
-           CASE WHEN level IS NOT NULL THEN nullif(concat_ws('; ',
-             CASE WHEN ratio IS NULL OR NOT isfinite(ratio) THEN 'no ratio (' || coalesce(no_ratio_reason, 'no figures') || ')'
-                  WHEN comparison = '>=' AND NOT (ratio >= threshold) THEN 'ratio ' || ${pctSql(ratioC)} || ' < ' || threshold_text
-                  WHEN comparison = '>' AND NOT (ratio > threshold) THEN 'ratio ' || ${pctSql(ratioC)} || ' not above ' || threshold_text
-             END${parts.map((x) => `,
-             ${x}`).join('')}), '') END AS reason,
-           region, region_source, mid AS monitored_as, NULL AS superseded_by, certainty, certainty_note,
-           $at::TIMESTAMP AS explained_at
-      FROM j`;
+  return n;
 }
 
 /** One source's fingerprint of one month (sql/migrations/013_ratio_marks.sql). */
@@ -325,17 +303,61 @@ export async function lastEvaluation(store: ReadStore): Promise<{ marks: SourceM
   };
 }
 
+/** The rule a row of a rules class × network × program × metric is measured against over a range of months (ratio_rule_picks). */
+export interface RulePickRow {
+  class: string;
+  network: string;
+  program: string;
+  metric: string;
+  from_month: string;
+  to_month: string;
+  /** null: no rule of the metric is in force in these months */
+  level: string | null;
+  comparison: string | null;
+  threshold: number | null;
+  threshold_text: string | null;
+  certainty: string | null;
+  certainty_note: string | null;
+  conditions: RuleTableRow['conditions'];
+}
+
+/** The rule set an evaluation ran under, as mart_ratios reads it to explain the rows it did not store. */
+export interface EvaluatedRules {
+  picks: RulePickRow[];
+  classes: MidClassRow[];
+  grouped: Array<{ mid: string; program: string }>;
+  defaultRegion: string;
+}
+
 /**
- * Records an evaluation up to asOfMonth: the fingerprints of the months up to it replace the kept ones (later
- * months keep theirs: they were not evaluated), and the evaluation itself.
+ * Records an evaluation up to asOfMonth, in one transaction: the fingerprints of the months up to it replace the
+ * kept ones (later months keep theirs: they were not evaluated), the evaluation itself, and the rule set it ran
+ * under (sql/migrations/014_ratio_rules.sql), from which mart_ratios explains the rows no rule could move.
  */
-export async function saveEvaluation(store: Store, e: { marks: SourceMark[]; asOfMonth: string; rulesHash: string; firstMonth: string | null; at: string }): Promise<void> {
+export async function saveEvaluation(
+  store: Store,
+  e: { marks: SourceMark[]; asOfMonth: string; rulesHash: string; firstMonth: string | null; at: string; rules: EvaluatedRules },
+): Promise<void> {
   await store.transaction(async (s) => {
     await s.run('DELETE FROM ratio_source_marks WHERE month <= $asof', { asof: e.asOfMonth });
     const rows = e.marks.filter((m) => m.month <= e.asOfMonth).map((m) => [m.source, m.month, m.fingerprint, m.row_count]);
     if (rows.length) await insertChunked(s, 'INSERT INTO ratio_source_marks', ['source', 'month', 'fingerprint', 'row_count'], rows, '');
     await s.run('DELETE FROM ratio_evaluations');
-    await s.run('INSERT INTO ratio_evaluations VALUES ($at::TIMESTAMP, $asof, $hash, $first)', { at: e.at, asof: e.asOfMonth, hash: e.rulesHash, first: e.firstMonth });
+    await s.run('INSERT INTO ratio_evaluations (evaluated_at, as_of_month, rules_hash, first_month, default_region) VALUES ($at::TIMESTAMP, $asof, $hash, $first, $region)',
+      { at: e.at, asof: e.asOfMonth, hash: e.rulesHash, first: e.firstMonth, region: e.rules.defaultRegion });
+    for (const t of ['ratio_rule_picks', 'ratio_rule_mids', 'ratio_rule_grouped']) await s.run(`DELETE FROM ${t}`);
+    // Conditions go in as JSON text (a list of structs has no parameter type here), cast by DuckDB.
+    if (e.rules.picks.length) {
+      await insertChunked(s, 'INSERT INTO ratio_rule_picks',
+        ['class', 'network', 'program', 'metric', 'from_month', 'to_month', 'level', 'comparison', 'threshold', 'threshold_text', 'certainty', 'certainty_note', 'conditions'],
+        e.rules.picks.map((p) => [p.class, p.network, p.program, p.metric, p.from_month, p.to_month, p.level, p.comparison, p.threshold, p.threshold_text,
+          p.certainty, p.certainty_note, JSON.stringify(p.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value, label: c.label, value_text: c.value_text })))]),
+        '', { conditions: '::JSON::STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[]' });
+    }
+    if (e.rules.classes.length) {
+      await insertChunked(s, 'INSERT INTO ratio_rule_mids', ['mid', 'class', 'region', 'region_source'], e.rules.classes.map((c) => [c.mid, c.class, c.region, c.region_source]), '');
+    }
+    if (e.rules.grouped.length) await insertChunked(s, 'INSERT INTO ratio_rule_grouped', ['mid', 'program'], e.rules.grouped.map((g) => [g.mid, g.program]), '');
   });
 }
 
@@ -352,9 +374,12 @@ export async function priorNotices(store: ReadStore, q: { lo: string; hi: string
   return rows.map(toNotice);
 }
 
-/** The explanation columns of ratio_explanations, in table order (sql/migrations/012_ratio_explanations.sql). */
-const EXPLANATION_TEXT = ['level', 'state', 'next_level'] as const;
-const EXPLANATION_TEXT2 = ['reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note'] as const;
+/** The columns of ratio_explanations but explained_at, in table order (sql/migrations/012_ratio_explanations.sql), and their types. */
+const EXPLANATION_COLS = [
+  'mid', 'network', 'program', 'metric', 'month', 'is_projection', 'level', 'state', 'next_level', 'next_threshold', 'closeness',
+  'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note',
+] as const;
+const EXPLANATION_TYPES: StageType[] = [...EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : c === 'next_threshold' || c === 'closeness' ? 'double' : 'text')), 'text'];
 
 /** One explained row as ratio_explanations keeps it (contract/ratios.ts RatioExplanation, keyed). */
 export interface ExplanationRow {
@@ -381,27 +406,14 @@ export async function writeExplanations(
     if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
     await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
     if (q.rows.length === 0) return;
-    await s.run('DELETE FROM _cbp_explanations_stage');
-    const app = await s.conn.createAppender('_cbp_explanations_stage', 'main', 'temp');
-    const text = (v: string | null) => (v === null ? app.appendNull() : app.appendVarchar(v));
-    const dbl = (v: number | null) => (v === null || !Number.isFinite(v) ? app.appendNull() : app.appendDouble(v));
-    try {
-      for (const r of q.rows) {
-        for (const v of [r.mid, r.network, r.program, r.metric, r.month]) app.appendVarchar(v);
-        app.appendBoolean(r.is_projection);
-        for (const c of EXPLANATION_TEXT) text(r[c]);
-        dbl(r.next_threshold);
-        dbl(r.closeness);
-        for (const c of EXPLANATION_TEXT2) text(r[c]);
-        app.appendVarchar(q.at);
-        app.endRow();
-      }
-      app.flushSync();
-    } finally {
-      app.closeSync();
-    }
+    await stageRows(s, '_cbp_explanations_stage', EXPLANATION_TYPES, q.rows.map((r) => [...EXPLANATION_COLS.map((c) => r[c]), q.at]));
     await s.run('INSERT INTO ratio_explanations SELECT * EXCLUDE (explained_at), explained_at::TIMESTAMP FROM _cbp_explanations_stage');
   });
+}
+
+/** Removes every stored explanation (an evaluation under rules that read no ratio). */
+export async function clearExplanations(store: Store): Promise<void> {
+  await store.transaction((s) => s.run('DELETE FROM ratio_explanations'));
 }
 
 /** Every notice recorded so far: notice_id → notify (false: recorded as history only). */
@@ -427,12 +439,49 @@ const NOTICE_COLS = [
   'is_partial', 'notify', 'message', 'created_at',
 ] as const;
 
-async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: readonly string[], rows: unknown[][], tail: string): Promise<void> {
+/** NOTICE_COLS' types as staged (created_at as ISO text, cast on insert). */
+const NOTICE_TYPES: StageType[] = NOTICE_COLS.map((c): StageType =>
+  ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? 'double'
+    : ['is_projection', 'is_partial', 'notify'].includes(c) ? 'boolean' : 'text');
+
+/** A staged column's type (stageRows). */
+type StageType = 'text' | 'double' | 'integer' | 'boolean';
+
+/**
+ * Replaces a temp staging table's rows with rows through DuckDB's appender (thousands of rows in one go, where
+ * parameter lists would be slow), inside the caller's transaction. NULL, undefined and non-finite doubles go in
+ * as NULL.
+ */
+async function stageRows(s: Store, table: string, types: readonly StageType[], rows: Iterable<readonly unknown[]>): Promise<void> {
+  await s.run(`DELETE FROM ${table}`);
+  const app = await s.conn.createAppender(table, 'main', 'temp');
+  try {
+    for (const r of rows) {
+      for (let i = 0; i < types.length; i++) {
+        const v = r[i];
+        if (v === null || v === undefined) { app.appendNull(); continue; }
+        switch (types[i]) {
+          case 'text': app.appendVarchar(String(v)); break;
+          case 'double': if (Number.isFinite(v)) app.appendDouble(v as number); else app.appendNull(); break;
+          case 'integer': app.appendInteger(v as number); break;
+          case 'boolean': app.appendBoolean(v === true); break;
+        }
+      }
+      app.endRow();
+    }
+    app.flushSync();
+  } finally {
+    app.closeSync();
+  }
+}
+
+/** Inserts rows in statements of 400, each value a parameter (followed by casts[column] when given). */
+async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: readonly string[], rows: unknown[][], tail: string, casts: Record<string, string> = {}): Promise<void> {
   const CHUNK = 400;
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
     const params: unknown[] = [];
-    const values = part.map((r) => `(${r.map((v) => { params.push(v); return `$${params.length}`; }).join(', ')})`);
+    const values = part.map((r) => `(${r.map((v, j) => { params.push(v); return `$${params.length}${casts[cols[j]] ?? ''}`; }).join(', ')})`);
     await store.run(`${head} (${cols.join(', ')}) VALUES ${values.join(', ')} ${tail}`, params as never);
   }
 }
@@ -448,27 +497,11 @@ export async function recordEvaluation(store: Store, batch: { states: AlertState
   await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_alert_states_stage (
     mid VARCHAR, network VARCHAR, program VARCHAR, level VARCHAR, month VARCHAR, status VARCHAR, rank INTEGER,
     ratio DOUBLE, numerator DOUBLE, denominator DOUBLE, is_partial BOOLEAN, seen VARCHAR)`);
+  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_alerts_stage AS SELECT * EXCLUDE (created_at), ''::VARCHAR AS created_at FROM alerts LIMIT 0`);
   await store.transaction(async (s) => {
     if (states.length) {
-      await s.run('DELETE FROM _cbp_alert_states_stage');
-      // The appender: thousands of states per batch would make parameter lists slow.
-      const app = await s.conn.createAppender('_cbp_alert_states_stage', 'main', 'temp');
-      try {
-        for (const r of states) {
-          for (const v of [r.mid, r.network, r.program, r.level, r.month, r.status]) app.appendVarchar(v);
-          app.appendInteger(r.rank);
-          for (const v of [r.ratio, r.numerator, r.denominator]) {
-            if (v === null || !Number.isFinite(v)) app.appendNull();
-            else app.appendDouble(v);
-          }
-          app.appendBoolean(r.is_partial);
-          app.appendVarchar(r.seen);
-          app.endRow();
-        }
-        app.flushSync();
-      } finally {
-        app.closeSync();
-      }
+      await stageRows(s, '_cbp_alert_states_stage', ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'],
+        states.map((r) => [r.mid, r.network, r.program, r.level, r.month, r.status, r.rank, r.ratio, r.numerator, r.denominator, r.is_partial, r.seen]));
       await s.run(
         `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
          SELECT mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, seen::TIMESTAMP, seen::TIMESTAMP
@@ -479,7 +512,8 @@ export async function recordEvaluation(store: Store, batch: { states: AlertState
       );
     }
     if (fresh.length) {
-      await insertChunked(s, 'INSERT INTO alerts', NOTICE_COLS, fresh.map((n) => NOTICE_COLS.map((c) => n[c])), 'ON CONFLICT DO NOTHING');
+      await stageRows(s, '_cbp_alerts_stage', NOTICE_TYPES, fresh.map((n) => NOTICE_COLS.map((c) => n[c])));
+      await s.run(`INSERT INTO alerts (${NOTICE_COLS.join(', ')}) SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage ON CONFLICT DO NOTHING`);
     }
     if (promoted.length) {
       await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);

@@ -16,6 +16,12 @@ export interface RatioQuery {
   actualOnly?: boolean;
 }
 
+/**
+ * The ratio rows with their TC40 coverage, every month (mart_ratios without the explanation columns, which these
+ * helpers' callers judge for themselves: no reason text is written for nothing).
+ */
+const RATIO_ROWS = "ratio_rows_covered_between(DATE '0001-01-01', DATE '9999-12-01')";
+
 const MONTH_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 export function monthOf(at: Date | string): string {
@@ -68,6 +74,15 @@ export async function ratioMids(store: QueryStore, mid?: string): Promise<string
   return rows.map((r) => String(r.mid));
 }
 
+/** The latest month with ratio rows (of one MID), null when there is none. */
+export async function latestRatioMonth(store: QueryStore, mid?: string): Promise<string | null> {
+  const [r] = await store.all<{ month: string | null }>(
+    `SELECT max(month) AS month FROM ratio_stats_between(DATE '0001-01-01', DATE '9999-12-01') ${mid !== undefined ? 'WHERE mid = $mid' : ''}`,
+    mid !== undefined ? { mid } : undefined,
+  );
+  return r?.month ?? null;
+}
+
 /** Splits sorted MIDs into [first, last] ranges of at most size MIDs. */
 export function midRanges(mids: string[], size: number): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -99,7 +114,7 @@ export async function forEachRatioBatch(
   const { where, params } = ratioSql(q);
   for (const [lo, hi] of midRanges(await ratioMids(store, q.mid), batchMids)) {
     const rows = await store.all<Record<string, unknown>>(
-      `SELECT * FROM mart_ratios WHERE ${[...where, 'mid >= $lo', 'mid <= $hi'].join(' AND ')}
+      `SELECT * FROM ${RATIO_ROWS} WHERE ${[...where, 'mid >= $lo', 'mid <= $hi'].join(' AND ')}
         ORDER BY mid, network, program, metric, month, is_projection`,
       { ...params, lo, hi },
     );
@@ -118,7 +133,7 @@ export async function ratioRowsOf(store: QueryStore, q: { mids: string[]; progra
   const programs = q.programs.map((p, i) => { params[`p${i}`] = p; return `$p${i}`; }).join(', ');
   if (q.asOf !== undefined) params.asof = monthOf(q.asOf);
   const rows = await store.all<Record<string, unknown>>(
-    `SELECT * FROM mart_ratios WHERE mid IN (${mids}) AND program IN (${programs}) ${q.asOf !== undefined ? 'AND month <= $asof' : ''}
+    `SELECT * FROM ${RATIO_ROWS} WHERE mid IN (${mids}) AND program IN (${programs}) ${q.asOf !== undefined ? 'AND month <= $asof' : ''}
       ORDER BY mid, network, program, metric, month, is_projection`,
     params,
   );

@@ -1,6 +1,7 @@
 // What `cbp status` reads from the store (or the snapshot): the run log, the loads log, the quarantine and the
 // alert levels in force.
 // Each reader gives nothing, rather than failing, on an older store or snapshot that lacks its table.
+import { latestExplainedMonth } from './ratios-shown.ts';
 import type { Store } from './db.ts';
 
 type ReadStore = Pick<Store, 'all'>;
@@ -86,8 +87,8 @@ export interface RatioStateLine {
  * first, then the closest to the next threshold. `month` is null when no evaluation recorded any row.
  */
 export async function ratioStatesOfLatestMonth(store: ReadStore): Promise<{ month: string | null; rows: RatioStateLine[] }> {
-  const latest = await rowsOrNone<{ month: string | null }>(store, 'SELECT max(month) AS month FROM ratio_explanations WHERE NOT is_projection');
-  const month = latest[0]?.month ?? null;
+  // Only the judged series' rows are stored: the month is the newest with figures up to the one evaluated.
+  const month = await latestExplainedMonth(store);
   if (month === null) return { month: null, rows: [] };
   const rows = await rowsOrNone<RatioStateLine>(
     store,

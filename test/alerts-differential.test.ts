@@ -1,5 +1,6 @@
 // The production evaluation against the plain reference (issue #13): evaluateAlerts reads only series near a
-// threshold, in batches of MIDs, explains the others in SQL, and (after the first run) only the months touched.
+// a level's watch band, in batches of MIDs, leaves the others to mart_ratios to explain when read, and (after the
+// first run) only the months touched.
 // On bench-like generated data (bench/ratios-data.ts) and on the engine tests' data, its levels, notices and
 // states must be those of the JS reference (rules/evaluate.ts, alerts/notices.ts) judging every row in one go.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,10 +32,13 @@ async function compare(store: Store, asOf: string, opts: { batchMids?: number } 
   const states = await store.all<Record<string, unknown>>('SELECT mid, network, program, level, month, status FROM alert_states ORDER BY ALL');
   const key = (x: Record<string, unknown>) => [x.mid, x.network, x.program, x.level, x.month, x.status].join('|');
   expect(states.map(key)).toEqual(ref.states.map((s) => key(s as unknown as Record<string, unknown>)).sort());
-  // Every rule-read row's level and state as the reference explains them.
+  // Every rule-read row's level and state as the reference explains them, as mart_ratios shows them: the judged
+  // series' stored explanations and the others' written when read.
   const targets = new Set(ruleTargets(rules));
   const js = explainRows(all, rules).filter((x) => targets.has(`${x.network}|${x.program}|${x.metric}`));
-  const stored = new Map((await store.all<Record<string, unknown>>('SELECT mid, network, program, metric, month, is_projection, level, state, reason, closeness FROM ratio_explanations'))
+  const stored = new Map((await store.all<Record<string, unknown>>(
+    'SELECT mid, network, program, metric, month, is_projection, level, state, reason, closeness FROM mart_ratios WHERE monitored_as IS NOT NULL AND month <= $m',
+    { m: asOf.slice(0, 7) }))
     .map((x) => [[x.mid, x.network, x.program, x.metric, x.month, x.is_projection].join('|'), x]));
   expect(stored.size).toBe(js.length);
   for (const x of js) {
@@ -47,7 +51,7 @@ describe('evaluateAlerts against the reference', () => {
   it('on bench-like data: 400 MIDs × 30 months, hot and cold, batches of 37 MIDs', async () => {
     await generateRatioData(db.store, { mids: 400, months: 30 });
     await compare(db.store, '2026-06-20T06:00:00Z');
-    const levels = await db.store.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM ratio_explanations WHERE state = 'level'");
+    const levels = await db.store.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM mart_ratios WHERE state = 'level'");
     expect(levels[0].n).toBeGreaterThan(100);
   }, 120_000);
 

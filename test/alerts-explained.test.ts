@@ -65,7 +65,7 @@ describe('evaluateAlerts under issue #13 rules', () => {
 
   it('explains rows read from the store in batches, the group judged whole even when its MIDs are in different batches', async () => {
     const out: ExplainedRatioRow[] = [];
-    await forEachExplainedBatch(store, { actualOnly: true }, rules, (rows) => { out.push(...rows); }, 1);
+    await forEachExplainedBatch(store, { actualOnly: true }, rules, (rows) => { out.push(...rows); }, { batchMids: 1 });
     const g = out.filter((r) => r.program === 'vamp' && r.metric === 'count');
     expect(g.map((r) => [r.mid, r.monitored_as, r.level, r.numerator_complete])).toEqual([['g1', 'acme', 'excessive', false], ['g2', 'acme', 'excessive', false]]);
     const mine = await new Promise<ExplainedRatioRow[]>((resolve, reject) => {

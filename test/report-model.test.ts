@@ -30,7 +30,7 @@ afterAll(() => store?.close());
 async function section(opts: { picked?: string[]; heatCap?: number } = {}): Promise<RatioSection> {
   const b = new RatioSectionBuilder({ month: '2026-03', rules, ...opts });
   for (const mid of opts.picked?.length ? opts.picked : [undefined]) {
-    await forEachExplainedBatch(store, { mid, asOf: '2026-03-01T00:00:00Z' }, rules, (rows) => b.add(rows), 10);
+    await forEachExplainedBatch(store, { mid, asOf: '2026-03-01T00:00:00Z' }, rules, (rows) => b.add(rows), { batchMids: 10 });
   }
   return b.finish();
 }

@@ -133,6 +133,8 @@ describe('stg_utc_timestamp', () => {
     '2026-02-01 03:47:10+02', '2026-03-08 02:30:00', '2026-02-01T03:47:10 Z', '2026-02-01 03:47:10 Asia/Kolkata', '2026-02-01 03:47:10 UTC UTC',
     'infinity', '-infinity', 'epoch', '2026-02-01T03:47:10Z UTC', '2026-02-01T03:47:10+14:00', '2026-02-01  03:47:10',
     '2026-02-01 03:47Z', '2026-02-01T03:47', '2026-02-01T03:47:10.123+0530', '2026-02-01 03:47:10 Etc/GMT+5', '2026-02-01 03:47:10.123 UTC',
+    // The spec's spelling, read without a zone cast (its fast path), and its neighbours that are not.
+    '2026-12-31T23:59:59Z', '0001-01-01T00:00:00Z', '2024-02-29T12:00:00.5Z', '2026-02-01T03:47:60Z', '2026-02-01T03:47:10.1234567Z', '2026-02-01T03:47:10z',
   ];
 
   it('gives what the loader\'s cast gives in its UTC session, for every spelling, in every reader\'s zone', async () => {

@@ -15,7 +15,7 @@ import { forEachExplainedBatch } from '../../alerts/explain.ts';
 import { rulesHash, touchedMonths } from '../../alerts/engine.ts';
 import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
 import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
-import { toRatioRow } from '../../store/ratios.ts';
+import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
@@ -151,7 +151,7 @@ function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
 }
 
 /** Reads, explains, filters and sorts the ratio rows as `cbp ratios` shows them. */
-export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, q: RatiosQuery): Promise<RatiosView> {
+export async function ratiosView(store: Pick<Store, 'all' | 'run'>, rules: LoadedRules, q: RatiosQuery): Promise<RatiosView> {
   checkRatiosQuery(q);
   const scope: RatiosView['scope'] = q.month ? 'month' : q.all ? 'all' : 'latest';
   const currencies = await midCurrencies(store, { mid: q.mid });
@@ -195,7 +195,10 @@ export async function ratiosView(store: Pick<Store, 'all'>, rules: LoadedRules, 
     const rows = (await explainedRowsBetween(store, { from: scope === 'latest' ? addMonths(newest, -1) : newest, to: newest, mid: q.mid })).map(storedRow);
     take(pick(rows) as ExplainedRatioRow[]);
   } else {
-    await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, take, RATIOS_BATCH_MIDS, pick);
+    // Only the months shown need every series; the series no rule could move are read for those months alone.
+    const newestMonth = scope === 'latest' ? await latestRatioMonth(store, q.mid) : null;
+    const shownFrom = scope === 'month' ? q.month : newestMonth !== null ? addMonths(newestMonth, -1) : undefined;
+    await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, take, { batchMids: RATIOS_BATCH_MIDS, pick, shownFrom });
   }
   // No flags: the latest month, and the one before when the latest is month to date.
   const shownMonths =

@@ -155,7 +155,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     // halves the peak memory (explained rows are large) for about a fifth more time (bench/report.bench.ts).
     const asOf = `${month}-01T00:00:00Z`;
     for (const mid of mids.length ? mids : [undefined]) {
-      await forEachExplainedBatch(store, { mid, asOf }, rules, (rows) => builder.add(rows), 100);
+      await forEachExplainedBatch(store, { mid, asOf }, rules, (rows) => builder.add(rows), { batchMids: 100 });
     }
     section = builder.finish();
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };

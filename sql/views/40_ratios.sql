@@ -115,8 +115,10 @@ CREATE OR REPLACE VIEW int_tc40__monthly AS SELECT * FROM ratio_tc40_between(DAT
 
 -- One long row per mid x network x program x metric x month, before division.
 CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day) AS TABLE
-WITH stats AS MATERIALIZED (
-  -- The months asked for and the one before (Mastercard's and Discover's denominators).
+WITH stats AS NOT MATERIALIZED (
+  -- The months asked for and the one before (Mastercard's and Discover's denominators). Not materialized: read
+  -- twice (the month and the one before), each read keeps the caller's filters (a batch's MID range) in the scan
+  -- of mid_stats, where a materialized one read every row of the table for every batch.
   SELECT * FROM ratio_stats_between((first_day - INTERVAL 1 MONTH)::DATE, last_day)
 ), cur AS (
   SELECT s.*,
@@ -247,14 +249,94 @@ SELECT
 FROM ratio_rows_between(first_day, last_day) nd
 CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap;
 
--- The ratio mart: every month's ratio rows, their TC40 coverage, and the last evaluation's explanation (rules as
--- configured then; ratio_explanations, docs/ratios.md "Columns").
-CREATE OR REPLACE VIEW mart_ratios AS
+-- Text of reasons, as rules/explain.ts writes it: a fraction as a percentage rounded half up through whole
+-- hundredths (0.0131 -> '1.31 %'); a figure with thousands separators and up to 2 decimals, trailing zeros dropped
+-- (1500 -> '1,500', 1234.5 -> '1,234.5').
+CREATE OR REPLACE MACRO cbp_percent(x) AS (
+  (round(x * 10000)::BIGINT // 100)::VARCHAR || '.' || lpad((round(x * 10000)::BIGINT % 100)::VARCHAR, 2, '0') || ' %'
+);
+
+CREATE OR REPLACE MACRO cbp_figure(x) AS (
+  (CASE WHEN round(x * 100)::BIGINT < 100000 THEN (round(x * 100)::BIGINT // 100)::VARCHAR ELSE format('{:,}', round(x * 100)::BIGINT // 100) END)
+  || CASE WHEN round(x * 100)::BIGINT % 100 = 0 THEN ''
+          WHEN round(x * 100)::BIGINT % 10 = 0 THEN '.' || ((round(x * 100)::BIGINT % 100) // 10)::VARCHAR
+          ELSE '.' || lpad((round(x * 100)::BIGINT % 100)::VARCHAR, 2, '0') END
+);
+
+-- A ratio row's figure a rule's condition reads (thresholds file: conditions[].field).
+CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_amount, denominator_count, denominator_amount,
+                                            month_transaction_count, month_transaction_amount) AS (
+  CASE field WHEN 'numerator_count' THEN numerator_count WHEN 'numerator_amount' THEN numerator_amount
+             WHEN 'denominator_count' THEN denominator_count WHEN 'denominator_amount' THEN denominator_amount
+             WHEN 'month_transaction_count' THEN month_transaction_count WHEN 'month_transaction_amount' THEN month_transaction_amount END
+);
+
+-- The ratio mart: the ratio rows of a range of months, their TC40 coverage, and the last evaluation's explanation
+-- (rules as configured then; docs/ratios.md "Columns"). A row of a series the rules judged has the explanation the
+-- evaluation stored (ratio_explanations). Any other row a rule reads, in a month up to the one evaluated, never
+-- came near a level (no month in a level's watch band, no level recorded): it is "clear", measured against the
+-- lowest-ranked level in force for its metric, and its reason (the conditions it fails) is written here from the
+-- evaluation's rules (ratio_rule_picks, sql/migrations/014_ratio_rules.sql), exactly as rules/explain.ts would.
+-- Rows no rule reads, and months after the last evaluation, have no explanation (NULL).
+CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE
+WITH ev AS (
+  SELECT as_of_month, default_region, evaluated_at FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1
+), targets AS (
+  SELECT DISTINCT network, program, metric FROM ratio_rule_picks
+), r AS (
+  SELECT r.*,
+    x.mid IS NOT NULL AS stored,
+    x.mid IS NULL AND t.network IS NOT NULL AND g.mid IS NULL AND r.month <= ev.as_of_month AS cold,
+    x.level AS x_level, x.state AS x_state, x.next_level AS x_next_level, x.next_threshold AS x_next_threshold,
+    x.closeness AS x_closeness, x.reason AS x_reason, x.region AS x_region, x.region_source AS x_region_source,
+    x.monitored_as AS x_monitored_as, x.superseded_by AS x_superseded_by, x.certainty AS x_certainty,
+    x.certainty_note AS x_certainty_note, x.explained_at AS x_explained_at,
+    coalesce(c.class, '') AS rules_class,
+    coalesce(c.region, ev.default_region) AS cold_region,
+    coalesce(c.region_source, 'default') AS cold_region_source,
+    ev.evaluated_at
+  FROM ratio_rows_covered_between(first_day, last_day) r
+  LEFT JOIN ratio_explanations x
+    ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
+   AND x.month = r.month AND x.is_projection = r.is_projection
+  LEFT JOIN ev ON TRUE
+  LEFT JOIN targets t ON t.network = r.network AND t.program = r.program AND t.metric = r.metric
+  LEFT JOIN ratio_rule_grouped g ON g.mid = r.mid AND g.program = r.program
+  LEFT JOIN ratio_rule_mids c ON c.mid = r.mid
+), j AS (
+  SELECT r.*, p.level AS p_level, p.comparison AS p_comparison, p.threshold AS p_threshold, p.threshold_text AS p_threshold_text,
+         p.certainty AS p_certainty, p.certainty_note AS p_certainty_note, p.conditions AS p_conditions
+  FROM r
+  LEFT JOIN ratio_rule_picks p
+    ON r.cold AND p.class = r.rules_class AND p.network = r.network AND p.program = r.program AND p.metric = r.metric
+   AND r.month >= p.from_month AND r.month <= p.to_month
+)
 SELECT
-  r.*,
-  x.level, x.state, x.next_level, x.next_threshold, x.closeness, x.reason, x.region, x.region_source,
-  x.monitored_as, x.superseded_by, x.certainty, x.certainty_note, x.explained_at
-FROM ratio_rows_covered_between(DATE '0001-01-01', DATE '9999-12-01') r
-LEFT JOIN ratio_explanations x
-  ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
- AND x.month = r.month AND x.is_projection = r.is_projection;
+  j.* EXCLUDE (stored, cold, x_level, x_state, x_next_level, x_next_threshold, x_closeness, x_reason, x_region, x_region_source,
+               x_monitored_as, x_superseded_by, x_certainty, x_certainty_note, x_explained_at, rules_class, cold_region,
+               cold_region_source, evaluated_at, p_level, p_comparison, p_threshold, p_threshold_text, p_certainty,
+               p_certainty_note, p_conditions),
+  CASE WHEN stored THEN x_level END AS level,
+  CASE WHEN stored THEN x_state WHEN cold AND p_level IS NOT NULL THEN 'clear' END AS state,
+  CASE WHEN stored THEN x_next_level WHEN cold THEN p_level END AS next_level,
+  CASE WHEN stored THEN x_next_threshold WHEN cold THEN p_threshold END AS next_threshold,
+  CASE WHEN stored THEN x_closeness WHEN cold AND ratio IS NOT NULL AND p_threshold > 0 THEN ratio / p_threshold END AS closeness,
+  CASE WHEN stored THEN x_reason WHEN cold AND p_level IS NOT NULL THEN nullif(concat_ws('; ',
+    CASE WHEN ratio IS NULL OR NOT isfinite(ratio) THEN 'no ratio (' || coalesce(no_ratio_reason, 'no figures') || ')'
+         WHEN p_comparison = '>=' AND NOT (ratio >= p_threshold) THEN 'ratio ' || cbp_percent(ratio) || ' < ' || p_threshold_text
+         WHEN p_comparison = '>' AND NOT (ratio > p_threshold) THEN 'ratio ' || cbp_percent(ratio) || ' not above ' || p_threshold_text END,
+    nullif(array_to_string(list_filter(list_transform(p_conditions, lambda k: (
+      CASE WHEN cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount) IS NULL THEN k.label || ' not in the data'
+           WHEN k.cmp = '>=' AND NOT (cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount) >= k.value) THEN k.label || ' ' || cbp_figure(cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount)) || ' < ' || k.value_text || ' minimum'
+           WHEN k.cmp = '>' AND NOT (cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount) > k.value) THEN k.label || ' ' || cbp_figure(cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount)) || ' not above ' || k.value_text END
+    )), lambda s: s IS NOT NULL), '; '), '')), '') END AS reason,
+  CASE WHEN stored THEN x_region WHEN cold THEN cold_region END AS region,
+  CASE WHEN stored THEN x_region_source WHEN cold THEN cold_region_source END AS region_source,
+  CASE WHEN stored THEN x_monitored_as WHEN cold THEN mid END AS monitored_as,
+  CASE WHEN stored THEN x_superseded_by END AS superseded_by,
+  CASE WHEN stored THEN x_certainty WHEN cold THEN p_certainty END AS certainty,
+  CASE WHEN stored THEN x_certainty_note WHEN cold THEN p_certainty_note END AS certainty_note,
+  CASE WHEN stored THEN x_explained_at WHEN cold THEN evaluated_at END AS explained_at
+FROM j;
+
+CREATE OR REPLACE VIEW mart_ratios AS SELECT * FROM mart_ratios_between(DATE '0001-01-01', DATE '9999-12-01');

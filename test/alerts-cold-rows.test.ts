@@ -1,0 +1,134 @@
+// Rows no rule could move (issue #13, "fast"): evaluateAlerts judges in JS only the series with a month in a
+// level's watch band under their MID's own rules (conditions included), or a level recorded; it stores those
+// series' explanations, and mart_ratios writes every other rule-read row's explanation when read, from the rules
+// the evaluation saved. Here: a ratio over the threshold with too few chargebacks stays out of JS and is explained
+// as the JS would; a MID's own rules make it hot where the common ones would not; months after the evaluation and
+// rows no rule reads have no explanation; an evaluation under rules that read nothing leaves none.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../store/db.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { ruleTargets } from '../alerts/notices.ts';
+import { explainRows } from '../rules/explain.ts';
+import { parseThresholds, type RuleSet } from '../rules/thresholds.ts';
+import { computeRatios } from '../store/ratios.ts';
+import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { generateRatioData } from '../bench/ratios-data.ts';
+import type { ExplainedRatioRow } from '../contract/ratios.ts';
+import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
+
+let store: Store;
+let dir: string;
+const asOf = '2026-06-20T06:00:00Z';
+const rules: RuleSet = parseThresholds(JSON.stringify({
+  watch: { fraction: 0.8, notify: false },
+  mids: {
+    // Its own, tighter ECM line (0.4 %, no minimum count) and its own region.
+    tight: { region: 'EU', rules: [{ id: 'tight.ecp', network: 'mastercard', program: 'ecp', level: 'internal', rank: 0, comparison: '>=', ratio_threshold: 0.004 }] },
+  },
+}), 't.json');
+
+const EXPLAINED = ['level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note'] as const;
+const key = (r: object) => { const x = r as Record<string, unknown>; return [x.mid, x.network, x.program, x.metric, x.month, x.is_projection].join('|'); };
+
+async function mart(q = ''): Promise<Map<string, Record<string, unknown>>> {
+  const rows = await store.all<Record<string, unknown>>(`SELECT * FROM mart_ratios ${q}`);
+  return new Map(rows.map((r) => [key(r), r]));
+}
+
+beforeAll(async () => {
+  ({ store, dir } = await tempStore());
+  const mc = (mid: string, month: string, cb: number, tx: number) => ({ mid, network: 'mastercard' as const, month, cb, tx });
+  await insertStats(store, [
+    // few: 43 of April's 2,000 transactions in May, 2.15 %: over ECM's 1.5 %, but 43 < 100 chargebacks (and < 80, the watch band's).
+    mc('few', '2026-04', 5, 2_000), mc('few', '2026-05', 43, 2_000), mc('few', '2026-06', 5, 2_000),
+    // calm: 0.2 % every month.
+    mc('calm', '2026-04', 20, 10_000), mc('calm', '2026-05', 20, 10_000), mc('calm', '2026-06', 20, 10_000),
+    // tight: 0.5 % — nothing under the common rules, its own 0.4 % line every month.
+    mc('tight', '2026-04', 50, 10_000), mc('tight', '2026-05', 50, 10_000), mc('tight', '2026-06', 50, 10_000),
+    // hot: 2 % with 200 chargebacks in May: ECM.
+    mc('hot', '2026-04', 10, 10_000), mc('hot', '2026-05', 200, 10_000), mc('hot', '2026-06', 10, 10_000),
+  ]);
+  await insertChargebacks(store, [{ mid: 'few', network: 'mastercard', received: '2026-05-03', n: 3, reasonCode: '4837', amount: 100 }]);
+});
+afterAll(() => cleanup(store, dir));
+
+describe('rows no rule could move', () => {
+  it('are left out of the rules\' JS, and mart_ratios explains every rule-read row exactly as rules/explain.ts does', async () => {
+    const r = await evaluateAlerts(store, { asOf, rules, now: new Date(asOf), full: true });
+    const judged = new Set((await store.all<{ mid: string }>('SELECT DISTINCT mid FROM ratio_explanations')).map((x) => x.mid));
+    // Only tight (its own rule) and hot reached JS; few's 2.15 % with 43 chargebacks did not.
+    expect([...judged].sort()).toEqual(['hot', 'tight']);
+    expect(r.rows).toBeGreaterThan(0);
+    const targets = new Set(ruleTargets(rules));
+    const js = explainRows(await computeRatios(store, { asOf }), rules).filter((x) => targets.has(`${x.network}|${x.program}|${x.metric}`));
+    const shown = await mart();
+    for (const x of js) {
+      const got = shown.get(key(x));
+      expect(got, key(x)).toBeDefined();
+      expect(Object.fromEntries(EXPLAINED.map((f) => [f, got![f]])), key(x)).toEqual(Object.fromEntries(EXPLAINED.map((f) => [f, x[f]])));
+    }
+    const may = shown.get('few|mastercard|ecp|count|2026-05|false')!;
+    expect(may).toMatchObject({ state: 'clear', level: null, next_level: 'ecm', reason: 'count 43 < 100 minimum', region: 'US', region_source: 'default', monitored_as: 'few' });
+    expect(may.closeness).toBeCloseTo(0.0215 / 0.015, 12);
+    // EFM's conditions read other figures: the fraud amount fails, the previous month's 2,000 transactions do not.
+    expect(shown.get('few|mastercard|efm|count|2026-05|false')?.reason).toBe('ratio 0.15 % < 0.50 %; amount 300 < 50,000 minimum');
+    expect(shown.get('tight|mastercard|ecp|count|2026-05|false')).toMatchObject({ state: 'level', level: 'internal', region: 'EU', region_source: 'mid' });
+    expect(shown.get('hot|mastercard|ecp|count|2026-05|false')).toMatchObject({ state: 'level', level: 'ecm' });
+    expect(shown.get('calm|mastercard|ecp|count|2026-05|false')).toMatchObject({ state: 'clear', reason: 'ratio 0.20 % < 1.50 %; count 20 < 100 minimum' });
+    // Rows no rule reads (the monthly ratios, ECP by amount) have no explanation.
+    expect(shown.get('calm|mastercard|monthly|count|2026-05|false')).toMatchObject({ state: null, region: null, monitored_as: null });
+    expect(shown.get('calm|mastercard|ecp|amount|2026-05|false')).toMatchObject({ state: null, monitored_as: null });
+  });
+
+  it('gives no explanation to a month loaded after the evaluation, until the next one judges it', async () => {
+    await insertStats(store, [{ mid: 'few', network: 'mastercard', month: '2026-07', cb: 150, tx: 2_000 }]);
+    expect((await mart("WHERE mid = 'few' AND month = '2026-07' AND program = 'ecp' AND metric = 'count'")).values().next().value).toMatchObject({ state: null, reason: null });
+    await evaluateAlerts(store, { asOf: '2026-07-20T06:00:00Z', rules, now: new Date('2026-07-20T06:00:00Z') });
+    // 150 of June's 2,000: 7.5 % and 150 ≥ 100: few is judged now, its rows stored.
+    expect((await mart("WHERE mid = 'few' AND month = '2026-07' AND program = 'ecp' AND metric = 'count' AND NOT is_projection")).values().next().value)
+      .toMatchObject({ state: 'level', level: 'ecm' });
+    expect((await store.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM ratio_explanations WHERE mid = 'few'"))[0].n).toBeGreaterThan(0);
+  });
+
+  it('are explained under the rules of the last evaluation, and not at all after one under rules that read no ratio', async () => {
+    const none = parseThresholds(JSON.stringify({ extends_defaults: false, rules: [] }), 'none.json');
+    await evaluateAlerts(store, { asOf: '2026-07-20T06:00:00Z', rules: none, now: new Date('2026-07-20T06:00:00Z') });
+    const rows = [...(await mart()).values()];
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.filter((x) => x.state !== null || x.reason !== null || x.monitored_as !== null)).toEqual([]);
+    expect((await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_explanations'))[0].n).toBe(0);
+  });
+});
+
+describe('cbp ratios judging again (no evaluation to read)', () => {
+  it('reads every month of the series the rules could move and the shown months of the others, and explains as judging every row does', async () => {
+    const t = await tempStore();
+    try {
+      await generateRatioData(t.store, { mids: 120, months: 20 });
+      // A group across batches, and a MID with rules of its own.
+      const set = parseThresholds(JSON.stringify({
+        watch: { fraction: 0.75, notify: false },
+        groups: { acme: { mids: ['mid000003', 'mid000077'], programs: ['vamp'] } },
+        mids: { mid000011: { region: 'EU', rules: [{ id: 'own.ecp', network: 'mastercard', program: 'ecp', level: 'internal', rank: 0, comparison: '>=', ratio_threshold: 0.003 }] } },
+      }), 't.json');
+      const shownFrom = '2025-07';
+      const got: ExplainedRatioRow[] = [];
+      let read = 0;
+      await forEachExplainedBatch(t.store, {}, set, (rows) => { got.push(...rows.filter((r) => r.month >= shownFrom)); },
+        { batchMids: 25, shownFrom, pick: (rows) => { read += rows.length; return rows; } });
+      const all = await computeRatios(t.store);
+      const want = explainRows(all, set).filter((r) => r.month >= shownFrom);
+      expect(got.map(key).sort()).toEqual(want.map(key).sort());
+      const byKey = new Map(got.map((r) => [key(r), r]));
+      for (const w of want) {
+        const g = byKey.get(key(w))!;
+        expect(Object.fromEntries(EXPLAINED.map((f) => [f, g[f]])), key(w)).toEqual(Object.fromEntries(EXPLAINED.map((f) => [f, w[f]])));
+      }
+      expect(want.some((r) => r.state === 'level') && want.some((r) => r.monitored_as === 'acme') && want.some((r) => r.level === 'internal')).toBe(true);
+      // Far fewer rows read than every month of every MID.
+      expect(read).toBeLessThan(all.length / 2);
+    } finally {
+      cleanup(t.store, t.dir);
+    }
+  }, 60_000);
+});
