@@ -22,6 +22,8 @@ export interface ExplainedBatchOptions {
    * (store/alerts.ts ratioRowsToExplain): the rules are staged as temp tables, which a read-only snapshot allows.
    */
   shownFrom?: string;
+  /** With shownFrom: read only the rows some rule reads (the others have no explanation), for a caller that shows none of them. */
+  ruleReadOnly?: boolean;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function forEachExplainedBatch(
   const staged = { watchFraction: watchOf(rules).fraction, conditions };
   const asOfMonth = read.asOf !== undefined ? monthOf(read.asOf) : undefined;
   for (const [lo, hi] of midRanges(await ratioMids(store, q.mid), batchMids)) {
-    let rows = await ratioRowsToExplain(store, { ...staged, lo, hi, mid: q.mid, shownFrom: opts.shownFrom, asOfMonth, actualOnly: read.actualOnly });
+    let rows = await ratioRowsToExplain(store, { ...staged, lo, hi, mid: q.mid, shownFrom: opts.shownFrom, asOfMonth, actualOnly: read.actualOnly, ruleReadOnly: opts.ruleReadOnly });
     if (grouped.length) {
       const members = grouped.filter((g) => g.mid >= lo && g.mid <= hi);
       if (members.length) {

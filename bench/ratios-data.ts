@@ -36,13 +36,18 @@ export async function generateMidStats(store: Pick<Store, 'run'>, o: { mids: num
     )`);
 }
 
-/** TC40 fraud reports (prevention.new events) for a tenth of the MIDs, one per month. */
+/**
+ * TC40 fraud reports (prevention.new events) for a tenth of the MIDs, one per month, each sent and received when
+ * the report was made (the 6th of its month): events were captured all along, so every month's VAMP numerator is
+ * complete.
+ */
 export async function generateTc40Events(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
   const mids = o.mids;
   const months = o.months;
   await store.run(`
     INSERT INTO events_raw
-    SELECT 'evt_' || m || '_' || k, 'prevention.new', now()::TIMESTAMP, now()::TIMESTAMP,
+    SELECT 'evt_' || m || '_' || k, 'prevention.new',
+           (DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY)::TIMESTAMP, (DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY)::TIMESTAMP,
            json_object('prevention_guid', 'pre_' || m || '_' || k, 'prevention_type', 'tc40', 'mid', 'mid' || lpad(m::VARCHAR, 6, '0'),
                        'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
            'bench', 1, now()::TIMESTAMP

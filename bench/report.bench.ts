@@ -2,7 +2,7 @@
 // snapshot: each run as a user runs it (the CLI from the sources, a process of its own), its wall time and its
 // peak RSS. Goal (issue #14): the report costs no more than 3x the query. Figures are generated inside DuckDB
 // as bench/ratios.bench.ts does (2 % of MIDs run hot), with chargebacks of every status and order age.
-// BENCH_MIDS / BENCH_MONTHS change the size.
+// BENCH_MIDS / BENCH_MONTHS change the size; BENCH_PROF=DIR writes each run's CPU profile there.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,7 +30,9 @@ interface Run {
 function cbp(label: string, args: string[]): Run {
   const rssFile = path.join(dir, `${label}.rss`);
   const s = performance.now();
-  const r = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), ...args], {
+  // BENCH_PROF=DIR: each run writes a CPU profile there (node --cpu-prof), to see where the time goes.
+  const prof = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`, `--cpu-prof-name=${label}.cpuprofile`] : [];
+  const r = spawnSync(process.execPath, [...prof, '--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), ...args], {
     cwd: ROOT,
     env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile },
     maxBuffer: 1 << 30,

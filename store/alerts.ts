@@ -175,14 +175,16 @@ export async function ratioRowsForAlerts(
  * The ratio rows of MIDs lo..hi (or one MID) to be explained for months shownFrom on (up to asOf's month when
  * given), sorted like forEachRatioBatch's: every month of the hot series (their levels need their history, as
  * ratioRowsForAlerts reads them), the shown months alone of every other series (nothing in them is ever met, so
- * their explanation is the same from those months alone). What `cbp ratios` judges, instead of every month of
- * every MID.
+ * their explanation is the same from those months alone). What `cbp ratios` and `cbp report` judge, instead of
+ * every month of every MID. ruleReadOnly: only the network × program × metric some staged rule reads.
  */
 export async function ratioRowsToExplain(
   store: ReadStore,
-  q: StagedRules & { lo: string; hi: string; mid?: string; shownFrom: string; asOfMonth?: string; actualOnly?: boolean },
+  q: StagedRules & { lo: string; hi: string; mid?: string; shownFrom: string; asOfMonth?: string; actualOnly?: boolean; ruleReadOnly?: boolean },
 ): Promise<ReturnType<typeof toRatioRow>[]> {
   const where = ['m.mid >= $lo', 'm.mid <= $hi'];
+  // Rows no staged rule reads have no explanation: left out when the caller shows none of them.
+  if (q.ruleReadOnly) where.push('(m.network, m.program, m.metric) IN (SELECT (network, program, metric) FROM _cbp_rules)');
   const params: Record<string, string> = { lo: q.lo, hi: q.hi, shown: q.shownFrom, asof: q.asOfMonth ?? '9999-12' };
   if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
   if (q.actualOnly) where.push('NOT m.is_projection');

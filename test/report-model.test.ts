@@ -3,10 +3,11 @@
 // the at-risk table; and --mid's MIDs charted whatever their state.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { forEachExplainedBatch, type ExplainedBatchOptions } from '../alerts/explain.ts';
+import { generateRatioData } from '../bench/ratios-data.ts';
 import { RatioSectionBuilder, type RatioSection } from '../report/model.ts';
 import { renderReport } from '../report/html.ts';
-import { loadRules } from '../rules/thresholds.ts';
+import { loadRules, parseThresholds } from '../rules/thresholds.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { REPORT_STATUSES } from '../store/report.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -66,4 +67,26 @@ describe('the report chooses what to show, and says what it left out', () => {
     expect(s.trendsLeftOut).toBe(0);
     expect(new Set(s.atRisk.map((r) => r.mid))).toEqual(new Set(['calm03', 'hot07']));
   });
+});
+
+describe('the report reads only what it shows', () => {
+  it('builds the same section from the rows it reads (13 months of series no rule moves, rows some rule reads) as from every row', async () => {
+    const t = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
+    try {
+      await generateRatioData(t, { mids: 150, months: 30 });
+      const set = parseThresholds(JSON.stringify({ watch: { fraction: 0.75, notify: false }, groups: { acme: { mids: ['mid000004', 'mid000090'], programs: ['vamp'] } } }), 't.json');
+      const build = async (opts: ExplainedBatchOptions) => {
+        const b = new RatioSectionBuilder({ month: '2026-05', rules: set, picked: [] });
+        await forEachExplainedBatch(t, { asOf: '2026-05-01T00:00:00Z' }, set, (rows) => b.add(rows), opts);
+        return b.finish();
+      };
+      const every = await build({ batchMids: 40 });
+      const read = await build({ batchMids: 40, shownFrom: every.months[0], ruleReadOnly: true });
+      expect(read).toEqual(every);
+      expect(every.trends.length).toBeGreaterThan(0);
+      expect(every.atRisk.some((r) => r.state === 'level')).toBe(true);
+    } finally {
+      t.close();
+    }
+  }, 60_000);
 });

@@ -12,6 +12,9 @@ import { loadRules } from '../../rules/thresholds.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
 
+/** MIDs read and explained at once by cbp report (bench/report.bench.ts weighs time against peak memory). */
+const REPORT_BATCH_MIDS = 100;
+
 export interface ReportSummary {
   out: string;
   bytes: number;
@@ -150,12 +153,12 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     }
     const month = o.month ?? (volume.latest_month as string);
     const builder = new RatioSectionBuilder({ month, rules, picked: mids });
-    // The reader `cbp ratios` uses: whole MIDs' histories up to the month, explained under the rules, in
-    // batches of 100 MIDs (about 60k rows; the builder keeps only what it shows). Against batches of 200 this
-    // halves the peak memory (explained rows are large) for about a fifth more time (bench/report.bench.ts).
+    // The reader `cbp ratios` uses: explained under the rules up to the month, in batches of MIDs (the builder
+    // keeps only what it shows). The report shows 13 months: the series no rule could move are read for those
+    // alone, the others' whole history (their levels need it); rows no rule reads are not shown, nor read.
     const asOf = `${month}-01T00:00:00Z`;
     for (const mid of mids.length ? mids : [undefined]) {
-      await forEachExplainedBatch(store, { mid, asOf }, rules, (rows) => builder.add(rows), { batchMids: 100 });
+      await forEachExplainedBatch(store, { mid, asOf }, rules, (rows) => builder.add(rows), { batchMids: REPORT_BATCH_MIDS, shownFrom: builder.months[0], ruleReadOnly: true });
     }
     section = builder.finish();
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
