@@ -308,7 +308,7 @@ WITH ev AS (
          p.certainty AS p_certainty, p.certainty_note AS p_certainty_note, p.conditions AS p_conditions
   FROM r
   LEFT JOIN ratio_rule_picks p
-    ON r.cold AND p.class = r.rules_class AND p.network = r.network AND p.program = r.program AND p.metric = r.metric
+    ON p.class = r.rules_class AND p.network = r.network AND p.program = r.program AND p.metric = r.metric
    AND r.month >= p.from_month AND r.month <= p.to_month
 )
 SELECT
@@ -325,11 +325,14 @@ SELECT
     CASE WHEN ratio IS NULL OR NOT isfinite(ratio) THEN 'no ratio (' || coalesce(no_ratio_reason, 'no figures') || ')'
          WHEN p_comparison = '>=' AND NOT (ratio >= p_threshold) THEN 'ratio ' || cbp_percent(ratio) || ' < ' || p_threshold_text
          WHEN p_comparison = '>' AND NOT (ratio > p_threshold) THEN 'ratio ' || cbp_percent(ratio) || ' not above ' || p_threshold_text END,
-    nullif(array_to_string(list_filter(list_transform(p_conditions, lambda k: (
-      CASE WHEN cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount) IS NULL THEN k.label || ' not in the data'
-           WHEN k.cmp = '>=' AND NOT (cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount) >= k.value) THEN k.label || ' ' || cbp_figure(cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount)) || ' < ' || k.value_text || ' minimum'
-           WHEN k.cmp = '>' AND NOT (cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount) > k.value) THEN k.label || ' ' || cbp_figure(cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount)) || ' not above ' || k.value_text END
-    )), lambda s: s IS NOT NULL), '; '), '')), '') END AS reason,
+    -- Each condition with the row's figure it reads (v), the failing ones kept, each written as its text.
+    nullif(array_to_string(list_transform(list_filter(
+      list_transform(p_conditions, lambda k: {'label': k.label, 'cmp': k.cmp, 'value': k.value, 'value_text': k.value_text,
+        'v': cbp_condition_value(k.field, numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount)}),
+      lambda k: k.v IS NULL OR (k.cmp = '>=' AND NOT (k.v >= k.value)) OR (k.cmp = '>' AND NOT (k.v > k.value))),
+      lambda k: CASE WHEN k.v IS NULL THEN k.label || ' not in the data'
+                     WHEN k.cmp = '>=' THEN k.label || ' ' || cbp_figure(k.v) || ' < ' || k.value_text || ' minimum'
+                     ELSE k.label || ' ' || cbp_figure(k.v) || ' not above ' || k.value_text END), '; '), '')), '') END AS reason,
   CASE WHEN stored THEN x_region WHEN cold THEN cold_region END AS region,
   CASE WHEN stored THEN x_region_source WHEN cold THEN cold_region_source END AS region_source,
   CASE WHEN stored THEN x_monitored_as WHEN cold THEN mid END AS monitored_as,
