@@ -11,8 +11,9 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { ResultReturnType, type DuckDBResultReader } from '@duckdb/node-api';
-import { UsageError } from '../lib/errors.ts';
-import { openStore, type Store } from './db.ts';
+import { NotFoundError, UsageError } from '../lib/errors.ts';
+import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
+import { readMigrations } from './migrate.ts';
 import { NoSnapshotError } from './errors.ts';
 
 export interface AnalystSessionOptions {
@@ -101,6 +102,44 @@ export async function openSnapshotSession(snapshotPath: string, opts: AnalystSes
     );
   }
   return openAnalystSession(snapshotPath, opts);
+}
+
+/** Where a reading command reads: the published snapshot, else the store itself (read-only). */
+export interface ReadingPaths {
+  snapshotPath: string;
+  dbPath: string;
+  memoryLimit?: string;
+}
+
+/**
+ * The session `cbp ratios` and `cbp report` read: the snapshot when one is published (or named), else the store
+ * itself, read-only; either way an analyst session. Both read views and tables of this cbp's schema, which a
+ * read-only session cannot create: a snapshot published by an older cbp (or a store no writer of this one
+ * opened yet) is refused with what to run (NotFoundError), instead of a catalog error from deep in a query.
+ */
+export async function openReadingSession(paths: ReadingPaths, snapshot?: string): Promise<Store> {
+  const snap = snapshot ?? paths.snapshotPath;
+  const fromSnapshot = snapshot !== undefined || existsSync(snap);
+  if (!fromSnapshot && !existsSync(paths.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${paths.dbPath}) exists yet: load some reports first.`);
+  const store = fromSnapshot
+    ? await openSnapshotSession(snap, { workingStore: paths.dbPath, memoryLimit: paths.memoryLimit })
+    : await openAnalystSession(paths.dbPath, { memoryLimit: paths.memoryLimit });
+  try {
+    const need = Math.max(0, ...readMigrations(DEFAULT_MIGRATIONS_DIR).map((m) => m.version));
+    const [row] = await store.all<{ v: number | null }>('SELECT max(version)::INTEGER AS v FROM schema_migrations').catch(() => [{ v: null }]);
+    const has = row?.v ?? 0;
+    if (has < need) {
+      throw new NotFoundError(fromSnapshot
+        ? `The snapshot ${snap} was published by an older cbp (its schema is at migration ${has}; this cbp reads ${need}): ` +
+          'publish it again with `cbp db snapshot` (it brings the store up to date first), or let the next run do it, then run this again.'
+        : `The store ${paths.dbPath} is not up to date with this cbp (its schema is at migration ${has}; this cbp reads ${need}): ` +
+          'run `cbp db migrate` (or any run, which migrates on opening), then run this again.');
+    }
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+  return store;
 }
 
 /** The SQL with comments, string literals and quoted names blanked, so keywords are found only as keywords. */

@@ -251,3 +251,26 @@ describe('cbp alerts deliver', () => {
     }
   });
 });
+
+describe('cbp ratios and cbp report on a snapshot an older cbp published', () => {
+  it('say so and what to run, and read it once `cbp db snapshot` has published it again', async () => {
+    const snap = path.join(dir, 'old-published', 'cbp.duckdb');
+    const env = { ...base, CBP_SNAPSHOT_PATH: snap, CBP_DATA_DIR: dir };
+    expect((await cbpRun(['db', 'snapshot'], env)).code).toBe(0);
+    // What an older cbp published: its schema a migration behind (and without what that migration made).
+    const old = await openStore({ dbPath: snap, migrate: false });
+    await old.run('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)');
+    await old.run('DROP TABLE ratio_rule_picks');
+    old.close();
+    for (const args of [['ratios', '--json'], ['report', '--out', path.join(dir, 'old-report.html')]]) {
+      const r = await cbpRun(args, env);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toMatch(/published by an older cbp \(its schema is at migration \d+; this cbp reads \d+\): publish it again with `cbp db snapshot`/);
+      expect(r.stderr).not.toMatch(/Catalog Error/);
+    }
+    expect((await cbpRun(['db', 'snapshot'], env)).code).toBe(0);
+    const again = await cbpRun(['ratios', '--json'], env);
+    expect(again.code).toBe(0);
+    expect((JSON.parse(again.stdout) as Row[]).length).toBeGreaterThan(0);
+  }, 60_000);
+});

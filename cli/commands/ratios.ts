@@ -3,10 +3,9 @@
 // with its state (clear / watch / the level in CAPITALS), the region it was evaluated under, its marks (month
 // to date, projection, TC40s not yet captured) and why it did not reach the next level; amounts with their
 // currency. --json gives every column, unrounded. Reads the published snapshot, else the store read-only.
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { NotFoundError, UsageError } from '../../lib/errors.ts';
+import { UsageError } from '../../lib/errors.ts';
 import { addMonths } from '../../lib/utc.ts';
 import { NETWORKS } from '../../contract/common.ts';
 import type { Store } from '../../store/db.ts';
@@ -26,11 +25,8 @@ import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet
  */
 export async function openForReading(ctx: Ctx, snapshot?: string): Promise<Store> {
   const cfg = ctx.config();
-  const snap = snapshot ?? cfg.snapshotPath;
   const analyst = await import('../../store/analyst.ts');
-  if (snapshot || existsSync(snap)) return analyst.openSnapshotSession(snap, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
-  if (!existsSync(cfg.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${cfg.dbPath}) exists yet: load some reports first.`);
-  return analyst.openAnalystSession(cfg.dbPath, { memoryLimit: cfg.storeMemoryLimit });
+  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit }, snapshot);
 }
 
 /** One row of `cbp ratios --json`: the ratio row, its explanation, and the currency of its MID's amounts. */

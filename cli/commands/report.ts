@@ -105,16 +105,10 @@ export interface BuildReportOptions {
   now?: Date;
 }
 
-/**
- * The snapshot when one is published (or named), else the store itself, read-only; either way an analyst
- * session (as `cbp ratios` opens it, cli/commands/ratios.ts openForReading).
- */
+/** What cbp report reads: as `cbp ratios` does (store/analyst.ts openReadingSession). */
 async function openReading(cfg: BuildReportOptions['config'], snapshot?: string): Promise<Store> {
-  const snap = snapshot ?? cfg.snapshotPath;
   const analyst = await import('../../store/analyst.ts');
-  if (snapshot || existsSync(snap)) return analyst.openSnapshotSession(snap, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
-  if (!existsSync(cfg.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${cfg.dbPath}) exists yet: load some reports first.`);
-  return analyst.openAnalystSession(cfg.dbPath, { memoryLimit: cfg.storeMemoryLimit });
+  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit }, snapshot);
 }
 
 /** A path as the page shows it: relative to the working folder when it lies under it, else as it is. */
