@@ -73,6 +73,16 @@ export function noticeMessage(
   }
 }
 
+/**
+ * A level entered in a month another program's level supersedes (EFM over ECP, rules/evaluate.ts markSuperseded):
+ * the notice says that the network assesses the other one instead. The notice id stays that of the level.
+ */
+function supersededNote(kind: NoticeKind, l: MonthLevel): string {
+  if (!l.superseded_by || (kind !== 'reached' && kind !== 'escalated')) return '';
+  const name = /^(ecm|hecm|efm)$/.test(l.superseded_by) ? l.superseded_by.toUpperCase() : l.superseded_by;
+  return `; ${name} is met too this month, and ${l.network === 'mastercard' ? 'Mastercard' : 'the network'} assesses ${name} instead`;
+}
+
 function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string | null, notify: boolean, now: string): Notice {
   // A watch notice is about the watched level's rule and its row (the series is at no level).
   const watched = kind === 'watch' ? l.streaks.find((s) => s.level === level)?.live[0] : undefined;
@@ -98,7 +108,7 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
     notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
     ...base,
     notify,
-    message: noticeMessage(base, row),
+    message: noticeMessage(base, row) + supersededNote(kind, l),
     created_at: now,
   };
 }

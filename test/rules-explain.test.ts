@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateRows, withGroups, type RatioRow } from '../rules/evaluate.ts';
 import { explainRows } from '../rules/explain.ts';
+import { judgeBatch } from '../alerts/notices.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { ratioRow, type RatioRowFixture } from './ratios-fixtures.ts';
 
@@ -81,6 +82,14 @@ describe('Mastercard EFM', () => {
     expect(jan).toMatchObject({ level: 'ecm', superseded_by: 'efm' });
     expect(jan.reason).toMatch(/^assessed as EFM/);
     expect(x.find((r) => r.program === 'ecp' && r.month === '2026-02')).toMatchObject({ level: 'ecm', superseded_by: null });
+  });
+
+  it('says so in the ECM notice of a month EFM is met too, and not in the EFM one', () => {
+    const rows = [ecp('2026-01', 200, 10_000), efm('2026-01', 60, 10_000, 60_000)];
+    const { notices } = judgeBatch(rows, [], { rules, notifySince: '2026-01', now: '2026-02-01T00:00:00Z', known: new Map() });
+    const ecm = notices.find((n) => n.program === 'ecp' && n.kind === 'reached')!;
+    expect(ecm.message).toMatch(/level ecm reached in 2026-01: .*; EFM is met too this month, and Mastercard assesses EFM instead$/);
+    expect(notices.find((n) => n.program === 'efm' && n.kind === 'reached')!.message).not.toMatch(/assesses/);
   });
 });
 
