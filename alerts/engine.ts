@@ -6,7 +6,7 @@ import { midRanges, monthOf, ratioMids, ratioRowsOf } from '../store/ratios.ts';
 import { createHash } from 'node:crypto';
 import {
   deliveriesOf, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, ratioRowsForAlerts, recordEvaluation, recordedStates,
-  saveEvaluation, sourceMarks, writeExplanations, stageRules, clearExplanations, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
+  saveEvaluation, sourceMarks, writeExplanations, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
   type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
@@ -15,7 +15,7 @@ import { addMonths } from '../rules/evaluate.ts';
 import { explainWith } from '../rules/explain.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { RatioRow } from '../contract/ratios.ts';
-import { deliveryState, judgeBatch, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
+import { deliveryState, judgeBatch, ruleTargets, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
 
 // The pure part, where its callers have always found it.
 export {
@@ -125,6 +125,14 @@ export function rulePicks(rules: RuleTableRow[]): RulePickRow[] {
     if (l) l.push(r);
     else by.set(k, [r]);
   }
+  // A level's rank is the highest of its rules' for the class × network × program, whatever the metric and the
+  // months (rules/evaluate.ts evaluateSeries): the order levels are measured in.
+  const levelRank = new Map<string, number>();
+  for (const r of rules) {
+    const k = `${r.class}\u0000${r.network}\u0000${r.program}\u0000${r.level}`;
+    levelRank.set(k, Math.max(levelRank.get(k) ?? -Infinity, r.rank));
+  }
+  const rankOf = (r: RuleTableRow) => levelRank.get(`${r.class}\u0000${r.network}\u0000${r.program}\u0000${r.level}`) as number;
   const out: RulePickRow[] = [];
   for (const list of by.values()) {
     // The months where the rules in force change: every rule's first month and the month after its last.
@@ -137,7 +145,7 @@ export function rulePicks(rules: RuleTableRow[]): RulePickRow[] {
     sorted.forEach((from, i) => {
       const to = i + 1 < sorted.length ? addMonths(sorted[i + 1], -1) : '9999-99';
       const live = list.filter((r) => r.from_month <= from && r.to_month >= from)
-        .sort((a, b) => a.rank - b.rank || a.level_ord - b.level_ord || a.ord - b.ord);
+        .sort((a, b) => rankOf(a) - rankOf(b) || a.level_ord - b.level_ord || a.ord - b.ord);
       const p = live[0];
       if (!p) return;
       out.push({
@@ -222,9 +230,13 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
   const tables = ruleTables(opts.rules);
   const evaluated: EvaluatedRules = {
-    picks: rulePicks(tables.rules), classes: tables.classes, defaultRegion: opts.rules.defaultRegion,
+    picks: rulePicks(tables.rules), rules: tables.rules, targets: ruleTargets(opts.rules), classes: tables.classes,
+    defaultRegion: opts.rules.defaultRegion, watchFraction: watchOf(opts.rules).fraction,
     grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))),
   };
+  // Until this evaluation is recorded, none is: one that stops half way (killed, failed) leaves the next to judge
+  // every month again, and mart_ratios explains no row it did not store meanwhile.
+  await timed('writes', () => forgetEvaluation(store));
   if (floors.length === 0) {
     // No rule reads any ratio: nothing to judge, and nothing a stored explanation could still say.
     await timed('writes', () => clearExplanations(store));

@@ -19,9 +19,10 @@ const LABEL: Record<ConditionField, string> = {
 
 /**
  * 1500 → "1,500"; 1234.5 → "1,234.5"; 0.333 → "0.33": rounded half up to 2 decimals through whole hundredths,
- * trailing zeros dropped. The SQL of the same text (store/alerts.ts explainColdRows) rounds the same way.
+ * trailing zeros dropped; −1500 → "-1,500" (the sign, then the magnitude's figure). The SQL of the same text (store/alerts.ts explainColdRows) rounds the same way.
  */
 export function figure(n: number): string {
+  if (n < 0) return `-${figure(-n)}`;
   const c = Math.round(n * 100);
   const whole = Math.trunc(c / 100).toLocaleString('en-US');
   const frac = c % 100;
@@ -30,6 +31,7 @@ export function figure(n: number): string {
 
 /** A fraction as a percentage with two decimals, rounded half up through whole hundredths: 0.0131 → "1.31 %". */
 export function percent(f: number): string {
+  if (f < 0) return `-${percent(-f)}`;
   const c = Math.round(f * 10_000);
   return `${Math.trunc(c / 100)}.${String(c % 100).padStart(2, '0')} %`;
 }

@@ -326,9 +326,14 @@ export interface RulePickRow {
 /** The rule set an evaluation ran under, as mart_ratios reads it to explain the rows it did not store. */
 export interface EvaluatedRules {
   picks: RulePickRow[];
+  /** every enabled rule of each class (ratio_rule_bands) */
+  rules: RuleTableRow[];
+  /** network|program|metric some enabled rule reads, whatever its region (alerts/notices.ts ruleTargets) */
+  targets: string[];
   classes: MidClassRow[];
   grouped: Array<{ mid: string; program: string }>;
   defaultRegion: string;
+  watchFraction: number;
 }
 
 /**
@@ -345,9 +350,19 @@ export async function saveEvaluation(
     const rows = e.marks.filter((m) => m.month <= e.asOfMonth).map((m) => [m.source, m.month, m.fingerprint, m.row_count]);
     if (rows.length) await insertChunked(s, 'INSERT INTO ratio_source_marks', ['source', 'month', 'fingerprint', 'row_count'], rows, '');
     await s.run('DELETE FROM ratio_evaluations');
-    await s.run('INSERT INTO ratio_evaluations (evaluated_at, as_of_month, rules_hash, first_month, default_region) VALUES ($at::TIMESTAMP, $asof, $hash, $first, $region)',
-      { at: e.at, asof: e.asOfMonth, hash: e.rulesHash, first: e.firstMonth, region: e.rules.defaultRegion });
-    for (const t of ['ratio_rule_picks', 'ratio_rule_mids', 'ratio_rule_grouped']) await s.run(`DELETE FROM ${t}`);
+    await s.run(`INSERT INTO ratio_evaluations (evaluated_at, as_of_month, rules_hash, first_month, default_region, watch_fraction)
+      VALUES ($at::TIMESTAMP, $asof, $hash, $first, $region, $wf)`,
+    { at: e.at, asof: e.asOfMonth, hash: e.rulesHash, first: e.firstMonth, region: e.rules.defaultRegion, wf: e.rules.watchFraction });
+    for (const t of ['ratio_rule_picks', 'ratio_rule_bands', 'ratio_rule_targets', 'ratio_rule_mids', 'ratio_rule_grouped']) await s.run(`DELETE FROM ${t}`);
+    if (e.rules.rules.length) {
+      await insertChunked(s, 'INSERT INTO ratio_rule_bands', ['class', 'network', 'program', 'metric', 'from_month', 'to_month', 'comparison', 'threshold', 'conditions'],
+        e.rules.rules.map((r) => [r.class, r.network, r.program, r.metric, r.from_month, r.to_month, r.comparison, r.threshold,
+          JSON.stringify(r.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value })))]),
+        '', { conditions: '::JSON::STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[]' });
+    }
+    if (e.rules.targets.length) {
+      await insertChunked(s, 'INSERT INTO ratio_rule_targets', ['network', 'program', 'metric'], e.rules.targets.map((t) => t.split('|')), '');
+    }
     // Conditions go in as JSON text (a list of structs has no parameter type here), cast by DuckDB.
     if (e.rules.picks.length) {
       await insertChunked(s, 'INSERT INTO ratio_rule_picks',
@@ -411,6 +426,11 @@ export async function writeExplanations(
     await stageRows(s, '_cbp_explanations_stage', EXPLANATION_TYPES, q.rows.map((r) => [...EXPLANATION_COLS.map((c) => r[c]), q.at]));
     await s.run('INSERT INTO ratio_explanations SELECT * EXCLUDE (explained_at), explained_at::TIMESTAMP FROM _cbp_explanations_stage');
   });
+}
+
+/** Removes the record of the last evaluation (an evaluation starting: until it is saved, there is none). */
+export async function forgetEvaluation(store: Store): Promise<void> {
+  await store.transaction((s) => s.run('DELETE FROM ratio_evaluations'));
 }
 
 /** Removes every stored explanation (an evaluation under rules that read no ratio). */

@@ -5,15 +5,16 @@
 import type { QueryStore } from './ratios.ts';
 
 /**
- * The latest month the last evaluation explained: the newest month of MID report figures up to the month it was
- * evaluated as of; null when none, or an older store without the tables.
+ * The latest month the last evaluation explained: the newest month of ratio rows up to the month it was evaluated
+ * as of; null when none, or an older store without the tables.
  */
 export async function latestExplainedMonth(store: QueryStore): Promise<string | null> {
   try {
+    // The months the ratio rows have (windows from the 1st, ratio_stats_between), up to the one evaluated.
     const [r] = await store.all<{ month: string | null }>(
-      `SELECT max(strftime(s.window_start, '%Y-%m')) AS month
-         FROM mid_stats s, (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1) e
-        WHERE strftime(s.window_start, '%Y-%m') <= e.as_of_month`,
+      `SELECT max(s.month) AS month
+         FROM ratio_stats_between(DATE '0001-01-01', DATE '9999-12-01') s, (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1) e
+        WHERE s.month <= e.as_of_month`,
     );
     return r?.month ?? null;
   } catch {

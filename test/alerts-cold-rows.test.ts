@@ -8,9 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { ruleTargets } from '../alerts/notices.ts';
-import { explainRows } from '../rules/explain.ts';
+import { explainRows, figure, percent } from '../rules/explain.ts';
 import { parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { computeRatios } from '../store/ratios.ts';
+import { latestExplainedMonth } from '../store/ratios-shown.ts';
+import { ratioStatesOfLatestMonth } from '../store/status.ts';
 import { forEachExplainedBatch } from '../alerts/explain.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import type { ExplainedRatioRow } from '../contract/ratios.ts';
@@ -131,4 +133,116 @@ describe('cbp ratios judging again (no evaluation to read)', () => {
       cleanup(t.store, t.dir);
     }
   }, 60_000);
+});
+
+describe('what mart_ratios does not claim (review of issue #13)', () => {
+  const EXPLAINED_KEYS = EXPLAINED;
+  async function fresh(rows: Parameters<typeof insertStats>[1]) {
+    const t = await tempStore();
+    await insertStats(t.store, rows);
+    return t;
+  }
+  const mc = (mid: string, month: string, cb: number, tx: number) => ({ mid, network: 'mastercard' as const, month, cb, tx });
+  const martRow = async (s: Store, k: string) => {
+    const [mid, network, program, metric, month] = k.split('|');
+    return (await s.all<Record<string, unknown>>(
+      'SELECT * FROM mart_ratios WHERE mid = $mid AND network = $network AND program = $program AND metric = $metric AND month = $month AND NOT is_projection',
+      { mid, network, program, metric, month },
+    ))[0];
+  };
+
+  it('leaves a row unexplained when its figures reached a watch band after the evaluation (not "clear"), until the next one', async () => {
+    const t = await fresh([mc('m', '2026-04', 20, 10_000), mc('m', '2026-05', 20, 10_000)]);
+    try {
+      await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
+      expect(await martRow(t.store, 'm|mastercard|ecp|count|2026-05')).toMatchObject({ state: 'clear' });
+      // A re-fetch (no evaluation yet): May at 3.2 % of April with 320 chargebacks.
+      await t.store.run("UPDATE mid_stats SET chargeback_count = 320 WHERE mid = 'm' AND window_start = DATE '2026-05-01'");
+      expect(await martRow(t.store, 'm|mastercard|ecp|count|2026-05')).toMatchObject({ state: null, level: null, reason: null, closeness: null, next_level: null });
+      await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf) });
+      expect(await martRow(t.store, 'm|mastercard|ecp|count|2026-05')).toMatchObject({ state: 'level', level: 'hecm' });
+    } finally {
+      cleanup(t.store, t.dir);
+    }
+  });
+
+  it('measures against levels in the order the rules engine ranks them (a level\'s highest rank), and explains programs only a region\'s rules read', async () => {
+    const set = parseThresholds(JSON.stringify({
+      extends_defaults: false,
+      rules: [
+        { id: 'a.count', network: 'mastercard', program: 'ecp', level: 'a', rank: 1, comparison: '>=', ratio_threshold: 0.01 },
+        { id: 'a.amount', network: 'mastercard', program: 'ecp', metric: 'amount', level: 'a', rank: 5, comparison: '>=', ratio_threshold: 0.01 },
+        { id: 'b.count', network: 'mastercard', program: 'ecp', level: 'b', rank: 3, comparison: '>=', ratio_threshold: 0.02 },
+        { id: 'disc.lac', network: 'discover', program: 'discover_excessive', level: 'x', rank: 1, comparison: '>=', ratio_threshold: 0.01, regions: ['LAC'] },
+      ],
+    }), 'ranks.json');
+    const t = await fresh([mc('m', '2026-04', 20, 10_000), mc('m', '2026-05', 20, 10_000),
+      { mid: 'm', network: 'discover', month: '2026-04', cb: 5, tx: 10_000 }, { mid: 'm', network: 'discover', month: '2026-05', cb: 5, tx: 10_000 }]);
+    try {
+      await evaluateAlerts(t.store, { asOf, rules: set, now: new Date(asOf), full: true });
+      const js = explainRows(await computeRatios(t.store, { asOf }), set);
+      for (const k of ['m|mastercard|ecp|count|2026-05', 'm|discover|discover_excessive|count|2026-05']) {
+        const want = js.find((x) => key(x) === `${k}|false`)!;
+        const got = await martRow(t.store, k);
+        expect(Object.fromEntries(EXPLAINED_KEYS.map((f) => [f, got[f]])), k).toEqual(Object.fromEntries(EXPLAINED_KEYS.map((f) => [f, want[f]])));
+      }
+      expect((await martRow(t.store, 'm|mastercard|ecp|count|2026-05')).next_level).toBe('b');
+      expect(await martRow(t.store, 'm|discover|discover_excessive|count|2026-05')).toMatchObject({ region: 'US', monitored_as: 'm', state: null });
+    } finally {
+      cleanup(t.store, t.dir);
+    }
+  });
+
+  it('judges every month again after an evaluation that stopped half way, whatever rules it ran under', async () => {
+    const strict = parseThresholds(JSON.stringify({ extends_defaults: false, rules: [{ id: 'hi', network: 'mastercard', program: 'ecp', level: 'ecm', rank: 1, comparison: '>=', ratio_threshold: 0.05 }] }), 'strict.json');
+    const rows = ['a', 'b', 'c'].flatMap((mid) => [mc(mid, '2026-03', 20, 10_000), mc(mid, '2026-04', 200, 10_000), mc(mid, '2026-05', 200, 10_000)]);
+    const t = await fresh(rows);
+    const ref = await fresh(rows);
+    try {
+      await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
+      // Under other rules, killed after its first batch's writes.
+      let calls = 0;
+      const dying = new Proxy(t.store, {
+        get(target, p, recv) {
+          if (p === 'transaction') return async (fn: never) => { if (++calls > 3) throw new Error('killed'); return target.transaction(fn); };
+          const v = Reflect.get(target, p, recv);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      await expect(evaluateAlerts(dying, { asOf, rules: strict, now: new Date(asOf), batchMids: 1 })).rejects.toThrow('killed');
+      const again = await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf) });
+      expect(again.fromMonth).toBeNull();
+      await evaluateAlerts(ref.store, { asOf, rules, now: new Date(asOf), full: true });
+      const read = (s: Store) => s.all(`SELECT mid, network, program, metric, month, is_projection, level, state, next_level, reason FROM mart_ratios
+        WHERE monitored_as IS NOT NULL ORDER BY ALL`);
+      expect(await read(t.store)).toEqual(await read(ref.store));
+      const states = (s: Store) => s.all("SELECT mid, network, program, level, month, status FROM alert_states WHERE status = 'reached' ORDER BY ALL");
+      expect(await states(t.store)).toEqual(await states(ref.store));
+    } finally {
+      cleanup(t.store, t.dir);
+      cleanup(ref.store, ref.dir);
+    }
+  });
+
+  it('names as the latest month explained the newest month of ratio rows, not a window that makes none', async () => {
+    const t = await fresh([mc('m', '2026-04', 20, 10_000), mc('m', '2026-05', 200, 10_000)]);
+    try {
+      // A window from June 10th (a --from in the middle of the month): no ratio row for June.
+      await t.store.run("INSERT INTO mid_stats SELECT mid, DATE '2026-06-10', DATE '2026-06-19', network, 5, 50, 1000, 10000, NULL, NULL, NULL, NULL, seen_at, landing_file FROM mid_stats WHERE window_start = DATE '2026-05-01'");
+      await evaluateAlerts(t.store, { asOf: '2026-06-20T06:00:00Z', rules, now: new Date('2026-06-20T06:00:00Z'), full: true });
+      expect(await latestExplainedMonth(t.store)).toBe('2026-05');
+      expect((await ratioStatesOfLatestMonth(t.store)).rows.map((r) => `${r.mid} ${r.program} ${r.state}`)).toContain('m ecp level');
+    } finally {
+      cleanup(t.store, t.dir);
+    }
+  });
+
+  it('writes negative figures with their sign, in SQL as in JS', async () => {
+    const values = [-1500, -0.5, -1234.565, 1234.565, 0.005, 999.995, -0.0131];
+    const sql = await store.all<{ f: string; p: string }>(`SELECT cbp_figure(v) AS f, cbp_percent(v) AS p FROM (VALUES ${values.map((v) => `(${v}::DOUBLE, ${values.indexOf(v)})`).join(', ')}) t(v, i) ORDER BY i`);
+    expect(sql.map((r) => r.f)).toEqual(values.map(figure));
+    expect(sql.map((r) => r.p)).toEqual(values.map(percent));
+    expect(figure(-1500)).toBe('-1,500');
+    expect(percent(-0.0131)).toBe('-1.31 %');
+  });
 });

@@ -23,6 +23,28 @@ CREATE TABLE IF NOT EXISTS ratio_rule_picks (
   conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[]
 );
 
+-- Every enabled rule of each class, as far as a row's meeting its watch band goes: a row not stored that meets one
+-- now changed since the evaluation (a load or events after it), and is left unexplained until the next one.
+CREATE TABLE IF NOT EXISTS ratio_rule_bands (
+  class VARCHAR NOT NULL,
+  network VARCHAR NOT NULL,
+  program VARCHAR NOT NULL,
+  metric VARCHAR NOT NULL,
+  from_month VARCHAR NOT NULL,
+  to_month VARCHAR NOT NULL,
+  comparison VARCHAR NOT NULL,
+  threshold DOUBLE NOT NULL,
+  conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[]
+);
+
+-- The network × program × metric some enabled rule reads, whatever its region (alerts/notices.ts ruleTargets): the
+-- rows that have an explanation.
+CREATE TABLE IF NOT EXISTS ratio_rule_targets (
+  network VARCHAR NOT NULL,
+  program VARCHAR NOT NULL,
+  metric VARCHAR NOT NULL
+);
+
 -- MIDs with a rules class of their own (an entry in the thresholds file), with the region they are evaluated under.
 CREATE TABLE IF NOT EXISTS ratio_rule_mids (
   mid VARCHAR NOT NULL,
@@ -37,5 +59,7 @@ CREATE TABLE IF NOT EXISTS ratio_rule_grouped (
   program VARCHAR NOT NULL
 );
 
--- The default region of the last evaluation (CBP_DEFAULT_REGION then): the region of MIDs without one.
+-- The default region of the last evaluation (CBP_DEFAULT_REGION then): the region of MIDs without one; its watch
+-- fraction (thresholds file `watch.fraction`).
 ALTER TABLE ratio_evaluations ADD COLUMN default_region VARCHAR;
+ALTER TABLE ratio_evaluations ADD COLUMN watch_fraction DOUBLE;

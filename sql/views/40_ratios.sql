@@ -251,17 +251,21 @@ CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_obs
 
 -- Text of reasons, as rules/explain.ts writes it: a fraction as a percentage rounded half up through whole
 -- hundredths (0.0131 -> '1.31 %'); a figure with thousands separators and up to 2 decimals, trailing zeros dropped
--- (1500 -> '1,500', 1234.5 -> '1,234.5').
-CREATE OR REPLACE MACRO cbp_percent(x) AS (
-  (round(x * 10000)::BIGINT // 100)::VARCHAR || '.' || lpad((round(x * 10000)::BIGINT % 100)::VARCHAR, 2, '0') || ' %'
+-- (1500 -> '1,500', 1234.5 -> '1,234.5'); a negative one with its sign before the figure of its magnitude.
+CREATE OR REPLACE MACRO cbp_percent_abs(x) AS (
+  (round(x * 10000)::HUGEINT // 100)::VARCHAR || '.' || lpad((round(x * 10000)::HUGEINT % 100)::VARCHAR, 2, '0') || ' %'
 );
 
-CREATE OR REPLACE MACRO cbp_figure(x) AS (
-  (CASE WHEN round(x * 100)::BIGINT < 100000 THEN (round(x * 100)::BIGINT // 100)::VARCHAR ELSE format('{:,}', round(x * 100)::BIGINT // 100) END)
-  || CASE WHEN round(x * 100)::BIGINT % 100 = 0 THEN ''
-          WHEN round(x * 100)::BIGINT % 10 = 0 THEN '.' || ((round(x * 100)::BIGINT % 100) // 10)::VARCHAR
-          ELSE '.' || lpad((round(x * 100)::BIGINT % 100)::VARCHAR, 2, '0') END
+CREATE OR REPLACE MACRO cbp_percent(x) AS (CASE WHEN x < 0 THEN '-' || cbp_percent_abs(-x) ELSE cbp_percent_abs(x) END);
+
+CREATE OR REPLACE MACRO cbp_figure_abs(x) AS (
+  (CASE WHEN round(x * 100)::HUGEINT < 100000 THEN (round(x * 100)::HUGEINT // 100)::VARCHAR ELSE format('{:,}', round(x * 100)::HUGEINT // 100) END)
+  || CASE WHEN round(x * 100)::HUGEINT % 100 = 0 THEN ''
+          WHEN round(x * 100)::HUGEINT % 10 = 0 THEN '.' || ((round(x * 100)::HUGEINT % 100) // 10)::VARCHAR
+          ELSE '.' || lpad((round(x * 100)::HUGEINT % 100)::VARCHAR, 2, '0') END
 );
+
+CREATE OR REPLACE MACRO cbp_figure(x) AS (CASE WHEN x < 0 THEN '-' || cbp_figure_abs(-x) ELSE cbp_figure_abs(x) END);
 
 -- A ratio row's figure a rule's condition reads (thresholds file: conditions[].field).
 CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_amount, denominator_count, denominator_amount,
@@ -280,10 +284,11 @@ CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_am
 -- Rows no rule reads, and months after the last evaluation, have no explanation (NULL).
 CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE
 WITH ev AS (
-  SELECT as_of_month, default_region, evaluated_at FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1
+  SELECT as_of_month, default_region, evaluated_at, least(1.0, coalesce(watch_fraction, 1.0)) AS band
+    FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1
 ), targets AS (
-  SELECT DISTINCT network, program, metric FROM ratio_rule_picks
-), r AS (
+  SELECT DISTINCT network, program, metric FROM ratio_rule_targets
+), r0 AS (
   SELECT r.*,
     x.mid IS NOT NULL AS stored,
     x.mid IS NULL AND t.network IS NOT NULL AND g.mid IS NULL AND r.month <= ev.as_of_month AS cold,
@@ -303,6 +308,24 @@ WITH ev AS (
   LEFT JOIN targets t ON t.network = r.network AND t.program = r.program AND t.metric = r.metric
   LEFT JOIN ratio_rule_grouped g ON g.mid = r.mid AND g.program = r.program
   LEFT JOIN ratio_rule_mids c ON c.mid = r.mid
+), banded AS (
+  -- Rows not stored that meet a level's watch band now: their figures changed since the evaluation (a load, or
+  -- events, after it). They were not judged so: no explanation until the next evaluation.
+  SELECT DISTINCT r0.mid, r0.network, r0.program, r0.metric, r0.month, r0.is_projection
+    FROM r0 JOIN ratio_rule_bands k
+      ON k.class = r0.rules_class AND k.network = r0.network AND k.program = r0.program AND k.metric = r0.metric
+     AND r0.month >= k.from_month AND r0.month <= k.to_month
+    LEFT JOIN ev ON TRUE
+   WHERE r0.cold AND isfinite(r0.ratio)
+     AND CASE k.comparison WHEN '>=' THEN r0.ratio >= k.threshold * ev.band ELSE r0.ratio > k.threshold * ev.band END
+     AND coalesce(list_bool_and(list_transform(k.conditions, lambda c: coalesce(CASE c.cmp
+           WHEN '>=' THEN cbp_condition_value(c.field, r0.numerator_count, r0.numerator_amount, r0.denominator_count, r0.denominator_amount, r0.month_transaction_count, r0.month_transaction_amount) >= c.value * ev.band
+           ELSE cbp_condition_value(c.field, r0.numerator_count, r0.numerator_amount, r0.denominator_count, r0.denominator_amount, r0.month_transaction_count, r0.month_transaction_amount) > c.value * ev.band END, FALSE))), TRUE)
+), r AS (
+  SELECT r0.* REPLACE (r0.cold AND b.mid IS NULL AS cold)
+    FROM r0 LEFT JOIN banded b
+      ON b.mid = r0.mid AND b.network = r0.network AND b.program = r0.program AND b.metric = r0.metric
+     AND b.month = r0.month AND b.is_projection = r0.is_projection
 ), j AS (
   SELECT r.*, p.level AS p_level, p.comparison AS p_comparison, p.threshold AS p_threshold, p.threshold_text AS p_threshold_text,
          p.certainty AS p_certainty, p.certainty_note AS p_certainty_note, p.conditions AS p_conditions
