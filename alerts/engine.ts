@@ -152,6 +152,7 @@ export function rulePicks(rules: RuleTableRow[]): RulePickRow[] {
         class: p.class, network: p.network, program: p.program, metric: p.metric, from_month: from, to_month: to,
         level: p.level, comparison: p.comparison, threshold: p.threshold, threshold_text: p.threshold_text,
         certainty: p.certainty, certainty_note: p.certainty_note, conditions: p.conditions,
+        bands: live.map((r) => ({ comparison: r.comparison, threshold: r.threshold, conditions: r.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value })) })),
       });
     });
   }
@@ -230,7 +231,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   for (const [, g] of groups) for (const m of g.mids) grouped.set(m, new Set(g.programs));
   const tables = ruleTables(opts.rules);
   const evaluated: EvaluatedRules = {
-    picks: rulePicks(tables.rules), rules: tables.rules, targets: ruleTargets(opts.rules), classes: tables.classes,
+    picks: rulePicks(tables.rules), targets: ruleTargets(opts.rules), classes: tables.classes,
     defaultRegion: opts.rules.defaultRegion, watchFraction: watchOf(opts.rules).fraction,
     grouped: [...grouped].flatMap(([mid, ps]) => [...ps].map((program) => ({ mid, program }))),
   };

@@ -321,13 +321,13 @@ export interface RulePickRow {
   certainty: string | null;
   certainty_note: string | null;
   conditions: RuleTableRow['conditions'];
+  /** every rule of the metric in force in these months: their watch bands */
+  bands: Array<{ comparison: string; threshold: number; conditions: Array<{ field: string; cmp: string; value: number }> }>;
 }
 
 /** The rule set an evaluation ran under, as mart_ratios reads it to explain the rows it did not store. */
 export interface EvaluatedRules {
   picks: RulePickRow[];
-  /** every enabled rule of each class (ratio_rule_bands) */
-  rules: RuleTableRow[];
   /** network|program|metric some enabled rule reads, whatever its region (alerts/notices.ts ruleTargets) */
   targets: string[];
   classes: MidClassRow[];
@@ -353,23 +353,21 @@ export async function saveEvaluation(
     await s.run(`INSERT INTO ratio_evaluations (evaluated_at, as_of_month, rules_hash, first_month, default_region, watch_fraction)
       VALUES ($at::TIMESTAMP, $asof, $hash, $first, $region, $wf)`,
     { at: e.at, asof: e.asOfMonth, hash: e.rulesHash, first: e.firstMonth, region: e.rules.defaultRegion, wf: e.rules.watchFraction });
-    for (const t of ['ratio_rule_picks', 'ratio_rule_bands', 'ratio_rule_targets', 'ratio_rule_mids', 'ratio_rule_grouped']) await s.run(`DELETE FROM ${t}`);
-    if (e.rules.rules.length) {
-      await insertChunked(s, 'INSERT INTO ratio_rule_bands', ['class', 'network', 'program', 'metric', 'from_month', 'to_month', 'comparison', 'threshold', 'conditions'],
-        e.rules.rules.map((r) => [r.class, r.network, r.program, r.metric, r.from_month, r.to_month, r.comparison, r.threshold,
-          JSON.stringify(r.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value })))]),
-        '', { conditions: '::JSON::STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[]' });
-    }
+    for (const t of ['ratio_rule_picks', 'ratio_rule_targets', 'ratio_rule_mids', 'ratio_rule_grouped']) await s.run(`DELETE FROM ${t}`);
     if (e.rules.targets.length) {
       await insertChunked(s, 'INSERT INTO ratio_rule_targets', ['network', 'program', 'metric'], e.rules.targets.map((t) => t.split('|')), '');
     }
     // Conditions go in as JSON text (a list of structs has no parameter type here), cast by DuckDB.
     if (e.rules.picks.length) {
       await insertChunked(s, 'INSERT INTO ratio_rule_picks',
-        ['class', 'network', 'program', 'metric', 'from_month', 'to_month', 'level', 'comparison', 'threshold', 'threshold_text', 'certainty', 'certainty_note', 'conditions'],
+        ['class', 'network', 'program', 'metric', 'from_month', 'to_month', 'level', 'comparison', 'threshold', 'threshold_text', 'certainty', 'certainty_note', 'conditions', 'bands'],
         e.rules.picks.map((p) => [p.class, p.network, p.program, p.metric, p.from_month, p.to_month, p.level, p.comparison, p.threshold, p.threshold_text,
-          p.certainty, p.certainty_note, JSON.stringify(p.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value, label: c.label, value_text: c.value_text })))]),
-        '', { conditions: '::JSON::STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[]' });
+          p.certainty, p.certainty_note, JSON.stringify(p.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value, label: c.label, value_text: c.value_text }))),
+          JSON.stringify(p.bands)]),
+        '', {
+          conditions: '::JSON::STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[]',
+          bands: '::JSON::STRUCT(comparison VARCHAR, threshold DOUBLE, conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[])[]',
+        });
     }
     if (e.rules.classes.length) {
       await insertChunked(s, 'INSERT INTO ratio_rule_mids', ['mid', 'class', 'region', 'region_source'], e.rules.classes.map((c) => [c.mid, c.class, c.region, c.region_source]), '');

@@ -20,21 +20,10 @@ CREATE TABLE IF NOT EXISTS ratio_rule_picks (
   threshold_text VARCHAR,        -- as reasons write it (rules/explain.ts percent)
   certainty VARCHAR,
   certainty_note VARCHAR,
-  conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[]
-);
-
--- Every enabled rule of each class, as far as a row's meeting its watch band goes: a row not stored that meets one
--- now changed since the evaluation (a load or events after it), and is left unexplained until the next one.
-CREATE TABLE IF NOT EXISTS ratio_rule_bands (
-  class VARCHAR NOT NULL,
-  network VARCHAR NOT NULL,
-  program VARCHAR NOT NULL,
-  metric VARCHAR NOT NULL,
-  from_month VARCHAR NOT NULL,
-  to_month VARCHAR NOT NULL,
-  comparison VARCHAR NOT NULL,
-  threshold DOUBLE NOT NULL,
-  conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[]
+  conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[],
+  -- Every rule of the metric in force in these months, as far as meeting its watch band goes: a row not stored that
+  -- meets one now changed since the evaluation (a load, or events, after it), and stays unexplained until the next.
+  bands STRUCT(comparison VARCHAR, threshold DOUBLE, conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[])[]
 );
 
 -- The network × program × metric some enabled rule reads, whatever its region (alerts/notices.ts ruleTargets): the

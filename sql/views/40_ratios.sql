@@ -288,7 +288,7 @@ WITH ev AS (
     FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1
 ), targets AS (
   SELECT DISTINCT network, program, metric FROM ratio_rule_targets
-), r0 AS (
+), r AS (
   SELECT r.*,
     x.mid IS NOT NULL AS stored,
     x.mid IS NULL AND t.network IS NOT NULL AND g.mid IS NULL AND r.month <= ev.as_of_month AS cold,
@@ -299,7 +299,7 @@ WITH ev AS (
     coalesce(c.class, '') AS rules_class,
     coalesce(c.region, ev.default_region) AS cold_region,
     coalesce(c.region_source, 'default') AS cold_region_source,
-    ev.evaluated_at
+    ev.evaluated_at, ev.band
   FROM ratio_rows_covered_between(first_day, last_day) r
   LEFT JOIN ratio_explanations x
     ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
@@ -308,26 +308,17 @@ WITH ev AS (
   LEFT JOIN targets t ON t.network = r.network AND t.program = r.program AND t.metric = r.metric
   LEFT JOIN ratio_rule_grouped g ON g.mid = r.mid AND g.program = r.program
   LEFT JOIN ratio_rule_mids c ON c.mid = r.mid
-), banded AS (
-  -- Rows not stored that meet a level's watch band now: their figures changed since the evaluation (a load, or
-  -- events, after it). They were not judged so: no explanation until the next evaluation.
-  SELECT DISTINCT r0.mid, r0.network, r0.program, r0.metric, r0.month, r0.is_projection
-    FROM r0 JOIN ratio_rule_bands k
-      ON k.class = r0.rules_class AND k.network = r0.network AND k.program = r0.program AND k.metric = r0.metric
-     AND r0.month >= k.from_month AND r0.month <= k.to_month
-    LEFT JOIN ev ON TRUE
-   WHERE r0.cold AND isfinite(r0.ratio)
-     AND CASE k.comparison WHEN '>=' THEN r0.ratio >= k.threshold * ev.band ELSE r0.ratio > k.threshold * ev.band END
-     AND coalesce(list_bool_and(list_transform(k.conditions, lambda c: coalesce(CASE c.cmp
-           WHEN '>=' THEN cbp_condition_value(c.field, r0.numerator_count, r0.numerator_amount, r0.denominator_count, r0.denominator_amount, r0.month_transaction_count, r0.month_transaction_amount) >= c.value * ev.band
-           ELSE cbp_condition_value(c.field, r0.numerator_count, r0.numerator_amount, r0.denominator_count, r0.denominator_amount, r0.month_transaction_count, r0.month_transaction_amount) > c.value * ev.band END, FALSE))), TRUE)
-), r AS (
-  SELECT r0.* REPLACE (r0.cold AND b.mid IS NULL AS cold)
-    FROM r0 LEFT JOIN banded b
-      ON b.mid = r0.mid AND b.network = r0.network AND b.program = r0.program AND b.metric = r0.metric
-     AND b.month = r0.month AND b.is_projection = r0.is_projection
 ), j AS (
-  SELECT r.*, p.level AS p_level, p.comparison AS p_comparison, p.threshold AS p_threshold, p.threshold_text AS p_threshold_text,
+  SELECT r.* REPLACE (
+           -- A row not stored that meets a watch band of a rule in force now changed after the evaluation (a load,
+           -- or events, after it): it was not judged so, and is not explained until the next evaluation.
+           r.cold AND NOT coalesce(list_bool_or(list_transform(p.bands, lambda b:
+             isfinite(r.ratio)
+             AND CASE b.comparison WHEN '>=' THEN r.ratio >= b.threshold * r.band ELSE r.ratio > b.threshold * r.band END
+             AND coalesce(list_bool_and(list_transform(b.conditions, lambda c: coalesce(CASE c.cmp
+                   WHEN '>=' THEN cbp_condition_value(c.field, r.numerator_count, r.numerator_amount, r.denominator_count, r.denominator_amount, r.month_transaction_count, r.month_transaction_amount) >= c.value * r.band
+                   ELSE cbp_condition_value(c.field, r.numerator_count, r.numerator_amount, r.denominator_count, r.denominator_amount, r.month_transaction_count, r.month_transaction_amount) > c.value * r.band END, FALSE))), TRUE))), FALSE) AS cold),
+         p.level AS p_level, p.comparison AS p_comparison, p.threshold AS p_threshold, p.threshold_text AS p_threshold_text,
          p.certainty AS p_certainty, p.certainty_note AS p_certainty_note, p.conditions AS p_conditions
   FROM r
   LEFT JOIN ratio_rule_picks p
@@ -337,7 +328,7 @@ WITH ev AS (
 SELECT
   j.* EXCLUDE (stored, cold, x_level, x_state, x_next_level, x_next_threshold, x_closeness, x_reason, x_region, x_region_source,
                x_monitored_as, x_superseded_by, x_certainty, x_certainty_note, x_explained_at, rules_class, cold_region,
-               cold_region_source, evaluated_at, p_level, p_comparison, p_threshold, p_threshold_text, p_certainty,
+               cold_region_source, evaluated_at, band, p_level, p_comparison, p_threshold, p_threshold_text, p_certainty,
                p_certainty_note, p_conditions),
   CASE WHEN stored THEN x_level END AS level,
   CASE WHEN stored THEN x_state WHEN cold AND p_level IS NOT NULL THEN 'clear' END AS state,
