@@ -72,6 +72,19 @@ function tables(stdout: string): string {
   return [...lines.filter((l) => !l.startsWith('Alert webhook received')), ...hooks].join('\n');
 }
 
+/** `cbp demo --temporal` over a week, sent `signal` once its server and worker run and a workflow is under way. */
+async function demoSignalled(dataDir: string, signal: NodeJS.Signals): ReturnType<typeof demo> {
+  let sent = false;
+  const r = await demo(['--temporal', '--start', addDays(utcDay(new Date().toISOString()), -7), '--data-dir', dataDir], (stdout, pid) => {
+    if (!sent && /^\[4\/10\] /m.test(stdout)) {
+      sent = true;
+      process.kill(pid, signal);
+    }
+  });
+  expect(sent).toBe(true);
+  return r;
+}
+
 /** Pids of the processes whose command line names `needle` (the demo's folder: its dev server's --db-filename). */
 function processesNaming(needle: string): number[] {
   const out: number[] = [];
@@ -186,15 +199,7 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
 
   it('stops the worker and the dev server on Ctrl-C (SIGINT to the demo alone), exit 130', async () => {
     const dataDir = path.join(dir, 'interrupted');
-    let sent = false;
-    const r = await demo(['--temporal', '--start', addDays(utcDay(new Date().toISOString()), -7), '--data-dir', dataDir], (stdout, pid) => {
-      // Once the server and the worker run and a workflow is under way.
-      if (!sent && /^\[4\/10\] /m.test(stdout)) {
-        sent = true;
-        process.kill(pid, 'SIGINT');
-      }
-    });
-    expect(sent).toBe(true);
+    const r = await demoSignalled(dataDir, 'SIGINT');
     expect({ code: r.code, stderr: r.stderr.slice(-3000) }).toMatchObject({ code: 130 });
     expect(r.stderr).toMatch(/cbp demo: interrupted; everything it started is stopped/);
     const pid = Number(/dev server .* \(pid (\d+)\)/.exec(r.stdout)![1]);
@@ -204,14 +209,7 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
 
   it.skipIf(!pdeathsig)('takes the dev server with it when killed by SIGKILL (setpriv --pdeathsig; skipped where there is none)', async () => {
     const dataDir = path.join(dir, 'killed');
-    let sent = false;
-    const r = await demo(['--temporal', '--start', addDays(utcDay(new Date().toISOString()), -7), '--data-dir', dataDir], (stdout, pid) => {
-      if (!sent && /^\[4\/10\] /m.test(stdout)) {
-        sent = true;
-        process.kill(pid, 'SIGKILL');
-      }
-    });
-    expect(sent).toBe(true);
+    const r = await demoSignalled(dataDir, 'SIGKILL');
     expect(r.signal).toBe('SIGKILL');
     const pid = Number(/dev server .* \(pid (\d+)\)/.exec(r.stdout)![1]);
     // The kernel's SIGTERM reaches the server at once; it takes a moment to stop (a hang guard, not a limit).

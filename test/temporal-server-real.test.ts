@@ -444,16 +444,34 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
   // The backfill the two worker-death cases run: a few days, one window at a time, each download slowed.
   const deathInput = (days: number): BackfillInput => ({ from: addDays(TODAY, -40), to: addDays(TODAY, -41 + days), kinds: ['chargebacks'], windowDays: 1, parallelism: 1 });
 
-  it('lets the running download finish when `cbp worker` gets SIGTERM, and a next worker finishes the run; the store equals a clean run', async () => {
+  /**
+   * A backfill of `days` days started on a `cbp worker` child process of its own task queue, the sandbox's
+   * chargeback downloads slowed by latencyMs; body stops that worker and starts the next (next(), stopped after
+   * the body whatever happens). The faults are cleared and the child killed at the end.
+   */
+  async function whenTheWorkerDies(
+    o: { days: number; latencyMs: number; id: string },
+    body: (c: { cfg: ReturnType<typeof configFor>; input: BackfillInput; child: Awaited<ReturnType<typeof childWorker>>; handle: WorkflowHandle; next: () => Promise<RealWorker> }) => Promise<void>,
+  ): Promise<void> {
     const dir = tempDir();
     const cfg = configFor(sb, dir);
     const taskQueue = `cbp-real-${randomUUID()}`;
-    const input = deathInput(3);
+    const input = deathInput(o.days);
     const child = await childWorker(dir, taskQueue);
     let next: RealWorker | undefined;
     try {
-      await faults({ routes: { 'POST /reporting/chargebacks': { latencyMs: 4000 } } });
-      const handle = await env.client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue, workflowId: `cbp-backfill-sigterm-${randomUUID()}`, args: [input] });
+      await faults({ routes: { 'POST /reporting/chargebacks': { latencyMs: o.latencyMs } } });
+      const handle = await env.client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue, workflowId: `cbp-backfill-${o.id}-${randomUUID()}`, args: [input] });
+      await body({ cfg, input, child, handle, next: async () => (next = await realWorker(cfg, taskQueue)) });
+    } finally {
+      await faults({});
+      if (child.child.exitCode === null) child.child.kill('SIGKILL');
+      await next?.stop();
+    }
+  }
+
+  it('lets the running download finish when `cbp worker` gets SIGTERM, and a next worker finishes the run; the store equals a clean run', async () => {
+    await whenTheWorkerDies({ days: 3, latencyMs: 4000, id: 'sigterm' }, async ({ cfg, input, child, handle, next }) => {
       await whileDownloading(handle, 1);
       child.child.kill('SIGTERM');
       const exit = await child.exited;
@@ -468,44 +486,32 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
       expect(eventsOf(mid, 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED').length).toBe(startedActivities(mid).length);
       expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
 
-      next = await realWorker(cfg, taskQueue);
+      const w = await next();
       const r = (await handle.result()) as BackfillResult;
       expect(r).toMatchObject({ status: 'done', planned: 3, loaded: 3 });
       await checkAndRecord('backfill-worker-sigterm', handle);
-      await next.stop();
+      await w.stop();
       const local = await localStore((runner) => runner.backfill(input));
       expect(await dumpFile(cfg)).toEqual(local);
-    } finally {
-      await faults({});
-      if (child.child.exitCode === null) child.child.kill('SIGKILL');
-      await next?.stop();
-    }
+    });
   }, 180_000);
 
   it('retries the activities of a worker killed with SIGKILL mid-backfill on a new worker; the store equals a clean run, nothing loaded twice', async () => {
-    const dir = tempDir();
-    const cfg = configFor(sb, dir);
-    const taskQueue = `cbp-real-${randomUUID()}`;
-    const input = deathInput(5);
-    const child = await childWorker(dir, taskQueue);
-    let next: RealWorker | undefined;
-    try {
-      await faults({ routes: { 'POST /reporting/chargebacks': { latencyMs: 3000 } } });
-      const handle = await env.client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue, workflowId: `cbp-backfill-kill-${randomUUID()}`, args: [input] });
+    await whenTheWorkerDies({ days: 5, latencyMs: 3000, id: 'kill' }, async ({ cfg, input, child, handle, next }) => {
       await whileDownloading(handle, 2);
       child.child.kill('SIGKILL');
       expect((await child.exited).signal).toBe('SIGKILL');
       await faults({});
 
       // The new worker gets the killed download once its heartbeat times out (1 minute), then the rest.
-      next = await realWorker(cfg, taskQueue);
+      const w = await next();
       const r = (await handle.result()) as BackfillResult;
       expect(r).toMatchObject({ status: 'done', planned: 5, loaded: 5 });
       const h = await checkAndRecord('backfill-worker-killed', handle);
       const fetches = startedActivities(h).filter((a) => a.name === 'fetchAndLoad');
       expect(fetches.filter((a) => a.attempt === 2)).toHaveLength(1);
       expect(eventsOf(h, 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT').length).toBe(0); // a retried attempt's timeout is not an event of its own
-      await next.stop();
+      await w.stop();
 
       // Nothing loaded twice: one landing file per window, loaded once, and one fetch record per window.
       const loads = await withStoreFile(cfg, (s) =>
@@ -514,11 +520,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
       expect(loads.map((l) => [Number(l.files), Number(l.loads)])).toEqual(Array.from({ length: 5 }, () => [1, 1]));
       const local = await localStore((runner) => runner.backfill(input));
       expect(await dumpFile(cfg)).toEqual(local);
-    } finally {
-      await faults({});
-      if (child.child.exitCode === null) child.child.kill('SIGKILL');
-      await next?.stop();
-    }
+    });
   }, 240_000);
 
   it('fails fast on a wrong reporting key: one attempt, the CBP_ERR_* code and message in the failure', async () => {
