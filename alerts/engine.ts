@@ -2,11 +2,12 @@
 // states to record (alerts/notices.ts, pure) → the alert tables (store/alerts.ts). Notice ids are a hash of
 // what the notice says, so evaluating the same data twice writes nothing new.
 import type { Store } from '../store/db.ts';
-import { midRanges, monthOf, ratioMids, ratioRowsOf } from '../store/ratios.ts';
+import { monthOf, ratioRowsOf } from '../store/ratios.ts';
+import { refreshRatioInputs, touchedMonths } from '../store/ratio-inputs.ts';
 import { createHash } from 'node:crypto';
 import {
-  deliveriesOf, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, ratioRowsForAlerts, recordEvaluation, recordedStates,
-  saveEvaluation, sourceMarks, writeExplanations, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
+  deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, recordEvaluation, recordedStates, stageHotSeries,
+  saveEvaluation, writeExplanations, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
   type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
@@ -62,23 +63,26 @@ export function lookbackMonths(set: RuleSet): number {
   return Math.max(1, ...all.map((r) => r.months_to_enter + r.months_to_leave));
 }
 
-/** Months from a to b (YYYY-MM), b − a. */
-function monthsBetween(a: string, b: string): number {
-  return (Number(b.slice(0, 4)) - Number(a.slice(0, 4))) * 12 + Number(b.slice(5, 7)) - Number(a.slice(5, 7));
-}
+export { touchedMonths };
 
-/** The months whose fingerprints differ between two sets of marks (added, changed or gone). */
-export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[] {
-  const key = (m: SourceMark) => `${m.source}\u0000${m.month}`;
-  const was = new Map(before.map((m) => [key(m), m]));
-  const out = new Set<string>();
-  for (const m of now) {
-    const b = was.get(key(m));
-    if (!b || b.fingerprint !== m.fingerprint || b.row_count !== m.row_count) out.add(m.month);
-    was.delete(key(m));
-  }
-  for (const b of was.values()) out.add(b.month);
-  return [...out].sort();
+/**
+ * Contiguous ranges of MIDs (in the order given: SQL's) covering every MID, each holding at most `size` hot ones:
+ * the batches an evaluation judges and writes in.
+ */
+export function hotRanges(mids: Array<{ mid: string; hot: boolean }>, size: number): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  let start = 0;
+  let n = 0;
+  mids.forEach((m, i) => {
+    if (m.hot) n++;
+    if (n === Math.max(1, size) && i + 1 < mids.length) {
+      out.push([mids[start].mid, m.mid]);
+      start = i + 1;
+      n = 0;
+    }
+  });
+  if (start < mids.length) out.push([mids[start].mid, mids[mids.length - 1].mid]);
+  return out;
 }
 
 /**
@@ -174,24 +178,29 @@ export interface EvaluateAlertsResult {
   newNotices: Notice[];
   /** first month judged (null: every month) */
   fromMonth: string | null;
-  /** milliseconds spent per phase: marks (fingerprints), sql (hot series found and read), rules (levels and notices, JS), explain (hot rows' explanations, JS), writes */
-  timings: Record<'marks' | 'sql' | 'rules' | 'explain' | 'writes', number>;
+  /**
+   * milliseconds spent per phase: inputs (fingerprints, and the ratio inputs of months whose sources changed computed
+   * again: store/ratio-inputs.ts), marks (the last evaluation's), sql (hot series found and read), rules (levels and
+   * notices, JS), explain (hot rows' explanations, JS), writes
+   */
+  timings: Record<'inputs' | 'marks' | 'sql' | 'rules' | 'explain' | 'writes', number>;
 }
 
 /**
  * Evaluates every rule over the store's ratios and records states, new notices and the explanations of the
- * series the rules judged. MIDs go in batches (batchMids at a time, default 1,000 for every month, up to 5,000
- * when fewer months are judged). In each, DuckDB finds the hot series: a month in a level's watch band under the
- * MID's rules, or a level recorded as reached. Only those reach JS, to be judged (rules/evaluate.ts), noticed and
- * explained; every other row can be at no level, in no watch band and owes no notice, and mart_ratios explains it
- * when read from the rules saved with the evaluation (saveEvaluation). So 10,000 MIDs × 36 months never sit in
- * memory, and a full evaluation writes the few rows the rules can move.
+ * series the rules judged. First the ratio inputs kept per month are brought up to date (store/ratio-inputs.ts:
+ * only the months whose sources changed are computed again). Then one statement finds the hot series of every
+ * MID: a month in a level's watch band under the MID's rules, or a level recorded as reached. Only those reach
+ * JS, batchMids hot MIDs at a time (default 1,000), to be judged (rules/evaluate.ts), noticed and explained; every
+ * other row can be at no level, in no watch band and owes no notice, and mart_ratios explains it when read from
+ * the rules saved with the evaluation (saveEvaluation). So 10,000 MIDs × 36 months never sit in memory, and a
+ * full evaluation writes the few rows the rules can move.
  */
 export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions & { batchMids?: number }): Promise<EvaluateAlertsResult> {
   const asOfMonth = monthOf(opts.asOf);
   const now = (opts.now ?? new Date()).toISOString();
   const notifySince = opts.notifySince ?? addMonths(asOfMonth, -1);
-  const timings = { marks: 0, sql: 0, rules: 0, explain: 0, writes: 0 };
+  const timings = { inputs: 0, marks: 0, sql: 0, rules: 0, explain: 0, writes: 0 };
   const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: null, timings };
   const timed = async <T>(phase: keyof typeof timings, fn: () => Promise<T> | T): Promise<T> => {
     const t0 = performance.now();
@@ -201,7 +210,9 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const floors = targetFloors(opts.rules);
   // Which months to judge: those touched since the last evaluation (and every month after its asOf), else all.
   const hash = rulesHash(opts.rules);
-  const marks = await timed('marks', () => sourceMarks(store));
+  // The ratio inputs of the months whose sources changed are computed again (all of them the first time), and the
+  // fingerprints they reflect are those this evaluation compares with the last one's.
+  const { marks } = await timed('inputs', () => refreshRatioInputs(store));
   const last = opts.full ? null : await timed('marks', () => lastEvaluation(store));
   let fromMonth: string | null = null;
   if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth) {
@@ -220,10 +231,11 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     result.projectedLevels += j.projectedLevels;
     const shown = fromMonth === null ? rows : rows.filter((r) => r.month >= fromMonth);
     const explained = await timed('explain', () => explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow));
-    await timed('writes', async () => {
+    // One transaction a batch: its states, notices and explanations are recorded together or not at all.
+    await timed('writes', () => store.transaction(async () => {
       await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
       await writeExplanations(store, { ...where, asOfMonth, fromMonth, rows: explained, at: now });
-    });
+    }));
   };
   // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).
   const groups = Object.entries(opts.rules.groups ?? {});
@@ -246,12 +258,12 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   }
   const conditions = await stageRules(store, { ...tables, grouped: evaluated.grouped });
   const watchFraction = watchOf(opts.rules).fraction;
-  // A batch holds about 1,000 MIDs × 36 months of rule-read rows in DuckDB (its memory), of which only the hot
-  // series reach JS: more MIDs when fewer months are judged (a nightly).
-  const windowMonths = windowFrom === null ? 36 : monthsBetween(windowFrom, asOfMonth) + 1;
-  const batchMids = opts.batchMids ?? Math.min(5_000, Math.max(1_000, Math.round((1_000 * 36) / windowMonths)));
-  for (const [lo, hi] of midRanges(await ratioMids(store), batchMids)) {
-    let rows = await timed('sql', () => ratioRowsForAlerts(store, { floors, watchFraction, conditions, asOfMonth, lo, hi, fromMonth: windowFrom, recordedFrom: windowFrom }));
+  // The hot series of every MID in one statement over the kept inputs; then their rows, judged and written a batch
+  // of hot MIDs at a time (every MID in one of the batches: a batch's writes replace what its range held).
+  const mids = await timed('sql', () => stageHotSeries(store, { floors, watchFraction, conditions, asOfMonth, fromMonth: windowFrom, recordedFrom: windowFrom }));
+  for (const [lo, hi] of hotRanges(mids, opts.batchMids ?? 1_000)) {
+    const hot = mids.filter((m) => m.hot && m.mid >= lo && m.mid <= hi).map((m) => m.mid);
+    let rows = await timed('sql', () => hotSeriesRows(store, { floors, asOfMonth, mids: hot, fromMonth: windowFrom }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));
     const recorded = await timed('sql', () => recordedStates(store, { lo, hi }));
@@ -304,10 +316,6 @@ export interface AfterLoadResult {
   noticesQueued: number;
 }
 
-/**
- * What the orchestration calls after every load (activities' computeRatios): evaluate, record, and mark
- * new notices for delivery unless notify is false (a backfill records history without paging anyone).
- */
 /**
  * What the orchestration calls after every load (activities' computeRatios): evaluate, record, and mark
  * new notices for delivery unless notify is false (a backfill records history without paging anyone).

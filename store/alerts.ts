@@ -6,7 +6,8 @@
 // history or a delivery state changed (what `cbp alerts` shows analysts).
 import type { Store } from './db.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
-import { toRatioRow } from './ratios.ts';
+import { readRatioRows } from './ratios.ts';
+import type { RatioRow } from '../contract/ratios.ts';
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
@@ -109,12 +110,12 @@ const stamp = (v: unknown): string | null => (v === null || v === undefined ? nu
 const lit = (v: string) => `'${v.replaceAll("'", "''")}'`;
 
 /**
- * The SQL of a series' being hot, over the rows of `w` (alias w): a row meeting a level's watch band (ratio and
+ * The SQL of a series' being hot, over the rows of `rows` (default w; alias w): a row meeting a level's watch band (ratio and
  * every condition × the watch fraction, or the level itself when the fraction is above 1) under a rule of its
  * MID's class in force that month (stageRules' temp tables k and c). No other series can be at a level, in the
  * watch band, or owe a notice (bar a level recorded before): its explanation is the same from any of its months.
  */
-function hotRowsSql(watchFraction: number, conditions: number): string {
+function hotRowsSql(watchFraction: number, conditions: number, rows = 'w'): string {
   const f = Math.min(1, watchFraction);
   if (!Number.isFinite(f) || f <= 0) throw new RangeError(`not a watch fraction: ${watchFraction}`);
   const scaled = (v: string) => (f === 1 ? v : `${v} * ${f.toString()}::DOUBLE`);
@@ -124,7 +125,7 @@ function hotRowsSql(watchFraction: number, conditions: number): string {
     return ` AND (${k}_field IS NULL OR CASE ${k}_cmp WHEN '>=' THEN ${v} >= ${scaled(`${k}_value`)} ELSE ${v} > ${scaled(`${k}_value`)} END)`;
   }).join('');
   return `SELECT w.mid, w.network, w.program
-         FROM w LEFT JOIN _cbp_mid_class c USING (mid)
+         FROM ${rows} w LEFT JOIN _cbp_mid_class c USING (mid)
          JOIN _cbp_rules k ON k.class = coalesce(c.class, '') AND k.network = w.network AND k.program = w.program AND k.metric = w.metric
           AND k.from_month <= w.month AND k.to_month >= w.month
         WHERE isfinite(w.ratio)
@@ -138,50 +139,95 @@ export interface StagedRules {
   conditions: number;
 }
 
+/** The rule-read network × program × metric of some floors as SQL: a VALUES list, and the programs as an IN list. */
+function targetsSql(floors: RuleFloor[]): { pairs: string; programs: string } {
+  return {
+    pairs: [...new Set(floors.map((f) => `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)})`))].join(', '),
+    programs: [...new Set(floors.map((f) => lit(f.program)))].join(', '),
+  };
+}
+
 /**
- * The ratio rows evaluation judges for MIDs lo..hi (months up to asOfMonth), sorted by mid, network, program,
- * metric, month, is_projection. Only series (mid × network × program) the rules can move are read: those with a
- * month in the watch band of a level of their MID's rules (stageRules must have staged them), and those with a
- * level recorded as reached (which later figures may take back); the rest never reach memory: mart_ratios
- * explains their rows when read (sql/views/40_ratios.sql mart_ratios_between). floors name the network × program
- * × metric some rule reads (targetFloors): only those rows are computed.
+ * A condition no hot row fails (rows of w): its ratio at or above the lowest watch band of any rule of its network ×
+ * program × metric (floors, whatever the class and the months). Cheap, so that the join with the rules
+ * (hotRowsSql) sees the few rows near a level rather than every row.
  */
-export async function ratioRowsForAlerts(
-  store: ReadStore,
-  q: StagedRules & { floors: RuleFloor[]; asOfMonth: string; lo: string; hi: string; fromMonth?: string | null; recordedFrom?: string | null },
-): Promise<ReturnType<typeof toRatioRow>[]> {
-  if (q.floors.length === 0) return [];
-  const pairs = [...new Set(q.floors.map((f) => `(${lit(f.network)}, ${lit(f.program)}, ${lit(f.metric)})`))].join(', ');
-  const programs = [...new Set(q.floors.map((f) => lit(f.program)))].join(', ');
-  // One statement: the batch's rule-read rows computed once (materialized), the hot series found in them, their
-  // rows returned. A plain IN list on program is pushed down into the views (the join on t alone is not).
-  const sql = `WITH t(network, program, metric) AS (VALUES ${pairs}),
-     w AS MATERIALIZED (
-       SELECT m.*
-         FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE) m
-         SEMI JOIN t USING (network, program, metric)
-        WHERE m.mid >= $lo AND m.mid <= $hi AND m.program IN (${programs})
-     ), hot AS (
-       ${hotRowsSql(q.watchFraction, q.conditions)}
-       UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom AND mid >= $lo AND mid <= $hi
-     )
-     SELECT w.* FROM w SEMI JOIN hot USING (mid, network, program)
+function nearFloorSql(floors: RuleFloor[]): string {
+  const low = new Map<string, number>();
+  for (const f of floors) {
+    const k = `${f.network}\u0000${f.program}\u0000${f.metric}`;
+    low.set(k, Math.min(low.get(k) ?? Infinity, f.min));
+  }
+  const arms = [...low].map(([k, min]) => {
+    const [network, program, metric] = k.split('\u0000');
+    return `WHEN w.network = ${lit(network)} AND w.program = ${lit(program)} AND w.metric = ${lit(metric)} THEN w.ratio >= ${Number.isFinite(min) ? `${min.toString()}::DOUBLE` : 'NULL'}`;
+  });
+  return arms.length ? `coalesce(CASE ${arms.join(' ')} END, FALSE)` : 'FALSE';
+}
+
+/**
+ * Finds the series (mid × network × program) the evaluation judges, into the temp table _cbp_hot, from the ratio
+ * inputs kept per month (store/ratio-inputs.ts, refreshed first): those with a month (fromMonth .. asOfMonth) in the
+ * watch band of a level of their MID's rules (stageRules must have staged them), and those with a level recorded as
+ * reached since recordedFrom (which later figures may take back). No other series can be at a level, in a watch
+ * band or owe a notice: mart_ratios explains their rows when read (sql/views/40_ratios.sql mart_ratios_between).
+ * floors name the network × program × metric some rule reads (targetFloors): only those rows are computed. Returns
+ * every MID (those with MID report figures, and those of a hot series), in SQL's order, each with whether it has a
+ * hot series.
+ */
+export async function stageHotSeries(
+  store: Store,
+  q: StagedRules & { floors: RuleFloor[]; asOfMonth: string; fromMonth?: string | null; recordedFrom?: string | null },
+): Promise<Array<{ mid: string; hot: boolean }>> {
+  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_hot (mid VARCHAR, network VARCHAR, program VARCHAR)');
+  const { pairs, programs } = targetsSql(q.floors);
+  const params = { asof: q.asOfMonth, from: q.fromMonth ?? '0001-01', recfrom: q.recordedFrom ?? '0000-00' };
+  const hot = q.floors.length === 0 ? '' : `WITH t(network, program, metric) AS (VALUES ${pairs}),
+     w AS (
+       SELECT m.* FROM ratio_rows_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE, cached := TRUE) m
+        SEMI JOIN t USING (network, program, metric)
+        WHERE m.program IN (${programs})
+     ), near AS (SELECT * FROM w WHERE isfinite(w.ratio) AND ${nearFloorSql(q.floors)})
+     ${hotRowsSql(q.watchFraction, q.conditions, 'near')} UNION `;
+  await store.run(`INSERT INTO _cbp_hot ${hot}SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom`, hot ? params : { recfrom: params.recfrom });
+  const mids = await store.all<{ mid: string; hot: boolean }>(`SELECT mid, bool_or(hot) AS hot
+     FROM (SELECT DISTINCT mid, FALSE AS hot FROM mid_stats UNION ALL SELECT DISTINCT mid, TRUE FROM _cbp_hot) GROUP BY mid ORDER BY mid`);
+  return mids.map((r) => ({ mid: String(r.mid), hot: r.hot === true }));
+}
+
+/**
+ * The ratio rows of the hot series (stageHotSeries) of these MIDs, months fromMonth .. asOfMonth, from the kept ratio
+ * inputs, sorted by mid, network, program, metric, month, is_projection: what evaluation judges.
+ */
+export async function hotSeriesRows(
+  store: Pick<Store, 'columns'>,
+  q: { floors: RuleFloor[]; asOfMonth: string; mids: string[]; fromMonth?: string | null },
+): Promise<RatioRow[]> {
+  if (q.floors.length === 0 || q.mids.length === 0) return [];
+  const { pairs, programs } = targetsSql(q.floors);
+  // The MIDs as a list of literals reach the scan of the kept inputs (a join with _cbp_hot alone would compute
+  // every MID's rows first); plain IN lists on program likewise.
+  const sql = `WITH t(network, program, metric) AS (VALUES ${pairs})
+     SELECT m.*
+       FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE, cached := TRUE) m
+       SEMI JOIN t USING (network, program, metric)
+       SEMI JOIN _cbp_hot h USING (mid, network, program)
+      WHERE m.mid IN (${q.mids.map(lit).join(', ')}) AND m.program IN (${programs})
       ORDER BY mid, network, program, metric, month, is_projection`;
-  const params = { asof: q.asOfMonth, lo: q.lo, hi: q.hi, from: q.fromMonth ?? '0001-01', recfrom: q.recordedFrom ?? '0000-00' };
-  return (await store.all<Record<string, unknown>>(sql, params)).map(toRatioRow);
+  return readRatioRows(store, sql, { asof: q.asOfMonth, from: q.fromMonth ?? '0001-01' });
 }
 
 /**
  * The ratio rows of MIDs lo..hi (or one MID) to be explained for months shownFrom on (up to asOf's month when
  * given), sorted like forEachRatioBatch's: every month of the hot series (their levels need their history, as
- * ratioRowsForAlerts reads them), the shown months alone of every other series (nothing in them is ever met, so
+ * stageHotSeries finds them), the shown months alone of every other series (nothing in them is ever met, so
  * their explanation is the same from those months alone). What `cbp ratios` and `cbp report` judge, instead of
  * every month of every MID. ruleReadOnly: only the network × program × metric some staged rule reads.
  */
 export async function ratioRowsToExplain(
-  store: ReadStore,
+  store: Pick<Store, 'columns'>,
   q: StagedRules & { lo: string; hi: string; mid?: string; shownFrom: string; asOfMonth?: string; actualOnly?: boolean; ruleReadOnly?: boolean },
-): Promise<ReturnType<typeof toRatioRow>[]> {
+): Promise<RatioRow[]> {
   const where = ['m.mid >= $lo', 'm.mid <= $hi'];
   // Rows no staged rule reads have no explanation: left out when the caller shows none of them.
   if (q.ruleReadOnly) where.push('(m.network, m.program, m.metric) IN (SELECT (network, program, metric) FROM _cbp_rules)');
@@ -195,7 +241,7 @@ export async function ratioRowsToExplain(
          ON h.mid = w.mid AND h.network = w.network AND h.program = w.program
       WHERE h.is_hot OR w.month >= $shown
       ORDER BY w.mid, w.network, w.program, w.metric, w.month, w.is_projection`;
-  return (await store.all<Record<string, unknown>>(sql, params)).map(toRatioRow);
+  return readRatioRows(store, sql, params);
 }
 
 /** One rule of a rules class, as the SQL of cold rows reads it (alerts/engine.ts ruleTables builds them). */
@@ -232,9 +278,9 @@ export interface MidClassRow {
 }
 
 /**
- * Stages the rules for ratioRowsForAlerts: the rules of each class with their conditions as columns (c1_*, c2_*,
+ * Stages the rules for stageHotSeries and ratioRowsToExplain: the rules of each class with their conditions as columns (c1_*, c2_*,
  * ...), the MIDs with a class of their own, and the (mid, program) pairs judged in a group (left to the group's
- * pass). Temp tables, once per evaluation. Returns how many condition columns there are (ratioRowsForAlerts'
+ * pass). Temp tables, once per evaluation. Returns how many condition columns there are (StagedRules'
  * `conditions`).
  */
 export async function stageRules(store: Pick<Store, 'run'>, q: { rules: RuleTableRow[]; classes: MidClassRow[]; grouped: Array<{ mid: string; program: string }> }): Promise<number> {

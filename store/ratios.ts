@@ -1,10 +1,10 @@
 // Query helpers over the ratio views (sql/views/40_ratios.sql, 41_ratio_quality.sql).
-import type { Store } from './db.ts';
+import type { Params, Store } from './db.ts';
 import type { RatioRow } from '../contract/ratios.ts';
 import { UsageError } from '../lib/errors.ts';
 
 /** The part of a Store these helpers use (a snapshot opened read-only fits too). */
-export type QueryStore = Pick<Store, 'all'>;
+export type QueryStore = Pick<Store, 'all' | 'columns'>;
 
 export interface RatioQuery {
   /** Only months up to this instant's UTC month (default: all). */
@@ -65,6 +65,51 @@ export function toRatioRow(r: Record<string, unknown>): RatioRow {
   };
 }
 
+/**
+ * The ratio rows a query returns (the columns of ratio_rows_covered_between; the explanation columns of mart_ratios
+ * are not read), read column by column: a batch of tens of thousands of rows without an object per value.
+ */
+export async function readRatioRows(store: Pick<Store, 'columns'>, sql: string, params?: Params): Promise<RatioRow[]> {
+  const r = await store.columns(sql, params);
+  const c = (n: string) => r.column(n);
+  const [mid, network, program, metric, month, numerator, denominator, denominatorMonth] =
+    ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month'].map(c);
+  const [nc, na, dc, da, mtc, mta, ratio, pct, bps, reason, proj, partial, covered, inMonth, observed, complete] =
+    ['numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount',
+      'ratio', 'ratio_pct', 'ratio_bps', 'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month',
+      'tc40_observed_from', 'numerator_complete'].map(c);
+  const out: RatioRow[] = new Array(r.length);
+  for (let i = 0; i < r.length; i++) {
+    out[i] = {
+      mid: String(mid[i]),
+      network: network[i] as RatioRow['network'],
+      program: program[i] as RatioRow['program'],
+      metric: metric[i] as RatioRow['metric'],
+      month: String(month[i]),
+      numerator: num(numerator[i]),
+      denominator: num(denominator[i]),
+      denominator_month: denominatorMonth[i] == null ? null : String(denominatorMonth[i]),
+      numerator_count: num(nc[i]),
+      numerator_amount: num(na[i]),
+      denominator_count: num(dc[i]),
+      denominator_amount: num(da[i]),
+      month_transaction_count: num(mtc[i]),
+      month_transaction_amount: num(mta[i]),
+      ratio: num(ratio[i]),
+      ratio_pct: num(pct[i]),
+      ratio_bps: num(bps[i]),
+      no_ratio_reason: reason[i] == null ? null : String(reason[i]),
+      is_projection: proj[i] === true,
+      is_partial: partial[i] === true,
+      days_covered: num(covered[i]),
+      days_in_month: num(inMonth[i]),
+      tc40_observed_from: observed[i] == null ? null : String(observed[i]).slice(0, 10),
+      numerator_complete: complete[i] !== false,
+    };
+  }
+  return out;
+}
+
 /** The MIDs with MID report figures, sorted (the unit ratios are computed in batches of). */
 export async function ratioMids(store: QueryStore, mid?: string): Promise<string[]> {
   const rows = await store.all<{ mid: string }>(
@@ -113,12 +158,12 @@ export async function forEachRatioBatch(
 ): Promise<void> {
   const { where, params } = ratioSql(q);
   for (const [lo, hi] of midRanges(await ratioMids(store, q.mid), batchMids)) {
-    const rows = await store.all<Record<string, unknown>>(
+    const rows = await readRatioRows(store,
       `SELECT * FROM ${RATIO_ROWS} WHERE ${[...where, 'mid >= $lo', 'mid <= $hi'].join(' AND ')}
         ORDER BY mid, network, program, metric, month, is_projection`,
       { ...params, lo, hi },
     );
-    await fn(rows.map(toRatioRow));
+    await fn(rows);
   }
 }
 
@@ -132,12 +177,11 @@ export async function ratioRowsOf(store: QueryStore, q: { mids: string[]; progra
   const mids = q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ');
   const programs = q.programs.map((p, i) => { params[`p${i}`] = p; return `$p${i}`; }).join(', ');
   if (q.asOf !== undefined) params.asof = monthOf(q.asOf);
-  const rows = await store.all<Record<string, unknown>>(
+  return readRatioRows(store,
     `SELECT * FROM ${RATIO_ROWS} WHERE mid IN (${mids}) AND program IN (${programs}) ${q.asOf !== undefined ? 'AND month <= $asof' : ''}
       ORDER BY mid, network, program, metric, month, is_projection`,
     params,
   );
-  return rows.map(toRatioRow);
 }
 
 /**

@@ -41,14 +41,17 @@ describe("an alert notice's chart", () => {
   });
 
   it('draws none for a notice whose series has no figures (the PNG itself: notifiers-email and -webhook tests)', async () => {
-    const store = { all: async <T,>() => [] as T[] };
+    const store = { all: async <T,>() => [] as T[], columns: async () => ({ length: 0, column: () => [] }) };
     expect(await noticeChart(store, rules, notice)).toBeNull();
   });
 
   it('leaves a chart that fails out, once per notice, with a warning naming the notice', async () => {
     const warnings: string[] = [];
     let reads = 0;
-    const broken = { all: async <T,>(): Promise<T[]> => { reads++; throw new Error('snapshot gone'); } };
+    const broken = {
+      all: async <T,>(): Promise<T[]> => { reads++; throw new Error('snapshot gone'); },
+      columns: async (): Promise<never> => { reads++; throw new Error('snapshot gone'); },
+    };
     const chartOf = noticeCharts(broken, rules, { warn: (_o, msg) => warnings.push(msg) });
     expect(await chartOf(notice)).toBeNull();
     expect(await chartOf(notice)).toBeNull();

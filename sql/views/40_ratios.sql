@@ -113,35 +113,53 @@ GROUP BY ALL;
 
 CREATE OR REPLACE VIEW int_tc40__monthly AS SELECT * FROM ratio_tc40_between(DATE '0001-01-01', DATE '9999-12-01');
 
--- One long row per mid x network x program x metric x month, before division.
-CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day) AS TABLE
+-- Everything a ratio row of any program reads, one row per mid x network x month: the month's figures (its best
+-- window), the previous month's transactions (counted only when its own window was complete) and the numerators.
+-- Kept per month in ratio_month_inputs (store/ratio-inputs.ts) for the alert evaluation: only the months whose
+-- sources changed are computed again, and what it reads from there is these rows exactly.
+CREATE OR REPLACE MACRO ratio_month_inputs_between(first_day, last_day) AS TABLE
 WITH stats AS NOT MATERIALIZED (
   -- The months asked for and the one before (Mastercard's and Discover's denominators). Not materialized: read
   -- twice (the month and the one before), each read keeps the caller's filters (a batch's MID range) in the scan
   -- of mid_stats, where a materialized one read every row of the table for every batch.
   SELECT * FROM ratio_stats_between((first_day - INTERVAL 1 MONTH)::DATE, last_day)
 ), cur AS (
-  SELECT s.*,
-    strftime(s.window_start - INTERVAL 1 MONTH, '%Y-%m') AS prev_month
+  SELECT s.*
   FROM stats s
   WHERE s.window_start >= first_day
-), j AS (
-  SELECT
-    cur.*,
-    -- The previous month counts only when its own window was complete.
-    CASE WHEN NOT p.is_partial THEN p.transaction_count END AS prev_transaction_count,
-    CASE WHEN NOT p.is_partial THEN p.transaction_amount END AS prev_transaction_amount,
-    coalesce(cb.fraud_count, 0) AS fraud_count,
-    coalesce(cb.fraud_amount, 0) AS fraud_amount,
-    coalesce(cb.vamp_dispute_count, 0) AS vamp_dispute_count,
-    coalesce(cb.vamp_dispute_amount, 0) AS vamp_dispute_amount,
-    -- TC40s are Visa's: other networks get 0 (kept out of the join condition so it stays a hash join).
-    CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_count, 0) ELSE 0 END AS tc40_count,
-    CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount
-  FROM cur
-  LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
-  LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
-  LEFT JOIN ratio_tc40_between(first_day, last_day) t ON t.mid = cur.mid AND t.month = cur.month
+)
+SELECT
+  cur.mid, cur.network, cur.month, cur.month_idx,
+  strftime(cur.window_start - INTERVAL 1 MONTH, '%Y-%m') AS prev_month,
+  cur.window_start, cur.window_end, cur.days_covered, cur.days_in_month, cur.is_partial,
+  cur.chargeback_count, cur.chargeback_amount, cur.transaction_count, cur.transaction_amount,
+  cur.previous_month_transaction_count, cur.previous_month_transaction_amount,
+  -- The previous month counts only when its own window was complete.
+  CASE WHEN NOT p.is_partial THEN p.transaction_count END AS prev_transaction_count,
+  CASE WHEN NOT p.is_partial THEN p.transaction_amount END AS prev_transaction_amount,
+  coalesce(cb.fraud_count, 0) AS fraud_count,
+  coalesce(cb.fraud_amount, 0) AS fraud_amount,
+  coalesce(cb.vamp_dispute_count, 0) AS vamp_dispute_count,
+  coalesce(cb.vamp_dispute_amount, 0) AS vamp_dispute_amount,
+  -- TC40s are Visa's: other networks get 0 (kept out of the join condition so it stays a hash join).
+  CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_count, 0) ELSE 0 END AS tc40_count,
+  CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount
+FROM cur
+LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
+LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
+LEFT JOIN ratio_tc40_between(first_day, last_day) t ON t.mid = cur.mid AND t.month = cur.month;
+
+-- One long row per mid x network x program x metric x month, before division. cached := TRUE reads the month
+-- inputs kept in ratio_month_inputs (as fresh as store/ratio-inputs.ts refreshRatioInputs last made them: the alert
+-- evaluation refreshes them first) instead of computing them from the sources; the branch not taken is not run.
+CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day, cached := FALSE) AS TABLE
+WITH j AS (
+  SELECT * FROM ratio_month_inputs_between(first_day, last_day) WHERE NOT cached
+  UNION ALL BY NAME
+  SELECT * FROM ratio_month_inputs
+   WHERE cached
+     AND month_idx >= (year(first_day) * 12 + month(first_day) - 1)::INTEGER
+     AND month_idx <= (year(last_day) * 12 + month(last_day) - 1)::INTEGER
 ), programs(network, program, metric, prev) AS (
   -- Each program-metric as data: prev = the denominator is the previous month's.
   VALUES
@@ -202,11 +220,11 @@ CREATE OR REPLACE VIEW int_ratio_inputs AS SELECT * FROM ratio_inputs_between(DA
 -- The ratios. Observed rows (is_projection = false; month-to-date when is_partial) and, for each open
 -- month, a projection to month end from the run rate (numerators, and same-month denominators, times
 -- days_in_month / days_covered). A projection is labelled as one and never replaces an observed row.
-CREATE OR REPLACE MACRO ratio_rows_between(first_day, last_day) AS TABLE
+CREATE OR REPLACE MACRO ratio_rows_between(first_day, last_day, cached := FALSE) AS TABLE
 WITH obs AS (
   SELECT i.*, v.is_projection,
     CASE WHEN v.is_projection THEN days_in_month::DOUBLE / days_covered::DOUBLE ELSE 1.0::DOUBLE END AS factor
-  FROM ratio_inputs_between(first_day, last_day) i
+  FROM ratio_inputs_between(first_day, last_day, cached := cached) i
   JOIN (VALUES (FALSE), (TRUE)) v(is_projection) ON NOT v.is_projection OR (i.is_partial AND i.days_covered > 0)
 ), scaled AS (
   SELECT
@@ -240,13 +258,13 @@ FROM nd;
 -- event carried none), as windows are judged done by the service's Date: a sandbox or a service whose clock is
 -- not the receiver's gives the same coverage. A VAMP / VFMP month starting before that counts disputes alone, a
 -- partial numerator.
-CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day) AS TABLE
+CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day, cached := FALSE) AS TABLE
 SELECT
   nd.*,
   cap.tc40_observed_from,
   NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
     OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete
-FROM ratio_rows_between(first_day, last_day) nd
+FROM ratio_rows_between(first_day, last_day, cached := cached) nd
 CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap;
 
 -- Text of reasons, as rules/explain.ts writes it: a fraction as a percentage rounded half up through whole
