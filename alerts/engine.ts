@@ -6,16 +6,16 @@ import { monthOf, ratioRowsOf } from '../store/ratios.ts';
 import { refreshRatioInputs, touchedMonths } from '../store/ratio-inputs.ts';
 import { createHash } from 'node:crypto';
 import {
-  deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, recordEvaluation, recordedStates, stageHotSeries,
-  saveEvaluation, writeExplanations, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
+  deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, recordJudgedBatch, recordedStates, stageHotSeries,
+  saveEvaluation, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
   type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
 import { CONDITION_LABELS, figure, percent } from '../rules/explain.ts';
 import { addMonths } from '../rules/evaluate.ts';
-import { explainWith } from '../rules/explain.ts';
+import { explainEach } from '../rules/explain.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
-import type { RatioRow } from '../contract/ratios.ts';
+import type { RatioExplanation, RatioRow } from '../contract/ratios.ts';
 import { deliveryState, judgeBatch, ruleTargets, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
 
 // The pure part, where its callers have always found it.
@@ -230,11 +230,15 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     result.levelsReached += j.levelsReached;
     result.projectedLevels += j.projectedLevels;
     const shown = fromMonth === null ? rows : rows.filter((r) => r.month >= fromMonth);
-    const explained = await timed('explain', () => explainWith(shown, j.levels, j.projections, opts.rules).map(explanationRow));
+    const explained = await timed('explain', () => {
+      const out: ExplanationRow[] = [];
+      explainEach(shown, j.levels, j.projections, opts.rules, (r, e) => out.push(explanationRow(r, e)));
+      return out;
+    });
     // One transaction a batch: its states, notices and explanations are recorded together or not at all.
-    await timed('writes', () => store.transaction(async () => {
-      await recordEvaluation(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
-      await writeExplanations(store, { ...where, asOfMonth, fromMonth, rows: explained, at: now });
+    await timed('writes', () => recordJudgedBatch(store, {
+      states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id),
+      explanations: { ...where, asOfMonth, fromMonth, rows: explained, at: now },
     }));
   };
   // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).
@@ -281,12 +285,12 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   return result;
 }
 
-function explanationRow(r: ReturnType<typeof explainWith>[number]): ExplanationRow {
+function explanationRow(r: RatioRow, e: RatioExplanation): ExplanationRow {
   return {
     mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month, is_projection: r.is_projection,
-    level: r.level, state: r.state, next_level: r.next_level, next_threshold: r.next_threshold, closeness: r.closeness,
-    reason: r.reason, region: r.region, region_source: r.region_source, monitored_as: r.monitored_as,
-    superseded_by: r.superseded_by, certainty: r.certainty, certainty_note: r.certainty_note,
+    level: e.level, state: e.state, next_level: e.next_level, next_threshold: e.next_threshold, closeness: e.closeness,
+    reason: e.reason, region: e.region, region_source: e.region_source, monitored_as: e.monitored_as,
+    superseded_by: e.superseded_by, certainty: e.certainty, certainty_note: e.certainty_note,
   };
 }
 

@@ -33,13 +33,18 @@ try {
   const asOf = new Date(Date.UTC(2024, MONTHS - 1, 20));
   // The evaluation first: the peak RSS printed after it is the evaluation's (with the data generation's before it).
   const rules = loadRules();
-  const [evalRes, evalMs] = await t('evaluateAlerts, full: all MIDs, all months (ratios + rules + writes)', () => evaluateAlerts(store, { asOf, rules, now: asOf, full: true, batchMids: process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined }));
-  console.log(`  ${evalRes.rows} rows judged in JS (the series in a level's watch band), ${evalRes.levelsReached} levels reached, ${evalRes.projectedLevels} projected, ${evalRes.newNotices.length} notices`);
-  const phases = (r: typeof evalRes) => Object.entries(r.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`).join(', ');
+  const batchMids = process.env.BENCH_BATCH ? Number(process.env.BENCH_BATCH) : undefined;
+  const phases = (r: { timings: Record<string, number> }) => Object.entries(r.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)} s`).join(', ');
+  // The first evaluation of a store computes the ratio inputs of every month (store/ratio-inputs.ts), kept for the next.
+  const [first, firstMs] = await t('evaluateAlerts, first: ratio inputs of every month computed', () => evaluateAlerts(store, { asOf, rules, now: asOf, full: true, batchMids }));
+  console.log(`  phases: ${phases(first)}`);
+  // Every month judged again (what another rule set, or --full, does), the kept inputs read: the goal is under 1 s.
+  const [evalRes, evalMs] = await t('evaluateAlerts, full: all MIDs, all months judged (inputs kept)', () => evaluateAlerts(store, { asOf, rules, now: asOf, full: true, batchMids }));
+  console.log(`  ${evalRes.rows} rows judged in JS (the series in a level's watch band), ${evalRes.levelsReached} levels reached, ${evalRes.projectedLevels} projected, ${first.newNotices.length} notices (written by the first; ${evalRes.newNotices.length} new)`);
   console.log(`  phases: ${phases(evalRes)}`);
-  const [again, againMs] = await t('evaluateAlerts again: incremental, nothing new', () => evaluateAlerts(store, { asOf, rules, now: asOf }));
+  const [again, againMs] = await t('evaluateAlerts again: incremental, nothing new', () => evaluateAlerts(store, { asOf, rules, now: asOf, batchMids }));
   if (process.env.BENCH_SHOW) console.log(again.newNotices.map((n) => [n.kind, n.mid, n.network, n.program, n.level, n.previous_level, n.month, n.notify]));
-  console.log(`  ${again.newNotices.length} new notices on the second run (months from ${again.fromMonth ?? 'the first'}; phases: ${phases(again)})`);
+  console.log(`  ${again.newNotices.length} new notices on the incremental run (months from ${again.fromMonth ?? 'the first'}; phases: ${phases(again)})`);
   const ranges = midRanges(await ratioMids(store), 1000);
   const [count, sqlMs] = await t(`SQL: every ratio row, counted in DuckDB (${ranges.length} MID batches)`, async () => {
     let n = 0;
@@ -60,8 +65,9 @@ try {
   for (let i = 0; i < reps; i++) evaluateRows(one, rules);
   const perMid = (performance.now() - s) / reps;
   console.log(`rules alone: ${(perMid * 1000).toFixed(1)} µs per MID (${MONTHS} months, every program) -> ${((perMid * MIDS) / 1000).toFixed(2)} s if every MID were judged in JS`);
+  console.log(`full evaluation, inputs kept: ${(evalMs / 1000).toFixed(2)} s (goal < 1 s); the first (inputs computed): ${(firstMs / 1000).toFixed(2)} s`);
   console.log(
-    `side by side: evaluateAlerts / ratio SQL = ${(evalMs / sqlMs).toFixed(2)}x; second run / first = ${(againMs / evalMs).toFixed(2)}x; ` +
+    `side by side: full evaluation / ratio SQL of every row = ${(evalMs / sqlMs).toFixed(2)}x; incremental / full = ${(againMs / evalMs).toFixed(2)}x; ` +
       `one MID / all MIDs SQL = ${(oneMs / sqlMs).toFixed(3)}x; fetch of 100 MIDs / SQL of all = ${(fetchMs / sqlMs).toFixed(2)}x`,
   );
   console.log(`peak RSS ${rssMiB()} MiB`);

@@ -119,16 +119,28 @@ export function explainRows(rows: RatioRow[], set: RuleSet): ExplainedRatioRow[]
   return explainWith(rows, evaluateRows(rows, set), evaluateProjections(rows, set), set);
 }
 
-/** explainRows with the levels already judged (evaluateRows, evaluateProjections of the same rows). */
-export function explainWith(rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet): ExplainedRatioRow[] {
+/**
+ * Calls fn with each row and its explanation, in the order given, the levels already judged (evaluateRows,
+ * evaluateProjections of the same rows): what explainWith returns merged, without a merged copy of each row.
+ */
+export function explainEach(
+  rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet, fn: (row: RatioRow, e: RatioExplanation) => void,
+): void {
   const actual = new Map<string, MonthLevel>();
   for (const l of levels) actual.set(key(l), l);
   const projected = new Map<string, MonthLevel>();
   for (const l of projections) projected.set(key(l), l);
   const hasGroups = Object.keys(set.groups ?? {}).length > 0;
-  return rows.map((r) => {
+  for (const r of rows) {
     const monitoredAs = hasGroups ? (groupOf(set, r.mid, r.program) ?? r.mid) : r.mid;
     const l = (r.is_projection ? projected : actual).get(`${monitoredAs}\u0000${r.network}\u0000${r.program}\u0000${r.month}`);
-    return Object.assign({}, r, explainRow(r, l, set, monitoredAs));
-  });
+    fn(r, explainRow(r, l, set, monitoredAs));
+  }
+}
+
+/** explainRows with the levels already judged (evaluateRows, evaluateProjections of the same rows). */
+export function explainWith(rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet): ExplainedRatioRow[] {
+  const out: ExplainedRatioRow[] = [];
+  explainEach(rows, levels, projections, set, (r, e) => { out.push(Object.assign({}, r, e)); });
+  return out;
 }

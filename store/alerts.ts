@@ -467,7 +467,7 @@ export async function writeExplanations(
     if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
     await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
     if (q.rows.length === 0) return;
-    await stageRows(s, '_cbp_explanations_stage', EXPLANATION_TYPES, q.rows.map((r) => [...EXPLANATION_COLS.map((c) => r[c]), q.at]));
+    await stageRows(s, '_cbp_explanations_stage', EXPLANATION_TYPES, q.rows, (r, i) => (i < EXPLANATION_COLS.length ? r[EXPLANATION_COLS[i]] : q.at));
     await s.run('INSERT INTO ratio_explanations SELECT * EXCLUDE (explained_at), explained_at::TIMESTAMP FROM _cbp_explanations_stage');
   });
 }
@@ -505,6 +505,9 @@ const NOTICE_COLS = [
   'is_partial', 'notify', 'message', 'created_at',
 ] as const;
 
+/** The columns of alert_states staged, in _cbp_alert_states_stage's order. */
+const STATE_COLS = ['mid', 'network', 'program', 'level', 'month', 'status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial', 'seen'] as const;
+
 /** NOTICE_COLS' types as staged (created_at as ISO text, cast on insert). */
 const NOTICE_TYPES: StageType[] = NOTICE_COLS.map((c): StageType =>
   ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? 'double'
@@ -515,16 +518,16 @@ type StageType = 'text' | 'double' | 'integer' | 'boolean';
 
 /**
  * Replaces a temp staging table's rows with rows through DuckDB's appender (thousands of rows in one go, where
- * parameter lists would be slow), inside the caller's transaction. NULL, undefined and non-finite doubles go in
- * as NULL.
+ * parameter lists would be slow), inside the caller's transaction; value(row, i) is the row's value of column i
+ * (no array per row). NULL, undefined and non-finite doubles go in as NULL.
  */
-async function stageRows(s: Store, table: string, types: readonly StageType[], rows: Iterable<readonly unknown[]>): Promise<void> {
+async function stageRows<T>(s: Store, table: string, types: readonly StageType[], rows: Iterable<T>, value: (row: T, column: number) => unknown): Promise<void> {
   await s.run(`DELETE FROM ${table}`);
   const app = await s.conn.createAppender(table, 'main', 'temp');
   try {
     for (const r of rows) {
       for (let i = 0; i < types.length; i++) {
-        const v = r[i];
+        const v = value(r, i);
         if (v === null || v === undefined) { app.appendNull(); continue; }
         switch (types[i]) {
           case 'text': app.appendVarchar(String(v)); break;
@@ -567,7 +570,7 @@ export async function recordEvaluation(store: Store, batch: { states: AlertState
   await store.transaction(async (s) => {
     if (states.length) {
       await stageRows(s, '_cbp_alert_states_stage', ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'],
-        states.map((r) => [r.mid, r.network, r.program, r.level, r.month, r.status, r.rank, r.ratio, r.numerator, r.denominator, r.is_partial, r.seen]));
+        states, (r, i) => r[STATE_COLS[i]]);
       await s.run(
         `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
          SELECT mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, seen::TIMESTAMP, seen::TIMESTAMP
@@ -578,12 +581,26 @@ export async function recordEvaluation(store: Store, batch: { states: AlertState
       );
     }
     if (fresh.length) {
-      await stageRows(s, '_cbp_alerts_stage', NOTICE_TYPES, fresh.map((n) => NOTICE_COLS.map((c) => n[c])));
+      await stageRows(s, '_cbp_alerts_stage', NOTICE_TYPES, fresh, (n, i) => n[NOTICE_COLS[i]]);
       await s.run(`INSERT INTO alerts (${NOTICE_COLS.join(', ')}) SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage ON CONFLICT DO NOTHING`);
     }
     if (promoted.length) {
       await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
     }
+  });
+}
+
+/**
+ * Records what an evaluation judged of a batch of MIDs in one transaction: its states and notices
+ * (recordEvaluation) and the explanations of its rows (writeExplanations), together or not at all.
+ */
+export async function recordJudgedBatch(
+  store: Store,
+  batch: Parameters<typeof recordEvaluation>[1] & { explanations: Parameters<typeof writeExplanations>[1] },
+): Promise<void> {
+  await store.transaction(async (s) => {
+    await recordEvaluation(s, batch);
+    await writeExplanations(s, batch.explanations);
   });
 }
 

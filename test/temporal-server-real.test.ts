@@ -56,8 +56,9 @@ const SCENARIO = parseScenario({
 // --- the store, as compared between a server run and the local runner ------------------------------------
 
 /** Bookkeeping of the runs themselves (ids, times, fetch records), compared separately or not at all. */
-// ratio_source_marks: fingerprints of the source rows an evaluation read, load stamps included.
-const BOOKKEEPING = new Set(['schema_migrations', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks']);
+// ratio_source_marks, ratio_input_marks: fingerprints of the source rows an evaluation (its kept ratio inputs) read,
+// load stamps included; ratio_input_logic: when the kept ratio inputs were refreshed.
+const BOOKKEEPING = new Set(['schema_migrations', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic']);
 /**
  * Stored in two parts whose split depends on which window's load came first into the empty store (the
  * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
