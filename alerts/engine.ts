@@ -46,7 +46,7 @@ export interface EvaluateAlertsOptions {
   /** Clock for created_at (default: now). */
   now?: Date;
   /**
-   * Judge every month. Default: only the months touched since the last evaluation under the same rules (by
+   * Judge every month, the ratio inputs of every month computed again (store/ratio-inputs.ts). Default: only the months touched since the last evaluation under the same rules (by
    * any writer: store/alerts.ts sourceMarks), the months since its asOf, asOf's month and the one before —
    * plus lookbackMonths before them for the streaks; every month when there was none.
    */
@@ -66,22 +66,23 @@ export function lookbackMonths(set: RuleSet): number {
 export { touchedMonths };
 
 /**
- * Contiguous ranges of MIDs (in the order given: SQL's) covering every MID, each holding at most `size` hot ones:
- * the batches an evaluation judges and writes in.
+ * Contiguous ranges of MIDs (in the order given: SQL's) covering every MID, each holding at most `size` hot ones,
+ * with its hot MIDs: the batches an evaluation judges and writes in. Cut by position, never by comparing strings in
+ * JS (SQL's order is the one the ranges are used in).
  */
-export function hotRanges(mids: Array<{ mid: string; hot: boolean }>, size: number): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
+export function hotRanges(mids: Array<{ mid: string; hot: boolean }>, size: number): Array<{ lo: string; hi: string; hot: string[] }> {
+  const out: Array<{ lo: string; hi: string; hot: string[] }> = [];
   let start = 0;
-  let n = 0;
+  let hot: string[] = [];
   mids.forEach((m, i) => {
-    if (m.hot) n++;
-    if (n === Math.max(1, size) && i + 1 < mids.length) {
-      out.push([mids[start].mid, m.mid]);
+    if (m.hot) hot.push(m.mid);
+    if (hot.length === Math.max(1, size) && i + 1 < mids.length) {
+      out.push({ lo: mids[start].mid, hi: m.mid, hot });
       start = i + 1;
-      n = 0;
+      hot = [];
     }
   });
-  if (start < mids.length) out.push([mids[start].mid, mids[mids.length - 1].mid]);
+  if (start < mids.length) out.push({ lo: mids[start].mid, hi: mids[mids.length - 1].mid, hot });
   return out;
 }
 
@@ -212,7 +213,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const hash = rulesHash(opts.rules);
   // The ratio inputs of the months whose sources changed are computed again (all of them the first time), and the
   // fingerprints they reflect are those this evaluation compares with the last one's.
-  const { marks } = await timed('inputs', () => refreshRatioInputs(store));
+  const { marks } = await timed('inputs', () => refreshRatioInputs(store, { all: opts.full }));
   const last = opts.full ? null : await timed('marks', () => lastEvaluation(store));
   let fromMonth: string | null = null;
   if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth) {
@@ -265,8 +266,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   // The hot series of every MID in one statement over the kept inputs; then their rows, judged and written a batch
   // of hot MIDs at a time (every MID in one of the batches: a batch's writes replace what its range held).
   const mids = await timed('sql', () => stageHotSeries(store, { floors, watchFraction, conditions, asOfMonth, fromMonth: windowFrom, recordedFrom: windowFrom }));
-  for (const [lo, hi] of hotRanges(mids, opts.batchMids ?? 1_000)) {
-    const hot = mids.filter((m) => m.hot && m.mid >= lo && m.mid <= hi).map((m) => m.mid);
+  for (const { lo, hi, hot } of hotRanges(mids, opts.batchMids ?? 1_000)) {
     let rows = await timed('sql', () => hotSeriesRows(store, { floors, asOfMonth, mids: hot, fromMonth: windowFrom }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));

@@ -36,9 +36,11 @@ async function logicHash(s: Pick<Store, 'all'>): Promise<string> {
   const list = (xs: string[]) => xs.map((x) => `'${x}'`).join(', ');
   const [r] = await s.all<{ h: string | null }>(`
     SELECT md5(coalesce((SELECT string_agg(function_name || ':' || coalesce(macro_definition, ''), chr(10) ORDER BY function_name, macro_definition)
-                           FROM duckdb_functions() WHERE function_name IN (${list(LOGIC_MACROS)}) AND function_type IN ('macro', 'table_macro')), '')
+                           FROM duckdb_functions() WHERE function_name IN (${list(LOGIC_MACROS)}) AND function_type IN ('macro', 'table_macro')
+                            AND database_name = current_database() AND schema_name = 'main'), '')
                || chr(10) || coalesce((SELECT string_agg(view_name || ':' || sql, chr(10) ORDER BY view_name)
-                           FROM duckdb_views() WHERE view_name IN (${list(LOGIC_VIEWS)})), '')) AS h`);
+                           FROM duckdb_views() WHERE view_name IN (${list(LOGIC_VIEWS)})
+                            AND database_name = current_database() AND schema_name = 'main'), '')) AS h`);
   return String(r.h);
 }
 
@@ -60,16 +62,17 @@ export interface RatioInputsRefresh {
 /**
  * Brings ratio_month_inputs up to date with the sources, in one transaction: the months whose sources' fingerprints
  * changed since the last refresh, and the month after each (its denominator is that month's transactions), are
- * computed again; every month is when nothing was kept or the SQL that computes them changed. Returns the
- * fingerprints it reflects: read in the same transaction, so no load committed meanwhile goes unnoticed (it is
- * touched for the next refresh).
+ * computed again, as is a month of MID report figures of which nothing is kept (rows deleted by hand); every month
+ * is when nothing was kept, the SQL that computes them changed, or `all` asks for it. Returns the fingerprints it
+ * reflects: read in the same transaction, so no load committed meanwhile goes unnoticed (it is touched for the next
+ * refresh).
  */
-export async function refreshRatioInputs(store: Store): Promise<RatioInputsRefresh> {
+export async function refreshRatioInputs(store: Store, opts: { all?: boolean } = {}): Promise<RatioInputsRefresh> {
   return store.transaction(async (s) => {
     const marks = await sourceMarks(s);
     const logic = await logicHash(s);
     const [kept] = await s.all<{ logic_hash: string }>('SELECT logic_hash FROM ratio_input_logic LIMIT 1');
-    const full = !kept || kept.logic_hash !== logic;
+    const full = opts.all === true || !kept || kept.logic_hash !== logic;
     let months: string[];
     if (full) {
       await s.run('DELETE FROM ratio_month_inputs');
@@ -77,7 +80,9 @@ export async function refreshRatioInputs(store: Store): Promise<RatioInputsRefre
     } else {
       const before = await s.all<Record<string, unknown>>('SELECT source, month, fingerprint, row_count FROM ratio_input_marks');
       const touched = touchedMonths(before.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) })), marks);
-      months = [...new Set(touched.flatMap((m) => [m, nextMonth(m)]))].sort();
+      const held = new Set((await s.all<{ month: string }>('SELECT DISTINCT month FROM ratio_month_inputs')).map((r) => String(r.month)));
+      const lost = marks.filter((m) => m.source === 'mid_stats' && !held.has(m.month)).map((m) => m.month);
+      months = [...new Set([...touched.flatMap((m) => [m, nextMonth(m)]), ...lost])].sort();
       if (months.length) await s.run(`DELETE FROM ratio_month_inputs WHERE month IN (${months.map((_, i) => `$${i + 1}`).join(', ')})`, months);
     }
     const statRows = new Map(marks.filter((m) => m.source === 'mid_stats').map((m) => [m.month, m.row_count]));

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { refreshRatioInputs } from '../store/ratio-inputs.ts';
+import { hotRanges } from '../alerts/engine.ts';
 import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore, type StatFixture } from './ratios-fixtures.ts';
 
 let t: { store: Store; dir: string };
@@ -31,6 +32,15 @@ const stats = (month: string, o: Partial<StatFixture> = {}): StatFixture[] => [
   { mid: 'd1', network: 'discover', month, cb: 40, tx: 4_000, ...o },
   { mid: 'v1', network: 'visa', month, cb: 3, tx: 20_000, ...o },
 ];
+
+describe('hotRanges', () => {
+  it('cuts every MID into ranges of at most n hot MIDs, by position, each with its hot MIDs', () => {
+    const mids = ['a', 'b', 'c', 'd', 'e', 'f'].map((mid) => ({ mid, hot: mid !== 'c' && mid !== 'f' }));
+    expect(hotRanges(mids, 2)).toEqual([{ lo: 'a', hi: 'b', hot: ['a', 'b'] }, { lo: 'c', hi: 'e', hot: ['d', 'e'] }, { lo: 'f', hi: 'f', hot: [] }]);
+    expect(hotRanges(mids.map((m) => ({ ...m, hot: false })), 2)).toEqual([{ lo: 'a', hi: 'f', hot: [] }]);
+    expect(hotRanges([], 2)).toEqual([]);
+  });
+});
 
 describe('refreshRatioInputs', () => {
   it('computes every month the first time, then only the months a change touched and the month after each', async () => {
@@ -81,6 +91,19 @@ describe('refreshRatioInputs', () => {
     await s.run("UPDATE ratio_month_inputs SET fraud_count = fraud_count + 1 WHERE mid = 'm1' AND month = '2025-01'");
     expect(await drift(s)).toMatchObject({ kept: 1, missing: 1 });
     expect((await drift(s)).rows).toBeGreaterThan(0);
+  });
+
+  it('computes again a month whose kept rows are gone, and every month when asked (cbp alerts evaluate --full)', async () => {
+    const s = t.store;
+    for (const m of ['2025-01', '2025-02', '2025-03']) await insertStats(s, stats(m));
+    await refreshRatioInputs(s);
+    await s.run("DELETE FROM ratio_month_inputs WHERE month = '2025-02'");
+    expect(await refreshRatioInputs(s)).toMatchObject({ full: false, months: ['2025-02'] });
+    expect(await drift(s)).toEqual({ kept: 0, missing: 0, rows: 0 });
+    await s.run('DELETE FROM ratio_month_inputs');
+    expect((await refreshRatioInputs(s)).months).toEqual(['2025-01', '2025-02', '2025-03']);
+    expect(await drift(s)).toEqual({ kept: 0, missing: 0, rows: 0 });
+    expect(await refreshRatioInputs(s, { all: true })).toMatchObject({ full: true, months: ['2025-01', '2025-02', '2025-03'] });
   });
 
   it('computes every month again when the SQL that computes them changed (another cbp)', async () => {

@@ -2,8 +2,9 @@
 -- under 1 s). Rows are exactly sql/views/40_ratios.sql ratio_month_inputs_between's, as of the sources'
 -- fingerprints in ratio_input_marks: store/ratio-inputs.ts refreshRatioInputs computes again only the months
 -- whose fingerprints changed (and the month after each, which reads its transactions), and everything when the
--- SQL that computes them changed (ratio_input_logic). A cache: dropping its rows loses nothing, the next
--- evaluation rebuilds them. The views analysts read (mart_ratios) compute from the sources, never from here.
+-- SQL that computes them changed (ratio_input_logic). A cache: the views analysts read (mart_ratios) compute from the
+-- sources, never from here. A month whose rows are all gone is computed again by the next evaluation; `cbp alerts
+-- evaluate --full` computes every month again.
 CREATE TABLE IF NOT EXISTS ratio_month_inputs (
   mid VARCHAR NOT NULL,
   network VARCHAR NOT NULL,
