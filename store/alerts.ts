@@ -343,12 +343,21 @@ export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
 export async function lastEvaluation(store: ReadStore): Promise<{ marks: SourceMark[]; asOfMonth: string; rulesHash: string } | null> {
   const [e] = await store.all<{ as_of_month: string; rules_hash: string }>('SELECT as_of_month, rules_hash FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1');
   if (!e) return null;
-  const marks = await store.all<Record<string, unknown>>('SELECT source, month, fingerprint, row_count FROM ratio_source_marks');
-  return {
-    asOfMonth: String(e.as_of_month),
-    rulesHash: String(e.rules_hash),
-    marks: marks.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) })),
-  };
+  return { asOfMonth: String(e.as_of_month), rulesHash: String(e.rules_hash), marks: await readMarks(store, 'ratio_source_marks') };
+}
+
+/** The tables that keep source fingerprints: what the last evaluation saw, and what the kept ratio inputs reflect. */
+export type MarksTable = 'ratio_source_marks' | 'ratio_input_marks';
+
+/** The fingerprints a marks table keeps. */
+export async function readMarks(store: ReadStore, table: MarksTable): Promise<SourceMark[]> {
+  const rows = await store.all<Record<string, unknown>>(`SELECT source, month, fingerprint, row_count FROM ${table}`);
+  return rows.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) }));
+}
+
+/** Adds fingerprints to a marks table (the caller deletes the ones they replace, in its transaction). */
+export async function insertMarks(store: Pick<Store, 'run'>, table: MarksTable, marks: SourceMark[]): Promise<void> {
+  if (marks.length) await insertChunked(store, `INSERT INTO ${table}`, ['source', 'month', 'fingerprint', 'row_count'], marks.map((m) => [m.source, m.month, m.fingerprint, m.row_count]), '');
 }
 
 /** The rule a row of a rules class × network × program × metric is measured against over a range of months (ratio_rule_picks). */
@@ -393,8 +402,7 @@ export async function saveEvaluation(
 ): Promise<void> {
   await store.transaction(async (s) => {
     await s.run('DELETE FROM ratio_source_marks WHERE month <= $asof', { asof: e.asOfMonth });
-    const rows = e.marks.filter((m) => m.month <= e.asOfMonth).map((m) => [m.source, m.month, m.fingerprint, m.row_count]);
-    if (rows.length) await insertChunked(s, 'INSERT INTO ratio_source_marks', ['source', 'month', 'fingerprint', 'row_count'], rows, '');
+    await insertMarks(s, 'ratio_source_marks', e.marks.filter((m) => m.month <= e.asOfMonth));
     await s.run('DELETE FROM ratio_evaluations');
     await s.run(`INSERT INTO ratio_evaluations (evaluated_at, as_of_month, rules_hash, first_month, default_region, watch_fraction)
       VALUES ($at::TIMESTAMP, $asof, $hash, $first, $region, $wf)`,

@@ -2,7 +2,8 @@
 // evaluation: refreshed from the sources' fingerprints (store/alerts.ts sourceMarks), so that a nightly computes
 // again only the months its loads touched, and a full evaluation (other rules) computes none.
 import type { Store } from './db.ts';
-import { sourceMarks, type SourceMark } from './alerts.ts';
+import { insertMarks, readMarks, sourceMarks, type SourceMark } from './alerts.ts';
+import { addMonths } from '../lib/utc.ts';
 
 /** The months whose fingerprints differ between two sets of marks (added, changed or gone), sorted. */
 export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[] {
@@ -19,11 +20,7 @@ export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[]
 }
 
 /** The month after a YYYY-MM. */
-function nextMonth(m: string): string {
-  const y = Number(m.slice(0, 4));
-  const mo = Number(m.slice(5, 7));
-  return mo === 12 ? `${String(y + 1).padStart(4, '0')}-01` : `${m.slice(0, 4)}-${String(mo + 1).padStart(2, '0')}`;
-}
+const nextMonth = (m: string) => addMonths(m, 1);
 
 /**
  * The SQL objects ratio_month_inputs_between computes from (sql/views/40_ratios.sql, 10_stg_events.sql): another
@@ -78,8 +75,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
       await s.run('DELETE FROM ratio_month_inputs');
       months = [...new Set(marks.filter((m) => m.source === 'mid_stats').map((m) => m.month))].sort();
     } else {
-      const before = await s.all<Record<string, unknown>>('SELECT source, month, fingerprint, row_count FROM ratio_input_marks');
-      const touched = touchedMonths(before.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) })), marks);
+      const touched = touchedMonths(await readMarks(s, 'ratio_input_marks'), marks);
       const held = new Set((await s.all<{ month: string }>('SELECT DISTINCT month FROM ratio_month_inputs')).map((r) => String(r.month)));
       const lost = marks.filter((m) => m.source === 'mid_stats' && !held.has(m.month)).map((m) => m.month);
       months = [...new Set([...touched.flatMap((m) => [m, nextMonth(m)]), ...lost])].sort();
@@ -91,11 +87,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
     }
     await s.run('DELETE FROM ratio_input_marks');
     await s.run('DELETE FROM ratio_input_logic');
-    if (marks.length) {
-      await s.run(`INSERT INTO ratio_input_marks SELECT m.source, m.month, m.fingerprint, m.row_count
-        FROM (SELECT unnest(from_json($marks, '[{"source": "VARCHAR", "month": "VARCHAR", "fingerprint": "VARCHAR", "row_count": "BIGINT"}]')) AS m)`,
-      { marks: JSON.stringify(marks) });
-    }
+    await insertMarks(s, 'ratio_input_marks', marks);
     await s.run('INSERT INTO ratio_input_logic VALUES ($h, now()::TIMESTAMP)', { h: logic });
     return { marks, months, full };
   }, { generation: false });

@@ -37,31 +37,40 @@ function num(v: unknown): number | null {
 }
 
 export function toRatioRow(r: Record<string, unknown>): RatioRow {
+  return ratioRowOf((c) => r[c]);
+}
+
+/**
+ * A ratio row from its columns' values, whether read as JSON (all) or as DuckDB's values (columns: BIGINT a bigint,
+ * DATE a value whose String() is YYYY-MM-DD).
+ */
+function ratioRowOf(v: (column: string) => unknown): RatioRow {
+  const text = (c: string) => { const x = v(c); return x == null ? null : String(x); };
   return {
-    mid: String(r.mid),
-    network: r.network as RatioRow['network'],
-    program: r.program as RatioRow['program'],
-    metric: r.metric as RatioRow['metric'],
-    month: String(r.month),
-    numerator: num(r.numerator),
-    denominator: num(r.denominator),
-    denominator_month: r.denominator_month == null ? null : String(r.denominator_month),
-    numerator_count: num(r.numerator_count),
-    numerator_amount: num(r.numerator_amount),
-    denominator_count: num(r.denominator_count),
-    denominator_amount: num(r.denominator_amount),
-    month_transaction_count: num(r.month_transaction_count),
-    month_transaction_amount: num(r.month_transaction_amount),
-    ratio: num(r.ratio),
-    ratio_pct: num(r.ratio_pct),
-    ratio_bps: num(r.ratio_bps),
-    no_ratio_reason: r.no_ratio_reason == null ? null : String(r.no_ratio_reason),
-    is_projection: r.is_projection === true || r.is_projection === 'true',
-    is_partial: r.is_partial === true || r.is_partial === 'true',
-    days_covered: num(r.days_covered),
-    days_in_month: num(r.days_in_month),
-    tc40_observed_from: r.tc40_observed_from == null ? null : String(r.tc40_observed_from).slice(0, 10),
-    numerator_complete: r.numerator_complete !== false && r.numerator_complete !== 'false',
+    mid: String(v('mid')),
+    network: v('network') as RatioRow['network'],
+    program: v('program') as RatioRow['program'],
+    metric: v('metric') as RatioRow['metric'],
+    month: String(v('month')),
+    numerator: num(v('numerator')),
+    denominator: num(v('denominator')),
+    denominator_month: text('denominator_month'),
+    numerator_count: num(v('numerator_count')),
+    numerator_amount: num(v('numerator_amount')),
+    denominator_count: num(v('denominator_count')),
+    denominator_amount: num(v('denominator_amount')),
+    month_transaction_count: num(v('month_transaction_count')),
+    month_transaction_amount: num(v('month_transaction_amount')),
+    ratio: num(v('ratio')),
+    ratio_pct: num(v('ratio_pct')),
+    ratio_bps: num(v('ratio_bps')),
+    no_ratio_reason: text('no_ratio_reason'),
+    is_projection: v('is_projection') === true || v('is_projection') === 'true',
+    is_partial: v('is_partial') === true || v('is_partial') === 'true',
+    days_covered: num(v('days_covered')),
+    days_in_month: num(v('days_in_month')),
+    tc40_observed_from: text('tc40_observed_from')?.slice(0, 10) ?? null,
+    numerator_complete: v('numerator_complete') !== false && v('numerator_complete') !== 'false',
   };
 }
 
@@ -71,42 +80,10 @@ export function toRatioRow(r: Record<string, unknown>): RatioRow {
  */
 export async function readRatioRows(store: Pick<Store, 'columns'>, sql: string, params?: Params): Promise<RatioRow[]> {
   const r = await store.columns(sql, params);
-  const c = (n: string) => r.column(n);
-  const [mid, network, program, metric, month, numerator, denominator, denominatorMonth] =
-    ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month'].map(c);
-  const [nc, na, dc, da, mtc, mta, ratio, pct, bps, reason, proj, partial, covered, inMonth, observed, complete] =
-    ['numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount',
-      'ratio', 'ratio_pct', 'ratio_bps', 'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month',
-      'tc40_observed_from', 'numerator_complete'].map(c);
+  const cols = new Map<string, readonly unknown[]>();
+  const col = (c: string) => { let x = cols.get(c); if (!x) { x = r.column(c); cols.set(c, x); } return x; };
   const out: RatioRow[] = new Array(r.length);
-  for (let i = 0; i < r.length; i++) {
-    out[i] = {
-      mid: String(mid[i]),
-      network: network[i] as RatioRow['network'],
-      program: program[i] as RatioRow['program'],
-      metric: metric[i] as RatioRow['metric'],
-      month: String(month[i]),
-      numerator: num(numerator[i]),
-      denominator: num(denominator[i]),
-      denominator_month: denominatorMonth[i] == null ? null : String(denominatorMonth[i]),
-      numerator_count: num(nc[i]),
-      numerator_amount: num(na[i]),
-      denominator_count: num(dc[i]),
-      denominator_amount: num(da[i]),
-      month_transaction_count: num(mtc[i]),
-      month_transaction_amount: num(mta[i]),
-      ratio: num(ratio[i]),
-      ratio_pct: num(pct[i]),
-      ratio_bps: num(bps[i]),
-      no_ratio_reason: reason[i] == null ? null : String(reason[i]),
-      is_projection: proj[i] === true,
-      is_partial: partial[i] === true,
-      days_covered: num(covered[i]),
-      days_in_month: num(inMonth[i]),
-      tc40_observed_from: observed[i] == null ? null : String(observed[i]).slice(0, 10),
-      numerator_complete: complete[i] !== false,
-    };
-  }
+  for (let i = 0; i < r.length; i++) out[i] = ratioRowOf((c) => col(c)[i]);
   return out;
 }
 
