@@ -55,7 +55,7 @@ export interface AlertStateRow {
   numerator: number | null;
   denominator: number | null;
   is_partial: boolean;
-  /** first_seen_at of a new state, updated_at of every one (UTC ISO) */
+  /** first_seen_at of a new state, updated_at of one whose status, rank or figures changed (UTC ISO); an unchanged one is not rewritten */
   seen: string;
 }
 
@@ -564,8 +564,8 @@ async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: read
 }
 
 /**
- * Records one evaluation batch in one transaction: the states (inserted, or updated in place: first_seen_at
- * stays), the new notices (a notice already recorded is left as it is) and the notices promoted from history
+ * Records one evaluation batch in one transaction: the states (inserted, or updated in place when they changed:
+ * first_seen_at stays, updated_at says when it last changed), the new notices (a notice already recorded is left as it is) and the notices promoted from history
  * to delivery (notify set). Writes nothing when there is nothing to record.
  */
 export async function recordEvaluation(store: Store, batch: { states: AlertStateRow[]; fresh: Notice[]; promoted: string[] }): Promise<void> {
@@ -579,10 +579,18 @@ export async function recordEvaluation(store: Store, batch: { states: AlertState
     if (states.length) {
       await stageRows(s, '_cbp_alert_states_stage', ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'],
         states, (r, i) => r[STATE_COLS[i]]);
+      // A state recorded as it is now is left alone: rewriting thousands of unchanged rows every evaluation made each
+      // upsert slower than the last until the next checkpoint (0.05 s, then 0.6 s, for 24,000 states).
       await s.run(
         `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
-         SELECT mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, seen::TIMESTAMP, seen::TIMESTAMP
-           FROM _cbp_alert_states_stage
+         SELECT st.mid, st.network, st.program, st.level, st.month, st.status, st.rank, st.ratio, st.numerator, st.denominator, st.is_partial,
+                st.seen::TIMESTAMP, st.seen::TIMESTAMP
+           FROM _cbp_alert_states_stage st
+          WHERE NOT EXISTS (SELECT 1 FROM alert_states a
+                             WHERE a.mid = st.mid AND a.network = st.network AND a.program = st.program AND a.level = st.level AND a.month = st.month
+                               AND a.status = st.status AND a.rank = st.rank AND a.is_partial = st.is_partial
+                               AND a.ratio IS NOT DISTINCT FROM st.ratio AND a.numerator IS NOT DISTINCT FROM st.numerator
+                               AND a.denominator IS NOT DISTINCT FROM st.denominator)
          ON CONFLICT (mid, network, program, level, month) DO UPDATE SET status = excluded.status, rank = excluded.rank,
            ratio = excluded.ratio, numerator = excluded.numerator, denominator = excluded.denominator,
            is_partial = excluded.is_partial, updated_at = excluded.updated_at`,

@@ -66,6 +66,35 @@ describe('alert notices', () => {
     ]);
   });
 
+  it('rewrites a state only when it changed: updated_at is when it last did, first_seen_at when it was first recorded', async () => {
+    const own = await tempStore();
+    try {
+      const mc = (month: string, cb: number) => ({ mid: 'm1', network: 'mastercard' as const, month, cb, tx: 10_000 });
+      await insertStats(own.store, [mc('2025-12', 10), mc('2026-01', 200), mc('2026-02', 210), mc('2026-03', 220)]);
+      const stamps = async () => Object.fromEntries((await own.store.all<{ k: string; first: string; updated: string; ratio: number }>(
+        `SELECT level || ' ' || month AS k, first_seen_at::VARCHAR AS first, updated_at::VARCHAR AS updated, ratio FROM alert_states WHERE mid = 'm1'`,
+      )).map((r) => [r.k, [r.first, r.updated, r.ratio]]));
+      const t1 = new Date('2026-04-02T06:00:00Z');
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: t1 });
+      const first = await stamps();
+      expect(Object.keys(first).sort()).toEqual(['ecm 2026-01', 'ecm 2026-02', 'ecm 2026-03']);
+      expect(Object.values(first).every(([f, u]) => f === '2026-04-02 06:00:00' && u === f)).toBe(true);
+      // Everything judged again, nothing changed: nothing rewritten.
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-03T06:00:00Z'), full: true });
+      expect(await stamps()).toEqual(first);
+      // February revised (still ECM): its state alone is rewritten, its first_seen_at kept.
+      await own.store.run("DELETE FROM mid_stats WHERE mid = 'm1' AND window_start = DATE '2026-02-01'");
+      await insertStats(own.store, [mc('2026-02', 250)]);
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-04T06:00:00Z') });
+      const after = await stamps();
+      expect(after['ecm 2026-02']).toEqual(['2026-04-02 06:00:00', '2026-04-04 06:00:00', 0.025]);
+      expect(after['ecm 2026-01']).toEqual(first['ecm 2026-01']);
+      expect(after['ecm 2026-03']).toEqual(first['ecm 2026-03']);
+    } finally {
+      await cleanup(own.store, own.dir);
+    }
+  });
+
   it('turns the projection into a reached notice once observed figures reach the level', async () => {
     await insertStats(store, [{ mid: 'm1', network: 'mastercard', month: '2026-06', cb: 160, tx: 10_000, endDay: 20 }]);
     const r = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
