@@ -55,7 +55,10 @@ export interface AlertStateRow {
   numerator: number | null;
   denominator: number | null;
   is_partial: boolean;
-  /** first_seen_at of a new state, updated_at of one whose status, rank or figures changed (UTC ISO); an unchanged one is not rewritten */
+  /**
+   * first_seen_at of a new state, updated_at of one whose status, rank, figures or is_partial changed (UTC ISO); one
+   * recorded as it is now is not rewritten
+   */
   seen: string;
 }
 
@@ -564,9 +567,10 @@ async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: read
 }
 
 /**
- * Records one evaluation batch in one transaction: the states (inserted, or updated in place when they changed:
- * first_seen_at stays, updated_at says when it last changed), the new notices (a notice already recorded is left as it is) and the notices promoted from history
- * to delivery (notify set). Writes nothing when there is nothing to record.
+ * Records one evaluation batch in one transaction: the states (inserted, or updated in place when they
+ * changed: first_seen_at stays, updated_at says when it last changed), the new notices (a notice already
+ * recorded is left as it is) and the notices promoted from history to delivery (notify set). Writes nothing
+ * when there is nothing to record.
  */
 export async function recordEvaluation(store: Store, batch: { states: AlertStateRow[]; fresh: Notice[]; promoted: string[] }): Promise<void> {
   const { states, fresh, promoted } = batch;

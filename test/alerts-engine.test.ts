@@ -80,7 +80,8 @@ describe('alert notices', () => {
       expect(Object.keys(first).sort()).toEqual(['ecm 2026-01', 'ecm 2026-02', 'ecm 2026-03']);
       expect(Object.values(first).every(([f, u]) => f === '2026-04-02 06:00:00' && u === f)).toBe(true);
       // Everything judged again, nothing changed: nothing rewritten.
-      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-03T06:00:00Z'), full: true });
+      const full = await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-03T06:00:00Z'), full: true });
+      expect(full.levelsReached).toBeGreaterThanOrEqual(3);
       expect(await stamps()).toEqual(first);
       // February revised (still ECM): its state alone is rewritten, its first_seen_at kept.
       await own.store.run("DELETE FROM mid_stats WHERE mid = 'm1' AND window_start = DATE '2026-02-01'");
