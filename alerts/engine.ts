@@ -270,7 +270,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     let rows = await timed('sql', () => hotSeriesRows(store, { floors, asOfMonth, mids: hot, fromMonth: windowFrom }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));
-    const recorded = await timed('sql', () => recordedStates(store, { lo, hi }));
+    const recorded = await timed('sql', () => recordedStates(store, { lo, hi, from: fromMonth }));
     const j = await timed('rules', () => judgeBatch(rows, recorded, { rules: opts.rules, notifySince, now, known, fromMonth, prior }));
     await take(rows, j, { range: [lo, hi] });
   }
@@ -278,7 +278,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const all = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });
     const rows = windowFrom === null ? all : all.filter((r) => r.month >= windowFrom);
     const prior = fromMonth === null ? [] : await priorNotices(store, { lo: id, hi: id, before: fromMonth });
-    const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
+    const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id, from: fromMonth }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
     await take(rows, j, { mids: [] });
   }
   await timed('writes', () => saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated }));

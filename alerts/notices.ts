@@ -113,6 +113,50 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
   };
 }
 
+/** A series' key: mid × network × program. */
+const seriesKey = (x: { mid: string; network: string; program: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}`;
+
+/** One series' levels, in the order given, and by month (of several levels of a month, the last given). */
+interface SeriesLevels {
+  levels: MonthLevel[];
+  byMonth: Map<string, MonthLevel>;
+}
+
+/**
+ * Levels by series, in order of first appearance. Levels come series by series (rules/evaluate.ts evaluateRows), so a
+ * series' key is made once per run of its levels, not once per level: what the notices of tens of thousands of
+ * months cost.
+ */
+function seriesIndex(levels: readonly MonthLevel[]): Map<string, SeriesLevels> {
+  const out = new Map<string, SeriesLevels>();
+  let cur: SeriesLevels | undefined;
+  let prev: MonthLevel | undefined;
+  for (const l of levels) {
+    if (cur === undefined || prev === undefined || l.mid !== prev.mid || l.network !== prev.network || l.program !== prev.program) {
+      const k = seriesKey(l);
+      cur = out.get(k);
+      if (cur === undefined) { cur = { levels: [], byMonth: new Map() }; out.set(k, cur); }
+    }
+    cur.levels.push(l);
+    cur.byMonth.set(l.month, l);
+    prev = l;
+  }
+  return out;
+}
+
+/** A level at a series' month in an index (undefined: none). */
+function levelAt(index: Map<string, SeriesLevels>, x: { mid: string; network: string; program: string; month: string }): MonthLevel | undefined {
+  return index.get(seriesKey(x))?.byMonth.get(x.month);
+}
+
+const byMonthOrder = (a: MonthLevel, b: MonthLevel) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0);
+
+/** A series' levels by month (stable: levels of one month keep their order); the list itself when already sorted. */
+function monthSorted(levels: MonthLevel[]): MonthLevel[] {
+  for (let i = 1; i < levels.length; i++) if (levels[i - 1].month > levels[i].month) return [...levels].sort(byMonthOrder);
+  return levels;
+}
+
 /**
  * Notices from the month-by-month levels of each series: a level reached from none, a higher level
  * (escalated), a level left (resolved, closed months only: evaluateSeries never lowers a level on a
@@ -121,20 +165,14 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
  * anyone 36 times).
  */
 export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
+  return noticesOf(seriesIndex(levels), projections, opts);
+}
+
+function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
   const out: Notice[] = [];
-  const series = new Map<string, MonthLevel[]>();
-  for (const l of levels) {
-    const k = `${l.mid}\u0000${l.network}\u0000${l.program}`;
-    const s = series.get(k);
-    if (s) s.push(l);
-    else series.set(k, [l]);
-  }
-  const actualAt = new Map<string, MonthLevel>();
-  for (const [k, s] of series) {
-    s.sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+  for (const series of index.values()) {
     let prev: MonthLevel | null = null;
-    for (const l of s) {
-      actualAt.set(`${k}\u0000${l.month}`, l);
+    for (const l of monthSorted(series.levels)) {
       const notify = l.month >= opts.notifySince;
       const pl = prev?.level ?? null;
       const pr = prev?.rank ?? null;
@@ -151,7 +189,7 @@ export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], o
   }
   for (const p of projections) {
     if (p.level === null || p.rank === null) continue;
-    const a = actualAt.get(`${p.mid}\u0000${p.network}\u0000${p.program}\u0000${p.month}`);
+    const a = levelAt(index, p);
     if (a && a.rank !== null && a.rank >= p.rank) continue;
     out.push(build('projected', p, p.level, a?.level ?? null, p.month >= opts.notifySince, opts.now));
   }
@@ -183,11 +221,18 @@ export function revisedNotices(
   recorded: RecordedLevel[],
   opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined },
 ): Notice[] {
-  const key = (x: { mid: string; network: string; program: string; month: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}\u0000${x.month}`;
-  const at = new Map(levels.map((l) => [key(l), l]));
+  return revisedOf(seriesIndex(levels), recorded, opts);
+}
+
+function revisedOf(index: Map<string, SeriesLevels>, recorded: RecordedLevel[], opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined }): Notice[] {
   const out: Notice[] = [];
+  let series: SeriesLevels | undefined;
+  let last: RecordedLevel | undefined;
   for (const r of recorded) {
-    const l = at.get(key(r));
+    // Recorded states come series by series too (store/alerts.ts recordedStates): one key per run of them.
+    if (last === undefined || r.mid !== last.mid || r.network !== last.network || r.program !== last.program) series = index.get(seriesKey(r));
+    last = r;
+    const l = series?.byMonth.get(r.month);
     // A month with no figures now is left alone (a gap is not a fall), as is a month to date: its level can still rise.
     if (!l || l.is_partial || l.is_projection || l.level === r.level) continue;
     const rank = opts.rankOf(r);
@@ -204,20 +249,24 @@ export function revisedNotices(
  * a program (a backfill found the level months ago), this is the notice that must reach someone once.
  */
 export function standingNotices(levels: MonthLevel[], notices: Notice[], notifySince: string): Notice[] {
-  const key = (x: { mid: string; network: string; program: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}`;
+  return standingOf(seriesIndex(levels), notices, notifySince);
+}
+
+function standingOf(index: Map<string, SeriesLevels>, notices: Notice[], notifySince: string): Notice[] {
   const latest = new Map<string, MonthLevel>();
-  for (const l of levels) {
-    const k = key(l);
-    const cur = latest.get(k);
-    if (!cur || l.month > cur.month) latest.set(k, l);
+  for (const [k, series] of index) {
+    let cur: MonthLevel | undefined;
+    for (const l of series.levels) if (!cur || l.month > cur.month) cur = l;
+    if (cur) latest.set(k, cur);
   }
   const establishing = new Map<string, Notice>();
   const sorted = notices.filter((n) => n.kind !== 'projected' && n.kind !== 'watch').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
   for (const n of sorted) {
-    const l = latest.get(key(n));
+    const k = seriesKey(n);
+    const l = latest.get(k);
     if (!l || n.month > l.month) continue;
-    if (n.kind === 'resolved' && n.previous_level === null) establishing.delete(key(n));
-    else establishing.set(key(n), n);
+    if (n.kind === 'resolved' && n.previous_level === null) establishing.delete(k);
+    else establishing.set(k, n);
   }
   const out: Notice[] = [];
   for (const [k, l] of latest) {
@@ -241,7 +290,7 @@ export function standingNotices(levels: MonthLevel[], notices: Notice[], notifyS
  */
 export function pageNewestOnly(
   notices: Notice[],
-  opts: { alreadyPaged: (noticeId: string) => boolean; recorded: ReadonlySet<string>; known?: (noticeId: string) => boolean },
+  opts: { alreadyPaged: (noticeId: string) => boolean; recorded: { has(key: string): boolean }; known?: (noticeId: string) => boolean },
 ): Notice[] {
   const level = (n: Notice) => `${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.level}`;
   const groups = new Map<string, Notice[]>();
@@ -280,7 +329,7 @@ export interface BatchJudgement {
   fresh: Notice[];
   /** notices recorded as history (notify false) now to be delivered */
   promoted: Notice[];
-  /** the states to record: each level projected, reached, or resolved (taken back or left) */
+  /** the states to record: each level projected, reached, or resolved (taken back or left), unless recorded as it is (changedStates) */
   states: AlertStateRow[];
   /** mid × network × program × month with a level reached */
   levelsReached: number;
@@ -294,7 +343,8 @@ export interface BatchJudgement {
  * Judges one batch of MIDs: the levels and projections of their ratio rows under the rules, the notices of
  * every transition (deriveNotices), levels later figures took back (revisedNotices), a level still in force
  * paged once (standingNotices) and only for its newest month (pageNewestOnly). `recorded` is what earlier
- * evaluations recorded for these MIDs (states reached or resolved), `known` every notice recorded so far
+ * evaluations recorded for these MIDs (their states, with the figures when read from the store: store/alerts.ts
+ * recordedStates; months before fromMonth may be left out), `known` every notice recorded so far
  * (notice_id → notify). A notice recorded as history whose month is now within notifySince is promoted once:
  * a breach found by a backfill in the current months still pages.
  */
@@ -325,20 +375,27 @@ export function judgeBatch(
   const projections = from === null ? allProjections : allProjections.filter((l) => l.month >= from);
   // Transitions into the first month judged are from the month before it.
   const before = from === null ? judged : judged.filter((l) => l.month >= addMonths(from, -1));
-  const derived = deriveNotices(before, projections, { notifySince, now, watch: watchOf(rules).notify });
+  const beforeIndex = seriesIndex(before);
+  const index = before === levels ? beforeIndex : seriesIndex(levels);
+  const derived = noticesOf(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify });
   const notices = from === null ? derived : derived.filter((n) => n.month >= from);
-  const reachedBefore = recorded.filter((s) => s.status === 'reached' && (from === null || s.month >= from));
+  // Projected states are read only to leave unchanged ones unwritten (below): a projection is not a level recorded.
+  const levelsRecorded = recorded.filter((s) => s.status !== 'projected');
+  const reachedBefore = levelsRecorded.filter((s) => s.status === 'reached' && (from === null || s.month >= from));
   const ids = new Set(notices.map((n) => n.notice_id));
-  notices.push(...revisedNotices(levels, reachedBefore, { notifySince, now, rankOf }).filter((n) => !ids.has(n.notice_id)));
+  notices.push(...revisedOf(index, reachedBefore, { notifySince, now, rankOf }).filter((n) => !ids.has(n.notice_id)));
   // A level still in force now is paged once, even when it was reached in a month recorded as history
   // (before fromMonth: the prior notice that established it).
   const prior = opts.prior ?? [];
-  for (const n of standingNotices(levels, [...prior, ...notices], notifySince)) {
+  for (const n of standingOf(index, [...prior, ...notices], notifySince)) {
     n.notify = true;
     if (prior.includes(n)) notices.push(n);
   }
   // ... and once only, however many months of it this run meets for the first time.
-  pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: new Set(recorded.map(recordedKey)), known: (id) => known.has(id) });
+  // (The recorded months are looked up only for a notice neither paged nor known: made into a set when one is.)
+  let recordedSet: Set<string> | undefined;
+  const recordedMonths = { has: (k: string) => (recordedSet ??= new Set(levelsRecorded.map(recordedKey))).has(k) };
+  pageNewestOnly(notices, { alreadyPaged: (id) => known.get(id) === true, recorded: recordedMonths, known: (id) => known.has(id) });
   const fresh = notices.filter((n) => !known.has(n.notice_id));
   const promoted = notices.filter((n) => n.notify && known.get(n.notice_id) === false);
   const reached = levels.filter((l) => l.level !== null);
@@ -347,7 +404,7 @@ export function judgeBatch(
     notices,
     fresh,
     promoted,
-    states: stateRows({ reached, projected, levels, notices, now }),
+    states: changedStates(statesOf({ reached, projected, index, notices, now }), recorded),
     levelsReached: reached.length,
     projectedLevels: projected.length,
     levels,
@@ -361,25 +418,96 @@ export function judgeBatch(
  * (status resolved, rank -1).
  */
 export function stateRows(b: { reached: MonthLevel[]; projected: MonthLevel[]; levels: MonthLevel[]; notices: Notice[]; now: string }): AlertStateRow[] {
-  const rows = new Map<string, AlertStateRow>();
+  return statesOf({ ...b, index: seriesIndex(b.levels) });
+}
+
+function statesOf(b: { reached: MonthLevel[]; projected: MonthLevel[]; index: Map<string, SeriesLevels>; notices: Notice[]; now: string }): AlertStateRow[] {
+  // One row per state, in the order each was first added (a later one of the same state replaces it there).
+  const rows: AlertStateRow[] = [];
+  const at = stateSlots<number>();
   const add = (l: MonthLevel, level: string, status: AlertStateRow['status'], rank: number) => {
-    rows.set([l.mid, l.network, l.program, level, l.month].join('\u0000'), {
+    const row: AlertStateRow = {
       mid: l.mid, network: l.network, program: l.program, level, month: l.month, status, rank,
       ratio: l.row?.ratio ?? null, numerator: l.row?.numerator ?? null, denominator: l.row?.denominator ?? null,
       is_partial: l.is_partial, seen: b.now,
-    });
+    };
+    const i = at.get(row);
+    if (i === undefined) { at.set(row, rows.length); rows.push(row); } else rows[i] = row;
   };
   for (const p of b.projected) add(p, p.level as string, 'projected', p.rank as number);
   for (const l of b.reached) add(l, l.level as string, 'reached', l.rank as number);
-  const resolved = b.notices.filter((n) => n.kind === 'resolved');
-  if (resolved.length) {
-    const byKey = new Map(b.levels.map((l) => [`${l.mid}\u0000${l.network}\u0000${l.program}\u0000${l.month}`, l]));
-    for (const n of resolved) {
-      const l = byKey.get(`${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.month}`);
-      if (l) add(l, n.level, 'resolved', -1);
-    }
+  for (const n of b.notices) {
+    if (n.kind !== 'resolved') continue;
+    const l = levelAt(b.index, n);
+    if (l) add(l, n.level, 'resolved', -1);
   }
-  return [...rows.values()];
+  return rows;
+}
+
+/** A 'YYYY-MM' month as a number (year × 12 + month − 1); NaN for any other text. */
+function monthNumber(m: string): number {
+  if (m.length !== 7 || m.charCodeAt(4) !== 45) return NaN;
+  let n = 0;
+  for (const i of [0, 1, 2, 3, 5, 6]) {
+    const d = m.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return NaN;
+    n = n * 10 + d;
+  }
+  const month = n % 100;
+  return month >= 1 && month <= 12 ? Math.floor(n / 100) * 12 + month - 1 : NaN;
+}
+
+/**
+ * A map keyed by state (mid × network × program × level × month) for states that come series by series: a series'
+ * key made once per run of its states, level and month as one number within it. What keying tens of thousands of
+ * states by one long text each cost (a third of a full evaluation's JS).
+ */
+function stateSlots<T>(): { get(x: StateKey): T | undefined; set(x: StateKey, v: T): void } {
+  const series = new Map<string, Map<number | string, T>>();
+  const levels = new Map<string, number>();
+  let last: StateKey | undefined;
+  let lastKey = '';
+  let cur: Map<number | string, T> | undefined;
+  const inner = (x: StateKey, create: boolean) => {
+    if (last === undefined || x.mid !== last.mid || x.network !== last.network || x.program !== last.program) {
+      last = x;
+      lastKey = seriesKey(x);
+      cur = series.get(lastKey);
+    }
+    if (cur === undefined && create) { cur = new Map(); series.set(lastKey, cur); }
+    return cur;
+  };
+  const slot = (x: StateKey): number | string => {
+    let level = levels.get(x.level);
+    if (level === undefined) { level = levels.size; levels.set(x.level, level); }
+    const month = monthNumber(x.month);
+    return Number.isNaN(month) ? `${x.level}\u0000${x.month}` : month * 1_048_576 + level;
+  };
+  return {
+    get: (x) => inner(x, false)?.get(slot(x)),
+    set: (x, v) => { (inner(x, true) as Map<number | string, T>).set(slot(x), v); },
+  };
+}
+
+type StateKey = { mid: string; network: string; program: string; level: string; month: string };
+
+/** A figure as alert_states holds it: a non-finite number is recorded as NULL (store/alerts.ts stageRows). */
+const held = (v: number | null | undefined): number | null => (v === null || v === undefined || !Number.isFinite(v) ? null : v);
+
+/**
+ * The states that differ from the recorded ones (status, rank, is_partial, ratio, numerator or denominator), or were
+ * not recorded: an unchanged state is not written again (store/alerts.ts recordEvaluation, which compares the same
+ * columns in SQL too). A recorded state read without its figures counts as changed.
+ */
+export function changedStates(states: AlertStateRow[], recorded: RecordedState[]): AlertStateRow[] {
+  if (recorded.length === 0 || states.length === 0) return states;
+  const was = stateSlots<RecordedState>();
+  for (const r of recorded) if (r.rank !== undefined) was.set(r, r);
+  return states.filter((s) => {
+    const r = was.get(s);
+    return r === undefined || r.status !== s.status || r.rank !== s.rank || r.is_partial !== s.is_partial
+      || held(r.ratio) !== held(s.ratio) || held(r.numerator) !== held(s.numerator) || held(r.denominator) !== held(s.denominator);
+  });
 }
 
 /**

@@ -57,8 +57,13 @@ export { addMonths };
  * day of M lies between 'M-01' and 'M-31'.
  */
 export function inForce(rule: Rule, month: string): boolean {
-  if (rule.effective_from && rule.effective_from > `${month}-31`) return false;
-  if (rule.effective_to && rule.effective_to < `${month}-01`) return false;
+  return inForceBetween(rule, `${month}-01`, `${month}-31`);
+}
+
+/** inForce with the month's first and last possible days already written ('M-01', 'M-31'). */
+function inForceBetween(rule: Rule, first: string, last: string): boolean {
+  if (rule.effective_from && rule.effective_from > last) return false;
+  if (rule.effective_to && rule.effective_to < first) return false;
   return true;
 }
 
@@ -164,17 +169,18 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
       if (r.metric === 'count') countRow ??= r;
       else if (r.metric === 'amount') amountRow ??= r;
     }
-    const rowOf = (metric: string) => (metric === 'count' ? countRow : metric === 'amount' ? amountRow : monthRows.find((x) => x.metric === metric));
     const met: string[] = [];
     let best: { s: LevelStreak; rule: Rule; row: RatioRow | null } | null = null;
     const runs: LevelRun[] = [];
+    const firstDay = `${m}-01`;
+    const lastDay = `${m}-31`;
     for (let i = 0; i < levels.length; i++) {
       const live: Rule[] = [];
-      for (const r of levels[i].rules) if (inForce(r, m)) live.push(r);
+      for (const r of levels[i].rules) if (inForceBetween(r, firstDay, lastDay)) live.push(r);
       lives[i] = live;
       hits[i] = null;
       for (const rule of live) {
-        const row = rowOf(rule.metric);
+        const row = rowFor(rule.metric, countRow, amountRow, monthRows);
         if (row && meets(rule, row)) { hits[i] = { rule, row }; break; }
       }
     }
@@ -211,11 +217,11 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
       runs.push({ level: s.level, rank: s.rank, live, met: hit !== null, metRun: s.metRun, missRun: s.missRun, enter, leave, in: s.in });
       if (s.in && (!best || s.rank > best.s.rank)) {
         const rule = hit?.rule ?? live[0];
-        best = { s, rule, row: hit?.row ?? rowOf(rule.metric) ?? null };
+        best = { s, rule, row: hit?.row ?? rowFor(rule.metric, countRow, amountRow, monthRows) ?? null };
       }
       if (!watch || s.rank > watch.rank) {
         if (hit) watch = s;
-        else for (const rule of live) { const row = rowOf(rule.metric); if (row !== undefined && meets(rule, row, watchFraction)) { watch = s; break; } }
+        else for (const rule of live) { const row = rowFor(rule.metric, countRow, amountRow, monthRows); if (row !== undefined && meets(rule, row, watchFraction)) { watch = s; break; } }
       }
     }
     out.push({
@@ -235,6 +241,14 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
   return out;
 }
 
+/** The first of a month's rows of a metric (its first count and amount rows given). */
+function rowFor(metric: string, countRow: RatioRow | undefined, amountRow: RatioRow | undefined, rows: RatioRow[]): RatioRow | undefined {
+  if (metric === 'count') return countRow;
+  if (metric === 'amount') return amountRow;
+  for (const x of rows) if (x.metric === metric) return x;
+  return undefined;
+}
+
 function groupKey(r: { mid: string; network: string; program: string }): string {
   return `${r.mid}\u0000${r.network}\u0000${r.program}`;
 }
@@ -242,11 +256,17 @@ function groupKey(r: { mid: string; network: string; program: string }): string 
 /** Groups rows by mid × network × program (programs no rule names are still reported, with level null). */
 export function groupSeries(rows: RatioRow[]): RatioRow[][] {
   const g = new Map<string, RatioRow[]>();
+  // Rows mostly come series by series (sorted by the store): a key per run of rows, not per row.
+  let cur: RatioRow[] | undefined;
+  let prev: RatioRow | undefined;
   for (const r of rows) {
-    const k = groupKey(r);
-    const l = g.get(k);
-    if (l) l.push(r);
-    else g.set(k, [r]);
+    if (cur === undefined || prev === undefined || r.mid !== prev.mid || r.network !== prev.network || r.program !== prev.program) {
+      const k = groupKey(r);
+      cur = g.get(k);
+      if (cur === undefined) { cur = []; g.set(k, cur); }
+    }
+    cur.push(r);
+    prev = r;
   }
   return [...g.values()];
 }

@@ -61,53 +61,61 @@ function levelName(level: string): string {
   return /^(ecm|hecm|efm)$/.test(level) ? level.toUpperCase() : level;
 }
 
-const key = (x: { mid: string; network: string; program: string; month: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}\u0000${x.month}`;
+/** The first rule of a level's streak in force this month that reads a metric. */
+function ruleOf(s: LevelRun, metric: string): Rule | undefined {
+  for (const r of s.live) if (r.metric === metric) return r;
+  return undefined;
+}
 
-/** The explanation of one row from its series' month (null: no rule of the row's metric is in force). */
-export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSet, monitoredAs: string): RatioExplanation {
-  const { region, source } = regionInfo(set, monitoredAs);
+const byRank = (a: LevelRun, b: LevelRun) => a.rank - b.rank;
+
+/**
+ * The explanation of one row from its series' month (null: no rule of the row's metric is in force). `region`: what
+ * regionInfo gives for monitoredAs, when the caller has it already.
+ */
+export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSet, monitoredAs: string, region = regionInfo(set, monitoredAs)): RatioExplanation {
   const base: RatioExplanation = {
     level: null, state: null, next_level: null, next_threshold: null, closeness: null, reason: null,
-    region, region_source: source, monitored_as: monitoredAs,
+    region: region.region, region_source: region.source, monitored_as: monitoredAs,
     tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
     superseded_by: null, certainty: null, certainty_note: null,
   };
   if (!l) return base;
-  const ruleOf = (s: LevelRun): Rule | undefined => s.live.find((r) => r.metric === row.metric);
-  const mine = l.streaks.filter((s) => ruleOf(s) !== undefined).sort((a, b) => a.rank - b.rank);
+  const metric = row.metric;
+  const mine: LevelRun[] = [];
+  for (const s of l.streaks) if (ruleOf(s, metric) !== undefined) mine.push(s);
   if (mine.length === 0) return base;
+  if (mine.length > 1) mine.sort(byRank);
   const current = l.level === null ? undefined : l.streaks.find((s) => s.level === l.level);
   const currentRank = l.rank ?? -Infinity;
   const next = mine.find((s) => s.rank > currentRank);
-  const measured = next ?? (current && ruleOf(current) ? current : undefined);
-  const measuredRule = measured ? ruleOf(measured) : undefined;
+  const measured = next ?? (current && ruleOf(current, metric) ? current : undefined);
+  const measuredRule = measured ? ruleOf(measured, metric) : undefined;
   const reasons: string[] = [];
   if (l.superseded_by) reasons.push(`assessed as ${levelName(l.superseded_by)}`);
   if (current && !current.met && current.in && !l.is_partial) {
     reasons.push(`${levelName(current.level)} kept until ${current.leave} consecutive months below (${current.missRun} so far)`);
   }
   if (next) {
-    const rule = ruleOf(next) as Rule;
+    const rule = ruleOf(next, metric) as Rule;
     const failed = failedConditions(rule, row);
     if (failed.length) reasons.push(...failed);
     else if (!next.in) reasons.push(`needs ${next.enter} consecutive months (${next.metRun} so far)`);
   }
   // The rule the level (or the next one) was decided on says how far it can be trusted.
-  const decided = (current && ruleOf(current)) ?? measuredRule;
+  const decided = (current && ruleOf(current, metric)) ?? measuredRule;
   if (decided?.certainty === 'unconfirmed' && decided.certainty_note && (current || (next && next.met))) reasons.push(decided.certainty_note);
   const threshold = measuredRule?.ratio_threshold ?? null;
-  return {
-    ...base,
-    level: l.level,
-    state: l.level !== null ? 'level' : l.watch !== null ? 'watch' : 'clear',
-    next_level: next?.level ?? null,
-    next_threshold: next ? (ruleOf(next) as Rule).ratio_threshold : null,
-    closeness: row.ratio !== null && threshold !== null && threshold > 0 ? row.ratio / threshold : null,
-    reason: reasons.length ? reasons.join('; ') : null,
-    superseded_by: l.superseded_by,
-    certainty: decided?.certainty ?? null,
-    certainty_note: decided?.certainty_note ?? null,
-  };
+  base.level = l.level;
+  base.state = l.level !== null ? 'level' : l.watch !== null ? 'watch' : 'clear';
+  base.next_level = next?.level ?? null;
+  base.next_threshold = next ? (ruleOf(next, metric) as Rule).ratio_threshold : null;
+  base.closeness = row.ratio !== null && threshold !== null && threshold > 0 ? row.ratio / threshold : null;
+  base.reason = reasons.length ? reasons.join('; ') : null;
+  base.superseded_by = l.superseded_by;
+  base.certainty = decided?.certainty ?? null;
+  base.certainty_note = decided?.certainty_note ?? null;
+  return base;
 }
 
 /**
@@ -126,16 +134,45 @@ export function explainRows(rows: RatioRow[], set: RuleSet): ExplainedRatioRow[]
 export function explainEach(
   rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet, fn: (row: RatioRow, e: RatioExplanation) => void,
 ): void {
-  const actual = new Map<string, MonthLevel>();
-  for (const l of levels) actual.set(key(l), l);
-  const projected = new Map<string, MonthLevel>();
-  for (const l of projections) projected.set(key(l), l);
+  const actual = bySeries(levels);
+  const projected = bySeries(projections);
   const hasGroups = Object.keys(set.groups ?? {}).length > 0;
+  const regions = new Map<string, ReturnType<typeof regionInfo>>();
+  // Rows come series by series: a series' levels are looked up once per run of its rows.
+  let last: RatioRow | undefined;
+  let monitoredAs = '';
+  let region = regionInfo(set, '');
+  let mine: { actual?: Map<string, MonthLevel>; projected?: Map<string, MonthLevel> } = {};
   for (const r of rows) {
-    const monitoredAs = hasGroups ? (groupOf(set, r.mid, r.program) ?? r.mid) : r.mid;
-    const l = (r.is_projection ? projected : actual).get(`${monitoredAs}\u0000${r.network}\u0000${r.program}\u0000${r.month}`);
-    fn(r, explainRow(r, l, set, monitoredAs));
+    if (last === undefined || r.mid !== last.mid || r.network !== last.network || r.program !== last.program) {
+      monitoredAs = hasGroups ? (groupOf(set, r.mid, r.program) ?? r.mid) : r.mid;
+      const k = `${monitoredAs}\u0000${r.network}\u0000${r.program}`;
+      mine = { actual: actual.get(k), projected: projected.get(k) };
+      let g = regions.get(monitoredAs);
+      if (g === undefined) { g = regionInfo(set, monitoredAs); regions.set(monitoredAs, g); }
+      region = g;
+    }
+    last = r;
+    const l = (r.is_projection ? mine.projected : mine.actual)?.get(r.month);
+    fn(r, explainRow(r, l, set, monitoredAs, region));
   }
+}
+
+/** Levels by series (mid × network × program) and month, the last of a month winning; a series' key made once per run. */
+function bySeries(levels: MonthLevel[]): Map<string, Map<string, MonthLevel>> {
+  const out = new Map<string, Map<string, MonthLevel>>();
+  let cur: Map<string, MonthLevel> | undefined;
+  let prev: MonthLevel | undefined;
+  for (const l of levels) {
+    if (cur === undefined || prev === undefined || l.mid !== prev.mid || l.network !== prev.network || l.program !== prev.program) {
+      const k = `${l.mid}\u0000${l.network}\u0000${l.program}`;
+      cur = out.get(k);
+      if (cur === undefined) { cur = new Map(); out.set(k, cur); }
+    }
+    cur.set(l.month, l);
+    prev = l;
+  }
+  return out;
 }
 
 /** explainRows with the levels already judged (evaluateRows, evaluateProjections of the same rows). */

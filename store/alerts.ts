@@ -62,7 +62,10 @@ export interface AlertStateRow {
   seen: string;
 }
 
-/** A month an earlier evaluation recorded for a level, with its status then. */
+/**
+ * A month an earlier evaluation recorded for a level, with its status then and, when read from the store, the figures
+ * it was recorded with (what a state must differ in to be written again: store/alerts.ts recordEvaluation).
+ */
 export interface RecordedState {
   mid: string;
   network: string;
@@ -70,6 +73,11 @@ export interface RecordedState {
   level: string;
   month: string;
   status: string;
+  rank?: number;
+  ratio?: number | null;
+  numerator?: number | null;
+  denominator?: number | null;
+  is_partial?: boolean;
 }
 
 /** One notifier's delivery of a notice (an alert_outbox row). */
@@ -500,14 +508,29 @@ export async function noticeFlags(store: ReadStore): Promise<Map<string, boolean
 }
 
 /**
- * Levels earlier evaluations recorded for MIDs lo..hi: reached (what revised figures may take back) and
- * resolved; projections are not a level reached.
+ * The states earlier evaluations recorded for MIDs lo..hi, months from `from` on (default: every month), with their
+ * figures: reached (what revised figures may take back), resolved and projected (a projection is not a level reached:
+ * alerts/notices.ts judgeBatch reads it only to leave an unchanged state unwritten), series by series. Read column by
+ * column: tens of thousands of states in a full evaluation.
  */
-export async function recordedStates(store: ReadStore, q: { lo: string; hi: string }): Promise<RecordedState[]> {
-  return store.all<RecordedState>(
-    `SELECT mid, network, program, level, month, status FROM alert_states WHERE status IN ('reached', 'resolved') AND mid >= $lo AND mid <= $hi`,
-    { lo: q.lo, hi: q.hi },
+export async function recordedStates(store: Pick<Store, 'columns'>, q: { lo: string; hi: string; from?: string | null }): Promise<RecordedState[]> {
+  const r = await store.columns(
+    `SELECT mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial FROM alert_states
+      WHERE mid >= $lo AND mid <= $hi AND month >= $from
+      ORDER BY mid, network, program, level, month`,
+    { lo: q.lo, hi: q.hi, from: q.from ?? '0000-00' },
   );
+  const [mid, network, program, level, month, status, rank, ratio, numerator, denominator, isPartial] =
+    ['mid', 'network', 'program', 'level', 'month', 'status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial'].map((c) => r.column(c));
+  const out: RecordedState[] = new Array(r.length);
+  for (let i = 0; i < r.length; i++) {
+    out[i] = {
+      mid: mid[i] as string, network: network[i] as string, program: program[i] as string, level: level[i] as string, month: month[i] as string,
+      status: status[i] as string, rank: rank[i] as number, ratio: ratio[i] as number | null, numerator: numerator[i] as number | null,
+      denominator: denominator[i] as number | null, is_partial: isPartial[i] === true,
+    };
+  }
+  return out;
 }
 
 const NOTICE_COLS = [

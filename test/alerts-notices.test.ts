@@ -66,6 +66,21 @@ describe('alert notices, judged without a store', () => {
     expect(again.notices).toEqual([]);
   });
 
+  it('leaves out a state recorded as it is, and keeps one whose status, rank, figures or month-to-date flag changed', () => {
+    const first = judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: new Map() }).states;
+    const recorded: RecordedState[] = first.map((s) => ({ ...s }));
+    const known = new Map(judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: new Map() }).notices.map((n) => [n.notice_id, n.notify]));
+    expect(judgeBatch(series, recorded, { rules, notifySince: '2026-03', now, known }).states).toEqual([]);
+    // Read without its figures (a caller that has only the status), a recorded state counts as changed.
+    const bare = recorded.map(({ mid, network, program, level, month, status }) => ({ mid, network, program, level, month, status }));
+    expect(judgeBatch(series, bare, { rules, notifySince: '2026-03', now, known }).states).toHaveLength(2);
+    for (const change of [{ ratio: 0.0121 }, { numerator: null }, { denominator: 9_999 }, { rank: 3 }, { is_partial: true }, { status: 'projected' }]) {
+      const one = [{ ...recorded[0], ...change }, recorded[1]];
+      const states = judgeBatch(series, one, { rules, notifySince: '2026-03', now, known }).states;
+      expect(states.map((s) => [s.level, s.month, s.status])).toEqual([['low', '2026-02', 'reached']]);
+    }
+  });
+
   it('records one state per level and month: a level reached in a month it was projected for is reached', () => {
     const level = (over: Partial<MonthLevel>): MonthLevel => ({
       mid: 'm1', network: 'mastercard', program: 'ecp', month: '2026-04', level: 'low', rank: 1, met: ['low'], row: row('m1', '2026-04', 0.011),
