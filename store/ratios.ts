@@ -40,12 +40,21 @@ export function toRatioRow(r: Record<string, unknown>): RatioRow {
   return ratioRowOf((c) => r[c]);
 }
 
+const textOf = (x: unknown): string | null => (x == null ? null : String(x));
+
+/** The columns ratioRowOf reads. */
+const RATIO_COLUMNS = [
+  'mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
+  'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
+  'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete',
+] as const;
+
 /**
  * A ratio row from its columns' values, whether read as JSON (all) or as DuckDB's values (columns: BIGINT a bigint,
  * DATE a value whose String() is YYYY-MM-DD).
  */
 function ratioRowOf(v: (column: string) => unknown): RatioRow {
-  const text = (c: string) => { const x = v(c); return x == null ? null : String(x); };
+  // (no closure per row: a batch is tens of thousands of them)
   return {
     mid: String(v('mid')),
     network: v('network') as RatioRow['network'],
@@ -54,7 +63,7 @@ function ratioRowOf(v: (column: string) => unknown): RatioRow {
     month: String(v('month')),
     numerator: num(v('numerator')),
     denominator: num(v('denominator')),
-    denominator_month: text('denominator_month'),
+    denominator_month: textOf(v('denominator_month')),
     numerator_count: num(v('numerator_count')),
     numerator_amount: num(v('numerator_amount')),
     denominator_count: num(v('denominator_count')),
@@ -64,12 +73,12 @@ function ratioRowOf(v: (column: string) => unknown): RatioRow {
     ratio: num(v('ratio')),
     ratio_pct: num(v('ratio_pct')),
     ratio_bps: num(v('ratio_bps')),
-    no_ratio_reason: text('no_ratio_reason'),
+    no_ratio_reason: textOf(v('no_ratio_reason')),
     is_projection: v('is_projection') === true || v('is_projection') === 'true',
     is_partial: v('is_partial') === true || v('is_partial') === 'true',
     days_covered: num(v('days_covered')),
     days_in_month: num(v('days_in_month')),
-    tc40_observed_from: text('tc40_observed_from')?.slice(0, 10) ?? null,
+    tc40_observed_from: textOf(v('tc40_observed_from'))?.slice(0, 10) ?? null,
     numerator_complete: v('numerator_complete') !== false && v('numerator_complete') !== 'false',
   };
 }
@@ -82,8 +91,13 @@ export async function readRatioRows(store: Pick<Store, 'columns'>, sql: string, 
   const r = await store.columns(sql, params);
   const cols = new Map<string, readonly unknown[]>();
   const col = (c: string) => { let x = cols.get(c); if (!x) { x = r.column(c); cols.set(c, x); } return x; };
+  // One accessor for every row (a closure per row, and a lookup of the column per value, cost more than the rows).
+  const byName: Record<string, readonly unknown[]> = {};
+  for (const c of RATIO_COLUMNS) byName[c] = col(c);
+  let i = 0;
+  const at = (c: string) => (byName[c] ?? col(c))[i];
   const out: RatioRow[] = new Array(r.length);
-  for (let i = 0; i < r.length; i++) out[i] = ratioRowOf((c) => col(c)[i]);
+  for (; i < r.length; i++) out[i] = ratioRowOf(at);
   return out;
 }
 
