@@ -463,7 +463,7 @@ const EXPLANATION_COLS = [
   'mid', 'network', 'program', 'metric', 'month', 'is_projection', 'level', 'state', 'next_level', 'next_threshold', 'closeness',
   'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note',
 ] as const;
-const EXPLANATION_TYPES: StageType[] = [...EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : c === 'next_threshold' || c === 'closeness' ? 'double' : 'text')), 'text'];
+const EXPLANATION_TYPES: StageType[] = EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : c === 'next_threshold' || c === 'closeness' ? 'double' : 'text'));
 
 /** One explained row as ratio_explanations keeps it (contract/ratios.ts RatioExplanation, keyed). */
 export interface ExplanationRow {
@@ -481,7 +481,8 @@ export async function writeExplanations(
   store: Store,
   q: { range?: [string, string]; mids?: string[]; asOfMonth: string; fromMonth?: string | null; rows: ExplanationRow[]; at: string },
 ): Promise<void> {
-  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_explanations_stage AS SELECT * EXCLUDE (explained_at), ''::VARCHAR AS explained_at FROM ratio_explanations LIMIT 0`);
+  // explained_at is the same for every row: a parameter of the insert, not a staged column.
+  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_explanation_rows_stage AS SELECT * EXCLUDE (explained_at) FROM ratio_explanations LIMIT 0`);
   await store.transaction(async (s) => {
     const params: Record<string, string> = { asof: q.asOfMonth };
     let where = 'month <= $asof';
@@ -490,8 +491,8 @@ export async function writeExplanations(
     if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
     await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
     if (q.rows.length === 0) return;
-    await stageRows(s, '_cbp_explanations_stage', EXPLANATION_TYPES, q.rows, (r, i) => (i < EXPLANATION_COLS.length ? r[EXPLANATION_COLS[i]] : q.at));
-    await s.run('INSERT INTO ratio_explanations SELECT * EXCLUDE (explained_at), explained_at::TIMESTAMP FROM _cbp_explanations_stage');
+    await stageRows(s, '_cbp_explanation_rows_stage', EXPLANATION_TYPES, q.rows, (r, i) => r[EXPLANATION_COLS[i]]);
+    await s.run('INSERT INTO ratio_explanations SELECT *, $at::TIMESTAMP FROM _cbp_explanation_rows_stage', { at: q.at });
   });
 }
 
