@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { deliveryState, judgeBatch, noticeId, ruleTargets, stateRows, targetFloors } from '../alerts/notices.ts';
 import type { MonthLevel, RatioRow } from '../rules/evaluate.ts';
 import { parseThresholds } from '../rules/thresholds.ts';
-import type { Delivery, RecordedState } from '../store/alerts.ts';
+import type { AlertStateRow, Delivery, RecordedState } from '../store/alerts.ts';
+import { explainEach } from '../rules/explain.ts';
 
 const rule = (id: string, level: string, rank: number, ratio: number, extra: Record<string, unknown> = {}) => ({
   id, network: 'mastercard', program: 'ecp', level, rank, metric: 'count', comparison: '>=', ratio_threshold: ratio, ...extra,
@@ -79,6 +80,32 @@ describe('alert notices, judged without a store', () => {
       const states = judgeBatch(series, one, { rules, notifySince: '2026-03', now, known }).states;
       expect(states.map((s) => [s.level, s.month, s.status])).toEqual([['low', '2026-02', 'reached']]);
     }
+  });
+
+  it('judges rows, recorded states and explanations the same whatever their order: series interleaved, months reversed', () => {
+    const two = [
+      row('m1', '2026-01', 0.005), row('m1', '2026-02', 0.012), row('m1', '2026-03', 0.025), row('m1', '2026-04', 0.004),
+      row('m3', '2026-01', 0.021), row('m3', '2026-02', 0.013), row('m3', '2026-03', 0.003), row('m3', '2026-04', 0.022),
+    ];
+    const mixed = [two[7], two[0], two[5], two[2], two[4], two[1], two[6], two[3]];
+    const opts = { rules, notifySince: '2026-01', now, known: new Map<string, boolean>() };
+    const sorted = judgeBatch(two, [], opts);
+    // Recorded states of both MIDs, interleaved, one of them a level the figures no longer hold (taken back).
+    const recorded: RecordedState[] = [...sorted.states.map((x) => ({ ...x })), { mid: 'm3', network: 'mastercard', program: 'ecp', level: 'high', month: '2026-02', status: 'reached' }];
+    const shuffled = [...recorded].reverse();
+    const byId = (xs: Array<{ notice_id: string }>) => xs.map((n) => JSON.stringify(n)).sort();
+    const byKey = (xs: AlertStateRow[]) => xs.map((x) => JSON.stringify(x)).sort();
+    const a = judgeBatch(two, recorded, opts);
+    const b = judgeBatch(mixed, shuffled, opts);
+    expect(a.notices.some((n) => n.kind === 'resolved' && n.mid === 'm3' && n.month === '2026-02')).toBe(true);
+    expect(byId(b.notices)).toEqual(byId(a.notices));
+    expect(byKey(b.states)).toEqual(byKey(a.states));
+    const explained = (rows: RatioRow[], j: typeof a) => {
+      const out: string[] = [];
+      explainEach(rows, j.levels, j.projections, rules, (r, e) => out.push(JSON.stringify([r.mid, r.month, e])));
+      return out.sort();
+    };
+    expect(explained(mixed, b)).toEqual(explained(two, a));
   });
 
   it('records one state per level and month: a level reached in a month it was projected for is reached', () => {
