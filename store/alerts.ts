@@ -518,23 +518,26 @@ export async function noticeFlags(store: ReadStore): Promise<Map<string, boolean
  * alerts/notices.ts judgeBatch reads it only to leave an unchanged state unwritten), series by series. Read column by
  * column: tens of thousands of states in a full evaluation.
  */
-export async function recordedStates(store: Pick<Store, 'columns'>, q: { lo: string; hi: string; from?: string | null }): Promise<RecordedState[]> {
-  const params = { lo: q.lo, hi: q.hi, from: q.from ?? '0000-00' };
-  const where = 'WHERE mid >= $lo AND mid <= $hi AND month >= $from';
+export async function recordedStates(store: Pick<Store, 'transaction'>, q: { lo: string; hi: string; from?: string | null }): Promise<RecordedState[]> {
+  const params: Record<string, string> = { lo: q.lo, hi: q.hi };
+  let where = 'WHERE mid >= $lo AND mid <= $hi';
+  if (q.from) { where += ' AND month >= $from'; params.from = q.from; }
   // Network, program and status read as ENUMs of the values there are (sorted, so that they sort as their text): one
-  // string each, not one per row.
-  const values = await store.columns(`SELECT list(DISTINCT network) AS network, list(DISTINCT program) AS program, list(DISTINCT status) AS status
-      FROM alert_states ${where}`, params);
-  const enumOf = (c: 'network' | 'program' | 'status') => {
-    const list = values.column(c)[0] as { items?: unknown[] } | null | undefined;
-    return list?.items?.length ? `${c}::ENUM(${list.items.map(String).sort().map(lit).join(', ')}) AS ${c}` : c;
-  };
-  const r = await store.columns(
-    `SELECT mid, ${enumOf('network')}, ${enumOf('program')}, level, month, ${enumOf('status')}, rank, ratio, numerator, denominator, is_partial
-       FROM alert_states ${where}
-      ORDER BY mid, network, program, level, month`,
-    params,
-  );
+  // string each, not one per row. Both reads in one transaction: the values listed are those of the rows read.
+  const r = await store.transaction(async (s) => {
+    const values = await s.columns(`SELECT list(DISTINCT network) AS network, list(DISTINCT program) AS program, list(DISTINCT status) AS status
+        FROM alert_states ${where}`, params);
+    const enumOf = (c: 'network' | 'program' | 'status') => {
+      const list = values.column(c)[0] as { items?: unknown[] } | null | undefined;
+      return list?.items?.length ? `${c}::ENUM(${list.items.map(String).sort().map(lit).join(', ')}) AS ${c}` : c;
+    };
+    return s.columns(
+      `SELECT mid, ${enumOf('network')}, ${enumOf('program')}, level, month, ${enumOf('status')}, rank, ratio, numerator, denominator, is_partial
+         FROM alert_states ${where}
+        ORDER BY mid, network, program, level, month`,
+      params,
+    );
+  }, { generation: false });
   const [mid, network, program, level, month, status, rank, ratio, numerator, denominator, isPartial] =
     ['mid', 'network', 'program', 'level', 'month', 'status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial'].map((c) => r.column(c));
   const out: RecordedState[] = new Array(r.length);
