@@ -4,7 +4,7 @@
 // alerts/engine.ts runs one through the other. Notice ids are a hash of what the notice says, so evaluating
 // the same data twice says nothing new.
 import { createHash } from 'node:crypto';
-import { addMonths, evaluateRows, rulesFor, type MonthLevel, type RatioRow } from '../rules/evaluate.ts';
+import { addMonths, evaluateRows, rulesFor, seriesIndex, seriesKey, type MonthLevel, type RatioRow, type SeriesLevels } from '../rules/evaluate.ts';
 import { evaluateProjections } from '../rules/projection.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState, RuleFloor } from '../store/alerts.ts';
@@ -111,37 +111,6 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
     message: noticeMessage(base, row) + supersededNote(kind, l),
     created_at: now,
   };
-}
-
-/** A series' key: mid × network × program. */
-const seriesKey = (x: { mid: string; network: string; program: string }) => `${x.mid}\u0000${x.network}\u0000${x.program}`;
-
-/** One series' levels, in the order given, and by month (of several levels of a month, the last given). */
-interface SeriesLevels {
-  levels: MonthLevel[];
-  byMonth: Map<string, MonthLevel>;
-}
-
-/**
- * Levels by series, in order of first appearance. Levels come series by series (rules/evaluate.ts evaluateRows), so a
- * series' key is made once per run of its levels, not once per level: what the notices of tens of thousands of
- * months cost.
- */
-function seriesIndex(levels: readonly MonthLevel[]): Map<string, SeriesLevels> {
-  const out = new Map<string, SeriesLevels>();
-  let cur: SeriesLevels | undefined;
-  let prev: MonthLevel | undefined;
-  for (const l of levels) {
-    if (cur === undefined || prev === undefined || l.mid !== prev.mid || l.network !== prev.network || l.program !== prev.program) {
-      const k = seriesKey(l);
-      cur = out.get(k);
-      if (cur === undefined) { cur = { levels: [], byMonth: new Map() }; out.set(k, cur); }
-    }
-    cur.levels.push(l);
-    cur.byMonth.set(l.month, l);
-    prev = l;
-  }
-  return out;
 }
 
 /** A level at a series' month in an index (undefined: none). */

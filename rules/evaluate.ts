@@ -249,8 +249,37 @@ function rowFor(metric: string, countRow: RatioRow | undefined, amountRow: Ratio
   return undefined;
 }
 
-function groupKey(r: { mid: string; network: string; program: string }): string {
+/** A series' key: mid × network × program. */
+export function seriesKey(r: { mid: string; network: string; program: string }): string {
   return `${r.mid}\u0000${r.network}\u0000${r.program}`;
+}
+
+/** One series' levels, in the order given, and by month (of several levels of a month, the last given). */
+export interface SeriesLevels {
+  levels: MonthLevel[];
+  byMonth: Map<string, MonthLevel>;
+}
+
+/**
+ * Levels by series, in order of first appearance. Levels come series by series (evaluateRows), so a series' key is
+ * made once per run of its levels, not once per level: what the notices and explanations of tens of thousands of
+ * months cost.
+ */
+export function seriesIndex(levels: readonly MonthLevel[]): Map<string, SeriesLevels> {
+  const out = new Map<string, SeriesLevels>();
+  let cur: SeriesLevels | undefined;
+  let prev: MonthLevel | undefined;
+  for (const l of levels) {
+    if (cur === undefined || prev === undefined || l.mid !== prev.mid || l.network !== prev.network || l.program !== prev.program) {
+      const k = seriesKey(l);
+      cur = out.get(k);
+      if (cur === undefined) { cur = { levels: [], byMonth: new Map() }; out.set(k, cur); }
+    }
+    cur.levels.push(l);
+    cur.byMonth.set(l.month, l);
+    prev = l;
+  }
+  return out;
 }
 
 /** Groups rows by mid × network × program (programs no rule names are still reported, with level null). */
@@ -261,7 +290,7 @@ export function groupSeries(rows: RatioRow[]): RatioRow[][] {
   let prev: RatioRow | undefined;
   for (const r of rows) {
     if (cur === undefined || prev === undefined || r.mid !== prev.mid || r.network !== prev.network || r.program !== prev.program) {
-      const k = groupKey(r);
+      const k = seriesKey(r);
       cur = g.get(k);
       if (cur === undefined) { cur = []; g.set(k, cur); }
     }

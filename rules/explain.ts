@@ -4,7 +4,7 @@
 // lets the level be trusted. Pure: rows and a rule set in, explained rows out (contract/ratios.ts
 // RatioExplanation; docs/ratios.md "Columns"). The same columns are on mart_ratios, as of the last evaluation.
 import type { ExplainedRatioRow, RatioExplanation, RatioRow } from '../contract/ratios.ts';
-import { evaluateRows, groupOf, regionInfo, type LevelRun, type MonthLevel } from './evaluate.ts';
+import { evaluateRows, groupOf, regionInfo, seriesIndex, seriesKey, type LevelRun, type MonthLevel } from './evaluate.ts';
 import { evaluateProjections } from './projection.ts';
 import type { ConditionField, Rule, RuleSet } from './thresholds.ts';
 
@@ -134,8 +134,8 @@ export function explainRows(rows: RatioRow[], set: RuleSet): ExplainedRatioRow[]
 export function explainEach(
   rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet, fn: (row: RatioRow, e: RatioExplanation) => void,
 ): void {
-  const actual = bySeries(levels);
-  const projected = bySeries(projections);
+  const actual = seriesIndex(levels);
+  const projected = seriesIndex(projections);
   const hasGroups = Object.keys(set.groups ?? {}).length > 0;
   const regions = new Map<string, ReturnType<typeof regionInfo>>();
   // Rows come series by series: a series' levels are looked up once per run of its rows.
@@ -146,8 +146,8 @@ export function explainEach(
   for (const r of rows) {
     if (last === undefined || r.mid !== last.mid || r.network !== last.network || r.program !== last.program) {
       monitoredAs = hasGroups ? (groupOf(set, r.mid, r.program) ?? r.mid) : r.mid;
-      const k = `${monitoredAs}\u0000${r.network}\u0000${r.program}`;
-      mine = { actual: actual.get(k), projected: projected.get(k) };
+      const k = seriesKey({ mid: monitoredAs, network: r.network, program: r.program });
+      mine = { actual: actual.get(k)?.byMonth, projected: projected.get(k)?.byMonth };
       let g = regions.get(monitoredAs);
       if (g === undefined) { g = regionInfo(set, monitoredAs); regions.set(monitoredAs, g); }
       region = g;
@@ -156,23 +156,6 @@ export function explainEach(
     const l = (r.is_projection ? mine.projected : mine.actual)?.get(r.month);
     fn(r, explainRow(r, l, set, monitoredAs, region));
   }
-}
-
-/** Levels by series (mid × network × program) and month, the last of a month winning; a series' key made once per run. */
-function bySeries(levels: MonthLevel[]): Map<string, Map<string, MonthLevel>> {
-  const out = new Map<string, Map<string, MonthLevel>>();
-  let cur: Map<string, MonthLevel> | undefined;
-  let prev: MonthLevel | undefined;
-  for (const l of levels) {
-    if (cur === undefined || prev === undefined || l.mid !== prev.mid || l.network !== prev.network || l.program !== prev.program) {
-      const k = `${l.mid}\u0000${l.network}\u0000${l.program}`;
-      cur = out.get(k);
-      if (cur === undefined) { cur = new Map(); out.set(k, cur); }
-    }
-    cur.set(l.month, l);
-    prev = l;
-  }
-  return out;
 }
 
 /** explainRows with the levels already judged (evaluateRows, evaluateProjections of the same rows). */

@@ -2,7 +2,7 @@
 // The SQL (sql/views/40_ratios.sql) writes projected rows (is_projection = true) beside the month-to-date
 // ones; this module judges them as if the month had closed, on top of the real streak history.
 import { watchOf, type RuleSet } from './thresholds.ts';
-import { evaluateSeries, groupSeries, markSuperseded, rulesFor, withGroups, type MonthLevel, type RatioRow } from './evaluate.ts';
+import { evaluateSeries, groupSeries, markSuperseded, rulesFor, seriesKey, withGroups, type MonthLevel, type RatioRow } from './evaluate.ts';
 
 /** Month-end factor of a month-to-date figure covering daysCovered of daysInMonth days. */
 export function runRateFactor(daysCovered: number, daysInMonth: number): number {
@@ -23,11 +23,11 @@ export function projectValue(mtd: number, daysCovered: number, daysInMonth: numb
 export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[] {
   const out: MonthLevel[] = [];
   rows = withGroups(rows, set);
-  const projectedKeys = new Set(rows.filter((r) => r.is_projection).map((r) => `${r.mid}\u0000${r.network}\u0000${r.program}`));
+  const projectedKeys = new Set(rows.filter((r) => r.is_projection).map(seriesKey));
   if (projectedKeys.size === 0) return out;
   for (const series of groupSeries(rows)) {
-    const { mid, network, program } = series[0];
-    if (!projectedKeys.has(`${mid}\u0000${network}\u0000${program}`)) continue;
+    const { mid } = series[0];
+    if (!projectedKeys.has(seriesKey(series[0]))) continue;
     const projMonths = new Set(series.filter((r) => r.is_projection).map((r) => r.month));
     const judged = series
       .filter((r) => (projMonths.has(r.month) ? r.is_projection : !r.is_projection))
