@@ -158,22 +158,50 @@ function targetsSql(floors: RuleFloor[]): { pairs: string; programs: string } {
   };
 }
 
+/** The lowest watch band of each network × program × metric some rule reads (floors, whatever the class and the months). */
+function lowestFloors(floors: RuleFloor[]): Array<{ network: string; program: string; metric: string; min: number }> {
+  const low = new Map<string, RuleFloor & { min: number }>();
+  for (const f of floors) {
+    const k = `${f.network}\u0000${f.program}\u0000${f.metric}`;
+    const was = low.get(k);
+    if (!was || f.min < was.min) low.set(k, f);
+  }
+  return [...low.values()].map((f) => ({ network: f.network, program: f.program, metric: f.metric, min: f.min }));
+}
+
 /**
  * A condition no hot row fails (rows of w): its ratio at or above the lowest watch band of any rule of its network ×
  * program × metric (floors, whatever the class and the months). Cheap, so that the join with the rules
  * (hotRowsSql) sees the few rows near a level rather than every row.
  */
 function nearFloorSql(floors: RuleFloor[]): string {
-  const low = new Map<string, number>();
-  for (const f of floors) {
-    const k = `${f.network}\u0000${f.program}\u0000${f.metric}`;
-    low.set(k, Math.min(low.get(k) ?? Infinity, f.min));
-  }
-  const arms = [...low].map(([k, min]) => {
-    const [network, program, metric] = k.split('\u0000');
-    return `WHEN w.network = ${lit(network)} AND w.program = ${lit(program)} AND w.metric = ${lit(metric)} THEN w.ratio >= ${Number.isFinite(min) ? `${min.toString()}::DOUBLE` : 'NULL'}`;
-  });
+  const arms = lowestFloors(floors).map(({ network, program, metric, min }) =>
+    `WHEN w.network = ${lit(network)} AND w.program = ${lit(program)} AND w.metric = ${lit(metric)} THEN w.ratio >= ${Number.isFinite(min) ? `${min.toString()}::DOUBLE` : 'NULL'}`);
   return arms.length ? `coalesce(CASE ${arms.join(' ')} END, FALSE)` : 'FALSE';
+}
+
+/** The columns of a month's inputs ratio_observed reads after program and metric (sql/views/40_ratios.sql), of alias i. */
+const OBSERVED_ARGS = [
+  'network', 'chargeback_count', 'chargeback_amount', 'fraud_count', 'fraud_amount', 'tc40_count', 'tc40_amount', 'vamp_dispute_count',
+  'vamp_dispute_amount', 'transaction_count', 'transaction_amount', 'previous_month_transaction_count', 'previous_month_transaction_amount',
+  'prev_transaction_count', 'prev_transaction_amount',
+].map((c) => `i.${c}`).join(', ');
+
+/**
+ * The same condition on a row of month inputs (alias i), before any long row is made: some network × program × metric
+ * of its network has an observed ratio at or above its lowest watch band (ratio_observed: the observed row's ratio to
+ * the last bit), or the month is month-to-date (its projection scales the ratio: every such month goes on to the long
+ * rows). A month it leaves out has no row nearFloorSql keeps.
+ */
+function nearInputsSql(floors: RuleFloor[]): string {
+  const byNetwork = new Map<string, string[]>();
+  for (const { network, program, metric, min } of lowestFloors(floors)) {
+    if (!Number.isFinite(min)) continue;
+    const arm = `ratio_observed(${lit(program)}, ${lit(metric)}, ${OBSERVED_ARGS}) >= ${min.toString()}::DOUBLE`;
+    byNetwork.set(network, [...(byNetwork.get(network) ?? []), arm]);
+  }
+  const arms = [...byNetwork].map(([network, list]) => `WHEN ${lit(network)} THEN coalesce(${list.join(' OR ')}, FALSE)`);
+  return arms.length ? `i.is_partial OR CASE i.network ${arms.join(' ')} ELSE FALSE END` : 'i.is_partial';
 }
 
 /**
@@ -193,14 +221,26 @@ export async function stageHotSeries(
   await store.run('CREATE OR REPLACE TEMP TABLE _cbp_hot (mid VARCHAR, network VARCHAR, program VARCHAR)');
   const { pairs, programs } = targetsSql(q.floors);
   const params = { asof: q.asOfMonth, from: q.fromMonth ?? '0001-01', recfrom: q.recordedFrom ?? '0000-00' };
-  const hot = q.floors.length === 0 ? '' : `WITH t(network, program, metric) AS (VALUES ${pairs}),
-     w AS (
-       SELECT m.* FROM ratio_rows_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE, cached := TRUE) m
-        SEMI JOIN t USING (network, program, metric)
-        WHERE m.program IN (${programs})
-     ), near AS (SELECT * FROM w WHERE isfinite(w.ratio) AND ${nearFloorSql(q.floors)})
-     ${hotRowsSql(q.watchFraction, q.conditions, 'near')} UNION `;
-  await store.run(`INSERT INTO _cbp_hot ${hot}SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom`, hot ? params : { recfrom: params.recfrom });
+  const recorded = `SELECT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= $recfrom`;
+  if (q.floors.length === 0) await store.run(`INSERT INTO _cbp_hot ${recorded}`, { recfrom: params.recfrom });
+  else {
+    // The months of the kept inputs where some series could be near a level, first (a few percent of them); the long
+    // rows of those months alone are then made and judged against the rules.
+    await store.run(`CREATE OR REPLACE TEMP VIEW _cbp_near_inputs AS
+       SELECT i.* FROM ratio_month_inputs i WHERE ${nearInputsSql(q.floors)}`);
+    try {
+      await store.run(`INSERT INTO _cbp_hot WITH t(network, program, metric) AS (VALUES ${pairs}),
+         w AS (
+           SELECT m.* FROM ratio_rows_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE,
+                                              cached := TRUE, kept := '_cbp_near_inputs') m
+            SEMI JOIN t USING (network, program, metric)
+            WHERE m.program IN (${programs})
+         ), near AS (SELECT * FROM w WHERE isfinite(w.ratio) AND ${nearFloorSql(q.floors)})
+         ${hotRowsSql(q.watchFraction, q.conditions, 'near')} UNION ${recorded}`, params);
+    } finally {
+      await store.run('DROP VIEW IF EXISTS _cbp_near_inputs');
+    }
+  }
   const mids = await store.all<{ mid: string; hot: boolean }>(`SELECT mid, bool_or(hot) AS hot
      FROM (SELECT DISTINCT mid, FALSE AS hot FROM mid_stats UNION ALL SELECT DISTINCT mid, TRUE FROM _cbp_hot) GROUP BY mid ORDER BY mid`);
   return mids.map((r) => ({ mid: String(r.mid), hot: r.hot === true }));

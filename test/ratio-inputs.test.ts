@@ -148,3 +148,44 @@ describe('refreshRatioInputs', () => {
     expect(await drift(s)).toEqual({ kept: 0, missing: 0, rows: 0 });
   });
 });
+
+describe('ratio_observed', () => {
+  it("gives every observed long row's ratio to the last bit, from the kept inputs alone (what the evaluation's prefilter reads)", async () => {
+    const s = t.store;
+    await insertStats(s, [
+      // Mastercard: the record's previous-month fields, then none (M-1's own report), a month of zero transactions,
+      // and a month after a gap (no previous month).
+      { mid: 'm1', network: 'mastercard', month: '2025-01', cb: 150, tx: 10_000 },
+      { mid: 'm1', network: 'mastercard', month: '2025-02', cb: 90, tx: 7_000, prevTx: 9_500, prevTxAmount: 95_001 },
+      { mid: 'm1', network: 'mastercard', month: '2025-03', cb: 12, tx: 0, txAmount: 0 },
+      { mid: 'm1', network: 'mastercard', month: '2025-04', cb: 7, tx: 3_333, cbAmount: -70 },
+      { mid: 'm1', network: 'mastercard', month: '2025-06', cb: 5, tx: 2_000 },
+      // Visa, a month to date among them; Discover after a month to date (its M-1 report does not count); Amex.
+      { mid: 'v1', network: 'visa', month: '2025-01', cb: 3, tx: 20_000, cbAmount: 33.33 },
+      { mid: 'v1', network: 'visa', month: '2025-02', cb: 41, tx: 7_777, endDay: 12 },
+      { mid: 'd1', network: 'discover', month: '2025-01', cb: 40, tx: 4_000, endDay: 20 },
+      { mid: 'd1', network: 'discover', month: '2025-02', cb: 44, tx: 4_100 },
+      { mid: 'd1', network: 'discover', month: '2025-03', cb: 1, tx: 3 },
+      { mid: 'a1', network: 'american_express', month: '2025-02', cb: 19, tx: 2_121 },
+    ]);
+    await insertChargebacks(s, [
+      { mid: 'v1', network: 'visa', received: '2025-01-10', n: 3, amount: 12.5, arnPrefix: 'arn-v1-' },
+      { mid: 'v1', network: 'visa', received: '2025-02-03', n: 2, amount: 7 },
+      { mid: 'm1', network: 'mastercard', received: '2025-02-11', n: 4, amount: 21.1, reasonCode: '4837' },
+      { mid: 'm1', network: 'mastercard', received: '2025-04-11', n: 1, amount: 3, reasonCode: '4863' },
+    ]);
+    await insertEvents(s, 'prevention.new', [tc40('v1', 'pre-1', '2025-01-05T10:00:00Z', 99.99), tc40('v1', 'pre-2', '2025-02-05T10:00:00Z')], { at: '2024-12-01T00:00:00Z' });
+    await insertEvents(s, 'rdr.new', [{ arn: 'arn-v1-0', rdr_resolution: 'accepted' }]);
+    await refreshRatioInputs(s);
+    const [r] = await s.all<{ rows: string; differ: string; with_ratio: string; without: string; programs: string }>(`
+      SELECT count(*) AS rows, count(*) FILTER (WHERE r.ratio IS DISTINCT FROM ratio_observed(r.program, r.metric, i.network, i.chargeback_count,
+               i.chargeback_amount, i.fraud_count, i.fraud_amount, i.tc40_count, i.tc40_amount, i.vamp_dispute_count, i.vamp_dispute_amount,
+               i.transaction_count, i.transaction_amount, i.previous_month_transaction_count, i.previous_month_transaction_amount,
+               i.prev_transaction_count, i.prev_transaction_amount)) AS differ,
+             count(r.ratio) AS with_ratio, count(*) - count(r.ratio) AS without, count(DISTINCT (r.program, r.metric)) AS programs
+        FROM ratio_rows_between(${EVERY}, cached := TRUE) r
+        JOIN ratio_month_inputs i USING (mid, network, month)
+       WHERE NOT r.is_projection`);
+    expect(r).toEqual({ rows: '47', differ: '0', with_ratio: '34', without: '13', programs: '10' });
+  });
+});

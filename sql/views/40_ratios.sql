@@ -149,61 +149,82 @@ LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx
 LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
 LEFT JOIN ratio_tc40_between(first_day, last_day) t ON t.mid = cur.mid AND t.month = cur.month;
 
--- One long row per mid x network x program x metric x month, before division. cached := TRUE reads the month
--- inputs kept in ratio_month_inputs (as fresh as store/ratio-inputs.ts refreshRatioInputs last made them: the alert
--- evaluation refreshes them first) instead of computing them from the sources; the branch not taken is not run.
-CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day, cached := FALSE) AS TABLE
+-- What each program counts, one definition for the long rows below and for the alert evaluation's prefilter of the
+-- kept inputs (store/alerts.ts stageHotSeries). Arguments are the count columns of a month's inputs or the amount
+-- columns, for the metric.
+-- The denominator is the previous month's transactions (Mastercard's ECP and EFM, Discover).
+CREATE OR REPLACE MACRO ratio_den_prev(program) AS (program IN ('ecp', 'efm', 'discover_excessive'));
+
+-- The numerator: VAMP counts TC40 fraud reports + disputes (chargeback report, RDR-resolved left out); VFMP (retired)
+-- fraud (TC40) over sales; EFM fraud chargebacks (4837, 4863); every other program the chargebacks.
+CREATE OR REPLACE MACRO ratio_numerator(program, chargebacks, fraud, tc40, vamp_disputes) AS (
+  CASE program WHEN 'vamp' THEN tc40 + vamp_disputes WHEN 'vfmp' THEN tc40 WHEN 'efm' THEN fraud ELSE chargebacks END
+);
+
+-- The denominator: the month's transactions; for a previous-month program, Mastercard's record's previous-month
+-- fields first, then M-1's own report (its figures only when its window was complete), Discover M-1's report.
+CREATE OR REPLACE MACRO ratio_denominator(program, network, month_tx, reported_prev_tx, prev_month_tx) AS (
+  CASE WHEN NOT ratio_den_prev(program) THEN month_tx
+       WHEN network = 'mastercard' THEN coalesce(reported_prev_tx, prev_month_tx)
+       ELSE prev_month_tx END
+);
+
+-- A month's observed ratio of a program and metric from the columns of its month inputs (a ratio_month_inputs row):
+-- the ratio of its observed long row below to the last bit (the same DOUBLE division), NULL where that row has none.
+-- What the alert evaluation reads to skip the months no rule comes near, before any long row is made.
+CREATE OR REPLACE MACRO ratio_observed(program, metric, network, chargeback_count, chargeback_amount, fraud_count, fraud_amount,
+                                       tc40_count, tc40_amount, vamp_dispute_count, vamp_dispute_amount,
+                                       transaction_count, transaction_amount, previous_month_transaction_count,
+                                       previous_month_transaction_amount, prev_transaction_count, prev_transaction_amount) AS (
+  CASE WHEN metric = 'count'
+    THEN ratio_numerator(program, chargeback_count, fraud_count, tc40_count, vamp_dispute_count)::DOUBLE
+         / nullif(ratio_denominator(program, network, transaction_count, previous_month_transaction_count, prev_transaction_count)::DOUBLE, 0)
+    ELSE ratio_numerator(program, chargeback_amount, fraud_amount, tc40_amount, vamp_dispute_amount)::DOUBLE
+         / nullif(ratio_denominator(program, network, transaction_amount, previous_month_transaction_amount, prev_transaction_amount)::DOUBLE, 0) END
+);
+
+-- Each program-metric as data (network NULL: every network).
+CREATE OR REPLACE VIEW ratio_programs AS
+SELECT network, program, metric FROM (VALUES
+    (NULL, 'monthly', 'count'),
+    (NULL, 'monthly', 'amount'),
+    ('american_express', 'amex_excessive', 'count'),
+    ('visa', 'vdmp', 'count'),
+    ('visa', 'vamp', 'count'),
+    ('visa', 'vfmp', 'amount'),
+    ('mastercard', 'ecp', 'count'),
+    ('mastercard', 'ecp', 'amount'),
+    ('mastercard', 'efm', 'count'),
+    ('discover', 'discover_excessive', 'count')
+) p(network, program, metric);
+
+-- One long row per mid x network x program x metric x month, before division. cached := TRUE reads month inputs kept
+-- in a table (kept, default ratio_month_inputs: as fresh as store/ratio-inputs.ts refreshRatioInputs last made them;
+-- the alert evaluation refreshes them first, and passes a temp table of some of their rows) instead of computing them
+-- from the sources; the branch not taken is not run.
+CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
 WITH j AS (
   SELECT * FROM ratio_month_inputs_between(first_day, last_day) WHERE NOT cached
   UNION ALL BY NAME
-  SELECT * FROM ratio_month_inputs
+  SELECT * FROM query_table(kept)
    WHERE cached
      AND month_idx >= (year(first_day) * 12 + month(first_day) - 1)::INTEGER
      AND month_idx <= (year(last_day) * 12 + month(last_day) - 1)::INTEGER
-), programs(network, program, metric, prev) AS (
-  -- Each program-metric as data: prev = the denominator is the previous month's.
-  VALUES
-    (NULL, 'monthly', 'count', FALSE),
-    (NULL, 'monthly', 'amount', FALSE),
-    ('american_express', 'amex_excessive', 'count', FALSE),
-    ('visa', 'vdmp', 'count', FALSE),
-    ('visa', 'vamp', 'count', FALSE),
-    ('visa', 'vfmp', 'amount', FALSE),
-    ('mastercard', 'ecp', 'count', TRUE),
-    ('mastercard', 'ecp', 'amount', TRUE),
-    ('mastercard', 'efm', 'count', TRUE),
-    ('discover', 'discover_excessive', 'count', TRUE)
 ), prog AS (
   SELECT
     j.mid, j.network, p.program, p.metric, j.month,
-    (CASE p.program
-      -- VAMP: TC40 fraud reports + disputes (chargeback report, RDR-resolved left out).
-      WHEN 'vamp' THEN tc40_count + vamp_dispute_count
-      -- VFMP (retired): fraud (TC40) over sales.
-      WHEN 'vfmp' THEN tc40_count
-      -- EFM: fraud chargebacks (4837, 4863).
-      WHEN 'efm' THEN fraud_count
-      ELSE chargeback_count END)::DOUBLE AS num_count,
-    (CASE p.program
-      WHEN 'vamp' THEN tc40_amount + vamp_dispute_amount
-      WHEN 'vfmp' THEN tc40_amount
-      WHEN 'efm' THEN fraud_amount
-      ELSE chargeback_amount END)::DOUBLE AS num_amount,
-    -- Mastercard: the record's previous-month fields first, then M-1's own report; Discover: M-1's report.
-    (CASE WHEN NOT p.prev THEN transaction_count
-          WHEN j.network = 'mastercard' THEN coalesce(previous_month_transaction_count, prev_transaction_count)
-          ELSE prev_transaction_count END)::DOUBLE AS den_count,
-    (CASE WHEN NOT p.prev THEN transaction_amount
-          WHEN j.network = 'mastercard' THEN coalesce(previous_month_transaction_amount, prev_transaction_amount)
-          ELSE prev_transaction_amount END)::DOUBLE AS den_amount,
-    CASE WHEN p.prev THEN prev_month ELSE month END AS den_month,
-    NOT p.prev AS den_same_month,
+    ratio_numerator(p.program, chargeback_count, fraud_count, tc40_count, vamp_dispute_count)::DOUBLE AS num_count,
+    ratio_numerator(p.program, chargeback_amount, fraud_amount, tc40_amount, vamp_dispute_amount)::DOUBLE AS num_amount,
+    ratio_denominator(p.program, j.network, transaction_count, previous_month_transaction_count, prev_transaction_count)::DOUBLE AS den_count,
+    ratio_denominator(p.program, j.network, transaction_amount, previous_month_transaction_amount, prev_transaction_amount)::DOUBLE AS den_amount,
+    CASE WHEN ratio_den_prev(p.program) THEN prev_month ELSE month END AS den_month,
+    NOT ratio_den_prev(p.program) AS den_same_month,
     -- Transactions of M itself (Discover's "100 net sales" is of the chargebacks' month).
     transaction_count::DOUBLE AS month_tx_count,
     transaction_amount::DOUBLE AS month_tx_amount,
     is_partial, days_covered, days_in_month
   FROM j
-  JOIN programs p ON p.network IS NULL OR p.network = j.network
+  JOIN ratio_programs p ON p.network IS NULL OR p.network = j.network
 )
 SELECT
   *,
@@ -220,11 +241,11 @@ CREATE OR REPLACE VIEW int_ratio_inputs AS SELECT * FROM ratio_inputs_between(DA
 -- The ratios. Observed rows (is_projection = false; month-to-date when is_partial) and, for each open
 -- month, a projection to month end from the run rate (numerators, and same-month denominators, times
 -- days_in_month / days_covered). A projection is labelled as one and never replaces an observed row.
-CREATE OR REPLACE MACRO ratio_rows_between(first_day, last_day, cached := FALSE) AS TABLE
+CREATE OR REPLACE MACRO ratio_rows_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
 WITH obs AS (
   SELECT i.*, v.is_projection,
     CASE WHEN v.is_projection THEN days_in_month::DOUBLE / days_covered::DOUBLE ELSE 1.0::DOUBLE END AS factor
-  FROM ratio_inputs_between(first_day, last_day, cached := cached) i
+  FROM ratio_inputs_between(first_day, last_day, cached := cached, kept := kept) i
   JOIN (VALUES (FALSE), (TRUE)) v(is_projection) ON NOT v.is_projection OR (i.is_partial AND i.days_covered > 0)
 ), scaled AS (
   SELECT
@@ -258,13 +279,13 @@ FROM nd;
 -- event carried none), as windows are judged done by the service's Date: a sandbox or a service whose clock is
 -- not the receiver's gives the same coverage. A VAMP / VFMP month starting before that counts disputes alone, a
 -- partial numerator.
-CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day, cached := FALSE) AS TABLE
+CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
 SELECT
   nd.*,
   cap.tc40_observed_from,
   NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
     OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete
-FROM ratio_rows_between(first_day, last_day, cached := cached) nd
+FROM ratio_rows_between(first_day, last_day, cached := cached, kept := kept) nd
 CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap;
 
 -- Text of reasons, as rules/explain.ts writes it: a fraction as a percentage rounded half up through whole
