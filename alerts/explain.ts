@@ -32,7 +32,7 @@ export interface ExplainedBatchOptions {
  * (or q.asOf) and cut after.
  */
 export async function forEachExplainedBatch(
-  store: Pick<Store, 'all' | 'run' | 'columns'>, q: RatioQuery, rules: RuleSet, fn: (rows: ExplainedRatioRow[]) => void | Promise<void>, opts: ExplainedBatchOptions = {},
+  store: Pick<Store, 'all' | 'run' | 'columns' | 'mapRows'>, q: RatioQuery, rules: RuleSet, fn: (rows: ExplainedRatioRow[]) => void | Promise<void>, opts: ExplainedBatchOptions = {},
 ): Promise<void> {
   const groups = Object.entries(rules.groups ?? {});
   const read: RatioQuery = { mid: q.mid, asOf: q.month !== undefined ? `${q.month}-01T00:00:00Z` : q.asOf, actualOnly: q.actualOnly };

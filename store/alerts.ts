@@ -251,7 +251,7 @@ export async function stageHotSeries(
  * inputs, sorted by mid, network, program, metric, month, is_projection: what evaluation judges.
  */
 export async function hotSeriesRows(
-  store: Pick<Store, 'columns'>,
+  store: Pick<Store, 'mapRows'>,
   q: { floors: RuleFloor[]; asOfMonth: string; mids: string[]; fromMonth?: string | null },
 ): Promise<RatioRow[]> {
   if (q.floors.length === 0 || q.mids.length === 0) return [];
@@ -261,9 +261,12 @@ export async function hotSeriesRows(
   // Network, program and metric are one of the rules' pairs (t): read as ENUMs of those, each value is one string made
   // once, not once per row (tens of thousands of rows).
   // (values sorted: the ENUM's order is then the text's, and the ORDER BY below sorts as it would the text)
+  // The MIDs likewise (in SQL's order, as stageHotSeries returned them: hotRanges keeps it). The TC40 coverage date as
+  // its text: a DATE is read as an object per row.
   const enumOf = (c: 'network' | 'program' | 'metric') => `m.${c}::ENUM(${[...new Set(q.floors.map((f) => f[c]))].sort().map(lit).join(', ')}) AS ${c}`;
   const sql = `WITH t(network, program, metric) AS (VALUES ${pairs})
-     SELECT m.* REPLACE (${enumOf('network')}, ${enumOf('program')}, ${enumOf('metric')})
+     SELECT m.* REPLACE (m.mid::ENUM(${q.mids.map(lit).join(', ')}) AS mid, ${enumOf('network')}, ${enumOf('program')}, ${enumOf('metric')},
+                         m.tc40_observed_from::VARCHAR AS tc40_observed_from)
        FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE, cached := TRUE) m
        SEMI JOIN t USING (network, program, metric)
        SEMI JOIN _cbp_hot h USING (mid, network, program)
@@ -280,7 +283,7 @@ export async function hotSeriesRows(
  * every month of every MID. ruleReadOnly: only the network × program × metric some staged rule reads.
  */
 export async function ratioRowsToExplain(
-  store: Pick<Store, 'columns'>,
+  store: Pick<Store, 'mapRows'>,
   q: StagedRules & { lo: string; hi: string; mid?: string; shownFrom: string; asOfMonth?: string; actualOnly?: boolean; ruleReadOnly?: boolean },
 ): Promise<RatioRow[]> {
   const where = ['m.mid >= $lo', 'm.mid <= $hi'];

@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
@@ -75,6 +75,12 @@ export interface Store {
    */
   columns(sql: string, params?: Params): Promise<ColumnsResult>;
   /**
+   * Each row of the result made into a T by `map`, which reads the row's values by column name through `get` (values
+   * as columns gives them; undefined for a column the result lacks). Chunk by chunk, with no list per column: for
+   * results of tens of thousands of rows read into objects.
+   */
+  mapRows<T>(sql: string, params: Params | undefined, map: (get: (column: string) => unknown) => T): Promise<T[]>;
+  /**
    * Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. A transaction takes the connection's lane (see
    * exclusive): one made from inside another, or inside an exclusive section, joins it; one from any other
    * caller waits for it. Before COMMIT it raises the store's generation (store/generation.ts), so the
@@ -90,6 +96,14 @@ export interface Store {
    * calls do not queue.
    */
   exclusive<T>(fn: (store: Store) => Promise<T>): Promise<T>;
+  /**
+   * Gives the system back the memory DuckDB keeps from finished work: the blocks it caches up to memory_limit, and
+   * what its allocator holds on to. The limit is lowered for a moment and restored, in one call (no statement of
+   * another caller runs in between). For the end of big work in a process that lives on (a worker's nightly
+   * evaluation), whose resident memory would otherwise stay at the high-water mark. Nothing happens inside a
+   * transaction, nor on a store whose configuration is locked (an analyst session): false then.
+   */
+  releaseMemory(): Promise<boolean>;
   close(): void;
 }
 
@@ -179,6 +193,26 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       const cols = reader.getColumns();
       return { length: reader.currentRowCount, column: (name: string) => cols[names.indexOf(name)] ?? [] };
     },
+    async mapRows<T>(sql: string, params: Params | undefined, map: (get: (column: string) => unknown) => T): Promise<T[]> {
+      const result = await conn.run(sql, params);
+      const index = new Map(result.columnNames().map((name, i) => [name, i]));
+      const out: T[] = new Array(result.rowCount);
+      let n = 0;
+      for (let c = 0; c < result.chunkCount; c++) {
+        const chunk = result.getChunk(c);
+        const vectors: Array<DuckDBVector | undefined> = [];
+        let row = 0;
+        // One accessor a chunk (a closure per row would cost more than the rows).
+        const get = (column: string): unknown => {
+          const i = index.get(column);
+          if (i === undefined) return undefined;
+          return (vectors[i] ??= chunk.getColumnVector(i)).getItem(row);
+        };
+        for (const rows = chunk.rowCount; row < rows; row++) out[n++] = map(get);
+      }
+      out.length = n;
+      return out;
+    },
     transaction<T>(fn: (s: Store) => Promise<T>, txOpts?: TransactionOptions): Promise<T> {
       return exclusive(async () => {
         if (inTx) {
@@ -205,6 +239,17 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     exclusive<T>(fn: (s: Store) => Promise<T>): Promise<T> {
       return exclusive(() => fn(store));
+    },
+    async releaseMemory() {
+      if (inTx || !/^[\w. ]+$/.test(options.memory_limit)) return false;
+      try {
+        // Evicting down to a few megabytes frees every cached block no query holds; the limit is then what it was.
+        await conn.run(`SET memory_limit = '16MB'; SET memory_limit = '${options.memory_limit}'`);
+        return true;
+      } catch {
+        // Locked configuration, or blocks a running query holds: the limit stays as it was (the first SET failed).
+        return false;
+      }
     },
     close() {
       conn.closeSync();

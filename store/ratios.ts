@@ -4,7 +4,7 @@ import type { RatioRow } from '../contract/ratios.ts';
 import { UsageError } from '../lib/errors.ts';
 
 /** The part of a Store these helpers use (a snapshot opened read-only fits too). */
-export type QueryStore = Pick<Store, 'all' | 'columns'>;
+export type QueryStore = Pick<Store, 'all' | 'columns' | 'mapRows'>;
 
 export interface RatioQuery {
   /** Only months up to this instant's UTC month (default: all). */
@@ -42,13 +42,6 @@ export function toRatioRow(r: Record<string, unknown>): RatioRow {
 
 const textOf = (x: unknown): string | null => (x == null ? null : String(x));
 
-/** The columns ratioRowOf reads. */
-const RATIO_COLUMNS = [
-  'mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
-  'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
-  'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete',
-] as const;
-
 /**
  * A ratio row from its columns' values, whether read as JSON (all) or as DuckDB's values (columns: BIGINT a bigint,
  * DATE a value whose String() is YYYY-MM-DD).
@@ -85,20 +78,10 @@ function ratioRowOf(v: (column: string) => unknown): RatioRow {
 
 /**
  * The ratio rows a query returns (the columns of ratio_rows_covered_between; the explanation columns of mart_ratios
- * are not read), read column by column: a batch of tens of thousands of rows without an object per value.
+ * are not read), read chunk by chunk: a batch of tens of thousands of rows without an object per value or a list per column.
  */
-export async function readRatioRows(store: Pick<Store, 'columns'>, sql: string, params?: Params): Promise<RatioRow[]> {
-  const r = await store.columns(sql, params);
-  const cols = new Map<string, readonly unknown[]>();
-  const col = (c: string) => { let x = cols.get(c); if (!x) { x = r.column(c); cols.set(c, x); } return x; };
-  // One accessor for every row (a closure per row, and a lookup of the column per value, cost more than the rows).
-  const byName: Record<string, readonly unknown[]> = {};
-  for (const c of RATIO_COLUMNS) byName[c] = col(c);
-  let i = 0;
-  const at = (c: string) => (byName[c] ?? col(c))[i];
-  const out: RatioRow[] = new Array(r.length);
-  for (; i < r.length; i++) out[i] = ratioRowOf(at);
-  return out;
+export async function readRatioRows(store: Pick<Store, 'mapRows'>, sql: string, params?: Params): Promise<RatioRow[]> {
+  return store.mapRows(sql, params, ratioRowOf);
 }
 
 /** The MIDs with MID report figures, sorted (the unit ratios are computed in batches of). */

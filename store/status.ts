@@ -4,7 +4,7 @@
 import { latestExplainedMonth } from './ratios-shown.ts';
 import type { Store } from './db.ts';
 
-type ReadStore = Pick<Store, 'all' | 'columns'>;
+type ReadStore = Pick<Store, 'all' | 'columns' | 'mapRows'>;
 
 async function rowsOrNone<T>(store: ReadStore, sql: string, params?: Record<string, string>): Promise<T[]> {
   try {

@@ -2,7 +2,7 @@
 // MIDs judged under the default region, the run summary carries the note, and `cbp run nightly` prints it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createAlertActivities } from '../activities/alerts.ts';
 import type { ActivityContext } from '../activities/deps.ts';
 import { humanNightly } from '../cli/pipeline.ts';
@@ -39,7 +39,11 @@ describe('the nightly and MIDs without a region of their own', () => {
     const file = path.join(t.dir, 'thresholds.yaml');
     fs.writeFileSync(file, 'mids:\n  m1: { region: CEMEA }\n');
     const acts = createAlertActivities(context(t.store, t.dir, loadRules(file, { defaultRegion: 'EU' })));
+    // The worker lives on: what DuckDB cached for the evaluation is given back after it.
+    const release = vi.spyOn(t.store, 'releaseMemory');
     const r = await acts.computeRatios({ asOf: '2026-02-05', notify: false });
+    expect(release).toHaveBeenCalledTimes(1);
+    release.mockRestore();
     const note = '2 MIDs have no region of their own and were evaluated as EU (CBP_DEFAULT_REGION; or set mids.<mid>.region in the thresholds file)';
     expect(r.noRegion).toEqual({ mids: 2, region: 'EU', note });
 

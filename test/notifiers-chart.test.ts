@@ -41,7 +41,7 @@ describe("an alert notice's chart", () => {
   });
 
   it('draws none for a notice whose series has no figures (the PNG itself: notifiers-email and -webhook tests)', async () => {
-    const store = { all: async <T,>() => [] as T[], columns: async () => ({ length: 0, column: () => [] }) };
+    const store = { all: async <T,>() => [] as T[], columns: async () => ({ length: 0, column: () => [] }), mapRows: async <T,>() => [] as T[] };
     expect(await noticeChart(store, rules, notice)).toBeNull();
   });
 
@@ -51,6 +51,7 @@ describe("an alert notice's chart", () => {
     const broken = {
       all: async <T,>(): Promise<T[]> => { reads++; throw new Error('snapshot gone'); },
       columns: async (): Promise<never> => { reads++; throw new Error('snapshot gone'); },
+      mapRows: async (): Promise<never> => { reads++; throw new Error('snapshot gone'); },
     };
     const chartOf = noticeCharts(broken, rules, { warn: (_o, msg) => warnings.push(msg) });
     expect(await chartOf(notice)).toBeNull();

@@ -200,3 +200,55 @@ describe('report rows joined with their events', () => {
     s.close();
   });
 });
+
+describe('Store.mapRows and Store.releaseMemory', () => {
+  it('maps every row of a result of several chunks, values as columns gives them', async () => {
+    const store = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
+    try {
+      const sql = `SELECT range AS i, range::DOUBLE / 3 AS d, CASE WHEN range % 7 = 0 THEN NULL ELSE 'm' || range END AS s, range % 2 = 0 AS b
+                     FROM range(5000) ORDER BY range`;
+      const rows = await store.mapRows(sql, undefined, (get) => ({ i: get('i'), d: get('d'), s: get('s'), b: get('b'), none: get('nowhere') }));
+      const cols = await store.columns(sql);
+      expect(rows.length).toBe(5000);
+      expect(rows.map((r) => r.i)).toEqual(cols.column('i'));
+      expect(rows.map((r) => r.d)).toEqual(cols.column('d'));
+      expect(rows.map((r) => r.s)).toEqual(cols.column('s'));
+      expect(rows.map((r) => r.b)).toEqual(cols.column('b'));
+      expect(rows[4999]).toEqual({ i: 4999n, d: 4999 / 3, s: 'm4999', b: false, none: undefined });
+      expect(await store.mapRows('SELECT 1 AS x WHERE $n > 1', { n: 0 }, (get) => get('x'))).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('gives back the blocks DuckDB cached, the memory limit as it was; not inside a transaction, nor on a locked session', async () => {
+    const dir = tmpDir();
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const store = await openStore({ dbPath, memoryLimit: '200MB' });
+    const cached = async () => Number((await store.all<{ b: string }>("SELECT sum(memory_usage_bytes) AS b FROM duckdb_memory() WHERE tag = 'BASE_TABLE'"))[0].b);
+    const limit = async () => (await store.all<{ l: string }>("SELECT current_setting('memory_limit') AS l"))[0].l;
+    try {
+      await store.run("CREATE TABLE big AS SELECT range AS x, md5(range::VARCHAR) AS s FROM range(3000000)");
+      await store.run('CHECKPOINT');
+      await store.all('SELECT max(s), max(x) FROM big');
+      const before = await limit();
+      expect(await cached()).toBeGreaterThan(32 * 1024 * 1024);
+      expect(await store.transaction(async (s) => s.releaseMemory())).toBe(false);
+      expect(await store.releaseMemory()).toBe(true);
+      expect(await cached()).toBeLessThan(16 * 1024 * 1024);
+      expect(await limit()).toBe(before);
+      // Read again from the file, whole.
+      expect(await store.all('SELECT count(DISTINCT s)::INTEGER AS n FROM big')).toEqual([{ n: 3000000 }]);
+    } finally {
+      store.close();
+    }
+    const { openAnalystSession } = await import('../store/analyst.ts');
+    const session = await openAnalystSession(dbPath);
+    try {
+      expect(await session.releaseMemory()).toBe(false);
+      expect(await session.all('SELECT count(*)::INTEGER AS n FROM big')).toEqual([{ n: 3000000 }]);
+    } finally {
+      session.close();
+    }
+  });
+});

@@ -147,7 +147,7 @@ function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
 }
 
 /** Reads, explains, filters and sorts the ratio rows as `cbp ratios` shows them. */
-export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns'>, rules: LoadedRules, q: RatiosQuery): Promise<RatiosView> {
+export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 'mapRows'>, rules: LoadedRules, q: RatiosQuery): Promise<RatiosView> {
   checkRatiosQuery(q);
   const scope: RatiosView['scope'] = q.month ? 'month' : q.all ? 'all' : 'latest';
   const currencies = await midCurrencies(store, { mid: q.mid });
