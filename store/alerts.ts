@@ -226,8 +226,10 @@ export async function stageHotSeries(
   else {
     // The months of the kept inputs where some series could be near a level, first (a few percent of them); the long
     // rows of those months alone are then made and judged against the rules.
+    // (the months as literals: a view takes no parameters; bounding them here keeps a nightly's prefilter to its months)
     await store.run(`CREATE OR REPLACE TEMP VIEW _cbp_near_inputs AS
-       SELECT i.* FROM ratio_month_inputs i WHERE ${nearInputsSql(q.floors)}`);
+       SELECT i.* FROM ratio_month_inputs i
+        WHERE i.month >= ${lit(params.from)} AND i.month <= ${lit(params.asof)} AND (${nearInputsSql(q.floors)})`);
     try {
       await store.run(`INSERT INTO _cbp_hot WITH t(network, program, metric) AS (VALUES ${pairs}),
          w AS (
