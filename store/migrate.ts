@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
 
@@ -77,12 +78,12 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
 /** (Re)creates every view statement of dir/*.sql; retries failures so cross-file order does not matter. */
 export async function applyViews(store: Store, dir: string): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
-  const pending: Array<{ file: string; statement: number; sql: string; reason?: string }> = [];
+  const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.sql')).sort()) {
-    const text = readFileSync(path.join(dir, f), 'utf8');
-    const extracted = await store.conn.extractStatements(text);
-    // DuckDB's own parser splits the file; statements are re-extracted and run by index.
-    for (let i = 0; i < extracted.count; i++) pending.push({ file: f, statement: i, sql: text });
+    // DuckDB's own parser splits the file, once (each statement parsed again from the whole file kept tens of
+    // megabytes of parsed files until the JS garbage collector ran); its statements are run by index.
+    const extracted = await store.conn.extractStatements(readFileSync(path.join(dir, f), 'utf8'));
+    for (let i = 0; i < extracted.count; i++) pending.push({ file: f, statement: i, extracted });
   }
   const views: string[] = [];
   let remaining = pending;
@@ -91,8 +92,7 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
     const failed: typeof pending = [];
     for (const st of remaining) {
       try {
-        const extracted = await store.conn.extractStatements(st.sql);
-        const p = await extracted.prepare(st.statement);
+        const p = await st.extracted.prepare(st.statement);
         try {
           await p.run();
         } finally {

@@ -201,6 +201,37 @@ describe('report rows joined with their events', () => {
   });
 });
 
+describe('Store.all', () => {
+  it("gives each row as DuckDB's reader does (getRowObjectsJson), whatever the columns' types and names", async () => {
+    const store = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
+    try {
+      // Several chunks; every kind of value the store holds; a name repeated, one with a quote, one that is "__proto__".
+      const sql = `SELECT range AS i, range::INTEGER AS n, (range / 7)::DECIMAL(18, 4) AS dec, range::DOUBLE / 3 AS d,
+                          CASE WHEN range % 5 = 0 THEN NULL ELSE 'm' || range END AS s, range % 2 = 0 AS b,
+                          DATE '2024-01-01' + range::INTEGER AS day, TIMESTAMP '2024-01-01 00:00:00' + to_seconds(range) AS at,
+                          [range, range + 1] AS list, {'k': range} AS st, range AS i, 'x' AS "we""ird", 1 AS "__proto__"
+                     FROM range(5000) ORDER BY range`;
+      const rows = await store.all<Record<string, unknown>>(sql);
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const raw = await (await DuckDBInstance.create(':memory:')).connect();
+      try {
+        // (The reader's objects lack the "__proto__" column: it sets their prototype, which a number leaves as it was.)
+        expect(rows.map(({ ['__proto__']: _p, ...rest }) => rest)).toEqual((await raw.runAndReadAll(sql)).getRowObjectsJson());
+      } finally {
+        raw.closeSync();
+      }
+      expect(rows.length).toBe(5000);
+      expect(Object.keys(rows[7])).toEqual(['i', 'n', 'dec', 'd', 's', 'b', 'day', 'at', 'list', 'st', 'i:1', 'we"ird', '__proto__']);
+      expect(Object.getPrototypeOf(rows[7])).toBe(Object.prototype);
+      expect(Object.hasOwn(rows[7], '__proto__')).toBe(true);
+      expect(rows[7]).toMatchObject({ i: '7', n: 7, dec: '1.0000', s: 'm7', b: false, day: '2024-01-08', list: ['7', '8'], st: { k: '7' } });
+      expect(await store.all('SELECT 1 AS x WHERE $n > 1', { n: 0 })).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('Store.mapRows and Store.releaseMemory', () => {
   it('maps every row of a result of several chunks, values as columns gives them', async () => {
     const store = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
@@ -234,6 +265,11 @@ describe('Store.mapRows and Store.releaseMemory', () => {
       const before = await limit();
       expect(await cached()).toBeGreaterThan(32 * 1024 * 1024);
       expect(await store.transaction(async (s) => s.releaseMemory())).toBe(false);
+      expect(await store.transaction(async (s) => s.releaseMemory('allocator'))).toBe(false);
+      // Only what the allocator holds: the cached blocks stay.
+      expect(await store.releaseMemory('allocator')).toBe(true);
+      expect(await cached()).toBeGreaterThan(32 * 1024 * 1024);
+      expect(await limit()).toBe(before);
       expect(await store.releaseMemory()).toBe(true);
       expect(await cached()).toBeLessThan(16 * 1024 * 1024);
       expect(await limit()).toBe(before);
@@ -246,6 +282,7 @@ describe('Store.mapRows and Store.releaseMemory', () => {
     const session = await openAnalystSession(dbPath);
     try {
       expect(await session.releaseMemory()).toBe(false);
+      expect(await session.releaseMemory('allocator')).toBe(false);
       expect(await session.all('SELECT count(*)::INTEGER AS n FROM big')).toEqual([{ n: 3000000 }]);
     } finally {
       session.close();
