@@ -6,8 +6,8 @@ import { monthOf, ratioRowsOf } from '../store/ratios.ts';
 import { refreshRatioInputs, touchedMonths } from '../store/ratio-inputs.ts';
 import { createHash } from 'node:crypto';
 import {
-  deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, recordJudgedBatch, recordedStates, stageHotSeries,
-  saveEvaluation, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type ExplanationRow, type MidClassRow, type RulePickRow, type RuleTableRow,
+  deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, openBatchWriter, recordedStates, stageHotSeries,
+  saveEvaluation, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type MidClassRow, type RecordedState, type RulePickRow, type RuleTableRow,
   type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
@@ -15,7 +15,7 @@ import { CONDITION_LABELS, figure, percent } from '../rules/explain.ts';
 import { addMonths } from '../rules/evaluate.ts';
 import { explainEach } from '../rules/explain.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
-import type { RatioExplanation, RatioRow } from '../contract/ratios.ts';
+import type { RatioRow } from '../contract/ratios.ts';
 import { deliveryState, judgeBatch, ruleTargets, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
 
 // The pure part, where its callers have always found it.
@@ -192,12 +192,13 @@ export interface EvaluateAlertsResult {
  * series the rules judged. First the ratio inputs kept per month are brought up to date (store/ratio-inputs.ts:
  * only the months whose sources changed are computed again). Then one statement finds the hot series of every
  * MID: a month in a level's watch band under the MID's rules, or a level recorded as reached. Only those reach
- * JS, batchMids hot MIDs at a time (default 1,000), to be judged (rules/evaluate.ts), noticed and explained; every
- * other row can be at no level, in no watch band and owes no notice, and mart_ratios explains it when read from
- * the rules saved with the evaluation (saveEvaluation). So 10,000 MIDs × 36 months never sit in memory, and a
- * full evaluation writes the few rows the rules can move.
+ * JS, batchMids hot MIDs at a time (default 1,000: a batch is one transaction), to be judged (rules/evaluate.ts),
+ * noticed and explained in groups of whole MIDs of about judgeRows rows (default JUDGE_ROWS); every other row can be
+ * at no level, in no watch band and owes no notice, and mart_ratios explains it when read from the rules saved with
+ * the evaluation (saveEvaluation). So 10,000 MIDs × 36 months never sit in memory, and a full evaluation writes the
+ * few rows the rules can move.
  */
-export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions & { batchMids?: number }): Promise<EvaluateAlertsResult> {
+export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions & { batchMids?: number; judgeRows?: number }): Promise<EvaluateAlertsResult> {
   const asOfMonth = monthOf(opts.asOf);
   const now = (opts.now ?? new Date()).toISOString();
   const notifySince = opts.notifySince ?? addMonths(asOfMonth, -1);
@@ -213,7 +214,12 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const hash = rulesHash(opts.rules);
   // The ratio inputs of the months whose sources changed are computed again (all of them the first time), and the
   // fingerprints they reflect are those this evaluation compares with the last one's.
-  const { marks } = await timed('inputs', () => refreshRatioInputs(store, { all: opts.full }));
+  const { marks } = await timed('inputs', async () => {
+    const r = await refreshRatioInputs(store, { all: opts.full });
+    // What the refresh's queries freed goes back to the system before the judging allocates its own.
+    await store.releaseMemory('allocator');
+    return r;
+  });
   const last = opts.full ? null : await timed('marks', () => lastEvaluation(store));
   let fromMonth: string | null = null;
   if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth) {
@@ -221,26 +227,46 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   }
   result.fromMonth = fromMonth;
   const windowFrom = fromMonth === null ? null : addMonths(fromMonth, -lookbackMonths(opts.rules));
-  // notice_id → notify, kept up to date batch by batch.
+  // notice_id → notify, kept up to date group by group.
   const known = await noticeFlags(store);
-  const take = async (rows: RatioRow[], j: BatchJudgement, where: { range?: [string, string]; mids?: string[] }) => {
-    for (const n of j.fresh) known.set(n.notice_id, n.notify);
-    for (const n of j.promoted) known.set(n.notice_id, true);
-    result.rows += rows.length;
-    result.newNotices.push(...j.fresh, ...j.promoted);
-    result.levelsReached += j.levelsReached;
-    result.projectedLevels += j.projectedLevels;
-    const shown = fromMonth === null ? rows : rows.filter((r) => r.month >= fromMonth);
-    const explained = await timed('explain', () => {
-      const out: ExplanationRow[] = [];
-      explainEach(shown, j.levels, j.projections, opts.rules, (r, e) => out.push(explanationRow(r, e)));
-      return out;
-    });
-    // One transaction a batch: its states, notices and explanations are recorded together or not at all.
-    await timed('writes', () => recordJudgedBatch(store, {
-      states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id),
-      explanations: { ...where, asOfMonth, fromMonth, rows: explained, at: now },
-    }));
+  // Judges a batch's rows (sorted by MID) in groups of whole MIDs of about JUDGE_ROWS rows, each group's states and
+  // explanations staged as soon as it is judged (store/alerts.ts openBatchWriter), then records the batch in one
+  // transaction. A group's levels, projections and explanations are garbage once staged: memory holds one group's,
+  // not the batch's (tens of thousands of rows in a full evaluation).
+  const judgeAndRecord = async (rows: RatioRow[], recorded: RecordedState[], prior: Notice[], where: { range?: [string, string]; mids?: string[] }, size = opts.judgeRows ?? JUDGE_ROWS) => {
+    const recordedOf = byMid(recorded);
+    const priorOf = byMid(prior);
+    const fresh: Notice[] = [];
+    const promoted: Notice[] = [];
+    const writer = await openBatchWriter(store);
+    try {
+      const groups = midGroups(rows, size);
+      for (const group of groups) {
+        // A group is judged with its MIDs' recorded states and prior notices: those of a MID without rows judge
+        // nothing (no level of theirs to revise or stand), so none is lost.
+        const one = groups.length === 1;
+        const j = await timed('rules', () => judgeBatch(group, one ? recorded : group.mids.flatMap((m) => recordedOf.get(m) ?? []), {
+          rules: opts.rules, notifySince, now, known, fromMonth, prior: one ? prior : group.mids.flatMap((m) => priorOf.get(m) ?? []),
+        }));
+        for (const n of j.fresh) known.set(n.notice_id, n.notify);
+        for (const n of j.promoted) known.set(n.notice_id, true);
+        fresh.push(...j.fresh);
+        promoted.push(...j.promoted);
+        result.rows += group.length;
+        result.levelsReached += j.levelsReached;
+        result.projectedLevels += j.projectedLevels;
+        await timed('explain', () => {
+          writer.states(j.states);
+          const shown = fromMonth === null ? group : group.filter((r) => r.month >= fromMonth);
+          explainEach(shown, j.levels, j.projections, opts.rules, (r, e) => writer.explain(r, e));
+        });
+      }
+      // One transaction a batch: its states, notices and explanations are recorded together or not at all.
+      await timed('writes', () => writer.commit({ fresh, promoted: promoted.map((n) => n.notice_id), explanations: { ...where, asOfMonth, fromMonth, at: now } }));
+    } finally {
+      await writer.close();
+    }
+    result.newNotices.push(...fresh, ...promoted);
   };
   // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).
   const groups = Object.entries(opts.rules.groups ?? {});
@@ -271,27 +297,62 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));
     const recorded = await timed('sql', () => recordedStates(store, { lo, hi, from: fromMonth }));
-    const j = await timed('rules', () => judgeBatch(rows, recorded, { rules: opts.rules, notifySince, now, known, fromMonth, prior }));
-    await take(rows, j, { range: [lo, hi] });
+    await judgeAndRecord(rows, recorded, prior, { range: [lo, hi] });
   }
   for (const [id, g] of groups) {
     const all = await ratioRowsOf(store, { mids: g.mids, programs: g.programs, asOf: `${asOfMonth}-01T00:00:00Z` });
     const rows = windowFrom === null ? all : all.filter((r) => r.month >= windowFrom);
     const prior = fromMonth === null ? [] : await priorNotices(store, { lo: id, hi: id, before: fromMonth });
-    const j = judgeBatch(rows, await recordedStates(store, { lo: id, hi: id, from: fromMonth }), { rules: opts.rules, notifySince, now, known, fromMonth, prior });
-    await take(rows, j, { mids: [] });
+    // A group's rows are judged together (its MIDs' rows as the group's).
+    await judgeAndRecord(rows, await recordedStates(store, { lo: id, hi: id, from: fromMonth }), prior, { mids: [] }, Infinity);
   }
-  await timed('writes', () => saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated }));
+  await timed('writes', async () => {
+    await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated });
+    // The cache stays (the next evaluation reads the same blocks); the memory the queries freed goes back.
+    await store.releaseMemory('allocator');
+  });
   return result;
 }
 
-function explanationRow(r: RatioRow, e: RatioExplanation): ExplanationRow {
-  return {
-    mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month, is_projection: r.is_projection,
-    level: e.level, state: e.state, next_level: e.next_level, next_threshold: e.next_threshold, closeness: e.closeness,
-    reason: e.reason, region: e.region, region_source: e.region_source, monitored_as: e.monitored_as,
-    superseded_by: e.superseded_by, certainty: e.certainty, certainty_note: e.certainty_note,
-  };
+/**
+ * About this many ratio rows are judged together (alerts/engine.ts evaluateAlerts): few enough that a group's
+ * levels and explanations die young in the JS heap, many enough that the per-group work stays small.
+ */
+const JUDGE_ROWS = 2_000;
+
+/**
+ * Rows sorted by MID as groups of whole MIDs, each closed once it holds at least `size` rows, with its MIDs. A MID's
+ * rows are never split: its series are judged whole (streaks, notices). Compares MIDs for equality only (never their
+ * order: SQL's is the one the rows come in).
+ */
+export function midGroups(rows: RatioRow[], size: number): Array<RatioRow[] & { mids: string[] }> {
+  const out: Array<RatioRow[] & { mids: string[] }> = [];
+  let start = 0;
+  let mids: string[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const mid = rows[i].mid;
+    if (i > start && mid !== rows[i - 1].mid) {
+      if (i - start >= size) {
+        out.push(Object.assign(rows.slice(start, i), { mids }));
+        start = i;
+        mids = [];
+      }
+    }
+    if (i === start || mid !== rows[i - 1].mid) mids.push(mid);
+  }
+  if (start < rows.length) out.push(Object.assign(rows.slice(start), { mids }));
+  return out;
+}
+
+/** Items by their MID (each list in the order given). */
+function byMid<T extends { mid: string }>(items: T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of items) {
+    const list = out.get(x.mid);
+    if (list) list.push(x);
+    else out.set(x.mid, [x]);
+  }
+  return out;
 }
 
 /**

@@ -7,7 +7,8 @@
 import type { Store } from './db.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 import { readRatioRows } from './ratios.ts';
-import type { RatioRow } from '../contract/ratios.ts';
+import type { RatioExplanation, RatioRow } from '../contract/ratios.ts';
+import type { DuckDBAppender } from '@duckdb/node-api';
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
@@ -510,37 +511,6 @@ const EXPLANATION_COLS = [
 ] as const;
 const EXPLANATION_TYPES: StageType[] = EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : c === 'next_threshold' || c === 'closeness' ? 'double' : 'text'));
 
-/** One explained row as ratio_explanations keeps it (contract/ratios.ts RatioExplanation, keyed). */
-export interface ExplanationRow {
-  mid: string; network: string; program: string; metric: string; month: string; is_projection: boolean;
-  level: string | null; state: string | null; next_level: string | null; next_threshold: number | null; closeness: number | null;
-  reason: string | null; region: string | null; region_source: string | null; monitored_as: string | null;
-  superseded_by: string | null; certainty: string | null; certainty_note: string | null;
-}
-
-/**
- * Replaces the explanations of these MIDs (months up to asOfMonth; all of them when mids is 'lo..hi' range)
- * with rows, in one transaction: what mart_ratios shows as of this evaluation.
- */
-export async function writeExplanations(
-  store: Store,
-  q: { range?: [string, string]; mids?: string[]; asOfMonth: string; fromMonth?: string | null; rows: ExplanationRow[]; at: string },
-): Promise<void> {
-  // explained_at is the same for every row: a parameter of the insert, not a staged column.
-  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_explanation_rows_stage AS SELECT * EXCLUDE (explained_at) FROM ratio_explanations LIMIT 0`);
-  await store.transaction(async (s) => {
-    const params: Record<string, string> = { asof: q.asOfMonth };
-    let where = 'month <= $asof';
-    if (q.fromMonth) { where += ' AND month >= $from'; params.from = q.fromMonth; }
-    if (q.range) { where += ' AND mid >= $lo AND mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
-    if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
-    await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
-    if (q.rows.length === 0) return;
-    await stageRows(s, '_cbp_explanation_rows_stage', EXPLANATION_TYPES, q.rows, (r, i) => r[EXPLANATION_COLS[i]]);
-    await s.run('INSERT INTO ratio_explanations SELECT *, $at::TIMESTAMP FROM _cbp_explanation_rows_stage', { at: q.at });
-  });
-}
-
 /** Removes the record of the last evaluation (an evaluation starting: until it is saved, there is none). */
 export async function forgetEvaluation(store: Store): Promise<void> {
   await store.transaction((s) => s.run('DELETE FROM ratio_evaluations'));
@@ -604,29 +574,31 @@ const NOTICE_TYPES: StageType[] = NOTICE_COLS.map((c): StageType =>
   ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? 'double'
     : ['is_projection', 'is_partial', 'notify'].includes(c) ? 'boolean' : 'text');
 
-/** A staged column's type (stageRows). */
+/** A staged column's type (stageRows, appendValue). */
 type StageType = 'text' | 'double' | 'integer' | 'boolean';
+
+/** Appends one value of a staged column's type: NULL, undefined and non-finite doubles go in as NULL. */
+function appendValue(app: DuckDBAppender, type: StageType, v: unknown): void {
+  if (v === null || v === undefined) { app.appendNull(); return; }
+  switch (type) {
+    case 'text': app.appendVarchar(String(v)); break;
+    case 'double': if (Number.isFinite(v)) app.appendDouble(v as number); else app.appendNull(); break;
+    case 'integer': app.appendInteger(v as number); break;
+    case 'boolean': app.appendBoolean(v === true); break;
+  }
+}
 
 /**
  * Replaces a temp staging table's rows with rows through DuckDB's appender (thousands of rows in one go, where
  * parameter lists would be slow), inside the caller's transaction; value(row, i) is the row's value of column i
- * (no array per row). NULL, undefined and non-finite doubles go in as NULL.
+ * (no array per row).
  */
 async function stageRows<T>(s: Store, table: string, types: readonly StageType[], rows: Iterable<T>, value: (row: T, column: number) => unknown): Promise<void> {
   await s.run(`DELETE FROM ${table}`);
   const app = await s.conn.createAppender(table, 'main', 'temp');
   try {
     for (const r of rows) {
-      for (let i = 0; i < types.length; i++) {
-        const v = value(r, i);
-        if (v === null || v === undefined) { app.appendNull(); continue; }
-        switch (types[i]) {
-          case 'text': app.appendVarchar(String(v)); break;
-          case 'double': if (Number.isFinite(v)) app.appendDouble(v as number); else app.appendNull(); break;
-          case 'integer': app.appendInteger(v as number); break;
-          case 'boolean': app.appendBoolean(v === true); break;
-        }
-      }
+      for (let i = 0; i < types.length; i++) appendValue(app, types[i], value(r, i));
       app.endRow();
     }
     app.flushSync();
@@ -646,72 +618,126 @@ async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: read
   }
 }
 
+/** The columns of _cbp_alert_states_stage and their types. */
+const STATE_TYPES: StageType[] = ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'];
+
 /**
- * Records one evaluation batch in one transaction: the states (inserted, or updated in place when they
- * changed: first_seen_at stays, updated_at says when it last changed), the new notices (a notice already
- * recorded is left as it is) and the notices promoted from history to delivery (notify set). Writes nothing
- * when there is nothing to record.
+ * What an evaluation writes of one batch of MIDs, staged as it is judged: states and explanations go through DuckDB's
+ * appender into temp tables row by row, so that no list of them is kept in JS (a full evaluation judges a batch in
+ * groups of MIDs, and each group's levels and explanations are garbage as soon as they are staged). commit records
+ * them in one transaction; close drops the staging tables and what they still hold.
  */
-export async function recordEvaluation(store: Store, batch: { states: AlertStateRow[]; fresh: Notice[]; promoted: string[] }): Promise<void> {
-  const { states, fresh, promoted } = batch;
-  if (states.length === 0 && fresh.length === 0 && promoted.length === 0) return;
-  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_alert_states_stage (
+export interface BatchWriter {
+  /** stages states to record (those that changed: alerts/notices.ts changedStates) */
+  states(rows: readonly AlertStateRow[]): void;
+  /** stages the explanation of a ratio row, as mart_ratios shows it as of this evaluation */
+  explain(r: RatioRow, e: RatioExplanation): void;
+  /**
+   * Records in one transaction, together or not at all: the states staged (inserted, or updated in place when they
+   * changed: first_seen_at stays, updated_at says when it last changed), the new notices (a notice already recorded
+   * is left as it is), the notices promoted from history to delivery (notify set), and the explanations staged,
+   * which replace those of these MIDs (months fromMonth .. asOfMonth; every MID of lo..hi when range is given).
+   */
+  commit(q: {
+    fresh: Notice[]; promoted: string[];
+    explanations: { range?: [string, string]; mids?: string[]; asOfMonth: string; fromMonth?: string | null; at: string };
+  }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openBatchWriter(store: Store): Promise<BatchWriter> {
+  // New tables each batch (CREATE OR REPLACE), dropped at close: DuckDB does not give back the memory of rows deleted
+  // from a temp table, which grew by tens of megabytes with every full evaluation.
+  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_alert_states_stage (
     mid VARCHAR, network VARCHAR, program VARCHAR, level VARCHAR, month VARCHAR, status VARCHAR, rank INTEGER,
     ratio DOUBLE, numerator DOUBLE, denominator DOUBLE, is_partial BOOLEAN, seen VARCHAR)`);
-  await store.run(`CREATE TEMP TABLE IF NOT EXISTS _cbp_alerts_stage AS SELECT * EXCLUDE (created_at), ''::VARCHAR AS created_at FROM alerts LIMIT 0`);
-  await store.transaction(async (s) => {
-    if (states.length) {
-      await stageRows(s, '_cbp_alert_states_stage', ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'],
-        states, (r, i) => r[STATE_COLS[i]]);
-      // A state recorded as it is now is left alone: rewriting thousands of unchanged rows every evaluation made each
-      // upsert slower than the last until the next checkpoint (0.05 s, then 0.6 s, for 24,000 states). The recorded
-      // states compared are those of the batch's MIDs and months (constant bounds the scan prunes by), so a nightly
-      // reads recent months, not the whole history.
-      let lo = states[0].mid, hi = lo, from = states[0].month;
-      for (const r of states) {
+  // explained_at is the same for every row: a parameter of the insert, not a staged column.
+  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_explanation_rows_stage AS SELECT * EXCLUDE (explained_at) FROM ratio_explanations LIMIT 0`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_alerts_stage AS SELECT * EXCLUDE (created_at), ''::VARCHAR AS created_at FROM alerts LIMIT 0`);
+  let stateApp: DuckDBAppender | null = await store.conn.createAppender('_cbp_alert_states_stage', 'main', 'temp');
+  let explainApp: DuckDBAppender | null = await store.conn.createAppender('_cbp_explanation_rows_stage', 'main', 'temp');
+  let states = 0;
+  let explained = 0;
+  // The staged states' MIDs and first month: constant bounds of the recorded states the upsert compares with.
+  let lo = '', hi = '', from = '';
+  const closeAppenders = () => {
+    try { stateApp?.closeSync(); } finally {
+      stateApp = null;
+      try { explainApp?.closeSync(); } finally { explainApp = null; }
+    }
+  };
+  const open = <T>(app: T | null): T => {
+    if (app === null) throw new Error('the batch writer was committed or closed');
+    return app;
+  };
+  return {
+    states(rows) {
+      const app = open(stateApp);
+      for (const r of rows) {
+        for (let i = 0; i < STATE_COLS.length; i++) appendValue(app, STATE_TYPES[i], r[STATE_COLS[i]]);
+        app.endRow();
+        if (states++ === 0) { lo = r.mid; hi = r.mid; from = r.month; continue; }
         if (r.mid < lo) lo = r.mid;
         if (r.mid > hi) hi = r.mid;
         if (r.month < from) from = r.month;
       }
-      await s.run(
-        `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
-         SELECT st.mid, st.network, st.program, st.level, st.month, st.status, st.rank, st.ratio, st.numerator, st.denominator, st.is_partial,
-                st.seen::TIMESTAMP, st.seen::TIMESTAMP
-           FROM _cbp_alert_states_stage st
-          WHERE NOT EXISTS (SELECT 1 FROM alert_states a
-                             WHERE a.mid >= $lo AND a.mid <= $hi AND a.month >= $from
-                               AND a.mid = st.mid AND a.network = st.network AND a.program = st.program AND a.level = st.level AND a.month = st.month
-                               AND a.status = st.status AND a.rank = st.rank AND a.is_partial = st.is_partial
-                               AND a.ratio IS NOT DISTINCT FROM st.ratio AND a.numerator IS NOT DISTINCT FROM st.numerator
-                               AND a.denominator IS NOT DISTINCT FROM st.denominator)
-         ON CONFLICT (mid, network, program, level, month) DO UPDATE SET status = excluded.status, rank = excluded.rank,
-           ratio = excluded.ratio, numerator = excluded.numerator, denominator = excluded.denominator,
-           is_partial = excluded.is_partial, updated_at = excluded.updated_at`,
-        { lo, hi, from },
-      );
-    }
-    if (fresh.length) {
-      await stageRows(s, '_cbp_alerts_stage', NOTICE_TYPES, fresh, (n, i) => n[NOTICE_COLS[i]]);
-      await s.run(`INSERT INTO alerts (${NOTICE_COLS.join(', ')}) SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage ON CONFLICT DO NOTHING`);
-    }
-    if (promoted.length) {
-      await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
-    }
-  });
-}
-
-/**
- * Records what an evaluation judged of a batch of MIDs in one transaction: its states and notices
- * (recordEvaluation) and the explanations of its rows (writeExplanations), together or not at all.
- */
-export async function recordJudgedBatch(
-  store: Store,
-  batch: Parameters<typeof recordEvaluation>[1] & { explanations: Parameters<typeof writeExplanations>[1] },
-): Promise<void> {
-  await store.transaction(async (s) => {
-    await recordEvaluation(s, batch);
-    await writeExplanations(s, batch.explanations);
-  });
+    },
+    explain(r, e) {
+      const app = open(explainApp);
+      // The first six columns are the row's key, the others its explanation's.
+      for (let i = 0; i < EXPLANATION_COLS.length; i++) {
+        const c = EXPLANATION_COLS[i];
+        appendValue(app, EXPLANATION_TYPES[i], i < 6 ? r[c as keyof RatioRow] : e[c as keyof RatioExplanation]);
+      }
+      app.endRow();
+      explained++;
+    },
+    async commit({ fresh, promoted, explanations: q }) {
+      closeAppenders();
+      await store.transaction(async (s) => {
+        if (states) {
+          // A state recorded as it is now is left alone: rewriting thousands of unchanged rows every evaluation made
+          // each upsert slower than the last until the next checkpoint (0.05 s, then 0.6 s, for 24,000 states). The
+          // recorded states compared are those of the batch's MIDs and months (constant bounds the scan prunes by),
+          // so a nightly reads recent months, not the whole history.
+          await s.run(
+            `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
+             SELECT st.mid, st.network, st.program, st.level, st.month, st.status, st.rank, st.ratio, st.numerator, st.denominator, st.is_partial,
+                    st.seen::TIMESTAMP, st.seen::TIMESTAMP
+               FROM _cbp_alert_states_stage st
+              WHERE NOT EXISTS (SELECT 1 FROM alert_states a
+                                 WHERE a.mid >= $lo AND a.mid <= $hi AND a.month >= $from
+                                   AND a.mid = st.mid AND a.network = st.network AND a.program = st.program AND a.level = st.level AND a.month = st.month
+                                   AND a.status = st.status AND a.rank = st.rank AND a.is_partial = st.is_partial
+                                   AND a.ratio IS NOT DISTINCT FROM st.ratio AND a.numerator IS NOT DISTINCT FROM st.numerator
+                                   AND a.denominator IS NOT DISTINCT FROM st.denominator)
+             ON CONFLICT (mid, network, program, level, month) DO UPDATE SET status = excluded.status, rank = excluded.rank,
+               ratio = excluded.ratio, numerator = excluded.numerator, denominator = excluded.denominator,
+               is_partial = excluded.is_partial, updated_at = excluded.updated_at`,
+            { lo, hi, from },
+          );
+        }
+        if (fresh.length) {
+          await stageRows(s, '_cbp_alerts_stage', NOTICE_TYPES, fresh, (n, i) => n[NOTICE_COLS[i]]);
+          await s.run(`INSERT INTO alerts (${NOTICE_COLS.join(', ')}) SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage ON CONFLICT DO NOTHING`);
+        }
+        if (promoted.length) {
+          await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
+        }
+        const params: Record<string, string> = { asof: q.asOfMonth };
+        let where = 'month <= $asof';
+        if (q.fromMonth) { where += ' AND month >= $from'; params.from = q.fromMonth; }
+        if (q.range) { where += ' AND mid >= $lo AND mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
+        if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
+        await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
+        if (explained) await s.run('INSERT INTO ratio_explanations SELECT *, $at::TIMESTAMP FROM _cbp_explanation_rows_stage', { at: q.at });
+      });
+    },
+    async close() {
+      closeAppenders();
+      await store.run('DROP TABLE IF EXISTS _cbp_alert_states_stage; DROP TABLE IF EXISTS _cbp_explanation_rows_stage; DROP TABLE IF EXISTS _cbp_alerts_stage');
+    },
+  };
 }
 
 /** How many mid × network × program hold a level reached in month (observed, month to date included). */

@@ -20,9 +20,9 @@ afterAll(() => cleanup(db?.store, db?.dir));
 
 const rules: RuleSet = parseThresholds(JSON.stringify({ watch: { fraction: 0.75, notify: true }, enable: ['mastercard.ecp.early_warning'] }), 't.json');
 
-async function compare(store: Store, asOf: string, opts: { batchMids?: number } = {}): Promise<void> {
+async function compare(store: Store, asOf: string, opts: { batchMids?: number; judgeRows?: number } = {}): Promise<void> {
   const now = new Date(asOf);
-  const r = await evaluateAlerts(store, { asOf, rules, now, full: true, batchMids: opts.batchMids ?? 37 });
+  const r = await evaluateAlerts(store, { asOf, rules, now, full: true, batchMids: opts.batchMids ?? 37, judgeRows: opts.judgeRows });
   const all = await computeRatios(store, { asOf });
   // The reference: every row, one batch, nothing recorded before.
   const ref = judgeBatch(all, [], { rules, notifySince: addMonths(asOf.slice(0, 7), -1), now: now.toISOString(), known: new Map() });
@@ -53,6 +53,13 @@ describe('evaluateAlerts against the reference', () => {
     await compare(db.store, '2026-06-20T06:00:00Z');
     const levels = await db.store.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM mart_ratios WHERE state = 'level'");
     expect(levels[0].n).toBeGreaterThan(100);
+  }, 120_000);
+
+  it('on the same data judged in groups of one MID (judgeRows), each group staged before its batch is recorded', async () => {
+    // The store holds what the test above recorded: a full evaluation replaces it. The first MID's group closes at
+    // its last row (each hot MID has more than 2 rows), so every group is one MID of a batch of 37.
+    await db.store.run('DELETE FROM alerts; DELETE FROM alert_states; DELETE FROM ratio_explanations');
+    await compare(db.store, '2026-06-20T06:00:00Z', { judgeRows: 2 });
   }, 120_000);
 
   it('on the engine tests\' data: a level, escalation, three months to leave, a month to date', async () => {

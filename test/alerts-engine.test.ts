@@ -132,15 +132,20 @@ describe('alert notices', () => {
   });
 
   it('pages, once, a level reached months ago (history) that is still in force', async () => {
-    const s1 = (month: string, cb: number) => ({ mid: 's1', network: 'mastercard' as const, month, cb, tx: 10_000 });
+    const s1 = (month: string, cb: number, mid = 's1') => ({ mid, network: 'mastercard' as const, month, cb, tx: 10_000 });
     await insertStats(store, [s1('2025-12', 10), s1('2026-01', 200), s1('2026-02', 200), s1('2026-03', 200), s1('2026-04', 200), s1('2026-05', 200)]);
+    // s2 the same: two MIDs, judged as one group or as two below.
+    await insertStats(store, ['2025-12', '2026-01', '2026-02', '2026-03', '2026-04', '2026-05'].map((m, i) => s1(m, i ? 200 : 10, 's2')));
     await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: false, now });
     const history = await listAlerts(store, { mid: 's1' });
     expect(history.map((a) => [a.kind, a.level, a.month, a.notify])).toEqual([['reached', 'ecm', '2026-01', false]]);
-    await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    // What evaluateAfterLoad with notify runs, judged a MID at a time (judgeRows: every MID of the store a group of
+    // its own): the level standing since a month before those judged is known from each MID's own prior notice.
+    await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now, judgeRows: 1 });
     expect((await listAlerts(store, { mid: 's1' })).map((a) => [a.kind, a.month, a.notify])).toEqual([['reached', '2026-01', true]]);
-    const again = await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now });
-    expect(again.newNotices.filter((n) => n.mid === 's1')).toEqual([]);
+    const again = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
+    expect(again.noticesQueued).toBe(0);
+    expect((await listAlerts(store, { mid: 's2' })).map((a) => [a.kind, a.month, a.notify])).toEqual([['reached', '2026-01', true]]);
   });
 
   it('takes back a level when revised figures no longer reach any threshold, once, paging whoever was paged', async () => {

@@ -91,7 +91,8 @@ describe('incremental evaluation', () => {
         await both(async (s) => { await s.run(`DELETE FROM mid_stats WHERE mid = 'm2' AND window_start = DATE '${months[9]}-01'`); });
       }
       const asOf = new Date(`${month}-20T06:00:00Z`);
-      const ra = await evaluateAlerts(a.store, { asOf, rules, now: asOf });
+      // a also judges each MID apart (groups of one MID: judgeRows), b all of a batch's MIDs together.
+      const ra = await evaluateAlerts(a.store, { asOf, rules, now: asOf, judgeRows: 1 });
       await evaluateAlerts(b.store, { asOf, rules, now: asOf, full: true });
       if (ra.fromMonth !== null) incremental++;
       // The ratio inputs the evaluation kept (computed again only where a load touched them) are the sources' own.
