@@ -82,8 +82,18 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
       if (months.length) await s.run(`DELETE FROM ratio_month_inputs WHERE month IN (${months.map((_, i) => `$${i + 1}`).join(', ')})`, months);
     }
     const statRows = new Map(marks.filter((m) => m.source === 'mid_stats').map((m) => [m.month, m.row_count]));
-    for (const [first, last] of monthRuns(months.filter((m) => statRows.has(m)), statRows)) {
-      await s.run(`INSERT INTO ratio_month_inputs BY NAME SELECT * FROM ratio_month_inputs_between($first::DATE, $last::DATE)`, { first: `${first}-01`, last: `${last}-01` });
+    const runs = monthRuns(months.filter((m) => statRows.has(m)), statRows);
+    if (runs.length) {
+      // The TC40 counts of the months computed, once (each statement would parse every TC40 event again).
+      const day = (m: string) => `${m}-01`;
+      await s.run('CREATE OR REPLACE TEMP TABLE _cbp_tc40_monthly AS SELECT * FROM ratio_tc40_between($first::DATE, $last::DATE)',
+        { first: day(runs[0][0]), last: day(runs[runs.length - 1][1]) });
+      for (const [first, last] of runs) {
+        await s.run(`INSERT INTO ratio_month_inputs BY NAME SELECT * FROM ratio_month_inputs_between($first::DATE, $last::DATE, tc40 := '_cbp_tc40_monthly')`,
+          { first: day(first), last: day(last) });
+      }
+      // (on an error, the rollback takes the table away with everything else)
+      await s.run('DROP TABLE _cbp_tc40_monthly');
     }
     await s.run('DELETE FROM ratio_input_marks');
     await s.run('DELETE FROM ratio_input_logic');

@@ -117,7 +117,10 @@ CREATE OR REPLACE VIEW int_tc40__monthly AS SELECT * FROM ratio_tc40_between(DAT
 -- window), the previous month's transactions (counted only when its own window was complete) and the numerators.
 -- Kept per month in ratio_month_inputs (store/ratio-inputs.ts) for the alert evaluation: only the months whose
 -- sources changed are computed again, and what it reads from there is these rows exactly.
-CREATE OR REPLACE MACRO ratio_month_inputs_between(first_day, last_day) AS TABLE
+-- tc40 names the table or view the TC40 counts are read from (ratio_tc40_between's rows; default int_tc40__monthly):
+-- the refresh computes them once into a temp table for all its statements, where each would parse every TC40 event
+-- again (the reports are one per prevention_guid, found before their month is known).
+CREATE OR REPLACE MACRO ratio_month_inputs_between(first_day, last_day, tc40 := 'int_tc40__monthly') AS TABLE
 WITH stats AS NOT MATERIALIZED (
   -- The months asked for and the one before (Mastercard's and Discover's denominators). Not materialized: read
   -- twice (the month and the one before), each read keeps the caller's filters (a batch's MID range) in the scan
@@ -147,7 +150,8 @@ SELECT
 FROM cur
 LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
 LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
-LEFT JOIN ratio_tc40_between(first_day, last_day) t ON t.mid = cur.mid AND t.month = cur.month;
+LEFT JOIN (SELECT * FROM query_table(tc40) WHERE month >= strftime(first_day, '%Y-%m') AND month <= strftime(last_day, '%Y-%m')) t
+  ON t.mid = cur.mid AND t.month = cur.month;
 
 -- What each program counts, one definition for the long rows below and for the alert evaluation's prefilter of the
 -- kept inputs (store/alerts.ts stageHotSeries). Arguments are the count columns of a month's inputs or the amount
