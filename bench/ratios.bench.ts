@@ -24,7 +24,7 @@ const t = async <T>(label: string, fn: () => Promise<T>): Promise<[T, number]> =
   return [v, ms];
 };
 
-const store = await openStore({ dbPath: path.join(dir, 'bench.duckdb') });
+const store = await openStore({ dbPath: path.join(dir, 'bench.duckdb'), memoryLimit: process.env.BENCH_MEMORY_LIMIT });
 try {
   console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
   await t('generate mid_stats + chargebacks + events', async () => {
