@@ -2,6 +2,7 @@
 // the defaults; validated by zod at start, URL settings held to their transport rules (https off loopback),
 // every path made absolute once. Every setting is optional at load time; a command asks for the ones it
 // needs with requireSettings(), which names every missing one at once with what to do.
+import { DEFAULT_STORE_MEMORY, MIN_STORE_MEMORY, SIZE_RE, sizeBytes } from './size.ts';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -34,7 +35,9 @@ const url = z.string().url('must be a URL such as https://host/path');
 const str = z.string().min(1, 'must not be empty');
 const int = z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number');
 const port = z.coerce.number({ error: 'must be a port number 0-65535' }).int('must be a port number 0-65535').min(0, 'must be a port number 0-65535').max(65535, 'must be a port number 0-65535');
-const size = z.string().regex(/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'must be a size such as 256MB or 2GB');
+const size = z.string().regex(SIZE_RE, 'must be a size such as 192MB or 2GB');
+/** The store's memory limit: at least MIN_STORE_MEMORY (store/ratio-inputs.ts computes in statements sized to it). */
+const storeSize = size.refine((v) => sizeBytes(v) >= MIN_STORE_MEMORY, 'must be at least 128MB (DuckDB needs it to compute the ratio inputs)');
 /** A Visa region (contract/regions.ts), any letter case: eu is EU. */
 const region = z
   .string()
@@ -75,7 +78,7 @@ export const SETTINGS = [
   s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot (relative paths are to the working folder)', { default: 'data', path: true }),
   s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store (unset: <CBP_DATA_DIR>/cbp.duckdb)', { path: true, underDataDir: 'cbp.duckdb' }),
   s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query (unset: <CBP_DATA_DIR>/published/cbp.duckdb)', { path: true, underDataDir: 'published/cbp.duckdb' }),
-  s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', size, 'DuckDB memory limit of the store (at 256MB a 1,000,000-row report loads within ~450 MB of process RSS)', { default: '256MB' }),
+  s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', storeSize, 'DuckDB memory limit of the store, at least 128MB (at 192MB a 1,000,000-row report loads within ~340 MB of process RSS, and an alert evaluation of 10,000 MIDs x 36 months within ~500 MB)', { default: DEFAULT_STORE_MEMORY }),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
   s('webhook', 'webhookHost', 'CBP_WEBHOOK_HOST', str, 'Address the receiver listens on', { default: '127.0.0.1' }),

@@ -17,7 +17,7 @@ import { readMigrations } from './migrate.ts';
 import { NoSnapshotError } from './errors.ts';
 
 export interface AnalystSessionOptions {
-  /** DuckDB memory_limit (default 256MB, as the store). */
+  /** DuckDB memory_limit (default as the store's, lib/size.ts DEFAULT_STORE_MEMORY). */
   memoryLimit?: string;
   threads?: number;
   /** The one folder the session may write files into (cbp export's staging folder). None by default. */

@@ -9,6 +9,7 @@ import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
+import { DEFAULT_STORE_MEMORY } from '../lib/size.ts';
 
 export const DEFAULT_MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'sql', 'migrations');
 export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
@@ -24,9 +25,10 @@ export interface StoreOptions {
   migrationsDir?: string;
   viewsDir?: string;
   /**
-   * DuckDB memory_limit (default 256MB, setting CBP_STORE_MEMORY_LIMIT). DuckDB keeps it only roughly: a
-   * 1M-row CSV load peaked at 413–429 MB of process RSS at 256MB, 436–443 MB at 320MB and 470–573 MB at
-   * 384MB, at about the same speed (bench/load.bench.ts).
+   * DuckDB memory_limit (default DEFAULT_STORE_MEMORY, 192MB, setting CBP_STORE_MEMORY_LIMIT; lib/size.ts says what
+   * it was measured to give). DuckDB keeps it only roughly: a 1M-row CSV load peaked at 413–429 MB of process RSS at
+   * 256MB, 436–443 MB at 320MB and 470–573 MB at 384MB, at about the same speed (bench/load.bench.ts, before the
+   * allocator settings below).
    */
   memoryLimit?: string;
   /** DuckDB threads (default: DuckDB's own, the core count). */
@@ -107,6 +109,8 @@ export interface Store {
    * session): false then.
    */
   releaseMemory(what?: 'all' | 'allocator'): Promise<boolean>;
+  /** DuckDB's memory_limit as the store was opened with it ("192MB"): what work sized to memory reads. */
+  readonly memoryLimit: string;
   close(): void;
 }
 
@@ -148,7 +152,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const readOnly = opts.readOnly ?? false;
   if (!readOnly && opts.dbPath !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.dbPath)), { recursive: true });
   const options: Record<string, string> = {
-    memory_limit: opts.memoryLimit ?? '256MB',
+    memory_limit: opts.memoryLimit ?? DEFAULT_STORE_MEMORY,
     // Memory a query freed goes back to the system at its end once above this (DuckDB's default, 128MB, left a
     // full alert evaluation holding 110 MiB more between its batches).
     allocator_flush_threshold: '8MB',
@@ -267,6 +271,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     exclusive<T>(fn: (s: Store) => Promise<T>): Promise<T> {
       return exclusive(() => fn(store));
     },
+    memoryLimit: options.memory_limit,
     async releaseMemory(what = 'all') {
       if (inTx || !/^[\w. ]+$/.test(options.memory_limit)) return false;
       try {

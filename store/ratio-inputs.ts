@@ -4,6 +4,7 @@
 import type { Store } from './db.ts';
 import { insertMarks, readMarks, sourceMarks, type SourceMark } from './alerts.ts';
 import { addMonths } from '../lib/utc.ts';
+import { sizeBytes } from '../lib/size.ts';
 
 /** The months whose fingerprints differ between two sets of marks (added, changed or gone), sorted. */
 export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[] {
@@ -42,10 +43,18 @@ async function logicHash(s: Pick<Store, 'all'>): Promise<string> {
 }
 
 /**
- * At most this many MID report rows are computed in one statement (a run of consecutive months): the memory a
- * statement takes stays within the store's limit however long the history.
+ * At most this many MID report rows are computed in one statement (a run of consecutive months), for a store of this
+ * memory limit: the memory a statement takes stays within it however long the history. Measured on the ratios bench's
+ * data (10,000 MIDs, 4 networks, each run in its own transaction): 300,000 rows fit 256MB; at 192MB 288,000 rows ran
+ * out of memory in one first evaluation of five, 192,000 in none of eleven, and peaked lower (340–450 MiB against
+ * 430–450); 64,000 fit 128MB over 72 months. Fewer rows a statement cost time: every month of 36 took 2.8–3.0 s at
+ * 256MB and 4.2 s at 192MB; 72 months 5.7 s at 256MB, 8.6 s at 192MB and 14 s at 128MB.
  */
-const ROWS_PER_STATEMENT = 300_000;
+export function rowsPerStatement(memoryLimit: string): number {
+  const mb = sizeBytes(memoryLimit) / 1e6;
+  if (!Number.isFinite(mb)) return 300_000;
+  return Math.max(25_000, Math.min(300_000, Math.round((mb - 96) * 2_000)));
+}
 
 export interface RatioInputsRefresh {
   /** the sources' fingerprints the kept inputs now reflect (what the evaluation compares with its last) */
@@ -57,63 +66,81 @@ export interface RatioInputsRefresh {
 }
 
 /**
- * Brings ratio_month_inputs up to date with the sources, in one transaction: the months whose sources' fingerprints
- * changed since the last refresh, and the month after each (its denominator is that month's transactions), are
- * computed again, as is a month of MID report figures of which nothing is kept (rows deleted by hand); every month
- * is when nothing was kept, the SQL that computes them changed, or `all` asks for it. Returns the fingerprints it
- * reflects: read in the same transaction, so no load committed meanwhile goes unnoticed (it is touched for the next
- * refresh).
+ * Brings ratio_month_inputs up to date with the sources: the months whose sources' fingerprints changed since the
+ * last refresh, and the month after each (its denominator is that month's transactions), are computed again, as is a
+ * month of MID report figures of which nothing is kept (rows deleted by hand); every month is when nothing was kept,
+ * the SQL that computes them changed, or `all` asks for it. Returns the fingerprints it reflects, read before anything
+ * is computed: a load committed meanwhile is touched for the next refresh, which computes its months again.
+ *
+ * Each run of months (rowsPerStatement rows at most) is computed and replaced in a transaction of its own, and the
+ * fingerprints and the SQL's hash are recorded last: a transaction holds the rows it inserted in memory until it
+ * commits, so one transaction for every month ran out of memory on a long history (72 months at 128MB), and a
+ * refresh cut short leaves the old fingerprints (or the old hash), so the next one computes those months again.
  */
 export async function refreshRatioInputs(store: Store, opts: { all?: boolean } = {}): Promise<RatioInputsRefresh> {
-  return store.transaction(async (s) => {
-    const marks = await sourceMarks(s);
-    const logic = await logicHash(s);
-    const [kept] = await s.all<{ logic_hash: string }>('SELECT logic_hash FROM ratio_input_logic LIMIT 1');
-    const full = opts.all === true || !kept || kept.logic_hash !== logic;
-    let months: string[];
-    if (full) {
-      await s.run('DELETE FROM ratio_month_inputs');
-      months = [...new Set(marks.filter((m) => m.source === 'mid_stats').map((m) => m.month))].sort();
-    } else {
-      const touched = touchedMonths(await readMarks(s, 'ratio_input_marks'), marks);
+  // Alone on the connection (store.exclusive): the TC40 temp table is this refresh's between its transactions.
+  return store.exclusive(async () => {
+    const plan = await store.transaction(async (s) => {
+      const marks = await sourceMarks(s);
+      const logic = await logicHash(s);
+      const [kept] = await s.all<{ logic_hash: string }>('SELECT logic_hash FROM ratio_input_logic LIMIT 1');
+      const full = opts.all === true || !kept || kept.logic_hash !== logic;
+      const stats = [...new Set(marks.filter((m) => m.source === 'mid_stats').map((m) => m.month))].sort();
       const held = new Set((await s.all<{ month: string }>('SELECT DISTINCT month FROM ratio_month_inputs')).map((r) => String(r.month)));
-      const lost = marks.filter((m) => m.source === 'mid_stats' && !held.has(m.month)).map((m) => m.month);
-      months = [...new Set([...touched.flatMap((m) => [m, nextMonth(m)]), ...lost])].sort();
-      if (months.length) await s.run(`DELETE FROM ratio_month_inputs WHERE month IN (${months.map((_, i) => `$${i + 1}`).join(', ')})`, months);
-    }
-    const statRows = new Map(marks.filter((m) => m.source === 'mid_stats').map((m) => [m.month, m.row_count]));
-    const runs = monthRuns(months.filter((m) => statRows.has(m)), statRows);
+      let months: string[];
+      if (full) months = stats;
+      else {
+        const touched = touchedMonths(await readMarks(s, 'ratio_input_marks'), marks);
+        const lost = stats.filter((m) => !held.has(m));
+        months = [...new Set([...touched.flatMap((m) => [m, nextMonth(m)]), ...lost])].sort();
+      }
+      // Months kept that have no MID report figures now (all of them gone, or touched and gone) are dropped here; the
+      // others are replaced run by run below.
+      const withStats = new Set(stats);
+      const dropped = [...held].filter((m) => !withStats.has(m) && (full || months.includes(m)));
+      if (dropped.length) await s.run(`DELETE FROM ratio_month_inputs WHERE month IN (${dropped.map((_, i) => `$${i + 1}`).join(', ')})`, dropped);
+      return { marks, logic, full, months };
+    }, { generation: false });
+    const statRows = new Map(plan.marks.filter((m) => m.source === 'mid_stats').map((m) => [m.month, m.row_count]));
+    const runs = monthRuns(plan.months.filter((m) => statRows.has(m)), statRows, rowsPerStatement(store.memoryLimit));
     if (runs.length) {
       // The TC40 counts of the months computed, once (each statement would parse every TC40 event again).
       const day = (m: string) => `${m}-01`;
-      await s.run('CREATE OR REPLACE TEMP TABLE _cbp_tc40_monthly AS SELECT * FROM ratio_tc40_between($first::DATE, $last::DATE)',
+      await store.run('CREATE OR REPLACE TEMP TABLE _cbp_tc40_monthly AS SELECT * FROM ratio_tc40_between($first::DATE, $last::DATE)',
         { first: day(runs[0][0]), last: day(runs[runs.length - 1][1]) });
-      for (const [first, last] of runs) {
-        await s.run(`INSERT INTO ratio_month_inputs BY NAME SELECT * FROM ratio_month_inputs_between($first::DATE, $last::DATE, tc40 := '_cbp_tc40_monthly')`,
-          { first: day(first), last: day(last) });
+      try {
+        for (const [first, last] of runs) {
+          await store.transaction(async (s) => {
+            await s.run('DELETE FROM ratio_month_inputs WHERE month >= $first AND month <= $last', { first, last });
+            await s.run(`INSERT INTO ratio_month_inputs BY NAME SELECT * FROM ratio_month_inputs_between($first::DATE, $last::DATE, tc40 := '_cbp_tc40_monthly')`,
+              { first: day(first), last: day(last) });
+          }, { generation: false });
+        }
+      } finally {
+        await store.run('DROP TABLE IF EXISTS _cbp_tc40_monthly');
       }
-      // (on an error, the rollback takes the table away with everything else)
-      await s.run('DROP TABLE _cbp_tc40_monthly');
     }
-    await s.run('DELETE FROM ratio_input_marks');
-    await s.run('DELETE FROM ratio_input_logic');
-    await insertMarks(s, 'ratio_input_marks', marks);
-    await s.run('INSERT INTO ratio_input_logic VALUES ($h, now()::TIMESTAMP)', { h: logic });
-    return { marks, months, full };
-  }, { generation: false });
+    await store.transaction(async (s) => {
+      await s.run('DELETE FROM ratio_input_marks');
+      await s.run('DELETE FROM ratio_input_logic');
+      await insertMarks(s, 'ratio_input_marks', plan.marks);
+      await s.run('INSERT INTO ratio_input_logic VALUES ($h, now()::TIMESTAMP)', { h: plan.logic });
+    }, { generation: false });
+    return { marks: plan.marks, months: plan.months, full: plan.full };
+  });
 }
 
 /**
- * Sorted months as runs of consecutive months, each of at most ROWS_PER_STATEMENT MID report rows (a month with
- * more is a run of its own).
+ * Sorted months as runs of consecutive months, each of at most `most` MID report rows (a month with more is a run
+ * of its own).
  */
-function monthRuns(months: string[], rows: Map<string, number>): Array<[string, string]> {
+export function monthRuns(months: string[], rows: Map<string, number>, most: number): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   let run: [string, string] | null = null;
   let n = 0;
   for (const m of months) {
     const k = rows.get(m) ?? 0;
-    if (run && nextMonth(run[1]) === m && n + k <= ROWS_PER_STATEMENT) {
+    if (run && nextMonth(run[1]) === m && n + k <= most) {
       run[1] = m;
       n += k;
     } else {

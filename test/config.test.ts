@@ -71,11 +71,17 @@ describe('loadConfig', () => {
   });
 
   it('takes the store memory limit as a DuckDB size, and refuses anything else', () => {
-    expect(loadConfig({ env: {} }).storeMemoryLimit).toBe('256MB');
+    expect(loadConfig({ env: {} }).storeMemoryLimit).toBe('192MB');
     expect(loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: '2GB' } }).storeMemoryLimit).toBe('2GB');
     const e = configError(() => loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: 'lots' } }));
     expect(e.message).toContain('CBP_STORE_MEMORY_LIMIT');
-    expect(e.message).toContain('must be a size such as 256MB or 2GB');
+    expect(e.message).toContain('must be a size such as 192MB or 2GB');
+    // Too little for the store: said before anything opens it.
+    const small = configError(() => loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: '100MB' } }));
+    expect(small.message).toContain('CBP_STORE_MEMORY_LIMIT');
+    expect(small.message).toContain('must be at least 128MB');
+    expect(loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: '128MB' } }).storeMemoryLimit).toBe('128MB');
+    expect(loadConfig({ env: { CBP_STORE_MEMORY_LIMIT: '0.5 GiB' } }).storeMemoryLimit).toBe('0.5 GiB');
   });
 
   it('names an invalid value by its environment variable, with the value and what is expected', () => {

@@ -88,7 +88,7 @@ describe('a report file that cannot be read', () => {
     );
     const oom = readFailure(new Error('Out of Memory Error: failed to allocate data of size 512.0 MiB (964.0 KiB/244.1 MiB used)'), c);
     expect(oom).toBeInstanceOf(StoreUnavailableError);
-    expect(oom.message).toBe('the store ran out of memory reading reports/cb.json: raise CBP_STORE_MEMORY_LIMIT (default 256MB), or load it again when other work on this machine is done.');
+    expect(oom.message).toBe('the store ran out of memory reading reports/cb.json: raise CBP_STORE_MEMORY_LIMIT (default 192MB), or load it again when other work on this machine is done.');
     const full = readFailure(new Error('IO Error: Could not write file "/data/cbp.duckdb.wal": No space left on device'), c);
     expect(full.message).toBe('the disk is full while loading reports/cb.json: free some space and load it again.');
     // Anything else keeps DuckDB's first line, the landing path shown as the user's file.

@@ -2,6 +2,7 @@
 // SELECT through which DuckDB's own readers (read_json, read_csv) give its rows as raw text columns, with the
 // rows too long for them read by cbp (store/long-rows.ts). The rows a reader could not take as rows wait in
 // temp tables until the load's transaction moves them to the quarantine (Reader.quarantineRejects).
+import { DEFAULT_STORE_MEMORY } from '../../lib/size.ts';
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ReportKind } from '../../contract/reporting.ts';
@@ -388,7 +389,7 @@ export function readFailure(
   }
   if (/Out of Memory/i.test(msg)) {
     return new StoreUnavailableError(
-      `the store ran out of memory reading ${c.shown}: raise CBP_STORE_MEMORY_LIMIT (default 256MB), or load it again when other work on this machine is done.`,
+      `the store ran out of memory reading ${c.shown}: raise CBP_STORE_MEMORY_LIMIT (default ${DEFAULT_STORE_MEMORY}), or load it again when other work on this machine is done.`,
       opts,
     );
   }

@@ -1,0 +1,107 @@
+// The ratio inputs refresh (store/ratio-inputs.ts): statements sized to the store's memory limit, sizes read as DuckDB
+// writes them (lib/size.ts), the least limit, and a refresh cut short between its transactions.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../store/db.ts';
+import { monthRuns, refreshRatioInputs, rowsPerStatement } from '../store/ratio-inputs.ts';
+import { sizeBytes } from '../lib/size.ts';
+import { generateRatioData } from '../bench/ratios-data.ts';
+
+/** fn on a new store of this memory limit in a temp folder, both gone after. */
+async function withStore(memoryLimit: string | undefined, fn: (store: Store) => Promise<void>): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
+  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb'), memoryLimit });
+  try {
+    await fn(store);
+  } finally {
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Kept ratio inputs that differ from what the sources give, either way: of one month, or of every month. */
+async function drift(store: Store, month?: string): Promise<number> {
+  const range = month ? `DATE '${month}-01', DATE '${month}-01'` : "DATE '0001-01-01', DATE '9999-12-01'";
+  const kept = month ? `(SELECT * FROM ratio_month_inputs WHERE month = '${month}')` : 'ratio_month_inputs';
+  const [d] = await store.all<{ n: string }>(`SELECT count(*) AS n FROM (
+    (SELECT * FROM ${kept} EXCEPT ALL SELECT * FROM ratio_month_inputs_between(${range}))
+    UNION ALL (SELECT * FROM ratio_month_inputs_between(${range}) EXCEPT ALL SELECT * FROM ${kept}))`);
+  return Number(d.n);
+}
+
+describe('sizes and the refresh statements', () => {
+  it('reads sizes as DuckDB writes them', () => {
+    expect(sizeBytes('192MB')).toBe(192e6);
+    expect(sizeBytes('183.1 MiB')).toBeCloseTo(183.1 * 2 ** 20);
+    expect(sizeBytes('2gb')).toBe(2e9);
+    expect(sizeBytes('1 KiB')).toBe(1024);
+    expect(sizeBytes('lots')).toBeNaN();
+    expect(sizeBytes('12')).toBeNaN();
+  });
+
+  it('computes fewer rows a statement the less memory the store has, as measured', () => {
+    expect(rowsPerStatement('256MB')).toBe(300_000);
+    expect(rowsPerStatement('192MB')).toBe(192_000);
+    expect(rowsPerStatement('160MB')).toBe(128_000);
+    expect(rowsPerStatement('128MB')).toBe(64_000);
+    expect(rowsPerStatement('8GB')).toBe(300_000);
+    expect(rowsPerStatement('64MB')).toBe(25_000);
+    expect(rowsPerStatement('a lot')).toBe(300_000);
+  });
+
+  it('cuts the months into runs of consecutive months within that many rows', () => {
+    const rows = new Map([['2024-01', 40], ['2024-02', 40], ['2024-03', 40], ['2024-05', 40], ['2024-06', 200]]);
+    expect(monthRuns([...rows.keys()], rows, 100)).toEqual([['2024-01', '2024-02'], ['2024-03', '2024-03'], ['2024-05', '2024-05'], ['2024-06', '2024-06']]);
+    expect(monthRuns([...rows.keys()], rows, 1000)).toEqual([['2024-01', '2024-03'], ['2024-05', '2024-06']]);
+  });
+});
+
+describe('the refresh at the least memory limit', () => {
+  it('computes every month of 4,000 MIDs × 24 months in a store of 128MB, as the sources give them', async () => {
+    await withStore('128MB', async (store) => {
+      await generateRatioData(store, { mids: 4_000, months: 24 });
+      // 16,000 MID report rows a month: runs of 4 months (64,000 rows), six statements, each in its own transaction.
+      const r = await refreshRatioInputs(store);
+      expect(r.full).toBe(true);
+      expect(r.months.length).toBe(24);
+      // Month by month (every month at once would not fit 128MB: the comparison, not the refresh).
+      for (const month of r.months) expect(await drift(store, month), month).toBe(0);
+      expect(await store.all('SELECT count(*)::INTEGER AS n, sum(tc40_count)::INTEGER AS tc40 FROM ratio_month_inputs')).toEqual([{ n: 384_000, tc40: 9_600 }]);
+    });
+  }, 120_000);
+});
+
+describe('a refresh cut short', () => {
+  it('keeps the fingerprints it started from, so that the next refresh computes again what it left', async () => {
+    await withStore(undefined, async (store) => {
+      await generateRatioData(store, { mids: 2_500, months: 3 });
+      await refreshRatioInputs(store);
+      expect(await drift(store)).toBe(0);
+      const marks = await store.all('SELECT * FROM ratio_input_marks ORDER BY ALL');
+      // Every month's figures revised; the refresh then fails in its second run of months (a store whose limit makes
+      // runs of two months of 10,000 rows: 25,000 rows a statement at most).
+      await store.run('UPDATE mid_stats SET chargeback_count = chargeback_count + 1');
+      let transactions = 0;
+      const failing = new Proxy(store, {
+        get(target, key, receiver) {
+          if (key === 'memoryLimit') return '64MB';
+          if (key === 'transaction') {
+            return (fn: never, o: never) => (++transactions === 3 ? Promise.reject(new Error('killed')) : target.transaction(fn, o));
+          }
+          return Reflect.get(target, key, receiver);
+        },
+      });
+      await expect(refreshRatioInputs(failing)).rejects.toThrow('killed');
+      // The first run's months were replaced, the last month still holds what the old figures gave.
+      expect(await drift(store)).toBeGreaterThan(0);
+      expect(await store.all('SELECT * FROM ratio_input_marks ORDER BY ALL')).toEqual(marks);
+      expect(await store.all("SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name = '_cbp_tc40_monthly'")).toEqual([{ n: 0 }]);
+      const again = await refreshRatioInputs(store);
+      // (and the month after the last, whose denominator it is: no figures of its own, nothing to compute)
+      expect(again.months).toEqual(['2024-01', '2024-02', '2024-03', '2024-04']);
+      expect(await drift(store)).toBe(0);
+    });
+  }, 120_000);
+});
