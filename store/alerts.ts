@@ -725,12 +725,24 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
           await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
         }
         const params: Record<string, string> = { asof: q.asOfMonth };
-        let where = 'month <= $asof';
-        if (q.fromMonth) { where += ' AND month >= $from'; params.from = q.fromMonth; }
-        if (q.range) { where += ' AND mid >= $lo AND mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
-        if (q.mids) where += ` AND mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
-        await s.run(`DELETE FROM ratio_explanations WHERE ${where}`, params);
-        if (explained) await s.run('INSERT INTO ratio_explanations SELECT *, $at::TIMESTAMP FROM _cbp_explanation_rows_stage', { at: q.at });
+        let where = 'e.month <= $asof';
+        if (q.fromMonth) { where += ' AND e.month >= $from'; params.from = q.fromMonth; }
+        if (q.range) { where += ' AND e.mid >= $lo AND e.mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
+        if (q.mids) where += ` AND e.mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
+        // The explanations of these MIDs and months become the staged ones. Only those that changed are written: a
+        // re-judge restates most of them as they were, and deleting and inserting tens of thousands of rows each time
+        // filled the write-ahead log, checkpointed every other evaluation (0.2 s). The others are stamped with this
+        // evaluation's time, which is what explained_at says.
+        // (the key's columns are never NULL: equal; the others may be)
+        const rest = (t: string) => `(${EXPLANATION_COLS.slice(6).map((c) => `${t}.${c}`).join(', ')})`;
+        const same = `${EXPLANATION_COLS.slice(0, 6).map((c) => `e.${c} = st.${c}`).join(' AND ')} AND ${rest('e')} IS NOT DISTINCT FROM ${rest('st')}`;
+        await s.run(`DELETE FROM ratio_explanations e WHERE ${where}
+                        AND NOT EXISTS (SELECT 1 FROM _cbp_explanation_rows_stage st WHERE ${same})`, params);
+        if (explained) {
+          await s.run(`INSERT INTO ratio_explanations SELECT st.*, $at::TIMESTAMP FROM _cbp_explanation_rows_stage st
+                        WHERE NOT EXISTS (SELECT 1 FROM ratio_explanations e WHERE ${where} AND ${same})`, { ...params, at: q.at });
+        }
+        await s.run(`UPDATE ratio_explanations e SET explained_at = $at::TIMESTAMP WHERE ${where} AND e.explained_at <> $at::TIMESTAMP`, { ...params, at: q.at });
       });
     },
     async close() {

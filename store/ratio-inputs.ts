@@ -120,6 +120,8 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
         await store.run('DROP TABLE IF EXISTS _cbp_tc40_monthly');
       }
     }
+    // Nothing touched: the fingerprints kept are these already, and so is the SQL's hash.
+    if (!plan.full && plan.months.length === 0) return { marks: plan.marks, months: plan.months, full: false };
     await store.transaction(async (s) => {
       await s.run('DELETE FROM ratio_input_marks');
       await s.run('DELETE FROM ratio_input_logic');

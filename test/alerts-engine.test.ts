@@ -91,6 +91,29 @@ describe('alert notices', () => {
       expect(after['ecm 2026-02']).toEqual(['2026-04-02 06:00:00', '2026-04-04 06:00:00', 0.025]);
       expect(after['ecm 2026-01']).toEqual(first['ecm 2026-01']);
       expect(after['ecm 2026-03']).toEqual(first['ecm 2026-03']);
+      // The explanations likewise: only February's, whose figures changed, is written again (its row replaced: a new
+      // rowid); every one says it is from the last evaluation.
+      const explained = async () => Object.fromEntries((await own.store.all<{ k: string; id: string; at: string; reason: string | null; closeness: number }>(
+        `SELECT program || ' ' || metric || ' ' || month || ' ' || is_projection AS k, rowid::VARCHAR AS id, explained_at::VARCHAR AS at, reason, closeness
+           FROM ratio_explanations WHERE mid = 'm1'`,
+      )).map((r) => [r.k, r]));
+      const before = await explained();
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-05T06:00:00Z'), full: true });
+      const again = await explained();
+      expect(Object.keys(again).sort()).toEqual(Object.keys(before).sort());
+      expect(Object.values(again).every((r) => r.at === '2026-04-05 06:00:00')).toBe(true);
+      expect(Object.values(again).map((r) => r.id)).toEqual(Object.values(before).map((r) => r.id));
+      await own.store.run("DELETE FROM mid_stats WHERE mid = 'm1' AND window_start = DATE '2026-02-01'");
+      await insertStats(own.store, [mc('2026-02', 260)]);
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-06T06:00:00Z'), full: true });
+      const revised = await explained();
+      const feb = 'ecp count 2026-02 false';
+      expect(revised[feb].id).not.toBe(again[feb].id);
+      expect(revised[feb].closeness).not.toBe(again[feb].closeness);
+      const kept = Object.keys(again).filter((k) => !k.includes('2026-02') && !k.includes('2026-03'));
+      expect(kept.length).toBeGreaterThan(0);
+      for (const k of kept) expect([k, revised[k].id]).toEqual([k, again[k].id]);
+      expect(Object.values(revised).every((r) => r.at === '2026-04-06 06:00:00')).toBe(true);
     } finally {
       await cleanup(own.store, own.dir);
     }

@@ -105,3 +105,36 @@ describe('a refresh cut short', () => {
     });
   }, 120_000);
 });
+
+describe('int_tc40__reports', () => {
+  it('reads each field of the payload as ->> does, in one pass', async () => {
+    const { insertEvents, tc40 } = await import('./ratios-fixtures.ts');
+    await withStore(undefined, async (store) => {
+      await insertEvents(store, 'prevention.new', [
+        tc40('m1', 'p1', '2026-01-05T10:00:00Z', 12.5),
+        { ...tc40('m1', 'p1', '2026-01-04T10:00:00Z'), amount: '40.25' },
+        { ...tc40('m2', 'p2', '2026-02-01T00:30:00+02:00'), prevention_type: 'TC40', mid: 1234 },
+        { ...tc40('', 'p3', '2026-02-02T00:00:00Z'), amount: 'n/a' },
+        { ...tc40('m4', '', '2026-02-02T00:00:00Z') },
+        { ...tc40('m5', 'p5', '2026-02-02T00:00:00Z'), prevention_type: 'ethoca' },
+        { prevention_guid: 'p6', prevention_type: 'tc40', mid: 'm6' },
+        { ...tc40('m7', 'p7', 'not a time'), nested: { mid: 'x' } },
+      ]);
+      await insertEvents(store, 'prevention.match', [tc40('m1', 'p1', '2026-01-05T10:00:00Z', 30)]);
+      const old = await store.all(`WITH e AS (
+          SELECT payload->>'prevention_guid' AS prevention_guid, nullif(payload->>'mid', '') AS mid,
+                 stg_utc_timestamp(payload->>'prevention_timestamp') AS prevention_timestamp,
+                 try_cast(payload->>'amount' AS DECIMAL(18, 4)) AS amount
+            FROM events_raw
+           WHERE event_type IN ('prevention.new', 'prevention.match')
+             AND lower(coalesce(payload->>'prevention_type', '')) = 'tc40' AND coalesce(payload->>'prevention_guid', '') <> '')
+        SELECT prevention_guid, max(mid) AS mid, min(prevention_timestamp) AS prevention_timestamp, max(amount) AS amount
+          FROM e GROUP BY prevention_guid ORDER BY prevention_guid`);
+      const now = await store.all('SELECT * FROM int_tc40__reports ORDER BY prevention_guid');
+      expect(now).toEqual(old);
+      expect(now.map((r) => r.prevention_guid)).toEqual(['p1', 'p2', 'p3', 'p6', 'p7']);
+      expect(now[0]).toMatchObject({ mid: 'm1', prevention_timestamp: '2026-01-04 10:00:00', amount: '40.2500' });
+      expect(now[1]).toMatchObject({ mid: '1234', prevention_timestamp: '2026-01-31 22:30:00' });
+    });
+  });
+});

@@ -83,18 +83,23 @@ CREATE OR REPLACE VIEW int_chargebacks__monthly AS SELECT * FROM ratio_chargebac
 -- (a .match repeats its .new), in the month of prevention_timestamp. Read from events_raw so a report
 -- counts whichever of the two events arrived.
 CREATE OR REPLACE VIEW int_tc40__reports AS
-WITH e AS (
-  SELECT
-    payload->>'prevention_guid' AS prevention_guid,
-    nullif(payload->>'mid', '') AS mid,
-    -- UTC whatever the reader's TimeZone (stg_utc_timestamp, sql/views/10_stg_events.sql).
-    stg_utc_timestamp(payload->>'prevention_timestamp') AS prevention_timestamp,
-    try_cast(payload->>'amount' AS DECIMAL(18, 4)) AS amount,
-    event_timestamp
+WITH raw AS (
+  -- Every field read in one pass over the payload (a ->> each parsed the JSON text again: half the time of the view).
+  SELECT json_extract_string(payload, ['$.prevention_guid', '$.mid', '$.prevention_timestamp', '$.amount', '$.prevention_type']) AS f,
+         event_timestamp
   FROM events_raw
   WHERE event_type IN ('prevention.new', 'prevention.match')
-    AND lower(coalesce(payload->>'prevention_type', '')) = 'tc40'
-    AND coalesce(payload->>'prevention_guid', '') <> ''
+), e AS (
+  SELECT
+    f[1] AS prevention_guid,
+    nullif(f[2], '') AS mid,
+    -- UTC whatever the reader's TimeZone (stg_utc_timestamp, sql/views/10_stg_events.sql).
+    stg_utc_timestamp(f[3]) AS prevention_timestamp,
+    try_cast(f[4] AS DECIMAL(18, 4)) AS amount,
+    event_timestamp
+  FROM raw
+  WHERE lower(coalesce(f[5], '')) = 'tc40'
+    AND coalesce(f[1], '') <> ''
 )
 SELECT
   prevention_guid,
