@@ -736,11 +736,13 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
         // (the key's columns are never NULL: equal; the others may be)
         const rest = (t: string) => `(${EXPLANATION_COLS.slice(6).map((c) => `${t}.${c}`).join(', ')})`;
         const same = `${EXPLANATION_COLS.slice(0, 6).map((c) => `e.${c} = st.${c}`).join(' AND ')} AND ${rest('e')} IS NOT DISTINCT FROM ${rest('st')}`;
-        await s.run(`DELETE FROM ratio_explanations e WHERE ${where}
-                        AND NOT EXISTS (SELECT 1 FROM _cbp_explanation_rows_stage st WHERE ${same})`, params);
+        // (anti joins written out: as NOT EXISTS, DuckDB grouped the staged rows by all their columns first)
+        await s.run(`DELETE FROM ratio_explanations WHERE rowid IN (
+                       SELECT e.rowid FROM ratio_explanations e ANTI JOIN _cbp_explanation_rows_stage st ON ${same} WHERE ${where})`, params);
         if (explained) {
-          await s.run(`INSERT INTO ratio_explanations SELECT st.*, $at::TIMESTAMP FROM _cbp_explanation_rows_stage st
-                        WHERE NOT EXISTS (SELECT 1 FROM ratio_explanations e WHERE ${where} AND ${same})`, { ...params, at: q.at });
+          await s.run(`INSERT INTO ratio_explanations
+                       SELECT st.*, $at::TIMESTAMP FROM _cbp_explanation_rows_stage st
+                         ANTI JOIN (SELECT * FROM ratio_explanations e WHERE ${where}) e ON ${same}`, { ...params, at: q.at });
         }
         await s.run(`UPDATE ratio_explanations e SET explained_at = $at::TIMESTAMP WHERE ${where} AND e.explained_at <> $at::TIMESTAMP`, { ...params, at: q.at });
       });
