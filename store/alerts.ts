@@ -382,11 +382,14 @@ export interface SourceMark {
  */
 export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
   const rows = await store.all<Record<string, unknown>>(`
-    SELECT 'mid_stats' AS source, strftime(window_start, '%Y-%m') AS month,
-           sum(hash(mid, window_start, window_end, network, chargeback_count, chargeback_amount, transaction_count, transaction_amount,
-                    previous_month_transaction_count, previous_month_transaction_amount, seen_at)::HUGEINT)::VARCHAR AS fingerprint,
-           count(*) AS row_count
-      FROM mid_stats GROUP BY ALL
+    -- (summed per window start first, then per month: the month's text made once a window, not once a row)
+    SELECT 'mid_stats' AS source, strftime(window_start, '%Y-%m') AS month, sum(fp)::VARCHAR AS fingerprint, sum(n)::BIGINT AS row_count
+      FROM (SELECT window_start,
+                   sum(hash(mid, window_start, window_end, network, chargeback_count, chargeback_amount, transaction_count, transaction_amount,
+                            previous_month_transaction_count, previous_month_transaction_amount, seen_at)::HUGEINT) AS fp,
+                   count(*) AS n
+              FROM mid_stats GROUP BY window_start)
+     GROUP BY ALL
     UNION ALL
     SELECT 'chargebacks', strftime(c.date_received, '%Y-%m'),
            sum(hash(c.mid, c.case_number, c.card_type, c.amount, c.reason_code, c.arn, c.date_received, r.arn IS NULL)::HUGEINT)::VARCHAR,
