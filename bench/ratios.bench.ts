@@ -1,7 +1,8 @@
 // Ratios and rule evaluation for 10,000 MIDs x 36 months (x 4 networks): time of each stage and peak RSS.
 // Figures are generated inside DuckDB (range()), as a load would leave them: 1.44M mid_stats rows, one
 // Visa dispute row and one Mastercard fraud row per MID-month, and TC40 events for a tenth of the MIDs.
-// BENCH_MIDS / BENCH_MONTHS shrink it for a quick look; BENCH_BATCH sets the full evaluation's MIDs per batch.
+// BENCH_MIDS / BENCH_MONTHS shrink it for a quick look; BENCH_BATCH sets the full evaluation's MIDs per batch;
+// BENCH_MEMORY_LIMIT opens the store at another DuckDB memory_limit than the store's default (192MB).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
