@@ -16,7 +16,7 @@ import { addMonths } from '../rules/evaluate.ts';
 import { explainEach } from '../rules/explain.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { RatioRow } from '../contract/ratios.ts';
-import { deliveryState, judgeBatch, ruleTargets, targetFloors, type BatchJudgement, type Notice } from './notices.ts';
+import { deliveryState, judgeBatch, ruleTargets, targetFloors, type Notice } from './notices.ts';
 
 // The pure part, where its callers have always found it.
 export {
