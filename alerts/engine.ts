@@ -238,34 +238,38 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     const priorOf = byMid(prior);
     const fresh: Notice[] = [];
     const promoted: Notice[] = [];
-    const writer = await openBatchWriter(store);
-    try {
-      const groups = midGroups(rows, size);
-      for (const group of groups) {
-        // A group is judged with its MIDs' recorded states and prior notices: those of a MID without rows judge
-        // nothing (no level of theirs to revise or stand), so none is lost.
-        const one = groups.length === 1;
-        const j = await timed('rules', () => judgeBatch(group, one ? recorded : group.mids.flatMap((m) => recordedOf.get(m) ?? []), {
-          rules: opts.rules, notifySince, now, known, fromMonth, prior: one ? prior : group.mids.flatMap((m) => priorOf.get(m) ?? []),
-        }));
-        for (const n of j.fresh) known.set(n.notice_id, n.notify);
-        for (const n of j.promoted) known.set(n.notice_id, true);
-        fresh.push(...j.fresh);
-        promoted.push(...j.promoted);
-        result.rows += group.length;
-        result.levelsReached += j.levelsReached;
-        result.projectedLevels += j.projectedLevels;
-        await timed('explain', () => {
-          writer.states(j.states);
-          const shown = fromMonth === null ? group : group.filter((r) => r.month >= fromMonth);
-          explainEach(shown, j.levels, j.projections, opts.rules, (r, e) => writer.explain(r, e));
-        });
+    // Alone on the connection (store.exclusive) from the staging tables' creation to their drop: no other caller's
+    // statement lands between the appenders' rows and the batch's transaction.
+    await store.exclusive(async () => {
+      const writer = await openBatchWriter(store);
+      try {
+        const groups = midGroups(rows, size);
+        for (const group of groups) {
+          // A group is judged with its MIDs' recorded states and prior notices: those of a MID without rows judge
+          // nothing (no level of theirs to revise or stand), so none is lost.
+          const one = groups.length === 1;
+          const j = await timed('rules', () => judgeBatch(group, one ? recorded : group.mids.flatMap((m) => recordedOf.get(m) ?? []), {
+            rules: opts.rules, notifySince, now, known, fromMonth, prior: one ? prior : group.mids.flatMap((m) => priorOf.get(m) ?? []),
+          }));
+          for (const n of j.fresh) known.set(n.notice_id, n.notify);
+          for (const n of j.promoted) known.set(n.notice_id, true);
+          fresh.push(...j.fresh);
+          promoted.push(...j.promoted);
+          result.rows += group.length;
+          result.levelsReached += j.levelsReached;
+          result.projectedLevels += j.projectedLevels;
+          await timed('explain', () => {
+            writer.states(j.states);
+            const shown = fromMonth === null ? group : group.filter((r) => r.month >= fromMonth);
+            explainEach(shown, j.levels, j.projections, opts.rules, (r, e) => writer.explain(r, e));
+          });
+        }
+        // One transaction a batch: its states, notices and explanations are recorded together or not at all.
+        await timed('writes', () => writer.commit({ fresh, promoted: promoted.map((n) => n.notice_id), explanations: { ...where, asOfMonth, fromMonth, at: now } }));
+      } finally {
+        await writer.close();
       }
-      // One transaction a batch: its states, notices and explanations are recorded together or not at all.
-      await timed('writes', () => writer.commit({ fresh, promoted: promoted.map((n) => n.notice_id), explanations: { ...where, asOfMonth, fromMonth, at: now } }));
-    } finally {
-      await writer.close();
-    }
+    });
     result.newNotices.push(...fresh, ...promoted);
   };
   // MIDs monitored in a group are judged as the group for the group's programs (a pass of their own below).

@@ -648,6 +648,7 @@ export interface BatchWriter {
   close(): Promise<void>;
 }
 
+/** Opens the writer of one batch; the caller keeps other work off the connection until close (store.exclusive). */
 export async function openBatchWriter(store: Store): Promise<BatchWriter> {
   // New tables each batch (CREATE OR REPLACE), dropped at close: DuckDB does not give back the memory of rows deleted
   // from a temp table, which grew by tens of megabytes with every full evaluation.
@@ -657,8 +658,18 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
   // explained_at is the same for every row: a parameter of the insert, not a staged column.
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_explanation_rows_stage AS SELECT * EXCLUDE (explained_at) FROM ratio_explanations LIMIT 0`);
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_alerts_stage AS SELECT * EXCLUDE (created_at), ''::VARCHAR AS created_at FROM alerts LIMIT 0`);
-  let stateApp: DuckDBAppender | null = await store.conn.createAppender('_cbp_alert_states_stage', 'main', 'temp');
-  let explainApp: DuckDBAppender | null = await store.conn.createAppender('_cbp_explanation_rows_stage', 'main', 'temp');
+  let stateApp: DuckDBAppender | null = null;
+  let explainApp: DuckDBAppender | null = null;
+  const dropTables = () => store.run('DROP TABLE IF EXISTS _cbp_alert_states_stage; DROP TABLE IF EXISTS _cbp_explanation_rows_stage; DROP TABLE IF EXISTS _cbp_alerts_stage');
+  try {
+    stateApp = await store.conn.createAppender('_cbp_alert_states_stage', 'main', 'temp');
+    explainApp = await store.conn.createAppender('_cbp_explanation_rows_stage', 'main', 'temp');
+  } catch (e) {
+    // Nothing opened is left behind: the caller gets no writer to close.
+    stateApp?.closeSync();
+    await dropTables().catch(() => undefined);
+    throw e;
+  }
   let states = 0;
   let explained = 0;
   // The staged states' MIDs and first month: constant bounds of the recorded states the upsert compares with.
@@ -752,7 +763,7 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
     },
     async close() {
       closeAppenders();
-      await store.run('DROP TABLE IF EXISTS _cbp_alert_states_stage; DROP TABLE IF EXISTS _cbp_explanation_rows_stage; DROP TABLE IF EXISTS _cbp_alerts_stage');
+      await dropTables();
     },
   };
 }
