@@ -9,7 +9,7 @@ import { parseThresholds } from '../rules/thresholds.ts';
 import { explainRows } from '../rules/explain.ts';
 import { ruleTargets } from '../alerts/notices.ts';
 import { computeRatios } from '../store/ratios.ts';
-import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore, type StatFixture } from './ratios-fixtures.ts';
+import { cleanup, insertChargebacks, insertEvents, insertStats, keptInputsDrift, tc40, tempStore, type StatFixture } from './ratios-fixtures.ts';
 
 const rules = parseThresholds(JSON.stringify({ watch: { fraction: 0.8, notify: true }, groups: { grp: { mids: ['v2', 'v3'] } } }), 't.json');
 let a: { store: Store; dir: string };
@@ -51,15 +51,6 @@ async function snapshot(s: Store) {
       region, region_source, monitored_as, superseded_by, certainty, certainty_note
     FROM mart_ratios WHERE monitored_as IS NOT NULL ORDER BY mid, network, program, metric, month, is_projection`);
   return { notices, states, expl };
-}
-
-/** Kept ratio inputs (store/ratio-inputs.ts) that differ from what the sources give, either way. */
-async function keptInputsDrift(s: Store): Promise<number> {
-  const every = "DATE '0001-01-01', DATE '9999-12-01'";
-  const [r] = await s.all<{ n: string }>(`SELECT count(*) AS n FROM (
-    (SELECT * FROM ratio_month_inputs EXCEPT ALL SELECT * FROM ratio_month_inputs_between(${every}))
-    UNION ALL (SELECT * FROM ratio_month_inputs_between(${every}) EXCEPT ALL SELECT * FROM ratio_month_inputs))`);
-  return Number(r.n);
 }
 
 describe('incremental evaluation', () => {

@@ -1,34 +1,20 @@
 // The ratio inputs refresh (store/ratio-inputs.ts): statements sized to the store's memory limit, sizes read as DuckDB
 // writes them (lib/size.ts), the least limit, and a refresh cut short between its transactions.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
 import { monthRuns, refreshRatioInputs, rowsPerStatement } from '../store/ratio-inputs.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
+import { cleanup, insertEvents, keptInputsDrift, tc40, tempStore } from './ratios-fixtures.ts';
 
 /** fn on a new store of this memory limit in a temp folder, both gone after. */
 async function withStore(memoryLimit: string | undefined, fn: (store: Store) => Promise<void>): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
-  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb'), memoryLimit });
+  const t = await tempStore({ memoryLimit });
   try {
-    await fn(store);
+    await fn(t.store);
   } finally {
-    store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    cleanup(t.store, t.dir);
   }
-}
-
-/** Kept ratio inputs that differ from what the sources give, either way: of one month, or of every month. */
-async function drift(store: Store, month?: string): Promise<number> {
-  const range = month ? `DATE '${month}-01', DATE '${month}-01'` : "DATE '0001-01-01', DATE '9999-12-01'";
-  const kept = month ? `(SELECT * FROM ratio_month_inputs WHERE month = '${month}')` : 'ratio_month_inputs';
-  const [d] = await store.all<{ n: string }>(`SELECT count(*) AS n FROM (
-    (SELECT * FROM ${kept} EXCEPT ALL SELECT * FROM ratio_month_inputs_between(${range}))
-    UNION ALL (SELECT * FROM ratio_month_inputs_between(${range}) EXCEPT ALL SELECT * FROM ${kept}))`);
-  return Number(d.n);
 }
 
 describe('sizes and the refresh statements', () => {
@@ -67,7 +53,7 @@ describe('the refresh at the least memory limit', () => {
       expect(r.full).toBe(true);
       expect(r.months.length).toBe(24);
       // Month by month (every month at once would not fit 128MB: the comparison, not the refresh).
-      for (const month of r.months) expect(await drift(store, month), month).toBe(0);
+      for (const month of r.months) expect(await keptInputsDrift(store, month), month).toBe(0);
       expect(await store.all('SELECT count(*)::INTEGER AS n, sum(tc40_count)::INTEGER AS tc40 FROM ratio_month_inputs')).toEqual([{ n: 384_000, tc40: 9_600 }]);
     });
   }, 120_000);
@@ -78,7 +64,7 @@ describe('a refresh cut short', () => {
     await withStore(undefined, async (store) => {
       await generateRatioData(store, { mids: 2_500, months: 3 });
       await refreshRatioInputs(store);
-      expect(await drift(store)).toBe(0);
+      expect(await keptInputsDrift(store)).toBe(0);
       const marks = await store.all('SELECT * FROM ratio_input_marks ORDER BY ALL');
       // Every month's figures revised; the refresh then fails in its second run of months (a store whose limit makes
       // runs of two months of 10,000 rows: 25,000 rows a statement at most).
@@ -95,20 +81,19 @@ describe('a refresh cut short', () => {
       });
       await expect(refreshRatioInputs(failing)).rejects.toThrow('killed');
       // The first run's months were replaced, the last month still holds what the old figures gave.
-      expect(await drift(store)).toBeGreaterThan(0);
+      expect(await keptInputsDrift(store)).toBeGreaterThan(0);
       expect(await store.all('SELECT * FROM ratio_input_marks ORDER BY ALL')).toEqual(marks);
       expect(await store.all("SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE table_name = '_cbp_tc40_monthly'")).toEqual([{ n: 0 }]);
       const again = await refreshRatioInputs(store);
       // (and the month after the last, whose denominator it is: no figures of its own, nothing to compute)
       expect(again.months).toEqual(['2024-01', '2024-02', '2024-03', '2024-04']);
-      expect(await drift(store)).toBe(0);
+      expect(await keptInputsDrift(store)).toBe(0);
     });
   }, 120_000);
 });
 
 describe('int_tc40__reports', () => {
   it('reads each field of the payload as ->> does, in one pass', async () => {
-    const { insertEvents, tc40 } = await import('./ratios-fixtures.ts');
     await withStore(undefined, async (store) => {
       await insertEvents(store, 'prevention.new', [
         tc40('m1', 'p1', '2026-01-05T10:00:00Z', 12.5),

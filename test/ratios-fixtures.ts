@@ -6,11 +6,24 @@ import path from 'node:path';
 import { openStore, type Store } from '../store/db.ts';
 import type { RatioRow } from '../contract/ratios.ts';
 
-export async function tempStore(): Promise<{ store: Store; dir: string; dbPath: string }> {
+export async function tempStore(opts: { memoryLimit?: string } = {}): Promise<{ store: Store; dir: string; dbPath: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));
   const dbPath = path.join(dir, 'cbp.duckdb');
-  const store = await openStore({ dbPath });
+  const store = await openStore({ dbPath, memoryLimit: opts.memoryLimit });
   return { store, dir, dbPath };
+}
+
+/**
+ * Kept ratio inputs (store/ratio-inputs.ts) that differ from what the sources give, either way: of every month, or
+ * of one month (YYYY-MM).
+ */
+export async function keptInputsDrift(store: Store, month?: string): Promise<number> {
+  const range = month ? `DATE '${month}-01', DATE '${month}-01'` : "DATE '0001-01-01', DATE '9999-12-01'";
+  const kept = month ? `(SELECT * FROM ratio_month_inputs WHERE month = '${month}')` : 'ratio_month_inputs';
+  const [d] = await store.all<{ n: string }>(`SELECT count(*) AS n FROM (
+    (SELECT * FROM ${kept} EXCEPT ALL SELECT * FROM ratio_month_inputs_between(${range}))
+    UNION ALL (SELECT * FROM ratio_month_inputs_between(${range}) EXCEPT ALL SELECT * FROM ${kept}))`);
+  return Number(d.n);
 }
 
 function lastDay(month: string): number {
