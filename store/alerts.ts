@@ -577,33 +577,35 @@ const NOTICE_TYPES: StageType[] = NOTICE_COLS.map((c): StageType =>
   ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? 'double'
     : ['is_projection', 'is_partial', 'notify'].includes(c) ? 'boolean' : 'text');
 
-/** A staged column's type (stageRows, appendValue). */
+/** A staged column's type (appendRow). */
 type StageType = 'text' | 'double' | 'integer' | 'boolean';
 
-/** Appends one value of a staged column's type: NULL, undefined and non-finite doubles go in as NULL. */
-function appendValue(app: DuckDBAppender, type: StageType, v: unknown): void {
-  if (v === null || v === undefined) { app.appendNull(); return; }
-  switch (type) {
-    case 'text': app.appendVarchar(String(v)); break;
-    case 'double': if (Number.isFinite(v)) app.appendDouble(v as number); else app.appendNull(); break;
-    case 'integer': app.appendInteger(v as number); break;
-    case 'boolean': app.appendBoolean(v === true); break;
+/**
+ * Appends one row of staged columns of these types; value(row, i) is the row's value of column i (no array per row).
+ * NULL, undefined and non-finite doubles go in as NULL.
+ */
+function appendRow<T>(app: DuckDBAppender, types: readonly StageType[], row: T, value: (row: T, column: number) => unknown): void {
+  for (let i = 0; i < types.length; i++) {
+    const v = value(row, i);
+    if (v === null || v === undefined) { app.appendNull(); continue; }
+    switch (types[i]) {
+      case 'text': app.appendVarchar(String(v)); break;
+      case 'double': if (Number.isFinite(v)) app.appendDouble(v as number); else app.appendNull(); break;
+      case 'integer': app.appendInteger(v as number); break;
+      case 'boolean': app.appendBoolean(v === true); break;
+    }
   }
+  app.endRow();
 }
 
 /**
- * Replaces a temp staging table's rows with rows through DuckDB's appender (thousands of rows in one go, where
- * parameter lists would be slow), inside the caller's transaction; value(row, i) is the row's value of column i
- * (no array per row).
+ * Adds rows to a temp staging table through DuckDB's appender (thousands of rows in one go, where parameter lists
+ * would be slow), inside the caller's transaction.
  */
 async function stageRows<T>(s: Store, table: string, types: readonly StageType[], rows: Iterable<T>, value: (row: T, column: number) => unknown): Promise<void> {
-  await s.run(`DELETE FROM ${table}`);
   const app = await s.conn.createAppender(table, 'main', 'temp');
   try {
-    for (const r of rows) {
-      for (let i = 0; i < types.length; i++) appendValue(app, types[i], value(r, i));
-      app.endRow();
-    }
+    for (const r of rows) appendRow(app, types, r, value);
     app.flushSync();
   } finally {
     app.closeSync();
@@ -688,8 +690,7 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
     states(rows) {
       const app = open(stateApp);
       for (const r of rows) {
-        for (let i = 0; i < STATE_COLS.length; i++) appendValue(app, STATE_TYPES[i], r[STATE_COLS[i]]);
-        app.endRow();
+        appendRow(app, STATE_TYPES, r, (x, i) => x[STATE_COLS[i]]);
         if (states++ === 0) { lo = r.mid; hi = r.mid; from = r.month; continue; }
         if (r.mid < lo) lo = r.mid;
         if (r.mid > hi) hi = r.mid;
@@ -699,11 +700,7 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
     explain(r, e) {
       const app = open(explainApp);
       // The first six columns are the row's key, the others its explanation's.
-      for (let i = 0; i < EXPLANATION_COLS.length; i++) {
-        const c = EXPLANATION_COLS[i];
-        appendValue(app, EXPLANATION_TYPES[i], i < 6 ? r[c as keyof RatioRow] : e[c as keyof RatioExplanation]);
-      }
-      app.endRow();
+      appendRow(app, EXPLANATION_TYPES, r, (x, i) => (i < 6 ? x[EXPLANATION_COLS[i] as keyof RatioRow] : e[EXPLANATION_COLS[i] as keyof RatioExplanation]));
       explained++;
     },
     async commit({ fresh, promoted, explanations: q }) {
