@@ -241,7 +241,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     // Alone on the connection (store.exclusive) from the staging tables' creation to their drop: no other caller's
     // statement lands between the appenders' rows and the batch's transaction.
     await store.exclusive(async () => {
-      const writer = await openBatchWriter(store);
+      const writer = await timed('writes', () => openBatchWriter(store, { ...where, asOfMonth, fromMonth, at: now }));
       try {
         const groups = midGroups(rows, size);
         for (const group of groups) {
@@ -265,7 +265,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
           });
         }
         // One transaction a batch: its states, notices and explanations are recorded together or not at all.
-        await timed('writes', () => writer.commit({ fresh, promoted: promoted.map((n) => n.notice_id), explanations: { ...where, asOfMonth, fromMonth, at: now } }));
+        await timed('writes', () => writer.commit({ fresh, promoted: promoted.map((n) => n.notice_id) }));
       } finally {
         await writer.close();
       }
@@ -294,10 +294,13 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const conditions = await stageRules(store, { ...tables, grouped: evaluated.grouped });
   const watchFraction = watchOf(opts.rules).fraction;
   // The hot series of every MID in one statement over the kept inputs; then their rows, judged and written a batch
-  // of hot MIDs at a time (every MID in one of the batches: a batch's writes replace what its range held).
+  // of hot MIDs at a time (every MID with a hot series or explanations stored in one of the batches: a batch's writes
+  // replace what its range held).
+  // The months the kept inputs may hold: those of the MID report when they were refreshed (store/ratio-inputs.ts).
+  const statMonths = [...new Set(marks.filter((m) => m.source === 'mid_stats').map((m) => m.month))];
   const mids = await timed('sql', () => stageHotSeries(store, { floors, watchFraction, conditions, asOfMonth, fromMonth: windowFrom, recordedFrom: windowFrom }));
   for (const { lo, hi, hot } of hotRanges(mids, opts.batchMids ?? 1_000)) {
-    let rows = await timed('sql', () => hotSeriesRows(store, { floors, asOfMonth, mids: hot, fromMonth: windowFrom }));
+    let rows = await timed('sql', () => hotSeriesRows(store, { floors, asOfMonth, mids: hot, fromMonth: windowFrom, months: statMonths }));
     if (grouped.size) rows = rows.filter((r) => !grouped.get(r.mid)?.has(r.program));
     const prior = fromMonth === null ? [] : await timed('sql', () => priorNotices(store, { lo, hi, before: fromMonth }));
     const recorded = await timed('sql', () => recordedStates(store, { lo, hi, from: fromMonth }));

@@ -5,7 +5,8 @@
 // Store.transaction, which raises the store's generation: the snapshot's publish step then knows the alert
 // history or a delivery state changed (what `cbp alerts` shows analysts).
 import type { Store } from './db.ts';
-import { sqlTimestamp } from '../lib/utc.ts';
+import { addMonths, sqlTimestamp } from '../lib/utc.ts';
+import { valuesDigest } from '../lib/digest.ts';
 import { readRatioRows } from './ratios.ts';
 import type { RatioExplanation, RatioRow } from '../contract/ratios.ts';
 import type { DuckDBAppender } from '@duckdb/node-api';
@@ -212,8 +213,8 @@ function nearInputsSql(floors: RuleFloor[]): string {
  * reached since recordedFrom (which later figures may take back). No other series can be at a level, in a watch
  * band or owe a notice: mart_ratios explains their rows when read (sql/views/40_ratios.sql mart_ratios_between).
  * floors name the network × program × metric some rule reads (targetFloors): only those rows are computed. Returns
- * every MID (those with MID report figures, and those of a hot series), in SQL's order, each with whether it has a
- * hot series.
+ * the MIDs an evaluation's batches cover (those of a hot series, to judge, and those with explanations stored, which
+ * their batch replaces), in SQL's order, each with whether it has a hot series.
  */
 export async function stageHotSeries(
   store: Store,
@@ -244,18 +245,21 @@ export async function stageHotSeries(
       await store.run('DROP VIEW IF EXISTS _cbp_near_inputs');
     }
   }
+  // (the MIDs with explanations stored, not every MID with figures: the others' batches would replace nothing, and
+  // listing them read every row of mid_stats)
   const mids = await store.all<{ mid: string; hot: boolean }>(`SELECT mid, bool_or(hot) AS hot
-     FROM (SELECT DISTINCT mid, FALSE AS hot FROM mid_stats UNION ALL SELECT DISTINCT mid, TRUE FROM _cbp_hot) GROUP BY mid ORDER BY mid`);
+     FROM (SELECT DISTINCT mid, FALSE AS hot FROM ratio_explanations UNION ALL SELECT DISTINCT mid, TRUE FROM _cbp_hot) GROUP BY mid ORDER BY mid`);
   return mids.map((r) => ({ mid: String(r.mid), hot: r.hot === true }));
 }
 
 /**
  * The ratio rows of the hot series (stageHotSeries) of these MIDs, months fromMonth .. asOfMonth, from the kept ratio
- * inputs, sorted by mid, network, program, metric, month, is_projection: what evaluation judges.
+ * inputs, sorted by mid, network, program, metric, month, is_projection: what evaluation judges. months: every month
+ * the kept inputs may hold (those of the MID report: the refresh keeps no other), or none to read the months as text.
  */
 export async function hotSeriesRows(
   store: Pick<Store, 'mapRows'>,
-  q: { floors: RuleFloor[]; asOfMonth: string; mids: string[]; fromMonth?: string | null },
+  q: { floors: RuleFloor[]; asOfMonth: string; mids: string[]; fromMonth?: string | null; months?: string[] },
 ): Promise<RatioRow[]> {
   if (q.floors.length === 0 || q.mids.length === 0) return [];
   const { pairs, programs } = targetsSql(q.floors);
@@ -264,18 +268,21 @@ export async function hotSeriesRows(
   // Network, program and metric are one of the rules' pairs (t): read as ENUMs of those, each value is one string made
   // once, not once per row (tens of thousands of rows).
   // (values sorted: the ENUM's order is then the text's, and the ORDER BY below sorts as it would the text)
-  // The MIDs likewise (in SQL's order, as stageHotSeries returned them: hotRanges keeps it). The TC40 coverage date as
-  // its text: a DATE is read as an object per row.
+  // The MIDs likewise (in SQL's order, as stageHotSeries returned them: hotRanges keeps it), and the month and the
+  // denominator's month when the months of the kept inputs are given (a text of DuckDB's is copied and decoded on its own
+  // for every row: 1 µs each). The TC40 coverage date as days since 1970-01-01: a DATE is read as an object per row.
   const enumOf = (c: 'network' | 'program' | 'metric') => `m.${c}::ENUM(${[...new Set(q.floors.map((f) => f[c]))].sort().map(lit).join(', ')}) AS ${c}`;
+  const months = q.months ? [...new Set(q.months.flatMap((m) => [m, addMonths(m, -1)]))].sort().map(lit).join(', ') : null;
   const sql = `WITH t(network, program, metric) AS (VALUES ${pairs})
      SELECT m.* REPLACE (m.mid::ENUM(${q.mids.map(lit).join(', ')}) AS mid, ${enumOf('network')}, ${enumOf('program')}, ${enumOf('metric')},
-                         m.tc40_observed_from::VARCHAR AS tc40_observed_from)
+                         ${months ? `m.month::ENUM(${months}) AS month, m.denominator_month::ENUM(${months}) AS denominator_month,` : ''}
+                         (m.tc40_observed_from - DATE '1970-01-01')::INTEGER AS tc40_observed_from)
        FROM ratio_rows_covered_between(strptime($from || '-01', '%Y-%m-%d')::DATE, strptime($asof || '-01', '%Y-%m-%d')::DATE, cached := TRUE) m
        SEMI JOIN t USING (network, program, metric)
        SEMI JOIN _cbp_hot h USING (mid, network, program)
       WHERE m.mid IN (${q.mids.map(lit).join(', ')}) AND m.program IN (${programs})
       ORDER BY mid, network, program, metric, month, is_projection`;
-  return readRatioRows(store, sql, { asof: q.asOfMonth, from: q.fromMonth ?? '0001-01' });
+  return readRatioRows(store, sql, { asof: q.asOfMonth, from: q.fromMonth ?? '0001-01' }, { observedFromDays: true });
 }
 
 /**
@@ -381,6 +388,27 @@ export interface SourceMark {
  * A sum of row hashes: any row added, changed or removed changes it (up to a 2^-64 collision).
  */
 export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
+  return (await sourceMarksOf(store)).marks;
+}
+
+/**
+ * sourceMarks, with the digest of the events the TC40 reports are read from (int_tc40__events). The TC40 reports'
+ * fingerprints are those kept with the ratio inputs (ratio_input_marks) when their events' digest is the one kept
+ * with them (ratio_input_logic.tc40_events: sql/migrations/016_ratio_digests.sql), else computed from the events, whose
+ * JSON they parse (60 ms of 36,000 events, against 5 for the digest).
+ */
+export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMark[]; tc40Events: string }> {
+  const [{ d }] = await store.all<{ d: string }>(
+    `SELECT coalesce(sum(hash(event_guid, event_type, event_timestamp, received_at, payload)::HUGEINT), 0)::VARCHAR || '/' || count(*) AS d FROM int_tc40__events`,
+  );
+  const tc40Events = String(d);
+  let kept: SourceMark[] | null = null;
+  try {
+    const [logic] = await store.all<{ tc40_events: string | null }>('SELECT tc40_events FROM ratio_input_logic LIMIT 1');
+    if (logic?.tc40_events === tc40Events) kept = (await readMarks(store, 'ratio_input_marks')).filter((m) => m.source === 'tc40');
+  } catch {
+    // A store or snapshot of an older cbp, without the column: computed below.
+  }
   const rows = await store.all<Record<string, unknown>>(`
     -- (summed per window start first, then per month: the month's text made once a window, not once a row)
     SELECT 'mid_stats' AS source, strftime(window_start, '%Y-%m') AS month, sum(fp)::VARCHAR AS fingerprint, sum(n)::BIGINT AS row_count
@@ -397,10 +425,11 @@ export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
       FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
      WHERE c.date_received IS NOT NULL
      GROUP BY ALL
-    UNION ALL
+    ${kept ? '' : `UNION ALL
     SELECT 'tc40', strftime(prevention_timestamp, '%Y-%m'), sum(hash(prevention_guid, mid, amount, prevention_timestamp)::HUGEINT)::VARCHAR, count(*)
-      FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`);
-  return rows.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) }));
+      FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`}`);
+  const marks = rows.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) }));
+  return { marks: kept ? [...marks, ...kept] : marks, tc40Events };
 }
 
 /** The fingerprints the last evaluation kept, and what it was (null: none yet). */
@@ -513,6 +542,8 @@ const EXPLANATION_COLS = [
   'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note',
 ] as const;
 const EXPLANATION_TYPES: StageType[] = EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : c === 'next_threshold' || c === 'closeness' ? 'double' : 'text'));
+/** The columns of _cbp_explanation_rows_stage: EXPLANATION_COLS', then digest. */
+const EXPLANATION_STAGE_TYPES: StageType[] = [...EXPLANATION_TYPES, 'text'];
 
 /** Removes the record of the last evaluation (an evaluation starting: until it is saved, there is none). */
 export async function forgetEvaluation(store: Store): Promise<void> {
@@ -554,11 +585,16 @@ export async function recordedStates(store: Pick<Store, 'transaction'>, q: { lo:
          FROM alert_states ${where}
         ORDER BY mid, network, program, level, month`,
       params,
-      (v): RecordedState => ({
-        mid: v('mid') as string, network: v('network') as string, program: v('program') as string, level: v('level') as string,
-        month: v('month') as string, status: v('status') as string, rank: v('rank') as number, ratio: v('ratio') as number | null,
-        numerator: v('numerator') as number | null, denominator: v('denominator') as number | null, is_partial: v('is_partial') === true,
-      }),
+      (column) => {
+        const [mid, network, program, level, month, status, rank, ratio, numerator, denominator, isPartial] = [
+          'mid', 'network', 'program', 'level', 'month', 'status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial',
+        ].map(column);
+        return (i): RecordedState => ({
+          mid: mid[i] as string, network: network[i] as string, program: program[i] as string, level: level[i] as string,
+          month: month[i] as string, status: status[i] as string, rank: rank[i] as number, ratio: ratio[i] as number | null,
+          numerator: numerator[i] as number | null, denominator: denominator[i] as number | null, is_partial: isPartial[i] === true,
+        });
+      },
     );
   }, { generation: false });
 }
@@ -627,42 +663,102 @@ async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: read
 const STATE_TYPES: StageType[] = ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'];
 
 /**
- * What an evaluation writes of one batch of MIDs, staged as it is judged: states and explanations go through DuckDB's
- * appender into temp tables row by row, so that no list of them is kept in JS (a full evaluation judges a batch in
- * groups of MIDs, and each group's levels and explanations are garbage as soon as they are staged). commit records
- * them in one transaction; close drops the staging tables and what they still hold.
+ * The explanations a batch replaces: those of its MIDs (every MID of lo..hi when range is given, else these mids) in
+ * months fromMonth .. asOfMonth; at is this evaluation's time (their explained_at).
+ */
+export interface ExplanationScope {
+  range?: [string, string];
+  mids?: string[];
+  asOfMonth: string;
+  fromMonth?: string | null;
+  at: string;
+}
+
+/**
+ * What an evaluation writes of one batch of MIDs, staged as it is judged: states and the explanations that changed go
+ * through DuckDB's appender into temp tables row by row, so that no list of them is kept in JS (a full evaluation
+ * judges a batch in groups of MIDs, and each group's levels and explanations are garbage as soon as they are staged).
+ * commit records them in one transaction; close drops the staging tables and what they still hold.
  */
 export interface BatchWriter {
   /** stages states to record (those that changed: alerts/notices.ts changedStates) */
   states(rows: readonly AlertStateRow[]): void;
-  /** stages the explanation of a ratio row, as mart_ratios shows it as of this evaluation */
+  /**
+   * The explanation of a ratio row of the batch's scope, as mart_ratios shows it as of this evaluation: staged when it
+   * differs from the one stored (by their digests), else left as it is.
+   */
   explain(r: RatioRow, e: RatioExplanation): void;
   /**
    * Records in one transaction, together or not at all: the states staged (inserted, or updated in place when they
    * changed: first_seen_at stays, updated_at says when it last changed), the new notices (a notice already recorded
-   * is left as it is), the notices promoted from history to delivery (notify set), and the explanations staged,
-   * which replace those of these MIDs (months fromMonth .. asOfMonth; every MID of lo..hi when range is given).
+   * is left as it is), the notices promoted from history to delivery (notify set), and the explanations of the scope:
+   * those explained are the ones it keeps (the changed ones written, the others stamped with this evaluation's time),
+   * the others are removed.
    */
-  commit(q: {
-    fresh: Notice[]; promoted: string[];
-    explanations: { range?: [string, string]; mids?: string[]; asOfMonth: string; fromMonth?: string | null; at: string };
-  }): Promise<void>;
+  commit(q: { fresh: Notice[]; promoted: string[] }): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Opens the writer of one batch; the caller keeps other work off the connection until close (store.exclusive). */
-export async function openBatchWriter(store: Store): Promise<BatchWriter> {
+/**
+ * A ratio row's key in ratio_explanations as one string: its six key columns, each with any NUL followed by \u0001,
+ * joined by a NUL and "|" (which no column then holds: no two keys make one string). EXPLANATION_KEY_SQL makes the same
+ * of a row of ratio_explanations e.
+ */
+function explanationKey(mid: string, network: string, program: string, metric: string, month: string, isProjection: boolean): string {
+  if ((mid + network + program + metric + month).includes('\u0000')) {
+    return [mid, network, program, metric, month].map((v) => v.replaceAll('\u0000', '\u0000\u0001')).join('\u0000|') + (isProjection ? '\u0000|1' : '\u0000|0');
+  }
+  return `${mid}\u0000|${network}\u0000|${program}\u0000|${metric}\u0000|${month}\u0000|${isProjection ? 1 : 0}`;
+}
+
+const EXPLANATION_KEY_SQL = `concat_ws(chr(0) || '|', ${EXPLANATION_COLS.slice(0, 5).map((c) => `replace(e.${c}, chr(0), chr(0) || chr(1))`).join(', ')}, e.is_projection::INTEGER::VARCHAR)`;
+
+/** A double as stored (appendRow: non-finite as NULL). */
+const storedDouble = (v: number | null) => (v !== null && Number.isFinite(v) ? v : null);
+
+/** The digest of an explanation's columns as stored (sql/migrations/016_explanation_digest.sql). */
+export function explanationDigest(e: RatioExplanation): string {
+  return valuesDigest([
+    e.level, e.state, e.next_level, storedDouble(e.next_threshold), storedDouble(e.closeness), e.reason, e.region, e.region_source,
+    e.monitored_as, e.superseded_by, e.certainty, e.certainty_note,
+  ]);
+}
+
+/**
+ * Opens the writer of one batch whose explanations replace those of `scope`; the caller keeps other work off the
+ * connection until close (store.exclusive), so that the digests read here are those the commit replaces.
+ */
+export async function openBatchWriter(store: Store, scope: ExplanationScope): Promise<BatchWriter> {
+  const params: Record<string, string> = { asof: scope.asOfMonth };
+  let where = 'e.month <= $asof';
+  if (scope.fromMonth) { where += ' AND e.month >= $from'; params.from = scope.fromMonth; }
+  if (scope.range) { where += ' AND e.mid >= $lo AND e.mid <= $hi'; params.lo = scope.range[0]; params.hi = scope.range[1]; }
+  if (scope.mids) where += ` AND e.mid IN (${scope.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
+  // The stored explanations of the scope: key → digest (null: none, or the key held twice, which is then rewritten).
+  // Read as one text of every row's key and digest (as "key NUL = digest", NUL # between rows, which no key holds):
+  // DuckDB's reader copies and decodes each string of a result on its own, which for 28,800 keys and digests took
+  // 65 ms, against 2 for one text.
+  const stored = new Map<string, string | null>();
+  const [{ t: text }] = await store.all<{ t: string | null }>(
+    `SELECT string_agg(${EXPLANATION_KEY_SQL} || chr(0) || '=' || coalesce(e.digest, ''), chr(0) || '#') AS t FROM ratio_explanations e WHERE ${where}`, params);
+  for (const row of text === null ? [] : text.split('\u0000#')) {
+    const at = row.lastIndexOf('\u0000=');
+    const k = row.slice(0, at);
+    stored.set(k, stored.has(k) ? null : row.slice(at + 2) || null);
+  }
   // New tables each batch (CREATE OR REPLACE), dropped at close: DuckDB does not give back the memory of rows deleted
   // from a temp table, which grew by tens of megabytes with every full evaluation.
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_alert_states_stage (
     mid VARCHAR, network VARCHAR, program VARCHAR, level VARCHAR, month VARCHAR, status VARCHAR, rank INTEGER,
     ratio DOUBLE, numerator DOUBLE, denominator DOUBLE, is_partial BOOLEAN, seen VARCHAR)`);
-  // explained_at is the same for every row: a parameter of the insert, not a staged column.
-  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_explanation_rows_stage AS SELECT * EXCLUDE (explained_at) FROM ratio_explanations LIMIT 0`);
+  // explained_at is the same for every row: a parameter of the insert, not a staged column. The gone stage: the keys
+  // (EXPLANATION_KEY_SQL) of the stored rows this batch did not explain, removed.
+  await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_explanation_rows_stage AS SELECT ${EXPLANATION_COLS.join(', ')}, digest FROM ratio_explanations LIMIT 0`);
+  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_explanation_gone_stage (k VARCHAR)');
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_alerts_stage AS SELECT * EXCLUDE (created_at), ''::VARCHAR AS created_at FROM alerts LIMIT 0`);
   let stateApp: DuckDBAppender | null = null;
   let explainApp: DuckDBAppender | null = null;
-  const dropTables = () => store.run('DROP TABLE IF EXISTS _cbp_alert_states_stage; DROP TABLE IF EXISTS _cbp_explanation_rows_stage; DROP TABLE IF EXISTS _cbp_alerts_stage');
+  const dropTables = () => store.run(`${['_cbp_alert_states_stage', '_cbp_explanation_rows_stage', '_cbp_explanation_gone_stage', '_cbp_alerts_stage'].map((t) => `DROP TABLE IF EXISTS ${t}`).join('; ')}`);
   try {
     stateApp = await store.conn.createAppender('_cbp_alert_states_stage', 'main', 'temp');
     explainApp = await store.conn.createAppender('_cbp_explanation_rows_stage', 'main', 'temp');
@@ -673,7 +769,7 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
     throw e;
   }
   let states = 0;
-  let explained = 0;
+  let staged = 0;
   // The staged states' MIDs and first month: constant bounds of the recorded states the upsert compares with.
   let lo = '', hi = '', from = '';
   const closeAppenders = () => {
@@ -699,12 +795,21 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
     },
     explain(r, e) {
       const app = open(explainApp);
-      // The first six columns are the row's key, the others its explanation's.
-      appendRow(app, EXPLANATION_TYPES, r, (x, i) => (i < 6 ? x[EXPLANATION_COLS[i] as keyof RatioRow] : e[EXPLANATION_COLS[i] as keyof RatioExplanation]));
-      explained++;
+      const k = explanationKey(r.mid, r.network, r.program, r.metric, r.month, r.is_projection);
+      const digest = explanationDigest(e);
+      const was = stored.get(k);
+      // Kept as stored (its explained_at stamped at commit), or written anew (the stored row of its key removed first).
+      if (was !== undefined) { stored.delete(k); if (was === digest) return; }
+      // The first six columns are the row's key, the others its explanation's; then its digest.
+      appendRow(app, EXPLANATION_STAGE_TYPES, r, (x, i) =>
+        (i < 6 ? x[EXPLANATION_COLS[i] as keyof RatioRow] : i < EXPLANATION_COLS.length ? e[EXPLANATION_COLS[i] as keyof RatioExplanation] : digest));
+      staged++;
     },
-    async commit({ fresh, promoted, explanations: q }) {
+    async commit({ fresh, promoted }) {
+      open(explainApp);
       closeAppenders();
+      // The stored rows no group explained.
+      const gone = [...stored.keys()];
       await store.transaction(async (s) => {
         if (states) {
           // A state recorded as it is now is left alone: rewriting thousands of unchanged rows every evaluation made
@@ -735,27 +840,24 @@ export async function openBatchWriter(store: Store): Promise<BatchWriter> {
         if (promoted.length) {
           await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
         }
-        const params: Record<string, string> = { asof: q.asOfMonth };
-        let where = 'e.month <= $asof';
-        if (q.fromMonth) { where += ' AND e.month >= $from'; params.from = q.fromMonth; }
-        if (q.range) { where += ' AND e.mid >= $lo AND e.mid <= $hi'; params.lo = q.range[0]; params.hi = q.range[1]; }
-        if (q.mids) where += ` AND e.mid IN (${q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ') || 'NULL'})`;
-        // The explanations of these MIDs and months become the staged ones. Only those that changed are written: a
-        // re-judge restates most of them as they were, and deleting and inserting tens of thousands of rows each time
-        // filled the write-ahead log, checkpointed every other evaluation (0.2 s). The others are stamped with this
-        // evaluation's time, which is what explained_at says.
-        // (the key's columns are never NULL: equal; the others may be)
-        const rest = (t: string) => `(${EXPLANATION_COLS.slice(6).map((c) => `${t}.${c}`).join(', ')})`;
-        const same = `${EXPLANATION_COLS.slice(0, 6).map((c) => `e.${c} = st.${c}`).join(' AND ')} AND ${rest('e')} IS NOT DISTINCT FROM ${rest('st')}`;
-        // (anti joins written out: as NOT EXISTS, DuckDB grouped the staged rows by all their columns first)
-        await s.run(`DELETE FROM ratio_explanations WHERE rowid IN (
-                       SELECT e.rowid FROM ratio_explanations e ANTI JOIN _cbp_explanation_rows_stage st ON ${same} WHERE ${where})`, params);
-        if (explained) {
-          await s.run(`INSERT INTO ratio_explanations
-                       SELECT st.*, $at::TIMESTAMP FROM _cbp_explanation_rows_stage st
-                         ANTI JOIN (SELECT * FROM ratio_explanations e WHERE ${where}) e ON ${same}`, { ...params, at: q.at });
+        // The explanations of the scope become those explained. Only those that changed are written: a re-judge
+        // restates nearly all of them as they were, and deleting and inserting tens of thousands of rows each time
+        // filled the write-ahead log, checkpointed every other evaluation (0.2 s); staging them all to compare in SQL
+        // took as long as judging them. The others are stamped with this evaluation's time, which is what explained_at
+        // says.
+        if (gone.length) {
+          await stageRows(s, '_cbp_explanation_gone_stage', ['text'], gone, (k) => k);
+          await s.run(`DELETE FROM ratio_explanations e WHERE ${where} AND ${EXPLANATION_KEY_SQL} IN (SELECT k FROM _cbp_explanation_gone_stage)`, params);
         }
-        await s.run(`UPDATE ratio_explanations e SET explained_at = $at::TIMESTAMP WHERE ${where} AND e.explained_at <> $at::TIMESTAMP`, { ...params, at: q.at });
+        if (staged) {
+          // (the stored row of a key explained anew first)
+          const key = EXPLANATION_COLS.slice(0, 6).map((c) => `e.${c} = st.${c}`).join(' AND ');
+          await s.run(`DELETE FROM ratio_explanations WHERE rowid IN (
+                         SELECT e.rowid FROM ratio_explanations e SEMI JOIN _cbp_explanation_rows_stage st ON ${key} WHERE ${where})`, params);
+          await s.run(`INSERT INTO ratio_explanations (${EXPLANATION_COLS.join(', ')}, digest, explained_at)
+                       SELECT ${EXPLANATION_COLS.join(', ')}, digest, $at::TIMESTAMP FROM _cbp_explanation_rows_stage`, { at: scope.at });
+        }
+        await s.run(`UPDATE ratio_explanations e SET explained_at = $at::TIMESTAMP WHERE ${where} AND e.explained_at <> $at::TIMESTAMP`, { ...params, at: scope.at });
       });
     },
     async close() {

@@ -3,7 +3,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, JsonDuckDBValueConverter, type DuckDBConnection, type DuckDBMaterializedResult, type DuckDBValue, type DuckDBVector } from '@duckdb/node-api';
+import os from 'node:os';
+import duckdb from '@duckdb/node-bindings';
+import {
+  DuckDBEnumType, DuckDBInstance, DuckDBTypeId, JsonDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBMaterializedResult,
+  type DuckDBType, type DuckDBValue,
+} from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
@@ -77,11 +82,12 @@ export interface Store {
    */
   columns(sql: string, params?: Params): Promise<ColumnsResult>;
   /**
-   * Each row of the result made into a T by `map`, which reads the row's values by column name through `get` (values
-   * as columns gives them; undefined for a column the result lacks). Chunk by chunk, with no list per column: for
-   * results of tens of thousands of rows read into objects.
+   * Each row of the result made into a T, chunk by chunk: `prepare` is given each chunk's columns by name (`column`:
+   * the chunk's values of that column as columns gives them; none for a column the result lacks) and returns the
+   * maker of the chunk's row i. For results of tens of thousands of rows read into objects: no list of the whole
+   * result per column, and no call per value.
    */
-  mapRows<T>(sql: string, params: Params | undefined, map: (get: (column: string) => unknown) => T): Promise<T[]>;
+  mapRows<T>(sql: string, params: Params | undefined, prepare: (column: (name: string) => readonly unknown[]) => (row: number) => T): Promise<T[]>;
   /**
    * Runs fn inside BEGIN/COMMIT; ROLLBACK on any throw. A transaction takes the connection's lane (see
    * exclusive): one made from inside another, or inside an exclusive section, joins it; one from any other
@@ -136,6 +142,40 @@ function rowObjects(result: DuckDBMaterializedResult): Row[] {
   }
   return out;
 }
+
+/** Typed arrays of a fixed-width column's memory, by the column's type (or an ENUM's internal type). */
+const FIXED: Partial<Record<DuckDBTypeId, { new (buffer: ArrayBufferLike, byteOffset: number, length: number): ArrayLike<number>; BYTES_PER_ELEMENT: number }>> = {
+  [DuckDBTypeId.DOUBLE]: Float64Array, [DuckDBTypeId.FLOAT]: Float32Array, [DuckDBTypeId.INTEGER]: Int32Array, [DuckDBTypeId.SMALLINT]: Int16Array,
+  [DuckDBTypeId.TINYINT]: Int8Array, [DuckDBTypeId.UINTEGER]: Uint32Array, [DuckDBTypeId.USMALLINT]: Uint16Array, [DuckDBTypeId.UTINYINT]: Uint8Array,
+  [DuckDBTypeId.BOOLEAN]: Uint8Array,
+};
+
+/**
+ * A chunk's column as a list of the values its vector's getItem gives (a number for the numeric types up to INTEGER and
+ * DOUBLE, a boolean, an ENUM's text; null where NULL), read straight from the column's memory and validity mask
+ * through DuckDB's C API (@duckdb/node-bindings, which @duckdb/node-api reads through too); undefined for any other type,
+ * to be read with getItem. getItem takes 60–90 ns a value over a chunk of mixed columns (its validity test makes
+ * BigInts), this a few: 28,800 ratio rows of 24 columns were read in 60–90 ms, and are in 10–15.
+ */
+export function fastColumn(chunk: DuckDBDataChunk, index: number, type: DuckDBType, n: number): unknown[] | undefined {
+  const enumValues = type instanceof DuckDBEnumType ? type.values : null;
+  const array = FIXED[enumValues ? (type as DuckDBEnumType).internalTypeId : type.typeId];
+  if (!array || !LITTLE_ENDIAN) return undefined;
+  const vector = duckdb.data_chunk_get_vector(chunk.chunk, index);
+  const data = duckdb.vector_get_data(vector, n * array.BYTES_PER_ELEMENT);
+  const items = new array(data.buffer, data.byteOffset, n);
+  // The validity mask: a bit a row, 64 a word (little-endian: row i is bit i % 8 of byte i / 8); none when all valid.
+  const mask = duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null;
+  const out: unknown[] = new Array(n);
+  const bool = type.typeId === DuckDBTypeId.BOOLEAN;
+  for (let i = 0; i < n; i++) {
+    if (mask && mask.length && !((mask[i >> 3] >> (i & 7)) & 1)) out[i] = null;
+    else out[i] = enumValues ? enumValues[items[i]] : bool ? items[i] !== 0 : items[i];
+  }
+  return out;
+}
+
+const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 async function createWaitingForLock(dbPath: string, options: Record<string, string>, waitMs: number): Promise<DuckDBInstance> {
   const until = Date.now() + waitMs;
@@ -225,22 +265,28 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       const cols = reader.getColumns();
       return { length: reader.currentRowCount, column: (name: string) => cols[names.indexOf(name)] ?? [] };
     },
-    async mapRows<T>(sql: string, params: Params | undefined, map: (get: (column: string) => unknown) => T): Promise<T[]> {
+    async mapRows<T>(sql: string, params: Params | undefined, prepare: (column: (name: string) => readonly unknown[]) => (row: number) => T): Promise<T[]> {
       const result = await conn.run(sql, params);
       const index = new Map(result.columnNames().map((name, i) => [name, i]));
+      const types = result.columnTypes();
       const out: T[] = new Array(result.rowCount);
       let n = 0;
       for (let c = 0; c < result.chunkCount; c++) {
         const chunk = result.getChunk(c);
-        const vectors: Array<DuckDBVector | undefined> = [];
-        let row = 0;
-        // One accessor a chunk (a closure per row would cost more than the rows).
-        const get = (column: string): unknown => {
-          const i = index.get(column);
-          if (i === undefined) return undefined;
-          return (vectors[i] ??= chunk.getColumnVector(i)).getItem(row);
-        };
-        for (const rows = chunk.rowCount; row < rows; row++) out[n++] = map(get);
+        const rows = chunk.rowCount;
+        // Each column read whole when asked for: straight from its memory where its type allows (fastColumn), else
+        // through its vector.
+        const make = prepare((name) => {
+          const i = index.get(name);
+          if (i === undefined) return [];
+          const fast = fastColumn(chunk, i, types[i], rows);
+          if (fast) return fast;
+          const vector = chunk.getColumnVector(i);
+          const values: unknown[] = new Array(rows);
+          for (let r = 0; r < rows; r++) values[r] = vector.getItem(r);
+          return values;
+        });
+        for (let r = 0; r < rows; r++) out[n++] = make(r);
       }
       out.length = n;
       return out;

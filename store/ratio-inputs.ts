@@ -2,7 +2,7 @@
 // evaluation: refreshed from the sources' fingerprints (store/alerts.ts sourceMarks), so that a nightly computes
 // again only the months its loads touched, and a full evaluation (other rules) computes none.
 import type { Store } from './db.ts';
-import { insertMarks, readMarks, sourceMarks, type SourceMark } from './alerts.ts';
+import { insertMarks, readMarks, sourceMarksOf, type SourceMark } from './alerts.ts';
 import { addMonths } from '../lib/utc.ts';
 import { sizeBytes } from '../lib/size.ts';
 
@@ -28,7 +28,7 @@ const nextMonth = (m: string) => addMonths(m, 1);
  * definition of any of them (a cbp whose ratio SQL changed) means every month is computed again.
  */
 const LOGIC_MACROS = ['ratio_month_inputs_between', 'ratio_stats_between', 'ratio_chargebacks_between', 'ratio_tc40_between', 'stg_utc_timestamp'];
-const LOGIC_VIEWS = ['int_rdr__accepted_arns', 'int_tc40__reports'];
+const LOGIC_VIEWS = ['int_rdr__accepted_arns', 'int_tc40__events', 'int_tc40__reports'];
 
 async function logicHash(s: Pick<Store, 'all'>): Promise<string> {
   const list = (xs: string[]) => xs.map((x) => `'${x}'`).join(', ');
@@ -81,9 +81,9 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
   // Alone on the connection (store.exclusive): the TC40 temp table is this refresh's between its transactions.
   return store.exclusive(async () => {
     const plan = await store.transaction(async (s) => {
-      const marks = await sourceMarks(s);
+      const { marks, tc40Events } = await sourceMarksOf(s);
       const logic = await logicHash(s);
-      const [kept] = await s.all<{ logic_hash: string }>('SELECT logic_hash FROM ratio_input_logic LIMIT 1');
+      const [kept] = await s.all<{ logic_hash: string; tc40_events: string | null }>('SELECT logic_hash, tc40_events FROM ratio_input_logic LIMIT 1');
       const full = opts.all === true || !kept || kept.logic_hash !== logic;
       const stats = [...new Set(marks.filter((m) => m.source === 'mid_stats').map((m) => m.month))].sort();
       const held = new Set((await s.all<{ month: string }>('SELECT DISTINCT month FROM ratio_month_inputs')).map((r) => String(r.month)));
@@ -99,7 +99,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
       const withStats = new Set(stats);
       const dropped = [...held].filter((m) => !withStats.has(m) && (full || months.includes(m)));
       if (dropped.length) await s.run(`DELETE FROM ratio_month_inputs WHERE month IN (${dropped.map((_, i) => `$${i + 1}`).join(', ')})`, dropped);
-      return { marks, logic, full, months };
+      return { marks, tc40Events, keptEvents: kept?.tc40_events ?? null, logic, full, months };
     }, { generation: false });
     const statRows = new Map(plan.marks.filter((m) => m.source === 'mid_stats').map((m) => [m.month, m.row_count]));
     const runs = monthRuns(plan.months.filter((m) => statRows.has(m)), statRows, rowsPerStatement(store.memoryLimit));
@@ -120,13 +120,17 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
         await store.run('DROP TABLE IF EXISTS _cbp_tc40_monthly');
       }
     }
-    // Nothing touched: the fingerprints kept are these already, and so is the SQL's hash.
-    if (!plan.full && plan.months.length === 0) return { marks: plan.marks, months: plan.months, full: false };
+    // Nothing touched: the fingerprints kept are these already, and so is the SQL's hash; the events' digest is
+    // recorded when it was not (the TC40 fingerprints were computed: those kept are of these events).
+    if (!plan.full && plan.months.length === 0) {
+      if (plan.keptEvents !== plan.tc40Events) await store.transaction((s) => s.run('UPDATE ratio_input_logic SET tc40_events = $d', { d: plan.tc40Events }), { generation: false });
+      return { marks: plan.marks, months: plan.months, full: false };
+    }
     await store.transaction(async (s) => {
       await s.run('DELETE FROM ratio_input_marks');
       await s.run('DELETE FROM ratio_input_logic');
       await insertMarks(s, 'ratio_input_marks', plan.marks);
-      await s.run('INSERT INTO ratio_input_logic VALUES ($h, now()::TIMESTAMP)', { h: plan.logic });
+      await s.run('INSERT INTO ratio_input_logic (logic_hash, refreshed_at, tc40_events) VALUES ($h, now()::TIMESTAMP, $d)', { h: plan.logic, d: plan.tc40Events });
     }, { generation: false });
     return { marks: plan.marks, months: plan.months, full: plan.full };
   });

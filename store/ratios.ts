@@ -37,51 +37,75 @@ function num(v: unknown): number | null {
 }
 
 export function toRatioRow(r: Record<string, unknown>): RatioRow {
-  return ratioRowOf((c) => r[c]);
+  return ratioRowMaker((c) => [r[c]])(0);
 }
 
 const textOf = (x: unknown): string | null => (x == null ? null : String(x));
 
 /**
- * A ratio row from its columns' values, whether read as JSON (all) or as DuckDB's values (columns: BIGINT a bigint,
- * DATE a value whose String() is YYYY-MM-DD).
+ * The maker of ratio rows from their columns' values (column(name)[i]: row i's), whether read as JSON (all) or as
+ * DuckDB's values (mapRows: BIGINT a bigint, DATE a value whose String() is YYYY-MM-DD).
  */
-function ratioRowOf(v: (column: string) => unknown): RatioRow {
-  // (no closure per row: a batch is tens of thousands of them)
-  return {
-    mid: String(v('mid')),
-    network: v('network') as RatioRow['network'],
-    program: v('program') as RatioRow['program'],
-    metric: v('metric') as RatioRow['metric'],
-    month: String(v('month')),
-    numerator: num(v('numerator')),
-    denominator: num(v('denominator')),
-    denominator_month: textOf(v('denominator_month')),
-    numerator_count: num(v('numerator_count')),
-    numerator_amount: num(v('numerator_amount')),
-    denominator_count: num(v('denominator_count')),
-    denominator_amount: num(v('denominator_amount')),
-    month_transaction_count: num(v('month_transaction_count')),
-    month_transaction_amount: num(v('month_transaction_amount')),
-    ratio: num(v('ratio')),
-    ratio_pct: num(v('ratio_pct')),
-    ratio_bps: num(v('ratio_bps')),
-    no_ratio_reason: textOf(v('no_ratio_reason')),
-    is_projection: v('is_projection') === true || v('is_projection') === 'true',
-    is_partial: v('is_partial') === true || v('is_partial') === 'true',
-    days_covered: num(v('days_covered')),
-    days_in_month: num(v('days_in_month')),
-    tc40_observed_from: textOf(v('tc40_observed_from'))?.slice(0, 10) ?? null,
-    numerator_complete: v('numerator_complete') !== false && v('numerator_complete') !== 'false',
-  };
+function ratioRowMaker(column: (name: string) => readonly unknown[]): (i: number) => RatioRow {
+  const [mid, network, program, metric, month, numerator, denominator, denominatorMonth, numeratorCount, numeratorAmount, denominatorCount,
+    denominatorAmount, monthTxCount, monthTxAmount, ratio, ratioPct, ratioBps, noRatioReason, isProjection, isPartial, daysCovered, daysInMonth,
+    observedFrom, complete] = [
+    'mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
+    'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
+    'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete',
+  ].map(column);
+  return (i) => ({
+    mid: String(mid[i]),
+    network: network[i] as RatioRow['network'],
+    program: program[i] as RatioRow['program'],
+    metric: metric[i] as RatioRow['metric'],
+    month: String(month[i]),
+    numerator: num(numerator[i]),
+    denominator: num(denominator[i]),
+    denominator_month: textOf(denominatorMonth[i]),
+    numerator_count: num(numeratorCount[i]),
+    numerator_amount: num(numeratorAmount[i]),
+    denominator_count: num(denominatorCount[i]),
+    denominator_amount: num(denominatorAmount[i]),
+    month_transaction_count: num(monthTxCount[i]),
+    month_transaction_amount: num(monthTxAmount[i]),
+    ratio: num(ratio[i]),
+    ratio_pct: num(ratioPct[i]),
+    ratio_bps: num(ratioBps[i]),
+    no_ratio_reason: textOf(noRatioReason[i]),
+    is_projection: isProjection[i] === true || isProjection[i] === 'true',
+    is_partial: isPartial[i] === true || isPartial[i] === 'true',
+    days_covered: num(daysCovered[i]),
+    days_in_month: num(daysInMonth[i]),
+    tc40_observed_from: textOf(observedFrom[i])?.slice(0, 10) ?? null,
+    numerator_complete: complete[i] !== false && complete[i] !== 'false',
+  });
 }
 
 /**
  * The ratio rows a query returns (the columns of ratio_rows_covered_between; the explanation columns of mart_ratios
- * are not read), read chunk by chunk: a batch of tens of thousands of rows without an object per value or a list per column.
+ * are not read), read chunk by chunk: a batch of tens of thousands of rows without an object per value or a list per
+ * column of the whole result. observedFromDays: tc40_observed_from read as days since 1970-01-01 (an INTEGER: its text
+ * made once, not a string or a date object per row).
  */
-export async function readRatioRows(store: Pick<Store, 'mapRows'>, sql: string, params?: Params): Promise<RatioRow[]> {
-  return store.mapRows(sql, params, ratioRowOf);
+export async function readRatioRows(store: Pick<Store, 'mapRows'>, sql: string, params?: Params, opts: { observedFromDays?: boolean } = {}): Promise<RatioRow[]> {
+  if (!opts.observedFromDays) return store.mapRows(sql, params, ratioRowMaker);
+  const days = new Map<number, string>();
+  const dayText = (d: number) => {
+    let t = days.get(d);
+    if (t === undefined) days.set(d, (t = new Date(d * 86_400_000).toISOString().slice(0, 10)));
+    return t;
+  };
+  return store.mapRows(sql, params, (column) => {
+    const make = ratioRowMaker(column);
+    const observed = column('tc40_observed_from');
+    return (i) => {
+      const row = make(i);
+      const d = observed[i];
+      row.tc40_observed_from = d === null || d === undefined ? null : dayText(Number(d));
+      return row;
+    };
+  });
 }
 
 /** The MIDs with MID report figures, sorted (the unit ratios are computed in batches of). */

@@ -119,6 +119,35 @@ describe('alert notices', () => {
     }
   });
 
+  it('writes an explanation again when its stored digest does not match it: none kept (an older store), or its key held twice', async () => {
+    const own = await tempStore();
+    try {
+      const mc = (month: string, cb: number) => ({ mid: 'm1', network: 'mastercard' as const, month, cb, tx: 10_000 });
+      await insertStats(own.store, [mc('2025-12', 10), mc('2026-01', 200), mc('2026-02', 210), mc('2026-03', 220)]);
+      const t1 = new Date('2026-04-02T06:00:00Z');
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: t1 });
+      const rows = async () => own.store.all<{ k: string; id: string; reason: string | null; digest: string | null }>(
+        `SELECT program || ' ' || metric || ' ' || month || ' ' || is_projection AS k, rowid::VARCHAR AS id, reason, digest
+           FROM ratio_explanations WHERE mid = 'm1' ORDER BY k, id`);
+      const before = await rows();
+      expect(before.length).toBeGreaterThanOrEqual(4);
+      expect(before.every((r) => /^[0-9a-f]{16}$/.test(String(r.digest)))).toBe(true);
+      const [jan, feb] = ['ecp count 2026-01 false', 'ecp count 2026-02 false'].map((k) => before.find((r) => r.k === k)!);
+      // January's row as an older cbp left it (no digest), and with a reason of its own; February's held twice.
+      await own.store.run("UPDATE ratio_explanations SET digest = NULL, reason = 'stale' WHERE rowid = $id::BIGINT", { id: jan.id });
+      await own.store.run('INSERT INTO ratio_explanations SELECT * FROM ratio_explanations WHERE rowid = $id::BIGINT', { id: feb.id });
+      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-03T06:00:00Z'), full: true });
+      const after = await rows();
+      expect(after.map((r) => [r.k, r.reason, r.digest])).toEqual(before.map((r) => [r.k, r.reason, r.digest]));
+      // The others were left where they were.
+      const kept = before.filter((r) => r !== jan && r !== feb);
+      expect(kept.map((r) => after.find((a) => a.k === r.k)!.id)).toEqual(kept.map((r) => r.id));
+      expect(after.find((r) => r.k === jan.k)!.id).not.toBe(jan.id);
+    } finally {
+      await cleanup(own.store, own.dir);
+    }
+  });
+
   it('turns the projection into a reached notice once observed figures reach the level', async () => {
     await insertStats(store, [{ mid: 'm1', network: 'mastercard', month: '2026-06', cb: 160, tx: 10_000, endDay: 20 }]);
     const r = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { refreshRatioInputs } from '../store/ratio-inputs.ts';
+import { sourceMarksOf, type SourceMark } from '../store/alerts.ts';
 import { hotRanges } from '../alerts/engine.ts';
 import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore, type StatFixture } from './ratios-fixtures.ts';
 
@@ -91,6 +92,44 @@ describe('refreshRatioInputs', () => {
     await s.run("UPDATE ratio_month_inputs SET fraud_count = fraud_count + 1 WHERE mid = 'm1' AND month = '2025-01'");
     expect(await drift(s)).toMatchObject({ kept: 1, missing: 1 });
     expect((await drift(s)).rows).toBeGreaterThan(0);
+  });
+
+  it('keeps the TC40 fingerprints while their events are the same, and sees any of them added, changed or removed', async () => {
+    const s = t.store;
+    for (const m of ['2025-01', '2025-02', '2025-03']) await insertStats(s, stats(m));
+    await insertEvents(s, 'prevention.new', [tc40('v1', 'pre_1', '2025-01-05T10:00:00Z'), tc40('v1', 'pre_2', '2025-02-05T10:00:00Z')]);
+    await insertEvents(s, 'chargeback.new', [{ mid: 'v1', case_number: 'c1' }]);
+    await refreshRatioInputs(s);
+    // The marks read while the events' digest is the one kept are those the events give.
+    const computed = async () => {
+      await s.run('UPDATE ratio_input_logic SET tc40_events = NULL');
+      const r = await sourceMarksOf(s);
+      await s.run('UPDATE ratio_input_logic SET tc40_events = $d', { d: r.tc40Events });
+      return r.marks;
+    };
+    const byKey = (ms: SourceMark[]) => [...ms].sort((a, b) => `${a.source}${a.month}`.localeCompare(`${b.source}${b.month}`));
+    const read = vi.spyOn(s, 'all');
+    const kept = await sourceMarksOf(s);
+    expect(read.mock.calls.some(([sql]) => sql.includes('int_tc40__reports'))).toBe(false);
+    read.mockRestore();
+    expect(byKey(kept.marks)).toEqual(byKey(await computed()));
+    expect(kept.marks.filter((m) => m.source === 'tc40').map((m) => m.month)).toEqual(['2025-01', '2025-02']);
+    // Another kind of event leaves them be; a TC40's amount revised, a report added or removed is seen.
+    await insertEvents(s, 'chargeback.new', [{ mid: 'v1', case_number: 'c2' }]);
+    expect(await refreshRatioInputs(s)).toMatchObject({ months: [] });
+    await s.run(`UPDATE events_raw SET payload = json_object('prevention_guid', 'pre_2', 'prevention_type', 'tc40', 'mid', 'v1',
+                   'prevention_timestamp', '2025-02-05T10:00:00Z', 'amount', 250) WHERE payload->>'prevention_guid' = 'pre_2'`);
+    expect((await refreshRatioInputs(s)).months).toEqual(['2025-02', '2025-03']);
+    await insertEvents(s, 'prevention.match', [tc40('v1', 'pre_3', '2025-03-09T10:00:00Z')]);
+    expect((await refreshRatioInputs(s)).months).toEqual(['2025-03', '2025-04']);
+    await s.run("DELETE FROM events_raw WHERE payload->>'prevention_guid' = 'pre_1'");
+    expect((await refreshRatioInputs(s)).months).toEqual(['2025-01', '2025-02']);
+    expect(await drift(s)).toEqual({ kept: 0, missing: 0, rows: 0 });
+    expect(byKey((await sourceMarksOf(s)).marks)).toEqual(byKey(await computed()));
+    // A store whose digest was never kept (refreshed by an older cbp) records it on the next refresh that touches nothing.
+    await s.run('UPDATE ratio_input_logic SET tc40_events = NULL');
+    expect(await refreshRatioInputs(s)).toMatchObject({ months: [] });
+    expect((await s.all<{ d: string | null }>('SELECT tc40_events AS d FROM ratio_input_logic'))[0].d).toBe((await sourceMarksOf(s)).tc40Events);
   });
 
   it('computes again a month whose kept rows are gone, and every month when asked (cbp alerts evaluate --full)', async () => {

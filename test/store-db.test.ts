@@ -1,7 +1,7 @@
 import { cpSync, appendFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
+import { fastColumn, openStore } from '../store/db.ts';
 import { readMigrations } from '../store/migrate.ts';
 import { MigrationChangedError } from '../store/errors.ts';
 import { loadReport } from '../store/load.ts';
@@ -238,7 +238,10 @@ describe('Store.mapRows and Store.releaseMemory', () => {
     try {
       const sql = `SELECT range AS i, range::DOUBLE / 3 AS d, CASE WHEN range % 7 = 0 THEN NULL ELSE 'm' || range END AS s, range % 2 = 0 AS b
                      FROM range(5000) ORDER BY range`;
-      const rows = await store.mapRows(sql, undefined, (get) => ({ i: get('i'), d: get('d'), s: get('s'), b: get('b'), none: get('nowhere') }));
+      const rows = await store.mapRows(sql, undefined, (column) => {
+        const [i, d, s, b, none] = ['i', 'd', 's', 'b', 'nowhere'].map(column);
+        return (r) => ({ i: i[r], d: d[r], s: s[r], b: b[r], none: none[r] });
+      });
       const cols = await store.columns(sql);
       expect(rows.length).toBe(5000);
       expect(rows.map((r) => r.i)).toEqual(cols.column('i'));
@@ -246,7 +249,43 @@ describe('Store.mapRows and Store.releaseMemory', () => {
       expect(rows.map((r) => r.s)).toEqual(cols.column('s'));
       expect(rows.map((r) => r.b)).toEqual(cols.column('b'));
       expect(rows[4999]).toEqual({ i: 4999n, d: 4999 / 3, s: 'm4999', b: false, none: undefined });
-      expect(await store.mapRows('SELECT 1 AS x WHERE $n > 1', { n: 0 }, (get) => get('x'))).toEqual([]);
+      expect(await store.mapRows('SELECT 1 AS x WHERE $n > 1', { n: 0 }, (column) => (r) => column('x')[r])).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('reads the columns it reads straight from memory as DuckDB\'s reader does, NULLs, booleans and ENUMs (up to 70,000 values) included', async () => {
+    const store = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
+    try {
+      const nul = (e: string) => `CASE WHEN range % 5 = 3 THEN NULL ELSE ${e} END`;
+      const cols: Record<string, string> = {
+        d: nul("CASE range % 4 WHEN 0 THEN 'NaN'::DOUBLE WHEN 1 THEN -range / 7 ELSE range * 1e300 END"),
+        f: nul('range::FLOAT / 3'), i: nul('(range - 2500)::INTEGER'), si: nul('(range % 30000 - 15000)::SMALLINT'), ti: nul('(range % 250 - 125)::TINYINT'),
+        ui: nul('range::UINTEGER * 100000'), us: nul('(range % 60000)::USMALLINT'), ut: nul('(range % 250)::UTINYINT'), b: nul('range % 3 = 0'),
+        e8: nul("(['b', 'a', 'c'])[range % 3 + 1]::ENUM('a', 'b', 'c')"),
+        e16: nul("('w' || (range % 300))::e_mid"), e32: nul("('v' || (range % 70000))::e_big"),
+        v: nul("'text ' || range"), g: nul('range::BIGINT * 3'),
+      };
+      // (an ENUM of 300 values is held in 16 bits, one of 70,000 in 32)
+      await store.run("CREATE TYPE e_mid AS ENUM (SELECT 'w' || x FROM range(300) t(x)); CREATE TYPE e_big AS ENUM (SELECT 'v' || x FROM range(70000) t(x))");
+      const sql = `SELECT ${Object.entries(cols).map(([k, e]) => `${e} AS ${k}`).join(', ')} FROM range(5000) ORDER BY range`;
+      const names = Object.keys(cols);
+      const rows = await store.mapRows(sql, undefined, (column) => {
+        const values = names.map(column);
+        return (r) => values.map((v) => v[r]);
+      });
+      const reference = await store.columns(sql);
+      expect(rows.length).toBe(5000);
+      names.forEach((n, j) => expect([n, rows.map((r) => r[j])]).toEqual([n, reference.column(n)]));
+      expect(rows[3].every((v) => v === null)).toBe(true);
+      // Every fixed-width column was read from memory (the reference above went through getItem); text and BIGINT not.
+      const result = await store.conn.run(sql);
+      const chunk = result.getChunk(1);
+      const types = result.columnTypes();
+      expect(names.filter((n, j) => fastColumn(chunk, j, types[j], chunk.rowCount) !== undefined)).toEqual(names.filter((n) => n !== 'v' && n !== 'g'));
+      expect(fastColumn(chunk, names.indexOf('e32'), types[names.indexOf('e32')], chunk.rowCount)).toEqual(reference.column('e32').slice(2048, 4096));
+      expect(rows[6]).toEqual([6e300, 2, -2494, -14994, -119, 600000, 6, 6, true, 'b', 'w6', 'v6', 'text 6', 18n]);
     } finally {
       store.close();
     }

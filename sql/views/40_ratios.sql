@@ -79,6 +79,14 @@ GROUP BY ALL;
 
 CREATE OR REPLACE VIEW int_chargebacks__monthly AS SELECT * FROM ratio_chargebacks_between(DATE '0001-01-01', DATE '9999-12-01');
 
+-- The events TC40 fraud reports are read from: prevention.new and prevention.match, as received. Every column of
+-- events_raw a report may depend on is here (not the journal's segment and line): store/alerts.ts sourceMarks digests
+-- these rows, and keeps the TC40 reports' fingerprints while the digest stays the same.
+CREATE OR REPLACE VIEW int_tc40__events AS
+SELECT event_guid, event_type, event_timestamp, received_at, payload
+FROM events_raw
+WHERE event_type IN ('prevention.new', 'prevention.match');
+
 -- TC40 fraud reports: prevention.new / prevention.match events of type tc40, one per prevention_guid
 -- (a .match repeats its .new), in the month of prevention_timestamp. Read from events_raw so a report
 -- counts whichever of the two events arrived.
@@ -87,8 +95,7 @@ WITH raw AS (
   -- Every field read in one pass over the payload (a ->> each parsed the JSON text again: half the time of the view).
   SELECT json_extract_string(payload, ['$.prevention_guid', '$.mid', '$.prevention_timestamp', '$.amount', '$.prevention_type']) AS f,
          event_timestamp
-  FROM events_raw
-  WHERE event_type IN ('prevention.new', 'prevention.match')
+  FROM int_tc40__events
 ), e AS (
   SELECT
     f[1] AS prevention_guid,
