@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import duckdb from '@duckdb/node-bindings';
+import { createRequire } from 'node:module';
 import {
   DuckDBEnumType, DuckDBInstance, DuckDBTypeId, JsonDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBMaterializedResult,
   type DuckDBType, type DuckDBValue,
@@ -142,6 +142,12 @@ function rowObjects(result: DuckDBMaterializedResult): Row[] {
   }
   return out;
 }
+
+/**
+ * DuckDB's C API as @duckdb/node-api itself loads it (its own dependency, resolved from it): the chunks and vectors it
+ * hands out are that module's, to be read with that module alone.
+ */
+const duckdb = createRequire(createRequire(import.meta.url).resolve('@duckdb/node-api'))('@duckdb/node-bindings') as typeof import('@duckdb/node-bindings');
 
 /** Typed arrays of a fixed-width column's memory, by the column's type (or an ENUM's internal type). */
 const FIXED: Partial<Record<DuckDBTypeId, { new (buffer: ArrayBufferLike, byteOffset: number, length: number): ArrayLike<number>; BYTES_PER_ELEMENT: number }>> = {
