@@ -134,11 +134,22 @@ function rowObjects(result: DuckDBMaterializedResult): Row[] {
   // property (as a literal key it would set the prototype).
   const key = (n: string) => (n === '__proto__' ? `[${JSON.stringify(n)}]` : JSON.stringify(n));
   const make = new Function('c', 'i', `return {${names.map((n, j) => `${key(n)}: c[${j}][i]`).join(', ')}};`) as (c: unknown[][], i: number) => Row;
+  const types = result.columnTypes();
   const out: Row[] = [];
   for (let k = 0; k < result.chunkCount; k++) {
     const chunk = result.getChunk(k);
-    const cols = chunk.convertColumns(JsonDuckDBValueConverter);
-    for (let i = 0, n = chunk.rowCount; i < n; i++) out.push(make(cols, i));
+    const n = chunk.rowCount;
+    // Numbers, booleans and ENUMs straight from the column's memory (fastColumn; a non-finite DOUBLE as its text, as the
+    // JSON converter gives it), any other type through the converter.
+    const cols = types.map((type, j) => {
+      const fast = fastColumn(chunk, j, type, n);
+      if (!fast) return chunk.convertColumnValues(j, JsonDuckDBValueConverter);
+      if (type.typeId === DuckDBTypeId.DOUBLE || type.typeId === DuckDBTypeId.FLOAT) {
+        for (let i = 0; i < n; i++) if (typeof fast[i] === 'number' && !Number.isFinite(fast[i])) fast[i] = String(fast[i]);
+      }
+      return fast;
+    });
+    for (let i = 0; i < n; i++) out.push(make(cols, i));
   }
   return out;
 }
