@@ -806,7 +806,7 @@ export async function openBatchWriter(store: Store, scope: ExplanationScope): Pr
       staged++;
     },
     async commit({ fresh, promoted }) {
-      open(explainApp);
+      open(explainApp); // (throws when already committed or closed)
       closeAppenders();
       // The stored rows no group explained.
       const gone = [...stored.keys()];
