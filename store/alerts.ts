@@ -374,6 +374,9 @@ export async function stageRules(store: Pick<Store, 'run'>, q: { rules: RuleTabl
   return n;
 }
 
+/** A fingerprint row as read (source, month, fingerprint, row_count). */
+const markOf = (r: Record<string, unknown>): SourceMark => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) });
+
 /** One source's fingerprint of one month (sql/migrations/013_ratio_marks.sql). */
 export interface SourceMark {
   source: string;
@@ -428,7 +431,7 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
     ${kept ? '' : `UNION ALL
     SELECT 'tc40', strftime(prevention_timestamp, '%Y-%m'), sum(hash(prevention_guid, mid, amount, prevention_timestamp)::HUGEINT)::VARCHAR, count(*)
       FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`}`);
-  const marks = rows.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) }));
+  const marks = rows.map(markOf);
   return { marks: kept ? [...marks, ...kept] : marks, tc40Events };
 }
 
@@ -445,7 +448,7 @@ export type MarksTable = 'ratio_source_marks' | 'ratio_input_marks';
 /** The fingerprints a marks table keeps. */
 export async function readMarks(store: ReadStore, table: MarksTable): Promise<SourceMark[]> {
   const rows = await store.all<Record<string, unknown>>(`SELECT source, month, fingerprint, row_count FROM ${table}`);
-  return rows.map((r) => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) }));
+  return rows.map(markOf);
 }
 
 /** Adds fingerprints to a marks table (the caller deletes the ones they replace, in its transaction). */
