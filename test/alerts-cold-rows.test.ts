@@ -245,4 +245,16 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     expect(figure(-1500)).toBe('-1,500');
     expect(percent(-0.0131)).toBe('-1.31 %');
   });
+
+  it('writes figures and percentages in SQL as in JS on each of its paths: whole numbers, hundredths in BIGINT and in HUGEINT', async () => {
+    // Whole below 10^13 (written as they are), fractions and whole numbers from 10^13 (hundredths in a BIGINT), from
+    // 9 x 10^16 (in a HUGEINT); halves at the hundredth, and percentages either side of 9 x 10^14. (Past 2^53 hundredths
+    // JS's arithmetic is no longer exact, so the large values here are ones it represents exactly.)
+    const values = [0, 1, 7, 999, 1000, 1500, 99_999, 1_234_567, 1e13 - 1, 1e13, 1e13 + 0.5, 12_345_678_901_234.56, 1e14 / 7, 9e16 - 8, 9e16, 1.5e17,
+      0.125, 2.675, 0.015, 0.0151, 0.02995, 1e-9, 123_456_789.125, 9e11 - 1, 9.5e14, -2.675, -1e13, -9.5e14];
+    const sql = await store.all<{ f: string; p: string }>(`SELECT cbp_figure(v) AS f, cbp_percent(v) AS p FROM (VALUES ${values.map((v, i) => `(${v}::DOUBLE, ${i})`).join(', ')}) t(v, i) ORDER BY i`);
+    expect(sql.map((r) => r.f)).toEqual(values.map(figure));
+    expect(sql.map((r) => r.p)).toEqual(values.map(percent));
+    expect(figure(12_345_678_901_234.56)).toBe('12,345,678,901,234.56');
+  });
 });
