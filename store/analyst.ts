@@ -14,7 +14,7 @@ import { ResultReturnType, type DuckDBResultReader } from '@duckdb/node-api';
 import { NotFoundError, UsageError } from '../lib/errors.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
-import { NoSnapshotError } from './errors.ts';
+import { NoSnapshotError, outOfMemoryError } from './errors.ts';
 
 export interface AnalystSessionOptions {
   /** DuckDB memory_limit (default as the store's, lib/size.ts DEFAULT_STORE_MEMORY). */
@@ -256,6 +256,15 @@ export async function runAnalystQuery(store: Store, sql: string, opts: AnalystQu
     }
     return reader;
   } catch (e) {
-    throw explainRefusal(e, sql) ?? e;
+    throw explainRefusal(e, sql) ?? outOfMemoryError(e, 'the query', store.memoryLimit, NARROW_QUERY) ?? e;
   }
 }
+
+/**
+ * How to make a query smaller. The ratio views compute what they are asked for from the sources: every month of every
+ * MID for mart_ratios itself (10,000 MIDs x 36 months need about 1 GB), a range of months through their macros, a
+ * range of MIDs where the query filters on mid (pushed down to the scans).
+ */
+const NARROW_QUERY =
+  "narrow it: mart_ratios_between(DATE '2026-01-01', DATE '2026-06-01') computes the ratios of those months only " +
+  "(first days of the first and the last month), and a WHERE on mid (mid = '...', mid BETWEEN '...' AND '...') is read from the scans";

@@ -28,3 +28,20 @@ export class StoreUnavailableError extends CbpError {
     super('CBP_ERR_STORE_UNAVAILABLE', message, opts);
   }
 }
+
+/**
+ * DuckDB's "Out of Memory Error" as the store's own error, for work whose size the user decides (an analyst's query):
+ * what ran out, under which limit, and what to do. DuckDB's own advice (SET memory_limit, SET threads) is left out:
+ * cbp's sessions cannot take it (their configuration is locked), the setting CBP_STORE_MEMORY_LIMIT can. Undefined for
+ * any other error.
+ */
+export function outOfMemoryError(e: unknown, what: string, memoryLimit: string, narrow: string): StoreUnavailableError | undefined {
+  const msg = e instanceof Error ? e.message : String(e);
+  if (!/Out of Memory Error/i.test(msg)) return undefined;
+  const first = msg.split('\n')[0].trim();
+  return new StoreUnavailableError(
+    `${what} needs more memory than the store's limit allows (${memoryLimit}, CBP_STORE_MEMORY_LIMIT): raise it for this run ` +
+      `(e.g. CBP_STORE_MEMORY_LIMIT=1GB), or ${narrow}. (DuckDB: ${first})`,
+    { cause: e },
+  );
+}
