@@ -262,8 +262,8 @@ export async function runAnalystQuery(store: Store, sql: string, opts: AnalystQu
 
 /**
  * How to make a query smaller. The ratio views compute what they are asked for from the sources: every month of every
- * MID for mart_ratios itself (10,000 MIDs x 36 months need about 1 GB), a range of months through their macros, a
- * range of MIDs where the query filters on mid (pushed down to the scans).
+ * MID for mart_ratios itself, a range of months through their macros, a range of MIDs where the query filters on mid
+ * (pushed down to the scans).
  */
 const NARROW_QUERY =
   "narrow it: mart_ratios_between(DATE '2026-01-01', DATE '2026-06-01') computes the ratios of those months only " +

@@ -43,6 +43,13 @@ beforeAll(async () => {
     { mid: 'p1', network: 'mastercard', month: '2026-04', cb: 60, tx: 3_000, endDay: 10 },
     // A shorter April window loaded earlier is superseded by the longer one.
     { mid: 'p1', network: 'mastercard', month: '2026-04', cb: 30, tx: 1_500, endDay: 5 },
+    // June: a month-to-date window carrying the previous-month fields, then the whole month without them.
+    { mid: 'w1', network: 'mastercard', month: '2026-05', cb: 10, tx: 1_000 },
+    { mid: 'w1', network: 'mastercard', month: '2026-06', cb: 5, tx: 500, endDay: 15, prevTx: 5_000, prevTxAmount: 250_000 },
+    { mid: 'w1', network: 'mastercard', month: '2026-06', cb: 12, tx: 1_100 },
+    // The same window twice, seen at the same time (the key loads keep, broken by hand).
+    { mid: 't1', network: 'visa', month: '2026-05', cb: 1, tx: 100 },
+    { mid: 't1', network: 'visa', month: '2026-05', cb: 2, tx: 200 },
   ]);
   await insertChargebacks(store, [
     // 100 Visa disputes in March, 10 of them with ARNs an accepted RDR resolved.
@@ -157,6 +164,17 @@ describe('month to date and projection', () => {
     expect(mtd.ratio).toBe(0.006);
   });
 
+  it('takes every figure of a month from its one picked window, NULLs included, never a mix of windows', () => {
+    // The whole month's row is picked, its empty previous-month fields with it: May's own report (1,000) is the
+    // denominator, not the 5,000 the June 1-15 window carried.
+    const june = pick('w1', 'mastercard', 'ecp', 'count', '2026-06');
+    expect([june.numerator, june.denominator, june.denominator_month, june.is_partial]).toEqual([12, 1_000, '2026-05', false]);
+    expect(pick('w1', 'mastercard', 'ecp', 'amount', '2026-06').denominator).toBe(10_000);
+    // Two rows of one window seen at once: the one stored later, both figures from it.
+    const tie = pick('t1', 'visa', 'monthly', 'count', '2026-05');
+    expect([tie.numerator, tie.denominator]).toEqual([2, 200]);
+  });
+
   it('projects to month end from the run rate and labels the row a projection', () => {
     const p = pick('p1', 'mastercard', 'ecp', 'count', '2026-04', true);
     // 60 in 10 of 30 days -> 180; the previous month's denominator is not scaled.
@@ -184,7 +202,7 @@ describe('batches', () => {
     const batched: RatioRow[] = [];
     let calls = 0;
     await forEachRatioBatch(store, {}, (b) => { calls++; batched.push(...b); }, 2);
-    expect(calls).toBe(4); // 8 MIDs, 2 at a time
+    expect(calls).toBe(5); // 10 MIDs, 2 at a time
     expect(batched).toEqual(rows);
     expect(midRanges(['a', 'b', 'c'], 2)).toEqual([['a', 'b'], ['c', 'c']]);
   });

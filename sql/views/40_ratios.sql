@@ -17,15 +17,12 @@ WITH w AS (
   SELECT
     mid, network,
     (year(window_start) * 12 + month(window_start) - 1)::INTEGER AS month_idx,
-    -- later window_end first, then later seen_at (one sortable number: days * 1e10 + epoch seconds)
-    datediff('day', DATE '1970-01-01', window_end)::BIGINT * 10000000000 + epoch(seen_at)::BIGINT AS pick,
-    {
-      'window_start': window_start, 'window_end': window_end,
-      'chargeback_count': chargeback_count, 'chargeback_amount': chargeback_amount,
-      'transaction_count': transaction_count, 'transaction_amount': transaction_amount,
-      'previous_month_transaction_count': previous_month_transaction_count,
-      'previous_month_transaction_amount': previous_month_transaction_amount
-    } AS f
+    -- Later window_end first, then later seen_at, then the row stored later (rowid): one number, unique in the table
+    -- ((days * 1e10 + epoch seconds) * 2^64 + rowid), so that every field below comes from the same row.
+    (datediff('day', DATE '1970-01-01', window_end)::BIGINT * 10000000000 + epoch(seen_at)::BIGINT)::HUGEINT * 18446744073709551616
+      + rowid AS pick,
+    window_start, window_end, chargeback_count, chargeback_amount, transaction_count, transaction_amount,
+    previous_month_transaction_count, previous_month_transaction_amount
   FROM mid_stats
   WHERE network <> 'all'
     AND day(window_start) = 1
@@ -33,18 +30,28 @@ WITH w AS (
     AND window_end <= last_day(window_start)
     AND window_start >= first_day AND window_start <= last_day
 ), best AS (
-  SELECT mid, network, month_idx, arg_max(f, pick) AS f FROM w GROUP BY mid, network, month_idx
+  -- Each field of the picked row on its own (arg_max_null: a NULL of that row is kept, where arg_max would take another
+  -- row's value). Fixed-size states: one arg_max of a STRUCT of the fields needed 1.1 GB for every month of 10,000 MIDs
+  -- and could not spill, so mart_ratios over a large store did not fit the store's memory limit.
+  SELECT mid, network, month_idx,
+    arg_max_null(window_start, pick) AS window_start, arg_max_null(window_end, pick) AS window_end,
+    arg_max_null(chargeback_count, pick) AS chargeback_count, arg_max_null(chargeback_amount, pick) AS chargeback_amount,
+    arg_max_null(transaction_count, pick) AS transaction_count, arg_max_null(transaction_amount, pick) AS transaction_amount,
+    arg_max_null(previous_month_transaction_count, pick) AS previous_month_transaction_count,
+    arg_max_null(previous_month_transaction_amount, pick) AS previous_month_transaction_amount
+  FROM w
+  GROUP BY mid, network, month_idx
 )
 SELECT
   mid, network,
-  strftime(f.window_start, '%Y-%m') AS month,
+  strftime(window_start, '%Y-%m') AS month,
   month_idx,
-  f.window_start, f.window_end,
-  (datediff('day', f.window_start, f.window_end) + 1)::INTEGER AS days_covered,
-  day(last_day(f.window_start))::INTEGER AS days_in_month,
-  f.window_end < last_day(f.window_start) AS is_partial,
-  f.chargeback_count, f.chargeback_amount, f.transaction_count, f.transaction_amount,
-  f.previous_month_transaction_count, f.previous_month_transaction_amount
+  window_start, window_end,
+  (datediff('day', window_start, window_end) + 1)::INTEGER AS days_covered,
+  day(last_day(window_start))::INTEGER AS days_in_month,
+  window_end < last_day(window_start) AS is_partial,
+  chargeback_count, chargeback_amount, transaction_count, transaction_amount,
+  previous_month_transaction_count, previous_month_transaction_amount
 FROM best;
 
 CREATE OR REPLACE VIEW int_mid_stats__monthly AS SELECT * FROM ratio_stats_between(DATE '0001-01-01', DATE '9999-12-01');
