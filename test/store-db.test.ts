@@ -205,11 +205,13 @@ describe('Store.all', () => {
   it("gives each row as DuckDB's reader does (getRowObjectsJson), whatever the columns' types and names", async () => {
     const store = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
     try {
-      // Several chunks; every kind of value the store holds; a name repeated, one with a quote, one that is "__proto__".
+      // Several chunks; every kind of value the store holds; a name repeated, one with a quote, one that is "__proto__";
+      // texts repeated (net), and more distinct ones (s: 4,000 of them) than Store.all shares one string for.
       const sql = `SELECT range AS i, range::INTEGER AS n, (range / 7)::DECIMAL(18, 4) AS dec, range::DOUBLE / 3 AS d,
                           CASE range % 4 WHEN 0 THEN 'NaN'::DOUBLE WHEN 1 THEN 'Infinity'::DOUBLE WHEN 2 THEN NULL ELSE -range::FLOAT END AS odd,
                           (['b', 'a'])[range % 2 + 1]::ENUM('a', 'b') AS e, (range % 100)::UTINYINT AS u,
                           CASE WHEN range % 5 = 0 THEN NULL ELSE 'm' || range END AS s, range % 2 = 0 AS b,
+                          (['visa', 'mastercard', NULL])[range % 3 + 1] AS net,
                           DATE '2024-01-01' + range::INTEGER AS day, TIMESTAMP '2024-01-01 00:00:00' + to_seconds(range) AS at,
                           [range, range + 1] AS list, {'k': range} AS st, range AS i, 'x' AS "we""ird", 1 AS "__proto__"
                      FROM range(5000) ORDER BY range`;
@@ -223,11 +225,11 @@ describe('Store.all', () => {
         raw.closeSync();
       }
       expect(rows.length).toBe(5000);
-      expect(Object.keys(rows[7])).toEqual(['i', 'n', 'dec', 'd', 'odd', 'e', 'u', 's', 'b', 'day', 'at', 'list', 'st', 'i:1', 'we"ird', '__proto__']);
+      expect(Object.keys(rows[7])).toEqual(['i', 'n', 'dec', 'd', 'odd', 'e', 'u', 's', 'b', 'net', 'day', 'at', 'list', 'st', 'i:1', 'we"ird', '__proto__']);
       expect(rows.slice(0, 4).map((r) => r.odd)).toEqual(['NaN', 'Infinity', null, -3]);
       expect(Object.getPrototypeOf(rows[7])).toBe(Object.prototype);
       expect(Object.hasOwn(rows[7], '__proto__')).toBe(true);
-      expect(rows[7]).toMatchObject({ i: '7', n: 7, dec: '1.0000', s: 'm7', b: false, day: '2024-01-08', list: ['7', '8'], st: { k: '7' } });
+      expect(rows[7]).toMatchObject({ i: '7', n: 7, dec: '1.0000', s: 'm7', b: false, net: 'mastercard', day: '2024-01-08', list: ['7', '8'], st: { k: '7' } });
       expect(await store.all('SELECT 1 AS x WHERE $n > 1', { n: 0 })).toEqual([]);
     } finally {
       store.close();
