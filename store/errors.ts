@@ -1,5 +1,6 @@
 // Errors of the analytics store, in the catalog's manner (stable CBP_ERR_* codes, see lib/errors.ts).
 import { CbpError, type CbpErrorOptions } from '../lib/errors.ts';
+import { sizeBytes } from '../lib/size.ts';
 
 /** An applied migration's file changed since it ran: the store and sql/migrations disagree. */
 export class MigrationChangedError extends CbpError {
@@ -37,11 +38,14 @@ export class StoreUnavailableError extends CbpError {
  */
 export function outOfMemoryError(e: unknown, what: string, memoryLimit: string, narrow: string): StoreUnavailableError | undefined {
   const msg = e instanceof Error ? e.message : String(e);
-  if (!/Out of Memory Error/i.test(msg)) return undefined;
+  // DuckDB's own error starts so; other errors may quote the query, and the query the words.
+  if (!/^Out of Memory Error:/.test(msg)) return undefined;
   const first = msg.split('\n')[0].trim();
+  const twice = sizeBytes(memoryLimit) * 2;
+  const more = !Number.isFinite(twice) ? 'a larger size' : twice >= 1e9 ? `${Number((twice / 1e9).toFixed(1))}GB` : `${Math.ceil(twice / 1e6)}MB`;
   return new StoreUnavailableError(
     `${what} needs more memory than the store's limit allows (${memoryLimit}, CBP_STORE_MEMORY_LIMIT): raise it for this run ` +
-      `(e.g. CBP_STORE_MEMORY_LIMIT=1GB), or ${narrow}. (DuckDB: ${first})`,
+      `(e.g. CBP_STORE_MEMORY_LIMIT=${more}), or ${narrow}. (DuckDB: ${first})`,
     { cause: e },
   );
 }

@@ -329,7 +329,7 @@ describe('cbp sql', () => {
     // A list of 40 million numbers (320 MB) is held whole: no limit of 128MB spills it.
     const r = await cbp(['sql', 'SELECT len(list(i)) AS n FROM range(40000000) t(i)'], { CBP_STORE_MEMORY_LIMIT: '128MB' });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
-    expect(r.stderr).toMatch(/^cbp: the query needs more memory than the store's limit allows \(128MB, CBP_STORE_MEMORY_LIMIT\): raise it for this run/);
+    expect(r.stderr).toMatch(/^cbp: the query needs more memory than the store's limit allows \(128MB, CBP_STORE_MEMORY_LIMIT\): raise it for this run \(e\.g\. CBP_STORE_MEMORY_LIMIT=256MB\)/);
     expect(r.stderr).toContain("mart_ratios_between(DATE '2026-01-01', DATE '2026-06-01')");
     expect(r.stderr).toContain('(DuckDB: Out of Memory Error:');
     expect(r.stderr).toContain('[CBP_ERR_STORE_UNAVAILABLE]');
@@ -337,6 +337,11 @@ describe('cbp sql', () => {
     expect(r.stderr).not.toMatch(/SET memory_limit|SET threads|Possible solutions/);
     const ok = await cbp(['sql', 'SELECT len(list(i)) AS n FROM range(1000) t(i)', '--format', 'csv'], { CBP_STORE_MEMORY_LIMIT: '128MB' });
     expect(ok).toEqual({ code: 0, stdout: 'n\n1000\n', stderr: '' });
+    // Another error that quotes the words (the query's text) is left as it is.
+    const quoted = await cbp(['sql', "SELECT 'Out of Memory Error: no'::INTEGER AS n"]);
+    expect(quoted.code).toBe(1);
+    expect(quoted.stderr).toMatch(/^cbp: Conversion Error/);
+    expect(quoted.stderr).not.toContain('needs more memory');
   });
 
   it('prints the last statement\'s result, and says on stderr which earlier results it left out', async () => {
