@@ -12,9 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ResultReturnType, type DuckDBResultReader } from '@duckdb/node-api';
 import { NotFoundError, UsageError } from '../lib/errors.ts';
+import { sizeBytes } from '../lib/size.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
-import { NoSnapshotError, outOfMemoryError } from './errors.ts';
+import { NoSnapshotError, StoreUnavailableError } from './errors.ts';
 
 export interface AnalystSessionOptions {
   /** DuckDB memory_limit (default as the store's, lib/size.ts DEFAULT_STORE_MEMORY). */
@@ -256,15 +257,29 @@ export async function runAnalystQuery(store: Store, sql: string, opts: AnalystQu
     }
     return reader;
   } catch (e) {
-    throw explainRefusal(e, sql) ?? outOfMemoryError(e, 'the query', store.memoryLimit, NARROW_QUERY) ?? e;
+    throw explainRefusal(e, sql) ?? outOfMemory(e, store.memoryLimit) ?? e;
   }
 }
 
 /**
- * How to make a query smaller. The ratio views compute what they are asked for from the sources: every month of every
- * MID for mart_ratios itself, a range of months through their macros, a range of MIDs where the query filters on mid
- * (pushed down to the scans).
+ * DuckDB's "Out of Memory Error" as the store's own error: the limit the query ran under, and what to do. DuckDB's own
+ * advice (SET memory_limit, SET threads) is left out: the session cannot take it (its configuration is locked), the
+ * setting CBP_STORE_MEMORY_LIMIT can. How to make a query smaller: the ratio views compute what they are asked for from
+ * the sources, every month of every MID for mart_ratios itself, a range of months through their macros, a range of
+ * MIDs where the query filters on mid (pushed down to the scans). Undefined for any other error.
  */
-const NARROW_QUERY =
-  "narrow it: mart_ratios_between(DATE '2026-01-01', DATE '2026-06-01') computes the ratios of those months only " +
-  "(first days of the first and the last month), and a WHERE on mid (mid = '...', mid BETWEEN '...' AND '...') is read from the scans";
+function outOfMemory(e: unknown, memoryLimit: string): StoreUnavailableError | undefined {
+  const msg = e instanceof Error ? e.message : String(e);
+  // DuckDB's own error starts so; other errors may quote the query, and the query the words.
+  if (!/^Out of Memory Error:/.test(msg)) return undefined;
+  const first = msg.split('\n')[0].trim();
+  const twice = sizeBytes(memoryLimit) * 2;
+  const more = !Number.isFinite(twice) ? 'a larger size' : twice >= 1e9 ? `${Number((twice / 1e9).toFixed(1))}GB` : `${Math.ceil(twice / 1e6)}MB`;
+  return new StoreUnavailableError(
+    `the query needs more memory than the store's limit allows (${memoryLimit}, CBP_STORE_MEMORY_LIMIT): raise it for this run ` +
+      `(e.g. CBP_STORE_MEMORY_LIMIT=${more}), or narrow it: mart_ratios_between(DATE '2026-01-01', DATE '2026-06-01') computes ` +
+      "the ratios of those months only (first days of the first and the last month), and a WHERE on mid (mid = '...', " +
+      `mid BETWEEN '...' AND '...') is read from the scans. (DuckDB: ${first})`,
+    { cause: e },
+  );
+}
