@@ -4,10 +4,11 @@
 import type { Store } from '../store/db.ts';
 import { monthOf, ratioRowsOf } from '../store/ratios.ts';
 import { refreshRatioInputs, touchedMonths } from '../store/ratio-inputs.ts';
+import { writeRatioMart } from '../store/ratio-mart.ts';
 import { createHash } from 'node:crypto';
 import {
   deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, openBatchWriter, recordedStates, stageHotSeries,
-  saveEvaluation, stageRules, clearExplanations, forgetEvaluation, type EvaluatedRules, type MidClassRow, type RecordedState, type RulePickRow, type RuleTableRow,
+  saveEvaluation, stageRules, clearExplanations, forgetEvaluation, CAPTURE_MONTH, type EvaluatedRules, type MidClassRow, type RecordedState, type RulePickRow, type RuleTableRow,
   type SourceMark,
 } from '../store/alerts.ts';
 import { regionInfo, rulesFor } from '../rules/evaluate.ts';
@@ -184,7 +185,9 @@ export interface EvaluateAlertsResult {
    * again: store/ratio-inputs.ts), marks (the last evaluation's), sql (hot series found and read), rules (levels and
    * notices, JS), explain (hot rows' explanations, JS), writes
    */
-  timings: Record<'inputs' | 'marks' | 'sql' | 'rules' | 'explain' | 'writes', number>;
+  timings: Record<'inputs' | 'marks' | 'sql' | 'rules' | 'explain' | 'writes' | 'mart', number>;
+  /** ratio_mart rows written (the months from fromMonth on) */
+  martRows: number;
 }
 
 /**
@@ -202,8 +205,8 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   const asOfMonth = monthOf(opts.asOf);
   const now = (opts.now ?? new Date()).toISOString();
   const notifySince = opts.notifySince ?? addMonths(asOfMonth, -1);
-  const timings = { inputs: 0, marks: 0, sql: 0, rules: 0, explain: 0, writes: 0 };
-  const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: null, timings };
+  const timings = { inputs: 0, marks: 0, sql: 0, rules: 0, explain: 0, writes: 0, mart: 0 };
+  const result: EvaluateAlertsResult = { rows: 0, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: null, timings, martRows: 0 };
   const timed = async <T>(phase: keyof typeof timings, fn: () => Promise<T> | T): Promise<T> => {
     const t0 = performance.now();
     try { return await fn(); } finally { timings[phase] += performance.now() - t0; }
@@ -222,8 +225,10 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   });
   const last = opts.full ? null : await timed('marks', () => lastEvaluation(store));
   let fromMonth: string | null = null;
-  if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth) {
-    fromMonth = [addMonths(asOfMonth, -1), addMonths(last.asOfMonth, 1), ...touchedMonths(last.marks, marks)].reduce((a, b) => (b < a ? b : a));
+  const touched = last ? touchedMonths(last.marks, marks) : [];
+  // Events' capture began at another day (CAPTURE_MONTH): every month's rows say so, every month is judged.
+  if (last && last.rulesHash === hash && last.asOfMonth <= asOfMonth && !touched.includes(CAPTURE_MONTH)) {
+    fromMonth = [addMonths(asOfMonth, -1), addMonths(last.asOfMonth, 1), ...touched].reduce((a, b) => (b < a ? b : a));
   }
   result.fromMonth = fromMonth;
   const windowFrom = fromMonth === null ? null : addMonths(fromMonth, -lookbackMonths(opts.rules));
@@ -289,6 +294,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     // No rule reads any ratio: nothing to judge, and nothing a stored explanation could still say.
     await timed('writes', () => clearExplanations(store));
     await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated });
+    result.martRows = (await timed('mart', () => writeRatioMart(store, { fromMonth }))).rows;
     return result;
   }
   const conditions = await stageRules(store, { ...tables, grouped: evaluated.grouped });
@@ -315,9 +321,11 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
   }
   await timed('writes', async () => {
     await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated });
-    // The cache stays (the next evaluation reads the same blocks); the memory the queries freed goes back.
-    await store.releaseMemory('allocator');
   });
+  // The kept mart of the months judged, from the explanations just recorded (store/ratio-mart.ts).
+  result.martRows = (await timed('mart', () => writeRatioMart(store, { fromMonth }))).rows;
+  // The cache stays (the next evaluation reads the same blocks); the memory the queries freed goes back.
+  await store.releaseMemory('allocator');
   return result;
 }
 

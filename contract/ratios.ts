@@ -43,6 +43,10 @@ export interface RatioRow {
   tc40_observed_from: string | null;
   /** false: the numerator lacks TC40s (month before tc40_observed_from; visa vamp, vfmp): a partial ratio */
   numerator_complete: boolean;
+  /** what the row's figures need that is not loaded for its month, and the command that loads it; null: nothing (docs/ratios.md "Unknown") */
+  missing_sources: string | null;
+  /** VAMP: the MID report's chargebacks (less RDR-resolved) were the disputes' floor, above the chargeback report's count */
+  numerator_floor: boolean;
 }
 
 // ---- Explained ratios (issue #13). What each rule-judged row says about where it stands; docs/ratios.md
@@ -50,8 +54,11 @@ export interface RatioRow {
 // evaluation, explained_at) and fields of `cbp ratios --json` (rules/explain.ts explainRows, under the rules
 // configured now).
 
-/** clear: below every level's watch band; watch: in the watch band of a level (or met, not yet entered); level: a level in force. */
-export const RATIO_STATES = ['clear', 'watch', 'level'] as const;
+/**
+ * clear: below every level's watch band; watch: in the watch band of a level (or met, not yet entered); level: a level
+ * in force; unknown: would read clear, but a source its figures need is not loaded (missing_sources says which).
+ */
+export const RATIO_STATES = ['clear', 'watch', 'level', 'unknown'] as const;
 export type RatioState = (typeof RATIO_STATES)[number];
 
 /** Where a MID's region came from: its own entry in the thresholds file, or the default region (CBP_DEFAULT_REGION / default_region). */

@@ -128,8 +128,8 @@ interface LevelStreak {
 
 /**
  * Evaluates one mid × network × program over its months. Missing months count as "not met" (a gap breaks
- * a streak); a month-to-date month can enter a level but never leaves one, since its figures are still
- * growing.
+ * a streak); a month-to-date month, or one whose figures miss a source (missing_sources), can enter a level but
+ * never leaves one, since its figures can still grow.
  */
 export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 0.8): MonthLevel[] {
   if (rows.length === 0) return [];
@@ -161,11 +161,14 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
     const monthRows = byMonth.get(m) ?? [];
     let partial = false;
     let projection = false;
+    // A month whose figures miss a source (missing_sources) neither meets nor misses: a level is held, never left on it.
+    let unknown = false;
     let countRow: RatioRow | undefined;
     let amountRow: RatioRow | undefined;
     for (const r of monthRows) {
       if (r.is_partial) partial = true;
       if (r.is_projection) projection = true;
+      else if (r.missing_sources) unknown = true;
       if (r.metric === 'count') countRow ??= r;
       else if (r.metric === 'amount') amountRow ??= r;
     }
@@ -206,7 +209,7 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
         met.push(s.level);
         s.metRun++; s.missRun = 0;
         if (!s.in && s.metRun >= enter) s.in = true;
-      } else if (!partial) {
+      } else if (!partial && !unknown) {
         s.missRun++; s.metRun = 0;
         if (s.in && s.missRun >= leave) s.in = false;
         // Stepping down at once (HECM → ECM): a closed month meeting a lower level of this program but not this one.
@@ -340,6 +343,9 @@ export function withGroups(rows: RatioRow[], set: RuleSet): RatioRow[] {
       is_partial: members.some((m) => m.is_partial),
       days_covered: members.reduce<number | null>((acc, m) => (m.days_covered === null ? acc : acc === null ? m.days_covered : Math.min(acc, m.days_covered)), null),
       numerator_complete: members.every((m) => m.numerator_complete),
+      // A group's figures miss what any member's miss (each named with its MID).
+      missing_sources: members.filter((m) => m.missing_sources).map((m) => `${m.mid}: ${m.missing_sources}`).join('; ') || null,
+      numerator_floor: members.some((m) => m.numerator_floor),
     });
   }
   return out;

@@ -115,7 +115,22 @@ export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSe
   base.superseded_by = l.superseded_by;
   base.certainty = decided?.certainty ?? null;
   base.certainty_note = decided?.certainty_note ?? null;
-  return base;
+  return withMissing(base, row);
+}
+
+/** What VAMP's reason says when the MID report's count was the disputes' floor. */
+export const FLOOR_NOTE = 'disputes counted from the MID report (the chargeback report lists fewer)';
+
+/**
+ * Never "clear" on missing data: a row whose figures miss a source is "unknown", and its reason says first what is
+ * missing and what to run (a level or watch keeps its state: the missing figures only add to it). The same rule as
+ * sql/views/40_ratios.sql ratio_mart_rows_between's for the rows it explains.
+ */
+function withMissing(e: RatioExplanation, row: RatioRow): RatioExplanation {
+  if (e.state === null || (!row.missing_sources && !row.numerator_floor)) return e;
+  if (e.state === 'clear' && row.missing_sources) e.state = 'unknown';
+  e.reason = [row.missing_sources, row.numerator_floor ? FLOOR_NOTE : null, e.reason].filter((x) => x).join('; ') || null;
+  return e;
 }
 
 /**

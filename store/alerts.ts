@@ -390,6 +390,9 @@ export interface SourceMark {
  * chargebacks by month received (with whether RDR resolved each), the TC40 reports by month of their timestamp.
  * A sum of row hashes: any row added, changed or removed changes it (up to a 2^-64 collision).
  */
+/** The month of the events' capture mark: a change of it touches every month. */
+export const CAPTURE_MONTH = '0000-00';
+
 export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
   return (await sourceMarksOf(store)).marks;
 }
@@ -428,6 +431,13 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
       FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
      WHERE c.date_received IS NOT NULL
      GROUP BY ALL
+    UNION ALL
+    -- What the chargeback report is loaded for, and when events were first captured: a row's missing sources (unknown).
+    SELECT 'chargeback_coverage', month, strftime(covered_to, '%Y-%m-%d'), 1 FROM int_chargeback_coverage
+    UNION ALL
+    -- (every month's rows say when capture began: month '0000-00' makes the next evaluation judge every month)
+    SELECT 'tc40_capture', '${CAPTURE_MONTH}', strftime(cap, '%Y-%m-%d'), 1
+      FROM (SELECT min(coalesce(event_timestamp, received_at))::DATE AS cap FROM events_raw) WHERE cap IS NOT NULL
     ${kept ? '' : `UNION ALL
     SELECT 'tc40', strftime(prevention_timestamp, '%Y-%m'), sum(hash(prevention_guid, mid, amount, prevention_timestamp)::HUGEINT)::VARCHAR, count(*)
       FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`}`);

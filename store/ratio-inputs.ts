@@ -20,6 +20,9 @@ export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[]
   return [...out].sort();
 }
 
+/** Marks of what a month's rows are missing (store/alerts.ts sourceMarksOf), not of the inputs kept here. */
+const NOT_INPUTS = new Set(['chargeback_coverage', 'tc40_capture']);
+
 /** The month after a YYYY-MM. */
 const nextMonth = (m: string) => addMonths(m, 1);
 
@@ -90,7 +93,9 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
       let months: string[];
       if (full) months = stats;
       else {
-        const touched = touchedMonths(await readMarks(s, 'ratio_input_marks'), marks);
+        // Coverage and capture marks say what a row is missing, not what its inputs are (ratio_rows_covered_between).
+        const inputs = (l: SourceMark[]) => l.filter((m) => !NOT_INPUTS.has(m.source));
+        const touched = touchedMonths(inputs(await readMarks(s, 'ratio_input_marks')), inputs(marks));
         const lost = stats.filter((m) => !held.has(m));
         months = [...new Set([...touched.flatMap((m) => [m, nextMonth(m)]), ...lost])].sort();
       }

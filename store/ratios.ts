@@ -49,10 +49,11 @@ const textOf = (x: unknown): string | null => (x == null ? null : String(x));
 function ratioRowMaker(column: (name: string) => readonly unknown[]): (i: number) => RatioRow {
   const [mid, network, program, metric, month, numerator, denominator, denominatorMonth, numeratorCount, numeratorAmount, denominatorCount,
     denominatorAmount, monthTxCount, monthTxAmount, ratio, ratioPct, ratioBps, noRatioReason, isProjection, isPartial, daysCovered, daysInMonth,
-    observedFrom, complete] = [
+    observedFrom, complete, missing, floor] = [
     'mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
     'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
     'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete',
+    'missing_sources', 'numerator_floor',
   ].map(column);
   return (i) => ({
     mid: String(mid[i]),
@@ -79,6 +80,8 @@ function ratioRowMaker(column: (name: string) => readonly unknown[]): (i: number
     days_in_month: num(daysInMonth[i]),
     tc40_observed_from: textOf(observedFrom[i])?.slice(0, 10) ?? null,
     numerator_complete: complete[i] !== false && complete[i] !== 'false',
+    missing_sources: missing ? textOf(missing[i]) : null,
+    numerator_floor: floor ? floor[i] === true || floor[i] === 'true' : false,
   });
 }
 

@@ -51,14 +51,16 @@ describe('evaluateAlerts under issue #13 rules', () => {
   });
 
   it('shows the explanation in mart_ratios', async () => {
+    // A level stands on TC40s missing (the month before capture began), and says what is missing.
+    const TC40_MISSING = 'TC40 reports not captured before 2026-06-02: they arrive as prevention events only (cbp run subscriptions, then cbp run ingest)';
     const rows = await store.all<Record<string, unknown>>(
       `SELECT mid, program, month, level, state, next_level, reason, monitored_as, region, region_source, numerator_complete, tc40_observed_from::VARCHAR AS tc40_from, certainty
          FROM mart_ratios WHERE metric = 'count' AND NOT is_projection AND ((mid IN ('g1', 'g2') AND program = 'vamp') OR (mid = 'w1' AND program = 'ecp' AND month = '2026-04'))
         ORDER BY mid`,
     );
     expect(rows).toEqual([
-      { mid: 'g1', program: 'vamp', month: '2026-05', level: 'excessive', state: 'level', next_level: null, reason: null, monitored_as: 'acme', region: 'US', region_source: 'default', numerator_complete: false, tc40_from: '2026-06-02', certainty: 'approximate' },
-      { mid: 'g2', program: 'vamp', month: '2026-05', level: 'excessive', state: 'level', next_level: null, reason: null, monitored_as: 'acme', region: 'US', region_source: 'default', numerator_complete: false, tc40_from: '2026-06-02', certainty: 'approximate' },
+      { mid: 'g1', program: 'vamp', month: '2026-05', level: 'excessive', state: 'level', next_level: null, reason: TC40_MISSING, monitored_as: 'acme', region: 'US', region_source: 'default', numerator_complete: false, tc40_from: '2026-06-02', certainty: 'approximate' },
+      { mid: 'g2', program: 'vamp', month: '2026-05', level: 'excessive', state: 'level', next_level: null, reason: TC40_MISSING, monitored_as: 'acme', region: 'US', region_source: 'default', numerator_complete: false, tc40_from: '2026-06-02', certainty: 'approximate' },
       { mid: 'w1', program: 'ecp', month: '2026-04', level: null, state: 'watch', next_level: 'ecm', reason: 'ratio 1.25 % < 1.50 %', monitored_as: 'w1', region: 'US', region_source: 'default', numerator_complete: true, tc40_from: '2026-06-02', certainty: 'exact' },
     ]);
   });

@@ -90,7 +90,9 @@ describe('incremental evaluation', () => {
       expect(await keptInputsDrift(a.store), `kept ratio inputs after ${month}`).toBe(0);
       expect(await snapshot(a.store), `after ${month}`).toEqual(await snapshot(b.store));
     }
-    expect(incremental).toBe(months.length - 1);
+    // Every evaluation after the first but one: the load that brings the first events judges every month (each row
+    // says from which day TC40s were captured).
+    expect(incremental).toBe(months.length - 2);
     // Something happened at all: levels, watch notices, a group.
     const kinds = (await a.store.all<{ kind: string }>('SELECT DISTINCT kind FROM alerts ORDER BY kind')).map((x) => x.kind);
     expect(kinds).toEqual(expect.arrayContaining(['reached', 'resolved', 'watch']));

@@ -25,7 +25,7 @@ function row(mid: string, month: string, ratio: number): RatioRow {
     ratio, ratio_pct: ratio * 100, ratio_bps: ratio * 10_000, no_ratio_reason: null,
     month_transaction_count: 10_000, month_transaction_amount: null,
     is_projection: false, is_partial: false, days_covered: null, days_in_month: null,
-    tc40_observed_from: null, numerator_complete: true,
+    tc40_observed_from: null, numerator_complete: true, missing_sources: null, numerator_floor: false,
   };
 }
 const series = [row('m1', '2026-01', 0.005), row('m1', '2026-02', 0.012), row('m1', '2026-03', 0.025)];

@@ -13,7 +13,7 @@ function row(month: string, o: Partial<RatioRow> = {}): RatioRow {
     mid: 'm1', network: 'visa', program: 'vamp', metric: 'count', month, numerator: 20, denominator: 1000, denominator_month: month,
     numerator_count: 20, numerator_amount: 200, denominator_count: 1000, denominator_amount: 10_000, month_transaction_count: 1000,
     month_transaction_amount: 10_000, ratio: 0.02, ratio_pct: 2, ratio_bps: 200, no_ratio_reason: null, is_projection: false,
-    is_partial: false, days_covered: null, days_in_month: null, tc40_observed_from: '2025-01-01', numerator_complete: true, ...o,
+    is_partial: false, days_covered: null, days_in_month: null, tc40_observed_from: '2025-01-01', numerator_complete: true, missing_sources: null, numerator_floor: false, ...o,
   };
 }
 

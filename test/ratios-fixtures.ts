@@ -43,6 +43,8 @@ export interface StatFixture {
   prevTxAmount?: number | null;
   /** last day covered (default: the month's last day) */
   endDay?: number;
+  /** the chargeback report was loaded over the same window, as a nightly loads both (default true) */
+  cbReport?: boolean;
 }
 
 export async function insertStats(store: Store, rows: StatFixture[]): Promise<void> {
@@ -55,7 +57,17 @@ export async function insertStats(store: Store, rows: StatFixture[]): Promise<vo
         txa: r.txAmount ?? r.tx * 10, ptx: r.prevTx ?? null, ptxa: r.prevTxAmount ?? null, seen: `${end} 23:00:00`,
       },
     );
+    if (r.cbReport !== false) await coverChargebacks(store, `${r.month}-01`, end);
   }
+}
+
+/** Records a fetch of the chargeback report over from..to (YYYY-MM-DD), answered after its last day. */
+export async function coverChargebacks(store: Store, from: string, to: string): Promise<void> {
+  await store.run(
+    `INSERT INTO report_fetches VALUES ('chargebacks', $from::DATE, $to::DATE, $to::DATE + INTERVAL 1 DAY, $to::DATE + INTERVAL 1 DAY, 0, 0, 'fixture')
+     ON CONFLICT DO NOTHING`,
+    { from, to },
+  );
 }
 
 export interface ChargebackFixture {

@@ -15,6 +15,7 @@ import { rulesHash, touchedMonths } from '../../alerts/engine.ts';
 import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
 import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
 import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
+import { martFreshness } from '../../store/ratio-mart.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
@@ -66,6 +67,8 @@ export interface RatiosView {
   allPrograms: boolean;
   /** where the explanations come from: the last evaluation's (its rules and data unchanged since), or judged now */
   explained: 'stored' | 'recomputed';
+  /** why the kept ratio table is behind the data, and what to run (store/ratio-mart.ts); null when it is current */
+  behind: string | null;
 }
 
 /**
@@ -224,6 +227,7 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
     midsWithoutCurrency: mids.filter((m) => (currencies.get(m) ?? []).length !== 1),
     allPrograms: q.allPrograms === true,
     explained,
+    behind: explained === 'stored' ? null : await martFreshness(store).then((f) => f.behind, () => null),
   };
 }
 
@@ -372,6 +376,7 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
     out.push(monthTitle(m, rows), ...tableLines(rows, width, regions.size > 1));
   }
   const notes: string[] = [];
+  if (v.behind) notes.push(`The kept ratio table is behind: ${v.behind}. Judged now instead (slower; mart_ratios, cbp report and cbp export read the table).`);
   if (v.rows.length) {
     notes.push(
       `Sorted at risk first by close(ness) = ratio ÷ the next level's threshold (1.00 = at it; at the top level, its own). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +

@@ -161,11 +161,15 @@ SELECT
   CASE WHEN NOT p.is_partial THEN p.transaction_amount END AS prev_transaction_amount,
   coalesce(cb.fraud_count, 0) AS fraud_count,
   coalesce(cb.fraud_amount, 0) AS fraud_amount,
-  coalesce(cb.vamp_dispute_count, 0) AS vamp_dispute_count,
+  -- VAMP's disputes are never fewer than the MID report's chargebacks less those RDR resolved: where the MID report lists
+  -- cases the chargeback report does not (a report not loaded, or loaded for part of the month), its count is a floor.
+  greatest(coalesce(cb.vamp_dispute_count, 0), coalesce(cur.chargeback_count, 0) - coalesce(cb.rdr_resolved_count, 0)) AS vamp_dispute_count,
   coalesce(cb.vamp_dispute_amount, 0) AS vamp_dispute_amount,
   -- TC40s are Visa's: other networks get 0 (kept out of the join condition so it stays a hash join).
   CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_count, 0) ELSE 0 END AS tc40_count,
-  CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount
+  CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount,
+  coalesce(cur.chargeback_count, 0) - coalesce(cb.rdr_resolved_count, 0) > coalesce(cb.vamp_dispute_count, 0) AS vamp_floor,
+  coalesce(cb.chargeback_count, 0) AS report_chargeback_count
 FROM cur
 LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
 LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
@@ -245,7 +249,10 @@ WITH j AS (
     -- Transactions of M itself (Discover's "100 net sales" is of the chargebacks' month).
     transaction_count::DOUBLE AS month_tx_count,
     transaction_amount::DOUBLE AS month_tx_amount,
-    is_partial, days_covered, days_in_month
+    is_partial, days_covered, days_in_month,
+    -- The chargeback report's count of M against the MID report's (ratio_rows_covered_between's missing_sources).
+    report_chargeback_count::DOUBLE AS report_chargeback_count, chargeback_count::DOUBLE AS mid_report_chargeback_count,
+    p.program = 'vamp' AND coalesce(vamp_floor, FALSE) AS numerator_floor
   FROM j
   JOIN ratio_programs p ON p.network IS NULL OR p.network = j.network
 )
@@ -279,7 +286,8 @@ WITH obs AS (
     CASE WHEN den_same_month THEN den_amount * factor ELSE den_amount END AS denominator_amount,
     month_tx_count * factor AS month_transaction_count,
     month_tx_amount * factor AS month_transaction_amount,
-    no_ratio_reason, is_projection, is_partial, days_covered, days_in_month
+    no_ratio_reason, is_projection, is_partial, days_covered, days_in_month,
+    report_chargeback_count, mid_report_chargeback_count, numerator_floor
   FROM obs
 ), nd AS (
   SELECT *,
@@ -294,22 +302,71 @@ SELECT
   CASE WHEN no_ratio_reason IS NULL THEN numerator / denominator * 10000 END AS ratio_bps,
   no_ratio_reason, nd.is_projection, is_partial, days_covered, days_in_month,
   numerator_count, numerator_amount, denominator_count, denominator_amount,
-  month_transaction_count, month_transaction_amount
+  month_transaction_count, month_transaction_amount,
+  report_chargeback_count, mid_report_chargeback_count, numerator_floor
 FROM nd;
+
+-- The days of each month the chargeback report is loaded for, from the 1st on without a gap: covered_to, the last such
+-- day. A fetch counts up to the day before the service's clock at its answer (store/windows.ts coverageSpans' rule), a
+-- window recorded as done and a file loaded by hand with a window (`cbp load`) for the whole window.
+CREATE OR REPLACE VIEW int_chargeback_coverage AS
+WITH spans AS (
+  SELECT window_start AS s, least(window_end, service_time::DATE - 1) AS e FROM report_fetches WHERE kind = 'chargebacks'
+  UNION ALL
+  SELECT window_start, window_end FROM windows_done WHERE kind = 'chargebacks'
+  UNION ALL
+  SELECT window_start, window_end FROM loads
+   WHERE kind = 'chargebacks' AND window_start IS NOT NULL AND window_end IS NOT NULL
+     AND regexp_matches(landing_file, 'import-[0-9a-f]{12}[.](json|csv)$')
+), days AS (
+  SELECT DISTINCT unnest(generate_series(s::TIMESTAMP, e::TIMESTAMP, INTERVAL 1 DAY))::DATE AS d FROM spans WHERE e >= s
+), runs AS (
+  SELECT d, strftime(d, '%Y-%m') AS month, day(d) = row_number() OVER (PARTITION BY strftime(d, '%Y-%m') ORDER BY d) AS from_first FROM days
+)
+SELECT month, max(d) AS covered_to FROM runs WHERE from_first GROUP BY month;
 
 -- The ratio rows of a range of months with their TC40 coverage: events (TC40 fraud reports among them) are
 -- captured from the first event on, dated by the service's own clock (its event_timestamp; received_at when the
 -- event carried none), as windows are judged done by the service's Date: a sandbox or a service whose clock is
 -- not the receiver's gives the same coverage. A VAMP / VFMP month starting before that counts disputes alone, a
 -- partial numerator.
+-- missing_sources names what a row's figures need that is not loaded for its month, and what to run (docs/ratios.md
+-- "Unknown"): the chargeback report over the MID report's window (VAMP's disputes, EFM's fraud), the TC40 reports
+-- (VAMP, VFMP), M-1's complete MID report (a previous-month denominator), the network's transactions, or the two
+-- reports' counts disagreeing so that the numerator may be understated (by more than 5 cases and 10 % of the larger).
 CREATE OR REPLACE MACRO ratio_rows_covered_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
-SELECT
-  nd.*,
-  cap.tc40_observed_from,
-  NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
-    OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete
-FROM ratio_rows_between(first_day, last_day, cached := cached, kept := kept) nd
-CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap;
+WITH r AS (
+  SELECT nd.*, cap.tc40_observed_from,
+    NOT (nd.network = 'visa' AND nd.program IN ('vamp', 'vfmp'))
+      OR coalesce(cap.tc40_observed_from <= strptime(nd.month || '-01', '%Y-%m-%d')::DATE, FALSE) AS numerator_complete,
+    (strptime(nd.month || '-01', '%Y-%m-%d') + to_days(greatest(nd.days_covered, 1) - 1))::DATE AS window_end,
+    cov.covered_to
+  FROM ratio_rows_between(first_day, last_day, cached := cached, kept := kept) nd
+  CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap
+  LEFT JOIN int_chargeback_coverage cov ON cov.month = nd.month
+)
+SELECT r.* EXCLUDE (report_chargeback_count, mid_report_chargeback_count, numerator_floor, window_end, covered_to),
+  nullif(concat_ws('; ',
+    CASE WHEN program IN ('vamp', 'efm') AND (covered_to IS NULL OR covered_to < window_end)
+      THEN 'chargeback report not loaded for ' || strftime(window_end, '%Y-%m-%d') || coalesce(' (loaded to ' || strftime(covered_to, '%Y-%m-%d') || ')', '')
+           || ': cbp run backfill --kinds chargebacks --from ' || month || '-01 --to ' || strftime(window_end, '%Y-%m-%d') END,
+    CASE WHEN NOT numerator_complete
+      THEN 'TC40 reports not captured before ' || coalesce(strftime(tc40_observed_from, '%Y-%m-%d'), 'the first event')
+           || ': they arrive as prevention events only (cbp run subscriptions, then cbp run ingest)' END,
+    CASE WHEN no_ratio_reason = 'no_previous_month'
+      THEN 'MID report for ' || denominator_month || ' not loaded as a complete month: cbp run backfill --kinds mid_report --from '
+           || denominator_month || '-01 --to ' || strftime(last_day(strptime(denominator_month || '-01', '%Y-%m-%d')), '%Y-%m-%d') END,
+    CASE WHEN no_ratio_reason = 'no_transaction_figures'
+      THEN 'MID report for ' || month || ' has no transaction figures for ' || network || ': cbp run backfill --kinds mid_report --from '
+           || month || '-01 --to ' || strftime(window_end, '%Y-%m-%d') || ' --force' END,
+    CASE WHEN covered_to >= window_end AND abs(report_chargeback_count - mid_report_chargeback_count) > greatest(5, 0.1 * greatest(report_chargeback_count, mid_report_chargeback_count))
+          AND ((program NOT IN ('vamp', 'vfmp', 'efm') AND report_chargeback_count > mid_report_chargeback_count)
+               OR (program = 'efm' AND report_chargeback_count < mid_report_chargeback_count))
+      THEN 'chargeback counts disagree (chargeback report ' || cbp_figure(report_chargeback_count) || ', MID report '
+           || cbp_figure(mid_report_chargeback_count) || '): cbp run backfill --kinds chargebacks,mid_report --from ' || month
+           || '-01 --to ' || strftime(window_end, '%Y-%m-%d') || ' --force' END), '') AS missing_sources,
+  numerator_floor
+FROM r;
 
 -- Text of reasons, as rules/explain.ts writes it: a fraction as a percentage rounded half up through whole
 -- hundredths (0.0131 -> '1.31 %'); a figure with thousands separators and up to 2 decimals, trailing zeros dropped
@@ -353,7 +410,8 @@ CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_am
 -- lowest-ranked level in force for its metric, and its reason (the conditions it fails) is written here from the
 -- evaluation's rules (ratio_rule_picks, sql/migrations/014_ratio_rules.sql), exactly as rules/explain.ts would.
 -- Rows no rule reads, and months after the last evaluation, have no explanation (NULL).
-CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE
+CREATE OR REPLACE MACRO ratio_mart_rows_between(first_day, last_day, cached := FALSE) AS TABLE
+WITH e AS (
 WITH ev AS (
   SELECT as_of_month, default_region, evaluated_at, least(1.0, coalesce(watch_fraction, 1.0)) AS band
     FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1
@@ -371,7 +429,7 @@ WITH ev AS (
     coalesce(c.region, ev.default_region) AS cold_region,
     coalesce(c.region_source, 'default') AS cold_region_source,
     ev.evaluated_at, ev.band
-  FROM ratio_rows_covered_between(first_day, last_day) r
+  FROM ratio_rows_covered_between(first_day, last_day, cached := cached) r
   LEFT JOIN ratio_explanations x
     ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
    AND x.month = r.month AND x.is_projection = r.is_projection
@@ -420,14 +478,34 @@ SELECT
     CASE WHEN ratio IS NULL OR NOT isfinite(ratio) THEN 'no ratio (' || coalesce(no_ratio_reason, 'no figures') || ')'
          WHEN p_comparison = '>=' AND NOT (ratio >= p_threshold) THEN 'ratio ' || cbp_percent(ratio) || ' < ' || p_threshold_text
          WHEN p_comparison = '>' AND NOT (ratio > p_threshold) THEN 'ratio ' || cbp_percent(ratio) || ' not above ' || p_threshold_text END,
-    p_failed), '') END AS reason,
+    p_failed), '') END AS reason0,
   CASE WHEN stored THEN x_region WHEN cold THEN cold_region END AS region,
   CASE WHEN stored THEN x_region_source WHEN cold THEN cold_region_source END AS region_source,
   CASE WHEN stored THEN x_monitored_as WHEN cold THEN mid END AS monitored_as,
   CASE WHEN stored THEN x_superseded_by END AS superseded_by,
   CASE WHEN stored THEN x_certainty WHEN cold THEN p_certainty END AS certainty,
   CASE WHEN stored THEN x_certainty_note WHEN cold THEN p_certainty_note END AS certainty_note,
-  CASE WHEN stored THEN x_explained_at WHEN cold THEN evaluated_at END AS explained_at
-FROM j;
+  CASE WHEN stored THEN x_explained_at END AS explained_at,
+  -- Explained from the saved rules: mart_ratios shows the last evaluation's time (it changes with every evaluation).
+  cold AS explained_cold
+FROM j
+)
+-- Never "clear" on missing data: a row explained here whose figures miss a source is "unknown", its reason first says
+-- what is missing and what to run (rules/explain.ts withMissing, which the stored explanations went through).
+SELECT e.* EXCLUDE (state, reason0),
+  CASE WHEN explained_cold AND state = 'clear' AND missing_sources IS NOT NULL THEN 'unknown' ELSE state END AS state,
+  CASE WHEN NOT explained_cold OR state IS NULL THEN reason0
+       ELSE nullif(concat_ws('; ', missing_sources,
+              CASE WHEN numerator_floor THEN 'disputes counted from the MID report (the chargeback report lists fewer)' END, reason0), '') END AS reason
+FROM e;
 
-CREATE OR REPLACE VIEW mart_ratios AS SELECT * FROM mart_ratios_between(DATE '0001-01-01', DATE '9999-12-01');
+-- The ratio mart analysts read: the table each rule evaluation keeps current (store/ratio-mart.ts), read as it is.
+-- A row explained from the saved rules shows the last evaluation's time.
+CREATE OR REPLACE VIEW mart_ratios AS
+SELECT m.* EXCLUDE (explained_cold) REPLACE (
+         CASE WHEN m.explained_cold THEN (SELECT max(evaluated_at) FROM ratio_evaluations) ELSE m.explained_at END AS explained_at)
+FROM ratio_mart m;
+
+-- The mart's rows of a range of months (first days of the first and the last month).
+CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE
+SELECT * FROM mart_ratios WHERE month >= strftime(first_day, '%Y-%m') AND month <= strftime(last_day, '%Y-%m');
