@@ -2,7 +2,8 @@
 // each an ECharts option rendered to SVG by svg.ts. Every chart has a title, axes named with their units, and
 // the caption the HTML puts under it.
 import type { FreshnessRow, MatchRateRow, OrderAgeRow, QuarantineRow, ReasonCodeRow, StatusMonthRow, WinRateRow } from '../store/report.ts';
-import type { HeatRow } from './model.ts';
+import type { HeatKind, HeatRow } from './model.ts';
+import { toDateMark, type ShownMonth } from './months.ts';
 import { COLOURS, count, pct, renderSvg, type EChartsOption } from './svg.ts';
 import { networkName } from './trend.ts';
 
@@ -22,38 +23,87 @@ const title = (text: string, subtext?: string) => ({
 const money = (v: number) => v.toLocaleString('en-US', { maximumFractionDigits: 0 });
 const r6 = (v: number) => Number(v.toFixed(6));
 
-/** MIDs × months, each cell the largest ratio ÷ entry threshold over the programs in force. */
-export function heatMapChart(rows: HeatRow[], months: string[], leftOut: number): Chart {
-  const data: Array<[number, number, number | string]> = [];
-  rows.forEach((r, y) => r.cells.forEach((c, x) => data.push([x, y, c === null ? '-' : r6(c * 100)])));
-  const height = 160 + Math.max(3, rows.length) * 22;
+/** The heat map's colours by what a cell shows; "ratio_only" and "unknown" are no level's colour. */
+export const HEAT_COLOURS: Record<HeatKind, string> = {
+  clear: '#c8e6c9', watch: '#ffe082', over: '#ef9a9a', far_over: '#e53935', ratio_only: '#90caf9', unknown: '#bdbdbd',
+};
+const HEAT_ORDER: HeatKind[] = ['clear', 'watch', 'over', 'far_over', 'ratio_only', 'unknown'];
+// Stripes over a cell: dark on an unknown one, pale over a month to date's.
+const STRIPES = (colour: string, rotation: number) => ({ symbol: 'rect', dashArrayX: [1, 0], dashArrayY: [2, 3], rotation, color: colour });
+const UNKNOWN_DECAL = STRIPES('rgba(0,0,0,0.28)', -Math.PI / 4);
+const TO_DATE_DECAL = STRIPES('rgba(255,255,255,0.7)', Math.PI / 4);
+
+export interface HeatMapOptions {
+  /** the months that are month to date: their columns are hatched and marked "MTD d/n d" */
+  toDate?: ShownMonth[];
+  /** the watch band's fraction (default 0.8) */
+  watchFraction?: number;
+}
+
+/** MIDs × months, each cell the ratio ÷ entry threshold of the most severe program in force, coloured by what it shows. */
+export function heatMapChart(rows: HeatRow[], allMonths: string[], leftOut: number, opts: HeatMapOptions = {}): Chart {
+  const toDate = new Map((opts.toDate ?? []).map((m) => [m.month, m]));
+  const w = Math.round((opts.watchFraction ?? 0.8) * 100);
+  // From the first month any MID has a cell in, as the trends start at their first figures.
+  const first = Math.max(0, allMonths.findIndex((_, i) => rows.some((r) => r.kinds[i] !== null)));
+  const months = allMonths.slice(first);
+  const data: unknown[] = [];
+  rows.forEach((r, y) => r.cells.slice(first).forEach((c, x) => {
+    const kind = r.kinds[x + first];
+    if (kind === null) return;
+    const value = [x, y, c === null ? 0 : r6(c * 100), HEAT_ORDER.indexOf(kind)];
+    const decal = kind === 'unknown' ? UNKNOWN_DECAL : toDate.has(months[x]) ? TO_DATE_DECAL : undefined;
+    data.push(decal ? { value, itemStyle: { decal } } : value);
+  }));
+  const width = 1000;
+  const legendLeft = width - 250;
+  const height = Math.max(330, 160 + Math.max(3, rows.length) * 22);
+  const labels: Record<HeatKind, string> = {
+    clear: `clear (under ${w} %)`, watch: `watch (${w}-100 %)`, over: 'over, conditions met (100-150 %)',
+    far_over: 'far over, conditions met (150 % +)', ratio_only: 'ratio over, count/amount not met', unknown: 'unknown: a source not loaded (striped)',
+  };
+  const hatch = [0, 5, 10].map((d) => ({ type: 'line', shape: { x1: d, y1: 10, x2: d + 5, y2: 0 }, style: { stroke: '#ffffff', lineWidth: 1.5 } }));
   const option: EChartsOption = {
     title: title('Portfolio: ratio ÷ threshold of the tightest program', 'MIDs × months; each cell: the ratio as % of the entry threshold in force that month (100 % or more: at or over it)'),
-    grid: { left: 110, right: 24, top: 70, bottom: 84 },
-    xAxis: { type: 'category', data: months, name: 'month (UTC)', nameLocation: 'middle', nameGap: 26, splitArea: { show: false }, axisLabel: { fontSize: 10 } },
+    grid: { left: 110, right: width - legendLeft + 16, top: 70, bottom: 60 },
+    xAxis: {
+      type: 'category', data: months, name: 'month (UTC)', nameLocation: 'middle', nameGap: 40, splitArea: { show: false },
+      axisLabel: {
+        fontSize: 10, interval: 0,
+        formatter: (v: string) => (toDate.has(v) ? `${v}\n{mtd|${toDateMark(toDate.get(v)!)}}` : v),
+        rich: { mtd: { color: '#8a5a00', fontSize: 9, fontWeight: 'bold' } },
+      },
+    },
     yAxis: { type: 'category', data: rows.map((r) => r.mid), inverse: true, axisLabel: { fontSize: 10, interval: 0 } },
     visualMap: {
-      type: 'piecewise', orient: 'horizontal', left: 'center', bottom: 4, itemWidth: 14, itemHeight: 10, textStyle: { fontSize: 11 },
-      pieces: [
-        { lt: 80, label: 'clear (under 80 %)', color: '#c8e6c9' },
-        { gte: 80, lt: 100, label: 'watch (80-100 %)', color: '#ffe082' },
-        { gte: 100, lt: 150, label: 'over (100-150 %)', color: '#ef9a9a' },
-        { gte: 150, label: 'far over (150 % +)', color: '#e53935' },
-      ],
+      type: 'piecewise', dimension: 3, orient: 'vertical', inverse: true, align: 'left', left: legendLeft, top: toDate.size ? 92 : 70,
+      itemWidth: 14, itemHeight: 10, itemGap: 8, textStyle: { fontSize: 11 },
+      pieces: HEAT_ORDER.map((k, i) => ({ value: i, label: labels[k], color: HEAT_COLOURS[k] })),
       outOfRange: { color: '#eeeeee' },
     },
+    // The month to date's legend entry, above the visual map's: a hatched swatch (the visual map has no pattern of its own).
+    graphic: toDate.size ? [{
+      type: 'group', left: legendLeft, top: 70,
+      children: [
+        { type: 'rect', shape: { x: 0, y: 0, width: 14, height: 10 }, style: { fill: '#b0b0b0' } }, ...hatch,
+        { type: 'text', x: 19, y: 0, style: { text: 'MTD: month to date (hatched)', fontSize: 11, fill: '#333' } },
+      ],
+    }] as never : undefined,
     series: [{
       type: 'heatmap', data: data as never, itemStyle: { borderColor: '#ffffff', borderWidth: 1 },
       label: { show: rows.length <= 40, fontSize: 9, color: '#222', formatter: (p: { value: unknown }) => {
-        const v = (p.value as unknown[])[2];
+        const [, , v, k] = p.value as number[];
+        if (HEAT_ORDER[k] === 'unknown') return v ? `${Math.round(v)}?` : '?';
         return typeof v === 'number' ? String(Math.round(v)) : '';
       } },
     }],
   };
+  const open = [...toDate.values()];
   return {
-    kind: 'heatmap', title: 'Portfolio heat map', svg: renderSvg(option, { width: 900, height }),
-    caption: `How close each MID came to the entry threshold of its tightest monitoring program each month (ratio ÷ threshold, in %), the ${rows.length} MIDs closest in the latest month${leftOut ? `; ${leftOut} more MID${leftOut === 1 ? '' : 's'} left out` : ''}.`,
-    attrs: { mids: rows.length },
+    kind: 'heatmap', title: 'Portfolio heat map', svg: renderSvg(option, { width, height }),
+    caption: `How close each MID came to the entry threshold of its tightest monitoring program each month (ratio ÷ threshold, in %), the ${rows.length} MIDs closest in the latest month${leftOut ? `; ${leftOut} more MID${leftOut === 1 ? '' : 's'} left out` : ''}. ` +
+      `Red only where the level's count and amount conditions are met too; blue: the ratio is over but they are not; grey, striped: unknown (a source not loaded)${open.length ? `; hatched, marked MTD: ${open.map((m) => `${m.month} is month to date (${toDateMark(m)})`).join(', ')}, its ratio still moving` : ''}.`,
+    attrs: { mids: rows.length, 'month-to-date': open.map((m) => m.month).join(' ') },
   };
 }
 
@@ -91,29 +141,42 @@ export function paretoChart(network: string, rows: ReasonCodeRow[], by: 'cases' 
   };
 }
 
-/** Win rate (won ÷ decided) per network and month received. */
+/** Fewer decided cases than this make a win rate a hollow point with its n: too few to read much into. */
+export const FEW_DECIDED = 10;
+const FEW_LABEL = `fewer than ${FEW_DECIDED} decided (hollow, n = decided)`;
+
+/** Win rate (won ÷ decided) per network and month received; a rate of few decided cases hollow, with its n. */
 export function winRateChart(rows: WinRateRow[], months: string[]): Chart {
   const networks = [...new Set(rows.map((r) => r.network))].sort();
+  const few = rows.filter((r) => r.win_rate !== null && r.won + r.lost < FEW_DECIDED && months.includes(r.month));
   const option: EChartsOption = {
     title: title('Win rate by network and month', 'won ÷ (won + lost) of the chargebacks received that month; open cases left out'),
-    legend: { top: 44, left: 8, textStyle: { fontSize: 11 } },
+    legend: { top: 44, left: 8, textStyle: { fontSize: 11 }, data: [...networks.map(networkName), ...(few.length ? [{ name: FEW_LABEL, icon: 'emptyCircle' }] : [])] },
     grid: { left: 60, right: 24, top: 80, bottom: 44 },
     xAxis: { type: 'category', data: months, name: 'month received (UTC)', nameLocation: 'middle', nameGap: 28, axisLabel: { fontSize: 10 } },
     yAxis: { type: 'value', name: 'win rate (%)', nameLocation: 'middle', nameGap: 44, min: 0, max: 100, axisLabel: { formatter: (v: number) => `${v} %` } },
     series: networks.map((n, i) => ({
-      name: networkName(n), type: 'line', connectNulls: false, symbolSize: 6,
+      // Filled points; a rate of few decided cases hollow (ECharts' default symbol is hollow: set apart here).
+      name: networkName(n), type: 'line', connectNulls: false, symbol: 'circle', symbolSize: 6, labelLayout: { moveOverlap: 'shiftY' },
       itemStyle: { color: COLOURS.networks[i % COLOURS.networks.length] }, lineStyle: { color: COLOURS.networks[i % COLOURS.networks.length] },
       data: months.map((m) => {
         const r = rows.find((x) => x.network === n && x.month === m);
-        return r?.win_rate === null || r?.win_rate === undefined ? null : r6(r.win_rate * 100);
+        if (r?.win_rate === null || r?.win_rate === undefined) return null;
+        const decided = r.won + r.lost;
+        return decided < FEW_DECIDED
+          ? { value: r6(r.win_rate * 100), symbol: 'emptyCircle', symbolSize: 9, label: { show: true, position: 'right' as const, fontSize: 9, color: COLOURS.networks[i % COLOURS.networks.length], formatter: `n=${decided}` } }
+          : r6(r.win_rate * 100);
       }),
     })),
   };
+  // A legend entry for the hollow points (a series with no data of its own).
+  if (few.length) (option.series as unknown[]).push({ name: FEW_LABEL, type: 'line', data: [], symbol: 'emptyCircle', itemStyle: { color: '#555' } });
   const decided = rows.reduce((s, r) => s + r.won + r.lost, 0);
   const won = rows.reduce((s, r) => s + r.won, 0);
   return {
     kind: 'win-rate', title: 'Win rate by network and month', svg: renderSvg(option, { width: 900, height: 320 }),
-    caption: `The share of decided chargebacks won, per network and month received: ${decided ? `${pct((won / decided) * 100, 1)} overall (${count(won)} of ${count(decided)} decided)` : 'none decided yet'}.`,
+    caption: `The share of decided chargebacks won, per network and month received: ${decided ? `${pct((won / decided) * 100, 1)} overall (${count(won)} of ${count(decided)} decided)` : 'none decided yet'}` +
+      `${few.length ? `; hollow points, labelled n=: fewer than ${FEW_DECIDED} cases decided (few cases), a rate that can swing on one case` : ''}.`,
   };
 }
 

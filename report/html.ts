@@ -7,6 +7,7 @@ import {
   freshnessChart, heatMapChart, matchRateChart, orderAgeChart, paretoChart, quarantineChart, statusChart, winRateChart, type Chart,
 } from './charts.ts';
 import type { AtRiskRow, RatioSection } from './model.ts';
+import { monthTitle, scopeText } from './months.ts';
 import { COLOURS, FONT } from './svg.ts';
 import { networkName, programName, trendCaption, trendChartSvg } from './trend.ts';
 
@@ -57,10 +58,16 @@ function figure(c: Chart): string {
   return `<figure class="chart" data-chart="${esc(c.kind)}"${attrs}${width ? ` style="width:${width}px"` : ''}>\n${c.svg}\n<figcaption>${esc(c.caption)}</figcaption>\n</figure>`;
 }
 
-const STATE_LABEL = { clear: 'clear', watch: 'watch', level: 'level reached' } as const;
+const STATE_LABEL = { clear: 'clear', watch: 'watch', level: 'level reached', unknown: 'unknown' } as const;
 
-function atRiskTable(s: RatioSection): string {
-  const rows = s.atRisk.map((r: AtRiskRow) => `<tr class="state-${r.state}" data-mid="${esc(r.mid)}" data-program="${esc(r.program)}">
+/** The why cell: a held level's note first, then the reason's other clauses (an unknown row's names what to load). */
+function whyCell(r: AtRiskRow): string {
+  const rest = (r.reason ?? '').split('; ').filter((p) => p && p !== r.held);
+  return [r.held ? `<b class="held">${esc(r.held)}</b>` : '', ...rest.map(esc)].filter(Boolean).join('; ');
+}
+
+function atRiskTable(rows: AtRiskRow[]): string {
+  const body = rows.map((r) => `<tr class="state-${r.state}" data-mid="${esc(r.mid)}" data-program="${esc(r.program)}" data-month="${esc(r.month)}">
 <td>${esc(r.mid)}</td><td>${esc(networkName(r.network))}</td><td>${esc(programName(r.program))}</td><td>${esc(r.metric)}</td>
 <td class="n">${pctCell(r.ratio)}${r.is_partial ? ' <small>to date</small>' : ''}${r.numerator_complete ? '' : ' <small class="warn">TC40 partial</small>'}</td>
 <td class="n">${r.closeness === null ? '–' : `${Math.round(r.closeness * 100)} %`}</td>
@@ -68,12 +75,21 @@ function atRiskTable(s: RatioSection): string {
 <td>${r.next_level ? `${esc(r.next_level)} at ${pctCell(r.next_threshold)}` : 'top level'}</td>
 <td class="n">${num(r.numerator_count)}</td>
 <td class="n">${r.projected_ratio === null ? '–' : `${pctCell(r.projected_ratio)}${r.projected_level ? ` <small>(${esc(r.projected_level)})</small>` : ''}`}</td>
-<td>${esc(r.reason ?? '')}</td></tr>`).join('\n');
+<td>${whyCell(r)}</td></tr>`).join('\n');
   return `<table class="at-risk">
-<thead><tr><th>MID</th><th>network</th><th>program</th><th>metric</th><th>ratio</th><th>of threshold</th><th>state</th><th>next level</th><th>count</th><th>projected</th><th>why the next level is not reached</th></tr></thead>
+<thead><tr><th>MID</th><th>network</th><th>program</th><th>metric</th><th>ratio</th><th>of threshold</th><th>state</th><th>next level</th><th>count</th><th>projected</th><th>why: a level held, or the next level not reached</th></tr></thead>
 <tbody>
-${rows}
+${body}
 </tbody></table>`;
+}
+
+/** The at-risk tables, one per month shown (as `cbp ratios` shows them), each under a title saying what the month is. */
+function atRiskTables(s: RatioSection): string {
+  return s.shown.map((m) => {
+    const rows = s.atRisk.filter((r) => r.month === m.month);
+    const title = `<h3 class="month-${m.kind}">${esc(monthTitle(m))}${m.kind === 'month_to_date' ? ': figures so far, the projection to month end beside them' : ''}</h3>`;
+    return `${title}\n${rows.length ? atRiskTable(rows) : '<p class="empty">No MID has figures for a program in force this month.</p>'}`;
+  }).join('\n');
 }
 
 const CSS = `
@@ -100,8 +116,14 @@ td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-num
 tr.state-level td:first-child { border-left: 5px solid ${COLOURS.level}; }
 tr.state-watch td:first-child { border-left: 5px solid ${COLOURS.watch}; }
 tr.state-clear td:first-child { border-left: 5px solid ${COLOURS.clear}; }
+tr.state-unknown td:first-child { border-left: 5px solid ${COLOURS.unknown}; }
 tr.state-level { background: #fdecea; }
 tr.state-watch { background: #fff8e1; }
+tr.state-unknown { background: repeating-linear-gradient(135deg, #f1f1f1 0 6px, #e4e4e4 6px 12px); }
+tr.state-unknown .badge { background: ${COLOURS.unknown}; }
+b.held { font-weight: 600; color: #7a1c1c; }
+h3.month-month_to_date { color: #8a5a00; }
+header p.scope { font-size: 15px; opacity: 1; margin: 4px 0 6px; }
 .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 11px; color: #fff; background: ${COLOURS.clear}; }
 tr.state-level .badge { background: ${COLOURS.level}; }
 tr.state-watch .badge { background: ${COLOURS.watch}; color: #222; }
@@ -115,14 +137,17 @@ small.warn { color: #a02020; }
 export function renderReport(data: ReportData): string {
   const { meta, ratios: r, disputes: d, quality: q } = data;
   const monthSpan = `${r.months[0]} to ${r.month}`;
-  const states = { level: 0, watch: 0, clear: 0 };
+  const scope = scopeText(r.shown, r.scope);
+  const shownNames = r.shown.map((m) => (m.kind === 'complete' ? m.month : `${m.month} to date`)).join(' and ');
+  const states = { level: 0, watch: 0, unknown: 0, clear: 0 };
   for (const row of r.atRisk) states[row.state]++;
+  const same = r.scope === 'latest' ? '<code>cbp ratios</code> with no flags' : `<code>cbp ratios --month ${esc(r.month)}</code>`;
 
   // 1. At risk now
-  const s1 = `<section id="at-risk"><h2>1. At risk now — ${esc(r.month)}</h2>
-<p class="lead">One row per MID × program in force in ${esc(r.month)}, levels reached first, then by closeness to the next threshold (ratio ÷ threshold). Colours: <b style="color:${COLOURS.level}">level reached</b>, <b style="color:#a07400">watch</b> (within the watch band: every condition of a level met at 80 %, or a level met but not yet entered), <b style="color:${COLOURS.clear}">clear</b>. The same rows, states and reasons as <code>cbp ratios --month ${esc(r.month)}</code>.</p>
-${r.atRisk.length ? atRiskTable(r) : '<p class="empty">No MID has figures for a program in force this month.</p>'}
-<p class="note">${plural(r.atRiskTotal, 'MID × program')} in force over ${plural(r.mids, 'MID')}: ${states.level} with a level reached and ${states.watch} watched shown${r.atRiskLeftOut ? `; ${plural(r.atRiskLeftOut, 'more clear row')} left out (<code>cbp ratios</code> lists them)` : ''}.</p>
+  const s1 = `<section id="at-risk"><h2>1. At risk now — ${esc(shownNames)}</h2>
+<p class="lead">${esc(scope)}: one row per MID × program in force in each month, levels reached first, then by closeness to the next threshold (ratio ÷ threshold). Colours: <b style="color:${COLOURS.level}">level reached</b>, <b style="color:#a07400">watch</b> (within the watch band: every condition of a level met at ${Math.round(r.watchFraction * 100)} %, or a level met but not yet entered), <b style="color:${COLOURS.unknown}">unknown</b> (grey, striped: a source the figures need is not loaded; the why column names it and how to load it), <b style="color:${COLOURS.clear}">clear</b>. A level shown below its threshold is held: the why column says until when. The same months, rows, states and reasons as ${same}.</p>
+${r.shown.length ? atRiskTables(r) : '<p class="empty">No MID has figures for a program in force this month.</p>'}
+<p class="note">${plural(r.atRiskTotal, 'MID × program')} in force${r.shown.length > 1 ? ` (each month shown counted apart)` : ''} over ${plural(r.mids, 'MID')}: ${states.level} with a level reached, ${states.watch} watched${states.unknown ? `, ${states.unknown} unknown` : ''} shown${r.atRiskLeftOut ? `; ${plural(r.atRiskLeftOut, 'more clear row')} left out (<code>cbp ratios</code> lists them)` : ''}.</p>
 </section>`;
 
   // 2. Trends
@@ -131,14 +156,14 @@ ${r.atRisk.length ? atRiskTable(r) : '<p class="empty">No MID has figures for a 
     attrs: { mid: t.mid, network: t.network, program: t.program, 'threshold-lines': new Set(t.months.flatMap((m) => m.thresholds.map((x) => x.level))).size },
   }));
   const s2 = `<section id="trends"><h2>2. Trends, ${esc(monthSpan)}</h2>
-<p class="lead">${meta.mids.length ? `The programs of the MIDs asked for (${esc(meta.mids.join(', '))}).` : 'The MID × programs with a level reached or watched, closest first.'} Solid: the monthly ratio; dashed: the thresholds of the rules in force each month and the run-rate projection of the open month; bars: the count beside its minimum (dotted). Hollow points and pale bars: a month to date, or TC40 fraud reports not yet captured.</p>
-${trendFigs.length ? `<div class="grid">\n${trendFigs.join('\n')}\n</div>` : `<p class="empty">No MID × program is at a level or on watch in ${esc(r.month)}: nothing to chart (pick MIDs with <code>cbp report --mid M</code>).</p>`}
+<p class="lead">${meta.mids.length ? `The programs of the MIDs asked for (${esc(meta.mids.join(', '))}).` : 'The MID × programs with a level reached or watched in a month shown, closest first.'} Each chart starts at the series' first month with figures. Solid: the monthly ratio; dashed: the thresholds of the rules in force each month and the run-rate projection of the open month; bars: the count beside its minimum (dotted). Hollow points and pale bars: a month to date, or TC40 fraud reports not yet captured.</p>
+${trendFigs.length ? `<div class="grid">\n${trendFigs.join('\n')}\n</div>` : `<p class="empty">No MID × program is at a level or on watch in ${esc(shownNames)}: nothing to chart (pick MIDs with <code>cbp report --mid M</code>).</p>`}
 ${r.trendsLeftOut ? `<p class="note">${plural(r.trendsLeftOut, 'more MID × program')} at a level or on watch left out (the first ${r.trends.length} shown); <code>cbp report --mid M</code> picks MIDs.</p>` : ''}
 </section>`;
 
   // 3. Heat map
   const s3 = `<section id="heatmap"><h2>3. Portfolio heat map</h2>
-${r.heat.length ? figure(heatMapChart(r.heat, r.months, r.heatLeftOut)) : '<p class="empty">No MID has a ratio for a program in force in these months.</p>'}
+${r.heat.length ? figure(heatMapChart(r.heat, r.months, r.heatLeftOut, { toDate: r.toDate, watchFraction: r.watchFraction })) : '<p class="empty">No MID has a ratio for a program in force in these months.</p>'}
 </section>`;
 
   // 4. Disputes
@@ -148,15 +173,18 @@ ${r.heat.length ? figure(heatMapChart(r.heat, r.months, r.heatLeftOut)) : '<p cl
     return [figure(paretoChart(n, rows, 'cases')), figure(paretoChart(n, rows, 'amount'))];
   });
   const anyCases = d.reasonCodes.length > 0;
+  // The disputes' charts start at the first month with chargebacks received, as the trends do.
+  const firstCase = r.months.findIndex((m) => d.statuses.some((x) => x.month === m) || d.winRates.some((x) => x.month === m));
+  const caseMonths = firstCase > 0 ? r.months.slice(firstCase) : r.months;
   const s4 = `<section id="disputes"><h2>4. Disputes, received ${esc(monthSpan)}</h2>
 ${anyCases ? `<h3>Reason codes (Pareto), per network</h3>
 <div class="grid">
 ${pareto.join('\n')}
 </div>
 <h3>Win rate</h3>
-${figure(winRateChart(d.winRates, r.months))}
+${figure(winRateChart(d.winRates, caseMonths))}
 <h3>Statuses over time</h3>
-${figure(statusChart(d.statuses, r.months, d.statusNames))}
+${figure(statusChart(d.statuses, caseMonths, d.statusNames))}
 <h3>Order age</h3>
 ${figure(orderAgeChart(d.orderAge))}` : '<p class="empty">No chargebacks were received in these months.</p>'}
 </section>`;
@@ -179,12 +207,13 @@ ${fresh}
 <meta charset="utf-8">
 ${GENERATOR_META}
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>cbp report — ${esc(r.month)}</title>
+<title>cbp report — ${esc(shownNames || r.month)}</title>
 <style>${CSS}</style>
 </head>
 <body>
 <header>
-<h1>Chargebacks and ratios — ${esc(r.month)}</h1>
+<h1>Chargebacks and ratios — ${esc(shownNames || r.month)}</h1>
+<p class="scope">${esc(scope)}${r.scope === 'latest' ? ': the months <code>cbp ratios</code> shows with no flags (the latest month in the data, and the one before it while the latest is month to date); another month: <code>cbp report --month YYYY-MM</code>' : ''}.</p>
 <p>Made ${esc(meta.generatedAt)} from the snapshot ${esc(meta.snapshot)}${meta.snapshotModifiedAt ? ` (published ${esc(meta.snapshotModifiedAt)})` : ''}; rules: ${esc(meta.thresholds)}.</p>
 <p>${plural(r.mids, 'MID')}${meta.mids.length ? ` (asked for: ${esc(meta.mids.join(', '))})` : ''}; months ${esc(monthSpan)}; times in UTC.</p>
 </header>

@@ -5,11 +5,13 @@
 // never sit in memory at once.
 import type { ExplainedRatioRow, RatioRow, RatioState } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
-import { inForce, rulesFor } from '../rules/evaluate.ts';
-import type { Rule, RuleSet } from '../rules/thresholds.ts';
+import { inForce, meets, rulesFor } from '../rules/evaluate.ts';
+import { watchOf, type Rule, type RuleSet } from '../rules/thresholds.ts';
+import { latestMonths, type MonthScope, type ShownMonth } from './months.ts';
 import type { TrendMonth, TrendSeries, TrendThreshold } from './trend.ts';
 
-type ReportState = RatioState;
+/** A row's state; 'unknown': it would read clear, but a source its figures need is not loaded (`reason` says which). */
+export type ReportState = RatioState;
 type ExplainedRow = ExplainedRatioRow;
 
 /** One MID × network × program in force in the report's month, as the at-risk table shows it. */
@@ -31,6 +33,8 @@ export interface AtRiskRow {
   next_threshold: number | null;
   closeness: number | null;
   reason: string | null;
+  /** a level row below its level's threshold: why the level still holds ("ECM kept until 3 consecutive months below (1 so far)") */
+  held: string | null;
   numerator_complete: boolean;
   /** the run-rate projection to month end of an open month */
   projected_ratio: number | null;
@@ -38,18 +42,35 @@ export interface AtRiskRow {
   projected_level: string | null;
 }
 
+/**
+ * What a heat-map cell shows: under the watch band, in it, over the entry threshold with the level's count and
+ * amount conditions met (far_over: 150 % or more), the ratio over but another condition not met, or unknown.
+ */
+export type HeatKind = 'clear' | 'watch' | 'over' | 'far_over' | 'ratio_only' | 'unknown';
+
 export interface HeatRow {
   mid: string;
-  /** per month of the report's months: the largest ratio ÷ entry threshold over the programs in force, or null */
+  /** per month of the report's months: the ratio ÷ entry threshold of the program shown (the most severe), or null */
   cells: Array<number | null>;
+  /** what each cell shows (colour), or null where there is nothing */
+  kinds: Array<HeatKind | null>;
   /** which program gives each cell ("visa vamp"), or null */
   programs: Array<string | null>;
 }
 
 export interface RatioSection {
+  /** the last month shown (the latest, or --month) */
   month: string;
+  /** how the months shown were chosen: 'latest' (no --month, as `cbp ratios` with no flags) or 'month' */
+  scope: MonthScope;
+  /** the months the at-risk section shows: the latest complete month and the month to date, or --month's */
+  shown: ShownMonth[];
   /** the 13 months the trends and the heat map span, oldest first, ending with month */
   months: string[];
+  /** the months of `months` that are month to date */
+  toDate: ShownMonth[];
+  /** the watch band's fraction of each threshold (thresholds file `watch.fraction`) */
+  watchFraction: number;
   atRisk: AtRiskRow[];
   /** at-risk rows not shown (clear ones past the cap) */
   atRiskLeftOut: number;
@@ -63,7 +84,10 @@ export interface RatioSection {
 }
 
 export interface RatioSectionOptions {
+  /** the latest month to show: the one the data ends with, or --month */
   month: string;
+  /** 'latest': also the month before when `month` is month to date (report/months.ts); default 'month': month alone */
+  scope?: MonthScope;
   rules: RuleSet;
   /** MIDs picked with --mid: every series of theirs gets a trend (up to trendCap) */
   picked?: string[];
@@ -71,13 +95,13 @@ export interface RatioSectionOptions {
   trendCap?: number;
   /** most heat-map rows (default 50) */
   heatCap?: number;
-  /** most clear rows in the at-risk table (watch and level rows are always shown; default 30) */
+  /** most clear rows per month in the at-risk table (the others are always shown; default 30) */
   clearCap?: number;
 }
 
-const STATE_ORDER: Record<ReportState, number> = { level: 2, watch: 1, clear: 0 };
+const STATE_ORDER: Record<ReportState, number> = { level: 3, watch: 2, unknown: 1, clear: 0 };
 
-/** Sorts at-risk rows: levels reached first, then watched, then clear; within each, closest to the threshold first. */
+/** Sorts at-risk rows: levels reached first, then watched, unknown, clear; within each, closest to the threshold first. */
 export function compareAtRisk(a: AtRiskRow, b: AtRiskRow): number {
   return STATE_ORDER[b.state] - STATE_ORDER[a.state]
     || (b.closeness ?? -1) - (a.closeness ?? -1)
@@ -128,6 +152,63 @@ export function trendSeriesOf(
   };
 }
 
+/** The rules of a MID in force in the row's month for its network and program (of its metric, unless anyMetric). */
+function rulesOfRow(midRules: Rule[], r: RatioRow, anyMetric = false): Rule[] {
+  return midRules.filter((x) => x.network === r.network && x.program === r.program && (anyMetric || x.metric === r.metric) && inForce(x, r.month));
+}
+
+/**
+ * A heat-map cell of one observed row: the ratio ÷ the entry (lowest) threshold in force, and what it shows;
+ * null for a row no rule reads or without a ratio (an unknown row shows even without one).
+ */
+export function heatCell(r: ExplainedRow, midRules: Rule[], watchFraction: number): { v: number | null; kind: HeatKind } | null {
+  const state = r.state;
+  if (r.is_projection || state === null) return null;
+  const entry = thresholdsIn(midRules, r.network, r.program, r.metric, r.month)[0];
+  const v = r.ratio !== null && entry && entry.ratio > 0 ? r.ratio / entry.ratio : null;
+  if (state === 'unknown') return { v, kind: 'unknown' };
+  if (v === null) return null;
+  if (v < watchFraction) return { v, kind: 'clear' };
+  if (v < 1) return { v, kind: 'watch' };
+  // Over the ratio: a level's colour only when some rule's count and amount conditions hold too.
+  if (!rulesOfRow(midRules, r).some((x) => meets(x, r))) return { v, kind: 'ratio_only' };
+  return { v, kind: v >= 1.5 ? 'far_over' : 'over' };
+}
+
+// An unknown row would read clear but for a missing source: any known figure at or over the watch band says more.
+const HEAT_RANK: Record<HeatKind, number> = { far_over: 4, over: 4, ratio_only: 3, watch: 2, unknown: 1, clear: 0 };
+
+/** Whether cell a is the one to show over b (several programs in one MID × month): the most severe, then the highest. */
+const heatBefore = (a: { v: number | null; kind: HeatKind }, b: { v: number | null; kind: HeatKind }) =>
+  HEAT_RANK[a.kind] - HEAT_RANK[b.kind] || (a.v ?? -1) - (b.v ?? -1);
+
+/**
+ * Why a row at a level whose own threshold (or count/amount condition) is not met this month still shows the
+ * level: the reason's "kept until" clause, else the rules' months_to_leave; null when the level is met.
+ */
+export function heldNote(r: ExplainedRow, midRules: Rule[]): string | null {
+  if (r.state !== 'level' || r.level === null) return null;
+  const kept = r.reason?.split('; ').find((p) => / kept until /.test(p));
+  if (kept) return kept;
+  const level = rulesOfRow(midRules, r, true).filter((x) => x.level === r.level);
+  const own = level.filter((x) => x.metric === r.metric);
+  const below = own.length ? !own.some((x) => meets(x, r)) : r.next_level === null && r.closeness !== null && r.closeness < 1;
+  if (!below) return null;
+  if (level.length === 0) return 'level held: below threshold for fewer months than the program requires to leave';
+  const n = Math.max(...level.map((x) => x.months_to_leave));
+  const name = /^(ecm|hecm|efm)$/.test(r.level) ? r.level.toUpperCase() : r.level;
+  const months = `${n} complete month${n === 1 ? '' : 's'} in a row not meeting it`;
+  if (r.is_partial) return `${name} held: a month to date never leaves a level (left after ${months})`;
+  if (r.missing_sources) return `${name} held: a month missing a source never leaves a level (left after ${months})`;
+  return `${name} held until ${months}`;
+}
+
+/** The series from its first month with figures on (the months before it are empty). */
+export function fromFirstFigures(t: TrendSeries): TrendSeries {
+  const i = t.months.findIndex((m) => m.ratio !== null || m.count !== null || (m.projectedRatio ?? null) !== null);
+  return i <= 0 ? t : { ...t, months: t.months.slice(i) };
+}
+
 /** Builds the ratio sections batch by batch: add() each batch of whole MIDs, then finish(). */
 export class RatioSectionBuilder {
   readonly months: string[];
@@ -135,11 +216,20 @@ export class RatioSectionBuilder {
   private readonly candidates: Array<{ row: AtRiskRow; series: TrendSeries }> = [];
   private readonly heat: HeatRow[] = [];
   private readonly picked: Set<string>;
+  private readonly scope: MonthScope;
+  /** the months whose at-risk rows are kept until finish() knows which are shown */
+  private readonly riskMonths: string[];
+  /** month to date months seen: the most days covered, the month's days */
+  private readonly partial = new Map<string, { days_covered: number | null; days_in_month: number | null }>();
+  private readonly watchFraction: number;
   private mids = 0;
 
   constructor(private readonly opts: RatioSectionOptions) {
     this.months = Array.from({ length: 13 }, (_, i) => addMonths(opts.month, i - 12));
     this.picked = new Set(opts.picked ?? []);
+    this.scope = opts.scope ?? 'month';
+    this.riskMonths = this.scope === 'latest' ? latestMonths(opts.month, true) : [opts.month];
+    this.watchFraction = watchOf(opts.rules).fraction;
   }
 
   /** One batch of explained ratio rows of whole MIDs, up to the report's month (earlier months are skipped). */
@@ -151,6 +241,7 @@ export class RatioSectionBuilder {
     const midSet = new Set<string>();
     for (const r of explained) {
       midSet.add(r.mid);
+      if (r.is_partial && !r.is_projection) this.notePartial(r);
       const k = seriesKey(r);
       const l = bySeries.get(k);
       if (l) l.push(r);
@@ -160,61 +251,90 @@ export class RatioSectionBuilder {
     for (const series of bySeries.values()) {
       const { mid, network, program } = series[0];
       const midRules = rulesFor(rules, mid);
-      // The heat map: ratio ÷ the entry (lowest) threshold in force, per observed row with rules.
       for (const r of series) {
-        if (r.is_projection || r.state === null || r.ratio === null) continue;
-        const entry = thresholdsIn(midRules, network, program, r.metric, r.month)[0];
-        if (!entry || entry.ratio <= 0) continue;
+        const c = heatCell(r, midRules, this.watchFraction);
+        if (!c) continue;
         const i = this.months.indexOf(r.month);
         let h = heat.get(mid);
-        if (!h) { h = { mid, cells: this.months.map(() => null), programs: this.months.map(() => null) }; heat.set(mid, h); }
-        const v = r.ratio / entry.ratio;
-        if (h.cells[i] === null || v > (h.cells[i] as number)) { h.cells[i] = v; h.programs[i] = `${network} ${program}`; }
+        if (!h) { h = { mid, cells: this.months.map(() => null), kinds: this.months.map(() => null), programs: this.months.map(() => null) }; heat.set(mid, h); }
+        const was = h.kinds[i];
+        if (was === null || heatBefore(c, { v: h.cells[i], kind: was }) > 0) { h.cells[i] = c.v; h.kinds[i] = c.kind; h.programs[i] = `${network} ${program}`; }
       }
-      // The at-risk row: the report month's observed row closest to its threshold.
-      const now = series.filter((r) => r.month === month && !r.is_projection && r.state !== null);
-      if (now.length === 0) continue;
-      const best = now.reduce((a, b) => ((b.closeness ?? -1) > (a.closeness ?? -1) ? b : a));
-      const proj = series.find((r) => r.month === month && r.is_projection && r.metric === best.metric) ?? null;
-      const row: AtRiskRow = {
-        mid, network, program, metric: best.metric, month,
-        ratio: best.ratio, numerator: best.numerator, denominator: best.denominator, numerator_count: best.numerator_count,
-        is_partial: best.is_partial, level: best.level, state: best.state as ReportState,
-        next_level: best.next_level, next_threshold: best.next_threshold, closeness: best.closeness, reason: best.reason,
-        numerator_complete: best.numerator_complete,
-        projected_ratio: proj?.ratio ?? null, projected_closeness: proj?.closeness ?? null, projected_level: proj?.level ?? null,
-      };
-      this.atRisk.push(row);
-      if (row.state !== 'clear' || this.picked.has(mid)) this.candidates.push({ row, series: this.trendOf(series, best.metric, midRules) });
+      // The at-risk rows: per month that may be shown, the observed row of the most severe state, closest to its threshold.
+      for (const m of this.riskMonths) {
+        const now = series.filter((r) => r.month === m && !r.is_projection && r.state !== null);
+        if (now.length === 0) continue;
+        const rank = (r: ExplainedRow) => STATE_ORDER[r.state as ReportState] ?? 0;
+        const best = now.reduce((a, b) => (rank(b) - rank(a) || (b.closeness ?? -1) - (a.closeness ?? -1)) > 0 ? b : a);
+        const proj = series.find((r) => r.month === m && r.is_projection && r.metric === best.metric) ?? null;
+        const row: AtRiskRow = {
+          mid, network, program, metric: best.metric, month: m,
+          ratio: best.ratio, numerator: best.numerator, denominator: best.denominator, numerator_count: best.numerator_count,
+          is_partial: best.is_partial, level: best.level, state: best.state as ReportState,
+          next_level: best.next_level, next_threshold: best.next_threshold, closeness: best.closeness, reason: best.reason,
+          held: heldNote(best, midRules), numerator_complete: best.numerator_complete,
+          projected_ratio: proj?.ratio ?? null, projected_closeness: proj?.closeness ?? null, projected_level: proj?.level ?? null,
+        };
+        this.atRisk.push(row);
+        // Trends for levels and watch (an unknown row would read clear), and every series of a MID asked for.
+        if (row.state === 'level' || row.state === 'watch' || this.picked.has(mid)) this.candidates.push({ row, series: this.trendOf(series, best.metric, midRules) });
+      }
     }
     for (const h of heat.values()) this.heat.push(h);
     this.mids += midSet.size;
   }
 
+  private notePartial(r: ExplainedRow): void {
+    const p = this.partial.get(r.month) ?? { days_covered: null, days_in_month: null };
+    if (r.days_covered !== null && (p.days_covered === null || r.days_covered > p.days_covered)) p.days_covered = r.days_covered;
+    if (p.days_in_month === null) p.days_in_month = r.days_in_month;
+    this.partial.set(r.month, p);
+  }
+
+  private shownMonth(month: string): ShownMonth {
+    const p = this.partial.get(month);
+    return p ? { month, kind: 'month_to_date', ...p } : { month, kind: 'complete', days_covered: null, days_in_month: null };
+  }
+
   private trendOf(series: ExplainedRow[], metric: string, midRules: Rule[]): TrendSeries {
     const { mid, network, program } = series[0];
-    return trendSeriesOf(series, { mid, network, program, metric }, this.months, midRules);
+    return fromFirstFigures(trendSeriesOf(series, { mid, network, program, metric }, this.months, midRules));
   }
 
   finish(): RatioSection {
-    const { trendCap = 20, heatCap = 50, clearCap = 30 } = this.opts;
-    this.atRisk.sort(compareAtRisk);
-    const flagged = this.atRisk.filter((r) => r.state !== 'clear' || this.picked.has(r.mid));
-    const clear = this.atRisk.filter((r) => r.state === 'clear' && !this.picked.has(r.mid));
-    const shown = [...flagged, ...clear.slice(0, Math.max(0, clearCap))].sort(compareAtRisk);
-    this.candidates.sort((a, b) => compareAtRisk(a.row, b.row));
-    const trends = this.candidates.slice(0, trendCap).map((c) => c.series);
+    const { trendCap = 20, heatCap = 50, clearCap = 30, month } = this.opts;
+    // cbp ratios' rule (report/months.ts): the month before the latest only when the latest is month to date.
+    const shownMonths = this.scope === 'latest' ? latestMonths(month, this.partial.has(month)) : [month];
+    const inShown = (r: AtRiskRow) => shownMonths.includes(r.month);
+    const all = this.atRisk.filter(inShown);
+    const shown = shownMonths.flatMap((m) => {
+      const rows = all.filter((r) => r.month === m).sort(compareAtRisk);
+      const flagged = rows.filter((r) => r.state !== 'clear' || this.picked.has(r.mid));
+      const clear = rows.filter((r) => r.state === 'clear' && !this.picked.has(r.mid));
+      return [...flagged, ...clear.slice(0, Math.max(0, clearCap))].sort(compareAtRisk);
+    });
+    // One trend per MID × program, whichever month shown put it at risk.
+    const seen = new Set<string>();
+    const candidates: typeof this.candidates = [];
+    for (const c of this.candidates.filter((x) => inShown(x.row)).sort((a, b) => compareAtRisk(a.row, b.row))) {
+      if (!seen.has(seriesKey(c.row))) { seen.add(seriesKey(c.row)); candidates.push(c); }
+    }
+    const trends = candidates.slice(0, trendCap).map((c) => c.series);
     const peak = (h: HeatRow) => Math.max(-1, ...h.cells.map((c) => c ?? -1));
     const last = (h: HeatRow) => h.cells[h.cells.length - 1] ?? -1;
     this.heat.sort((a, b) => last(b) - last(a) || peak(b) - peak(a) || a.mid.localeCompare(b.mid));
     return {
-      month: this.opts.month,
+      month,
+      scope: this.scope,
+      shown: shownMonths.map((m) => this.shownMonth(m)),
       months: this.months,
+      toDate: this.months.filter((m) => this.partial.has(m)).map((m) => this.shownMonth(m)),
+      watchFraction: this.watchFraction,
       atRisk: shown,
-      atRiskLeftOut: this.atRisk.length - shown.length,
-      atRiskTotal: this.atRisk.length,
+      atRiskLeftOut: all.length - shown.length,
+      atRiskTotal: all.length,
       trends,
-      trendsLeftOut: Math.max(0, this.candidates.length - trends.length),
+      trendsLeftOut: Math.max(0, candidates.length - trends.length),
       heat: this.heat.slice(0, heatCap),
       heatLeftOut: Math.max(0, this.heat.length - heatCap),
       mids: this.mids,

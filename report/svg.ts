@@ -14,6 +14,8 @@ export const COLOURS = {
   clear: '#2e7d32',
   watch: '#e6a700',
   level: '#c62828',
+  /** a row whose figures need a source not loaded (state unknown) */
+  unknown: '#757575',
   /** threshold lines by rank, lowest level first */
   thresholds: ['#e6a700', '#ef6c00', '#c62828'],
   networks: ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b', '#7f7f7f'],

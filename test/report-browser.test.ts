@@ -23,7 +23,7 @@ const DEMO_BREACHES = [
   ['860100000108', 'discover', 'discover_excessive'],
 ] as const;
 
-interface Summary { out: string; bytes: number; month: string; months: string[]; mids: number; trends: number; charts: number; at_level: number }
+interface Summary { out: string; bytes: number; month: string; shown: Array<{ month: string; kind: string }>; scope: string; months: string[]; mids: number; trends: number; charts: number; at_level: number }
 
 const missing = browserMissing();
 
@@ -133,24 +133,27 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
     expect(await page.locator("header").textContent()).toContain(`${n} MIDs`);
     const tableMids = new Set(await page.locator('table.at-risk tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-mid'))));
     expect(tableMids.size).toBe(n);
-    // Every row's state (its colour and badge) is the one `cbp ratios` gives the same MID, program and metric.
-    const r = await cbp(['ratios', '--snapshot', snapshot, '--month', summary.month, '--json'], settings);
+    // The months and every row's state (its colour and badge) are the ones `cbp ratios` with no flags gives the same
+    // MID, program, metric and month: the report shows its months (the latest complete one and the month to date).
+    const r = await cbp(['ratios', '--snapshot', snapshot, '--json'], settings);
     expect(r.code).toBe(0);
-    const ratios = (JSON.parse(r.stdout) as Array<{ mid: string; network: string; program: string; metric: string; is_projection: boolean; state: string | null }>)
+    const ratios = (JSON.parse(r.stdout) as Array<{ mid: string; network: string; program: string; metric: string; month: string; is_projection: boolean; state: string | null }>)
       .filter((x) => !x.is_projection && x.state !== null);
+    expect(summary.shown.map((m) => m.month)).toEqual([...new Set(ratios.map((x) => x.month))].sort());
+    expect(await page.locator('header p.scope').textContent()).toContain(summary.scope);
     const rows = await page.locator('table.at-risk tbody tr').evaluateAll((trs) => trs.map((tr) => ({
-      mid: tr.getAttribute('data-mid'), program: tr.getAttribute('data-program'), cls: tr.getAttribute('class'),
+      mid: tr.getAttribute('data-mid'), program: tr.getAttribute('data-program'), month: tr.getAttribute('data-month'), cls: tr.getAttribute('class'),
       metric: tr.querySelectorAll('td')[3]?.textContent?.trim(), badge: tr.querySelector('.badge')?.textContent?.trim(),
     })));
-    const badge = { level: 'level reached', watch: 'watch', clear: 'clear' } as Record<string, string>;
+    const badge = { level: 'level reached', watch: 'watch', clear: 'clear', unknown: 'unknown' } as Record<string, string>;
     for (const row of rows) {
-      const same = ratios.find((x) => x.mid === row.mid && x.program === row.program && x.metric === row.metric);
-      expect(same, `${row.mid} ${row.program} ${row.metric} in cbp ratios`).toBeDefined();
-      expect({ row: `${row.mid} ${row.program}`, cls: row.cls, badge: row.badge }).toEqual({ row: `${row.mid} ${row.program}`, cls: `state-${same!.state}`, badge: badge[same!.state!] });
+      const same = ratios.find((x) => x.mid === row.mid && x.program === row.program && x.metric === row.metric && x.month === row.month);
+      expect(same, `${row.mid} ${row.program} ${row.metric} ${row.month} in cbp ratios`).toBeDefined();
+      expect({ row: `${row.mid} ${row.program} ${row.month}`, cls: row.cls, badge: row.badge }).toEqual({ row: `${row.mid} ${row.program} ${row.month}`, cls: `state-${same!.state}`, badge: badge[same!.state!] });
     }
-    // The demo's breaching MIDs are at risk this month: a level reached, or watched (a month to date).
+    // The demo's breaching MIDs are at risk in the latest complete month: a level reached, or watched.
     for (const [mid, , program] of DEMO_BREACHES) {
-      const row = rows.find((x) => x.mid === mid && x.program === program);
+      const row = rows.find((x) => x.mid === mid && x.program === program && x.month === summary.shown[0].month);
       expect(row?.cls, `${mid} ${program}`).toMatch(/^state-(level|watch)$/);
     }
   });
@@ -175,16 +178,17 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
     }
   });
 
-  it("takes the README's picture: the header, the first at-risk rows and the first four trends", async () => {
-    // A style sheet put in through the browser's protocol (the page's own scripts stay off): these rules only.
+  it("takes the README's picture: the header, the first at-risk rows of each month and the first two trends", async () => {
+    // A style sheet put in through the browser's protocol (the page's own scripts stay off): these rules only
+    // (five rows of each month's table, the latest complete month and the month to date; two trends: within the size kept).
     const style = `nav, th { position: static !important; }
-      section#at-risk tbody tr:nth-child(n+8), section#at-risk .note { display: none; }
-      section#trends figure.chart:nth-of-type(n+5) { display: none; }`;
+      section#at-risk tbody tr:nth-child(n+6), section#at-risk .note { display: none; }
+      section#trends figure.chart:nth-of-type(n+3) { display: none; }`;
     await page.setViewportSize({ width: 1640, height: 1200 });
     try {
       await page.evaluate(`{ const s = document.createElement('style'); s.id = 'readme-shot'; s.textContent = ${JSON.stringify(style)}; document.head.append(s); }`);
-      // The fourth trend's bottom on the page (a locator's box is relative to the scrolled window).
-      const bottom = (await page.evaluate("(() => { const f = document.querySelectorAll('section#trends figure.chart')[3]; return f ? f.getBoundingClientRect().bottom + window.scrollY : 0; })()")) as number;
+      // The second trend's bottom on the page (a locator's box is relative to the scrolled window).
+      const bottom = (await page.evaluate("(() => { const f = document.querySelectorAll('section#trends figure.chart')[1]; return f ? f.getBoundingClientRect().bottom + window.scrollY : 0; })()")) as number;
       expect(bottom).toBeGreaterThan(500);
       const shot = path.join(ARTIFACTS, 'readme.png');
       await page.screenshot({ path: shot, fullPage: true, clip: { x: 0, y: 0, width: 1640, height: bottom + 10 } });

@@ -115,7 +115,8 @@ describe('cbp report: the figures', () => {
     expect(r.code).toBe(0);
     const ratios = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     const at = island.ratios.atRisk;
-    expect(at.map((x) => `${x.mid} ${x.program} ${x.state}`)).toEqual(['V1 vamp level', 'M1 ecp watch', 'C1 vamp clear', 'M1 efm clear']);
+    // C1's VAMP would read clear, but no TC40 event was ever captured: unknown, after the watched rows and before the clear.
+    expect(at.map((x) => `${x.mid} ${x.program} ${x.state}`)).toEqual(['V1 vamp level', 'M1 ecp watch', 'C1 vamp unknown', 'M1 efm clear']);
     for (const row of at) {
       const same = ratios.find((x) => x.mid === row.mid && x.network === row.network && x.program === row.program && x.metric === row.metric && x.month === row.month && x.is_projection === false);
       expect(same, `${row.mid} ${row.program}`).toBeDefined();
@@ -123,6 +124,7 @@ describe('cbp report: the figures', () => {
       expect(row.numerator).toBe(same!.numerator);
       expect(row.denominator).toBe(same!.denominator);
       expect(row.level ?? null).toBe(same!.level ?? null);
+      expect(row.state).toBe(same!.state);
     }
     const v1 = at[0];
     expect(v1.ratio).toBe(1600 / 100_000);
@@ -144,13 +146,39 @@ describe('cbp report: the figures', () => {
     const apr = v1.months.find((m) => m.month === '2026-04')!;
     expect(apr.ratio).toBe(0.016);
     expect(apr.count).toBe(1600);
-    expect(v1.months.find((m) => m.month === '2025-04')!.ratio).toBeNull(); // no figures yet
+    // The chart starts at the first month with figures (2025-06), not with the empty months before it.
+    expect(v1.months[0].month).toBe('2025-06');
+    expect(v1.months.find((m) => m.month === '2025-04')).toBeUndefined();
     const m1 = island.ratios.trends[1];
     expect(m1.months.find((m) => m.month === '2026-04')!.thresholds.map((t) => t.level)).toEqual(['ecm', 'hecm']);
     // The heat map: ratio ÷ entry threshold of the tightest program.
     const heatV1 = island.ratios.heat.find((h) => h.mid === 'V1')!;
     expect(heatV1.cells[heatV1.cells.length - 1]).toBeCloseTo(0.016 / 0.015, 12);
     expect(island.ratios.heat[0].mid).toBe('V1');
+  });
+
+  it('no --month: the months `cbp ratios` shows with no flags (the latest complete month and the month to date), named in the header', async () => {
+    const r = await cbp(['report', '--out', path.join(dir, 'default.html'), '--json'], env);
+    expect(r.code).toBe(0);
+    const text = fs.readFileSync(path.join(dir, 'default.html'), 'utf8');
+    const d = islandOf(text) as Island & { ratios: { shown: Array<{ month: string; kind: string; days_covered: number | null; days_in_month: number | null }> } };
+    const ratios = await cbp(['ratios', '--json'], env);
+    expect(ratios.code).toBe(0);
+    const rows = JSON.parse(ratios.stdout) as Array<{ mid: string; program: string; metric: string; month: string; state: string | null; is_projection: boolean }>;
+    expect(d.ratios.shown.map((m) => m.month)).toEqual([...new Set(rows.map((x) => x.month))].sort());
+    expect(d.ratios.shown).toEqual([
+      { month: '2026-04', kind: 'complete', days_covered: null, days_in_month: null },
+      { month: '2026-05', kind: 'month_to_date', days_covered: 10, days_in_month: 31 },
+    ]);
+    expect(JSON.parse(r.stdout).scope).toBe('Latest complete month 2026-04, and 2026-05 month to date (10 of 31 days)');
+    expect(text).toContain('<p class="scope">Latest complete month 2026-04, and 2026-05 month to date (10 of 31 days)');
+    // Each at-risk row has the state `cbp ratios` gives it in its month.
+    for (const a of d.ratios.atRisk) {
+      const same = rows.find((x) => x.mid === a.mid && x.program === a.program && x.metric === a.metric && x.month === a.month && !x.is_projection);
+      expect(same?.state, `${a.mid} ${a.program} ${a.month}`).toBe(a.state);
+    }
+    expect(d.ratios.atRisk.filter((a) => a.month === '2026-05').length).toBeGreaterThan(0);
+    expect(d.ratios.atRisk.filter((a) => a.month === '2026-04').length).toBeGreaterThan(0);
   });
 
   it('an open month: the month to date and its run-rate projection, dashed, in the trend', async () => {
@@ -163,9 +191,11 @@ describe('cbp report: the figures', () => {
     const may = v.ratios.trends[0].months.find((m) => m.month === '2026-05')!;
     expect(may.partial).toBe(true);
     expect(may.count).toBe(600);
-    const [proj] = await sql<{ ratio: number }>(
-      `SELECT ratio FROM mart_ratios WHERE mid = 'V1' AND program = 'vamp' AND metric = 'count' AND month = '2026-05' AND is_projection`,
-    );
+    // The projection `cbp ratios` gives (the snapshot's mart_ratios holds what an evaluation wrote: none ran here).
+    const ratios = await cbp(['ratios', '--mid', 'V1', '--json'], env);
+    expect(ratios.code).toBe(0);
+    const proj = (JSON.parse(ratios.stdout) as Array<{ program: string; metric: string; month: string; is_projection: boolean; ratio: number }>)
+      .find((x) => x.program === 'vamp' && x.metric === 'count' && x.month === '2026-05' && x.is_projection)!;
     expect(may.projectedRatio).toBe(proj.ratio);
     expect(v.disputes.reasonCodes.every((x) => x.network === 'visa')).toBe(true);
   });

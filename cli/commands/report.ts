@@ -11,6 +11,7 @@ import { processAlive } from '../../lib/file-lock.ts';
 import { loadRules } from '../../rules/thresholds.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
+import { scopeText, type ShownMonth } from '../../report/months.ts';
 
 /** MIDs read and explained at once by cbp report (bench/report.bench.ts weighs time against peak memory). */
 const REPORT_BATCH_MIDS = 100;
@@ -18,7 +19,12 @@ const REPORT_BATCH_MIDS = 100;
 export interface ReportSummary {
   out: string;
   bytes: number;
+  /** the last month shown (the latest in the data, or --month) */
   month: string;
+  /** the months the at-risk section shows, and how they were chosen (report/months.ts) */
+  shown: ShownMonth[];
+  /** the sentence naming them ("Latest complete month 2026-03, and 2026-04 month to date (17 of 30 days)") */
+  scope: string;
   months: string[];
   mids: number;
   at_level: number;
@@ -145,8 +151,9 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
       const unknown = mids.filter((m) => !known.has(m));
       if (unknown.length) throw new UsageError(`--mid: no figures or chargebacks for ${unknown.map((m) => JSON.stringify(m)).join(', ')} in the snapshot; check the MID (the dim_mids view lists every MID the snapshot knows)`);
     }
+    // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
     const month = o.month ?? (volume.latest_month as string);
-    const builder = new RatioSectionBuilder({ month, rules, picked: mids });
+    const builder = new RatioSectionBuilder({ month, scope: o.month ? 'month' : 'latest', rules, picked: mids });
     // The reader `cbp ratios` uses: explained under the rules up to the month, in batches of MIDs (the builder
     // keeps only what it shows). The report shows 13 months: the series no rule could move are read for those
     // alone, the others' whole history (their levels need it); rows no rule reads are not shown, nor read.
@@ -180,9 +187,10 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   checkOut(out, o.force ?? false);
   const bytes = writeAtomically(out, html);
   return {
-    out, bytes, month: section.month, months: section.months, mids: section.mids,
-    at_level: section.atRisk.filter((r) => r.state === 'level').length,
-    on_watch: section.atRisk.filter((r) => r.state === 'watch').length,
+    out, bytes, month: section.month, shown: section.shown, scope: scopeText(section.shown, section.scope), months: section.months, mids: section.mids,
+    // MID × programs, once each whichever month shown puts them there
+    at_level: new Set(section.atRisk.filter((r) => r.state === 'level').map((r) => `${r.mid} ${r.network} ${r.program}`)).size,
+    on_watch: new Set(section.atRisk.filter((r) => r.state === 'watch').map((r) => `${r.mid} ${r.network} ${r.program}`)).size,
     trends: section.trends.length, trends_left_out: section.trendsLeftOut,
     charts: (html.match(/<figure class="chart"/g) ?? []).length,
   };
@@ -190,7 +198,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
 
 function human(s: ReportSummary): string {
   return [
-    `wrote ${s.out} (${(s.bytes / 1024).toFixed(0)} KiB, ${s.charts} charts): ${s.month}, ${s.mids} MID${s.mids === 1 ? '' : 's'}, ` +
+    `wrote ${s.out} (${(s.bytes / 1024).toFixed(0)} KiB, ${s.charts} charts): ${s.scope}; ${s.mids} MID${s.mids === 1 ? '' : 's'}, ` +
       `${s.at_level} MID × program${s.at_level === 1 ? '' : 's'} at a level, ${s.on_watch} on watch, ${s.trends} trend${s.trends === 1 ? '' : 's'}` +
       (s.trends_left_out ? ` (${s.trends_left_out} more left out: --mid picks MIDs)` : ''),
     `open it in any browser; it needs no network`,
@@ -202,16 +210,22 @@ export function register(program: Command, ctx: Ctx): void {
     .command('report')
     .description('Write the analyst\'s report: one self-contained HTML file of charts and tables from the published snapshot')
     .option('--out <file>', 'HTML file to write (default <CBP_DATA_DIR>/report.html); an existing file is replaced only if cbp wrote it')
-    .option('--month <YYYY-MM>', 'the month the report is about (default: the latest month with figures); trends cover the 13 months to it')
+    .option('--month <YYYY-MM>', 'the month the report is about (default: as `cbp ratios` with no flags, the latest complete month and the month to date); trends cover the 13 months to it')
     .option('--mid <mid...>', 'only these MIDs (repeat, or separate with commas): every program of theirs gets a trend')
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--force', 'replace --out even when it is not a report cbp wrote')
     .option('--json', 'print what was written as JSON')
     .addHelpText('after', [
       '',
-      'Sections: 1 at risk now (each MID x program in force, by closeness to its threshold), 2 trends (13 months,',
-      'thresholds in force each month, the month-to-date projection dashed), 3 portfolio heat map, 4 disputes',
-      '(reason codes, win rate, statuses, order age), 5 data quality (match rates, quarantine, freshness).',
+      'Without --month the report shows the months `cbp ratios` shows with no flags: the latest month in the data,',
+      'and the month before it while the latest is month to date; its header names them ("Latest complete month',
+      '2026-03, and 2026-04 month to date (17 of 30 days)").',
+      'Sections: 1 at risk now (each MID x program in force, by closeness to its threshold; a level held below',
+      'it says until when; unknown: a source not loaded), 2 trends (up to 13 months, from the first with figures,',
+      'thresholds in force each month, the month-to-date projection dashed), 3 portfolio heat map (a month to',
+      'date hatched and marked MTD; a ratio over whose count or amount condition is not met in a colour of its',
+      'own), 4 disputes (reason codes, win rate with few decided cases marked, statuses, order age), 5 data',
+      'quality (match rates, quarantine, freshness).',
       'The file has no script to run and fetches nothing; its figures are also in <script type="application/json"',
       'id="cbp-report-data">. An empty store is refused (exit 1) with what to load first.',
     ].join('\n'))
