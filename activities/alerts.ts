@@ -34,6 +34,8 @@ export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivi
       const from = (set as Partial<LoadedRules>).defaultRegionFrom;
       return {
         ratios: r.ratios, alerts: r.alerts, noticesQueued: r.noticesQueued,
+        // What to load, named in the run summary (at most 5 lines: the commands carry the months).
+        ...(r.unknown.series ? { unknown: { series: r.unknown.series, missing: r.unknown.missing.slice(0, 5) } } : {}),
         ...(r.noRegion ? { noRegion: { mids: r.noRegion, region: set.defaultRegion, note: noRegionNote(r.noRegion, set.defaultRegion, from) } } : {}),
       };
     },

@@ -98,6 +98,8 @@ export interface ComputeRatiosResult {
   alerts: number;
   /** Notices queued by this call (alerts not noticed before). */
   noticesQueued: number;
+  /** Ratio rows of asOf's month and the one before that cannot be judged (a source missing: state unknown), and what to load. Absent: none. */
+  unknown?: { series: number; missing: string[] };
   /** MIDs judged under the default region (none of their own in the thresholds file), and what the run summary says. Absent: none. */
   noRegion?: { mids: number; region: string; note: string };
 }

@@ -5,6 +5,7 @@ import type { Store } from '../store/db.ts';
 import { monthOf, ratioRowsOf } from '../store/ratios.ts';
 import { refreshRatioInputs, touchedMonths } from '../store/ratio-inputs.ts';
 import { writeRatioMart } from '../store/ratio-mart.ts';
+import { unknownRowsOf } from '../store/status.ts';
 import { createHash } from 'node:crypto';
 import {
   deliveriesOf, hotSeriesRows, lastEvaluation, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, openBatchWriter, recordedStates, stageHotSeries,
@@ -396,6 +397,8 @@ export interface AfterLoadResult {
   alerts: number;
   /** new notices marked for delivery by this call */
   noticesQueued: number;
+  /** mid × network × program × month unknown in asOf's month and the one before (a source missing), and what to load */
+  unknown: { series: number; missing: string[] };
 }
 
 /**
@@ -404,5 +407,11 @@ export interface AfterLoadResult {
  */
 export async function evaluateAfterLoad(store: Store, opts: { asOf: Date | string; rules: RuleSet; notify: boolean; now?: Date }): Promise<AfterLoadResult> {
   const r = await evaluateAlerts(store, { asOf: opts.asOf, rules: opts.rules, now: opts.now, notifySince: opts.notify ? undefined : '9999-12' });
-  return { ratios: r.rows, alerts: await levelsReachedIn(store, monthOf(opts.asOf)), noticesQueued: r.newNotices.filter((n) => n.notify).length };
+  const month = monthOf(opts.asOf);
+  const [before, now] = await Promise.all([unknownRowsOf(store, addMonths(month, -1)), unknownRowsOf(store, month)]);
+  const missing = [...new Set([...before.missing, ...now.missing].sort((a, b) => b.series - a.series).map((m) => m.missing))];
+  return {
+    ratios: r.rows, alerts: await levelsReachedIn(store, month), noticesQueued: r.newNotices.filter((n) => n.notify).length,
+    unknown: { series: before.series + now.series, missing },
+  };
 }

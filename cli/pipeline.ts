@@ -148,6 +148,7 @@ export function humanNightly(r: NightlyResult): string {
       ['lookups', `${r.enrich.lookups} (${r.enrich.failed} failed, retried next run)`],
       ['ratio rows judged', r.ratios.ratios],
       ['alerts firing', r.ratios.alerts],
+      ...(r.ratios.unknown ? [['unknown (data missing)', `${r.ratios.unknown.series}: ${r.ratios.unknown.missing[0]}${r.ratios.unknown.missing.length > 1 ? ` (+${r.ratios.unknown.missing.length - 1} more: cbp status)` : ''}`] as [string, string]] : []),
       [
         'notices',
         r.notices.notifiers?.length === 0

@@ -101,3 +101,24 @@ export async function ratioStatesOfLatestMonth(store: ReadStore): Promise<{ mont
   );
   return { month, rows: rows.map((r) => ({ ...r, closeness: r.closeness === null ? null : Number(r.closeness) })) };
 }
+
+/**
+ * The series of a month the kept ratio table says are unknown (a source their figures need is not loaded), counted
+ * by what is missing (missing_sources: the source and the command that loads it), most series first.
+ */
+export async function unknownRowsOf(store: ReadStore, month: string): Promise<{ series: number; missing: Array<{ missing: string; series: number }> }> {
+  const rows = await rowsOrNone<{ missing: string; series: number | bigint }>(
+    store,
+    `SELECT missing, count(DISTINCT (mid, network, program))::INTEGER AS series
+       FROM (SELECT mid, network, program, unnest(string_split(missing_sources, '; ')) AS missing
+               FROM mart_ratios WHERE month = $month AND NOT is_projection AND state = 'unknown')
+      GROUP BY missing ORDER BY series DESC, missing`,
+    { month },
+  );
+  const [all] = await rowsOrNone<{ n: number }>(
+    store,
+    `SELECT count(DISTINCT (mid, network, program))::INTEGER AS n FROM mart_ratios WHERE month = $month AND NOT is_projection AND state = 'unknown'`,
+    { month },
+  );
+  return { series: Number(all?.n ?? 0), missing: rows.map((r) => ({ missing: String(r.missing), series: Number(r.series) })) };
+}

@@ -5,7 +5,8 @@
 // month, counts that disagree, and a level held (no resolved notice) through months whose data is missing.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
-import { evaluateAlerts } from '../alerts/engine.ts';
+import { evaluateAfterLoad, evaluateAlerts } from '../alerts/engine.ts';
+import { unknownRowsOf } from '../store/status.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { martFreshness } from '../store/ratio-mart.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
@@ -188,6 +189,12 @@ describe('never "clear" on missing data', () => {
     expect(v.missing_sources).toContain('chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30');
     expect(String(v.reason)).toMatch(/^chargeback report not loaded for 2026-04-30/);
     expect(String(v.reason)).toContain('disputes counted from the MID report');
+    // cbp status and the nightly's summary name it with what to load.
+    const missing = ['TC40 reports not captured before the first event: they arrive as prevention events only (cbp run subscriptions, then cbp run ingest)',
+      'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30'];
+    expect(await unknownRowsOf(s, '2026-04')).toEqual({ series: 1, missing: missing.map((m) => ({ missing: m, series: 1 })) });
+    const after = await evaluateAfterLoad(s, { asOf, rules: loadRules(), notify: false, now: new Date(asOf) });
+    expect(after.unknown).toEqual({ series: 1, missing });
   });
 
   it('with a chargeback report covering half the month: EFM and VAMP are unknown, saying how far it is loaded', async () => {

@@ -16,6 +16,7 @@ import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
 import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
 import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
+import { streamRatiosJson } from '../../store/ratios-stream.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
@@ -231,6 +232,22 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
   };
 }
 
+/** Whether the kept ratio table holds what these rules say of the data now: current, and written under them. */
+async function keptTableHolds(store: Pick<Store, 'all'>, rules: RuleSet): Promise<boolean> {
+  try {
+    const last = await lastEvaluation(store);
+    return last !== null && last.rulesHash === rulesHash(rules) && (await martFreshness(store)).current;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes to stdout, waiting while its buffer is full. */
+function writeOut(text: string): Promise<void> | void {
+  if (process.stdout.write(text)) return;
+  return new Promise((resolve) => process.stdout.once('drain', () => resolve()));
+}
+
 // --- the table ------------------------------------------------------------------------------------------
 
 /** The table fits a terminal this wide: the last column (why not the next level) is cut to fit. */
@@ -426,10 +443,18 @@ export function register(program: Command, ctx: Ctx): void {
       const store = await openForReading(ctx, o.snapshot);
       let view: RatiosView;
       try {
+        // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
+        // judge: current, and written under these rules, for the rows a rule in force reads.
+        if (o.json && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableHolds(store, rules))) {
+          const scope = q.month ? 'month' : q.all ? 'all' : 'latest';
+          await streamRatiosJson(store, { scope, month: q.month, mid: q.mid, network: q.network, projection: q.projection }, writeOut);
+          return;
+        }
         view = await ratiosView(store, rules, q);
       } finally {
         store.close();
       }
+      if (o.json && view.behind) process.stderr.write(`cbp: the kept ratio table is behind: ${view.behind}; the rows below were judged now\n`);
       if (o.json) ctx.out(view.rows, undefined, true);
       else ctx.out(view, (v: RatiosView) => renderRatios(v));
     });

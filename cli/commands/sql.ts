@@ -45,6 +45,12 @@ export function register(program: Command, ctx: Ctx): void {
       const store = await openSnapshotSession(snapshot, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
         const reader = await runAnalystQuery(store, sql, { notice: (m) => process.stderr.write(`cbp sql: ${m}\n`) });
+        // The ratio mart is a kept table: a query of it is told when the snapshot's data is ahead of its ratios.
+        if (/\bmart_ratios\b/i.test(sql)) {
+          const { martFreshness } = await import('../../store/ratio-mart.ts');
+          const behind = await martFreshness(store).then((f) => f.behind, () => null);
+          if (behind) process.stderr.write(`cbp sql: mart_ratios is behind the data: ${behind}\n`);
+        }
         const columns = reader.columnNames();
         const rows = reader.getRowsJson() as Cell[][];
         if (format === 'json') {

@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
-import { alertsInForce, loadsByKind, quarantineByKind, ratioStatesOfLatestMonth, recentRuns, type RatioStateLine } from '../../store/status.ts';
+import { alertsInForce, loadsByKind, quarantineByKind, ratioStatesOfLatestMonth, recentRuns, unknownRowsOf, type RatioStateLine } from '../../store/status.ts';
+import { martFreshness } from '../../store/ratio-mart.ts';
 import { StoreUnavailableError } from '../../store/errors.ts';
 import { sameVersion, storeVersion } from '../../store/generation.ts';
 import { invalidOrderLines, rejectedOrders } from '../../store/orders.ts';
@@ -56,7 +57,13 @@ export interface StatusReport {
    * month of asOf), and its series at a level or in the watch band (ratio_explanations), levels first, then
    * the closest to the next threshold; `level` and `watch` count them.
    */
-  ratioStates: { month: string | null; monthToDate: boolean; level: number; watch: number; rows: RatioStateLine[] };
+  ratioStates: {
+    month: string | null; monthToDate: boolean; level: number; watch: number; rows: RatioStateLine[];
+    /** series whose figures miss a source (state unknown), and what is missing with the command that loads it */
+    unknown: number; missing: Array<{ missing: string; series: number }>;
+    /** why the kept ratio table is behind the data, and what to run; null when current */
+    behind: string | null;
+  };
   /**
    * Orders whose last push the service refused (`rejected` counts them all; `recentRejected` holds the most
    * recent STATUS_REJECTED_LIMIT), and invalid lines of order files as last read.
@@ -114,7 +121,7 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
     journal: { dir: journalDir, waiting: segments.length, segments },
     quarantine: [],
     alerts: [],
-    ratioStates: { month: null, monthToDate: false, level: 0, watch: 0, rows: [] },
+    ratioStates: { month: null, monthToDate: false, level: 0, watch: 0, rows: [], unknown: 0, missing: [], behind: null },
     orders: { rejected: 0, recentRejected: [], invalidLines: 0 },
     snapshot: { path: cfg.snapshotPath, exists: existsSync(cfg.snapshotPath), generation: null, storeGeneration: null, fromStore: null, storeId: null, behind: null },
   };
@@ -171,6 +178,8 @@ export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDay
       level: states.rows.filter((x) => x.state === 'level').length,
       watch: states.rows.filter((x) => x.state === 'watch').length,
       rows: states.rows,
+      ...(states.month === null ? { unknown: 0, missing: [] } : await unknownRowsOf(store, states.month).then((u) => ({ unknown: u.series, missing: u.missing }))),
+      behind: await martFreshness(store).then((f) => f.behind, () => null),
     };
     try {
       const rejected = await rejectedOrders(store, { limit: STATUS_REJECTED_LIMIT });
@@ -271,7 +280,13 @@ export function humanStatus(r: StatusReport): string {
       if (st.rows.length > shown.length) out.push(`  ... and ${st.rows.length - shown.length} more (--json lists them all; cbp ratios shows every MID)`);
       if (st.rows.some((x) => x.region_source === 'default')) out.push('  * evaluated under the default region (no region of its own in the thresholds file)');
     }
+    if (st.unknown) {
+      out.push(`Unknown in ${st.month}: ${st.unknown} MID x program${st.unknown === 1 ? '' : 's'} cannot be judged, a source their figures need is missing (never shown as clear):`);
+      for (const m of st.missing.slice(0, STATUS_STATES_SHOWN)) out.push(`  ${m.series} × ${m.missing}`);
+      if (st.missing.length > STATUS_STATES_SHOWN) out.push(`  ... and ${st.missing.length - STATUS_STATES_SHOWN} more (--json lists them all)`);
+    }
   }
+  if (st.behind) out.push(`Ratios behind the data: ${st.behind}`);
   return out.join('\n');
 }
 

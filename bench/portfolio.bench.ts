@@ -1,0 +1,73 @@
+// A payment facilitator's portfolio (issue #26): 100,000 MIDs x 36 months (x 4 networks; BENCH_MIDS, BENCH_MONTHS
+// change it). The first evaluation of the store (not a goal: it computes every month once), then one nightly — the
+// next month to date for every MID, its chargebacks and TC40 events, and the evaluation after it — and `cbp ratios
+// --json` (its default months) as a user runs it, a process of its own, on the published store. Goals: the nightly
+// ≤ 10 s, cbp ratios ≤ 3 s, the peak RSS of each ≤ 1 GiB, printed beside what was measured.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../store/db.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { generateRatioData } from './ratios-data.ts';
+
+const MIDS = Number(process.env.BENCH_MIDS ?? 100_000);
+const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-portfolio-'));
+const rssMiB = () => process.resourceUsage().maxRSS / 1024;
+const monthAt = (k: number) => new Date(Date.UTC(2024, k, 1)).toISOString().slice(0, 7);
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const rules = loadRules();
+
+try {
+  console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
+  const dbPath = path.join(dir, 'cbp.duckdb');
+  const store = await openStore({ dbPath });
+  let nightlyMs = 0;
+  let nightlyRss = 0;
+  try {
+    let s = performance.now();
+    await generateRatioData(store, { mids: MIDS, months: MONTHS });
+    console.log(`generated in ${secs(performance.now() - s)}`);
+    const before = new Date(`${monthAt(MONTHS - 1)}-28T06:00:00Z`);
+    s = performance.now();
+    const first = await evaluateAlerts(store, { asOf: before, rules, now: before });
+    console.log(`first evaluation ${secs(performance.now() - s)} (${first.martRows} ratio rows written; ${Object.entries(first.timings).map(([k, v]) => `${k} ${secs(v)}`).join(', ')})   peak RSS ${rssMiB().toFixed(0)} MiB`);
+    // The nightly's load: the next month to date (1st .. 20th).
+    const m = monthAt(MONTHS);
+    await generateRatioData(store, { mids: MIDS, months: MONTHS + 1, firstMonth: MONTHS });
+    await store.run(`UPDATE mid_stats SET window_end = DATE '${m}-20', transaction_count = transaction_count * 20 // 30, chargeback_count = chargeback_count * 20 // 30 WHERE window_start = DATE '${m}-01'`);
+    const asOf = new Date(`${m}-20T06:00:00Z`);
+    s = performance.now();
+    const r = await evaluateAlerts(store, { asOf, rules, now: asOf });
+    nightlyMs = performance.now() - s;
+    nightlyRss = rssMiB();
+    console.log(`nightly evaluation ${secs(nightlyMs)} (months from ${r.fromMonth}, ${r.martRows} ratio rows written; ${Object.entries(r.timings).map(([k, v]) => `${k} ${secs(v)}`).join(', ')})   peak RSS ${nightlyRss.toFixed(0)} MiB`);
+    await store.run('CHECKPOINT');
+  } finally {
+    store.close();
+  }
+  fs.mkdirSync(path.join(dir, 'published'));
+  fs.copyFileSync(dbPath, path.join(dir, 'published', 'cbp.duckdb'));
+  const hook = path.join(dir, 'peak-rss.mjs');
+  fs.writeFileSync(hook, `import fs from 'node:fs';\nprocess.on('exit', () => { try { fs.writeFileSync(process.env.CBP_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n`);
+  const rssFile = path.join(dir, 'ratios.rss');
+  const s = performance.now();
+  const c = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), 'ratios', '--json'], {
+    cwd: ROOT, env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile }, maxBuffer: 1 << 30,
+  });
+  const ratiosMs = performance.now() - s;
+  if (c.status !== 0) throw new Error(`cbp ratios --json failed (exit ${c.status}): ${c.stderr.toString().slice(0, 2000)}`);
+  const ratiosRss = Number(fs.readFileSync(rssFile, 'utf8')) / 1024;
+  console.log(`cbp ratios --json ${secs(ratiosMs)}, ${(c.stdout.length / 1e6).toFixed(1)} MB   peak RSS ${ratiosRss.toFixed(0)} MiB`);
+  console.log('side by side, measured | goal:');
+  console.log(`  nightly evaluation        ${secs(nightlyMs).padStart(9)} | ≤ 10 s`);
+  console.log(`  cbp ratios --json         ${secs(ratiosMs).padStart(9)} | ≤ 3 s`);
+  console.log(`  peak RSS, nightly         ${`${nightlyRss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
+  console.log(`  peak RSS, cbp ratios      ${`${ratiosRss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,80 @@
+// `cbp ratios --json` from the kept ratio table, streamed: DuckDB writes each row's JSON and sorts, JS passes chunks
+// of lines to stdout, so memory stays flat in the number of rows (10,000 MIDs x 36 months is 5.76 million rows).
+// Used when the table is current and was written under the rules configured now; the rows, their order and their
+// fields are those ratiosView gives (cli/commands/ratios.ts), one JSON object a line inside one array.
+import type { Store } from './db.ts';
+
+export interface StreamQuery {
+  /** 'latest': the latest month evaluated, and the one before when it is month to date; 'month'; 'all' */
+  scope: 'latest' | 'month' | 'all';
+  month?: string;
+  mid?: string;
+  network?: string;
+  /** false: leave out the projections */
+  projection?: boolean;
+}
+
+/** The fields of a `cbp ratios --json` row, in its order (ExplainedRatioRow, then the currency). */
+const FIELDS = ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
+  'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
+  'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete', 'missing_sources',
+  'numerator_floor', 'level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as',
+  'superseded_by', 'certainty', 'certainty_note'];
+
+/** The months the scope shows, from the kept table (latest: up to the month the last evaluation ran as of). */
+async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ from: string; to: string } | null> {
+  if (q.scope === 'month') return { from: q.month as string, to: q.month as string };
+  if (q.scope === 'all') return { from: '0000-00', to: '9999-99' };
+  const [r] = await store.all<{ month: string | null; partial: boolean | null }>(
+    `SELECT max(month) AS month, bool_or(is_partial) FILTER (WHERE month = (SELECT max(month) FROM ratio_mart WHERE month <= e.as_of_month)) AS partial
+       FROM ratio_mart, (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1) e
+      WHERE month <= e.as_of_month ${q.mid !== undefined ? 'AND mid = $mid' : ''}`,
+    q.mid !== undefined ? { mid: q.mid } : undefined,
+  );
+  if (!r?.month) return null;
+  const month = String(r.month);
+  if (!r.partial) return { from: month, to: month };
+  const [y, m] = month.split('-').map(Number);
+  const prev = new Date(Date.UTC(y, m - 2, 1)).toISOString().slice(0, 7);
+  return { from: prev, to: month };
+}
+
+/**
+ * Writes the rows as a JSON array, one row a line; returns how many. `write` may return a promise (backpressure).
+ * Rows: those a rule in force reads (a state), at risk first within each month (a series by the higher closeness of
+ * its observed and projected rows), as ratiosView sorts them.
+ */
+export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, write: (text: string) => unknown): Promise<number> {
+  const span = await monthsOf(store, q);
+  await write('[');
+  let n = 0;
+  if (span) {
+    const where = ['m.state IS NOT NULL', 'm.month >= $from', 'm.month <= $to'];
+    const params: Record<string, string> = { from: span.from, to: span.to };
+    if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
+    if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
+    if (q.projection === false) where.push('NOT m.is_projection');
+    const fields = FIELDS.map((f) => `${f}: m.${f}`).join(', ');
+    const result = await store.conn.stream(
+      `WITH cur AS (SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid)
+       SELECT to_json({${fields}, currency: CASE WHEN len(c.codes) = 1 THEN c.codes[1] END, currencies: coalesce(c.codes, []::VARCHAR[])})::VARCHAR AS j
+         FROM mart_ratios m LEFT JOIN cur c ON c.mid = m.mid
+        WHERE ${where.join(' AND ')}
+        ORDER BY m.month,
+                 max(coalesce(m.closeness, -1e308)) OVER (PARTITION BY m.month, m.mid, m.network, m.program, m.metric) DESC,
+                 m.mid, m.network, m.program, m.metric, m.is_projection`,
+      params,
+    );
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const vector = chunk.getColumnVector(0);
+      const lines: string[] = new Array(chunk.rowCount);
+      for (let i = 0; i < chunk.rowCount; i++) lines[i] = String(vector.getItem(i));
+      await write(`${n === 0 ? '\n' : ',\n'}${lines.join(',\n')}`);
+      n += chunk.rowCount;
+    }
+  }
+  await write(n === 0 ? ']\n' : '\n]\n');
+  return n;
+}

@@ -1,0 +1,63 @@
+// `cbp ratios --json` streamed from the kept ratio table (store/ratios-stream.ts): the same rows, fields and order as
+// ratiosView gives (the stored explanations for the latest months and one month; every month judged in JS for --all),
+// and the CLI takes that path when the table is current under the rules configured now.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../store/db.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { ratiosView, type RatiosQuery } from '../cli/commands/ratios.ts';
+import { streamRatiosJson, type StreamQuery } from '../store/ratios-stream.ts';
+import { generateRatioData } from '../bench/ratios-data.ts';
+import { cbp } from './activities-fixtures.ts';
+import { cleanup, tempStore } from './ratios-fixtures.ts';
+
+let t: { store: Store; dir: string; dbPath: string };
+const rules = loadRules();
+
+beforeAll(async () => {
+  t = await tempStore();
+  await generateRatioData(t.store, { mids: 40, months: 14 });
+  // The last month to date: 2025-02 up to its 12th.
+  await t.store.run("UPDATE mid_stats SET window_end = DATE '2025-02-12' WHERE window_start = DATE '2025-02-01'");
+  await t.store.run("UPDATE chargebacks SET currency = CASE WHEN mid < 'mid000020' THEN 'USD' ELSE 'EUR' END WHERE mid <> 'mid000005'");
+  await evaluateAlerts(t.store, { asOf: '2025-02-13T06:00:00Z', rules, now: new Date('2025-02-13T06:00:00Z') });
+}, 120_000);
+afterAll(() => cleanup(t?.store, t?.dir));
+
+async function streamed(q: StreamQuery): Promise<unknown[]> {
+  let text = '';
+  const n = await streamRatiosJson(t.store, q, (s) => { text += s; });
+  const rows = JSON.parse(text) as unknown[];
+  expect(rows).toHaveLength(n);
+  return rows;
+}
+
+const viewed = async (q: RatiosQuery) => JSON.parse(JSON.stringify((await ratiosView(t.store, rules, q)).rows)) as unknown[];
+
+describe('cbp ratios --json from the kept table', () => {
+  it.each<[string, RatiosQuery, StreamQuery]>([
+    ['no flags: the latest complete month and the month to date', {}, { scope: 'latest' }],
+    ['one month', { month: '2024-11' }, { scope: 'month', month: '2024-11' }],
+    ['every month', { all: true }, { scope: 'all' }],
+    ['one MID, no projections', { mid: 'mid000003', projection: false }, { scope: 'latest', mid: 'mid000003', projection: false }],
+    ['one network', { network: 'visa', all: true }, { scope: 'all', network: 'visa' }],
+  ])('%s: the rows ratiosView gives, in its order', async (_, q, s) => {
+    const want = await viewed(q);
+    expect(want.length).toBeGreaterThan(0);
+    expect(await streamed(s)).toEqual(want);
+  }, 60_000);
+
+  it('is what the CLI prints when the table is current, and says nothing on stderr', async () => {
+    // The CLI opens the store read-only: this process lets go of it meanwhile.
+    t.store.close();
+    const env = { CBP_DB_PATH: t.dbPath, CBP_SNAPSHOT_PATH: path.join(t.dir, 'none.duckdb'), CBP_LOG_LEVEL: 'silent' };
+    const r = await cbp(['ratios', '--all', '--json'], env);
+    t.store = await openStore({ dbPath: t.dbPath });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // One row a line inside one array.
+    expect(r.stdout.split('\n')[1]).toMatch(/^\{"mid":/);
+    expect(JSON.parse(r.stdout)).toEqual(await viewed({ all: true }));
+  }, 60_000);
+});
