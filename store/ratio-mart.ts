@@ -5,48 +5,63 @@
 import type { Store } from './db.ts';
 import { CAPTURE_MONTH, lastEvaluation, sourceMarks } from './alerts.ts';
 import { touchedMonths } from './ratio-inputs.ts';
-import { ratioMids } from './ratios.ts';
 
 type ReadStore = Pick<Store, 'all'>;
 
-/** MIDs written in one transaction: a transaction holds what it inserted in memory until it commits. */
-export const MART_BATCH_MIDS = 1_000;
+/**
+ * Kept-input rows (one a MID × network × month, about 4 rows of the mart each) written in one transaction: a
+ * transaction holds what it inserted in memory until it commits. Runs are cut by months: a month bound reaches the
+ * scan of the kept inputs, a MID bound does not (ten batches of MIDs computed every MID ten times).
+ */
+export const MART_INPUT_ROWS = 1_500_000;
 
 /**
- * Replaces the mart's rows of months fromMonth on (null: every month) with those the last evaluation explains, a range
- * of MIDs a transaction. The state row says "incomplete" until the last range is written: a write cut short (killed)
+ * Replaces the mart's rows of months fromMonth on (null: every month) with those the last evaluation explains, a run
+ * of months a transaction. The state row says "incomplete" until the last run is written: a write cut short (killed)
  * leaves readers told the mart is behind, and the next evaluation (which judges every month then) writes it all again.
  */
-export async function writeRatioMart(store: Store, opts: { fromMonth: string | null; batchMids?: number }): Promise<{ rows: number }> {
+export async function writeRatioMart(store: Store, opts: { fromMonth: string | null; inputRows?: number }): Promise<{ rows: number }> {
   const from = opts.fromMonth ?? '0000-00';
+  const months = (await store.all<{ month: string; n: number }>(
+    'SELECT month, count(*)::INTEGER AS n FROM ratio_month_inputs WHERE month >= $from GROUP BY month ORDER BY month', { from },
+  )).map((m) => ({ month: String(m.month), n: Number(m.n) }));
   await store.transaction(async (s) => {
     await s.run('DELETE FROM ratio_mart_state');
     await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $from, FALSE)', { from: opts.fromMonth });
+    // Months no longer in the data go (their rows are not written again below).
+    if (months.length === 0) await s.run('DELETE FROM ratio_mart WHERE month >= $from', { from });
+    else {
+      await s.run(`DELETE FROM ratio_mart WHERE month >= $from AND month NOT IN (SELECT month FROM ratio_month_inputs WHERE month >= $from)`, { from });
+    }
   });
-  const mids = await ratioMids(store);
-  const size = Math.max(1, opts.batchMids ?? MART_BATCH_MIDS);
-  // Open at both ends, so that the rows of MIDs no longer in the data (before the first or after the last) go too.
-  const ranges: Array<{ lo: string | null; hi: string | null }> = [];
-  for (let i = 0; i < mids.length; i += size) ranges.push({ lo: i === 0 ? null : mids[i], hi: i + size >= mids.length ? null : mids[i + size - 1] });
-  if (ranges.length === 0) ranges.push({ lo: null, hi: null });
-  const first = opts.fromMonth === null ? "DATE '0001-01-01'" : "strptime($from || '-01', '%Y-%m-%d')::DATE";
   let rows = 0;
-  for (const { lo, hi } of ranges) {
-    const where = [lo === null ? '' : 'mid >= $lo', hi === null ? '' : 'mid <= $hi'].filter(Boolean);
-    const params: Record<string, string> = { from, ...(lo === null ? {} : { lo }), ...(hi === null ? {} : { hi }) };
-    const and = where.length ? ` AND ${where.join(' AND ')}` : '';
+  for (const run of monthRuns(months, opts.inputRows ?? MART_INPUT_ROWS)) {
     await store.transaction(async (s) => {
-      await s.run(`DELETE FROM ratio_mart WHERE month >= $from${and}`, params);
-      const { from: _, ...bounds } = params;
+      const params = { first: run.first, last: run.last };
+      await s.run('DELETE FROM ratio_mart WHERE month >= $first AND month <= $last', params);
       const [r] = await s.all<{ Count: number | bigint }>(
-        `INSERT INTO ratio_mart BY NAME SELECT * FROM ratio_mart_rows_between(${first}, DATE '9999-12-01', cached := TRUE) WHERE TRUE${and}`,
-        opts.fromMonth === null ? bounds : params,
+        `INSERT INTO ratio_mart BY NAME SELECT * FROM ratio_mart_rows_between(strptime($first || '-01', '%Y-%m-%d')::DATE,
+           strptime($last || '-01', '%Y-%m-%d')::DATE, cached := TRUE)`,
+        params,
       );
       rows += Number(r?.Count ?? 0);
     });
   }
   await store.transaction((s) => s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP'));
   return { rows };
+}
+
+/** Consecutive months in runs of at most `size` kept-input rows (a month larger than that is a run of its own). */
+export function monthRuns(months: Array<{ month: string; n: number }>, size: number): Array<{ first: string; last: string }> {
+  const out: Array<{ first: string; last: string }> = [];
+  let cur: { first: string; last: string; n: number } | null = null;
+  for (const m of months) {
+    if (cur && cur.n + m.n <= size) { cur.last = m.month; cur.n += m.n; continue; }
+    if (cur) out.push({ first: cur.first, last: cur.last });
+    cur = { first: m.month, last: m.month, n: m.n };
+  }
+  if (cur) out.push({ first: cur.first, last: cur.last });
+  return out;
 }
 
 export interface MartFreshness {

@@ -8,7 +8,7 @@ import type { Store } from '../store/db.ts';
 import { evaluateAfterLoad, evaluateAlerts } from '../alerts/engine.ts';
 import { unknownRowsOf } from '../store/status.ts';
 import { loadRules } from '../rules/thresholds.ts';
-import { martFreshness } from '../store/ratio-mart.ts';
+import { martFreshness, monthRuns, writeRatioMart } from '../store/ratio-mart.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { cleanup, coverChargebacks, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -142,6 +142,10 @@ describe('the kept ratio table', () => {
     // Rows that differ from the old view differ only by saying what is missing.
     expect(await count(s, `SELECT * FROM mart_ratios WHERE state = 'clear' AND missing_sources IS NOT NULL`)).toBe(0);
     expect(await martFreshness(s)).toEqual({ current: true, behind: null, changedMonths: [] });
+    // Written again in runs of a few months (each its own transaction): the same rows.
+    const { rows: again } = await writeRatioMart(s, { fromMonth: null, inputRows: 500 });
+    expect(again).toBe(rows);
+    expect(await differ(s, FROM_SOURCES, await martColumns(s))).toBe(0);
 
     // A re-fetch revises a month, another month is loaded, a MID's figures are withdrawn: behind until evaluated.
     await s.run("UPDATE mid_stats SET chargeback_count = chargeback_count * 9 WHERE mid = 'mid000007' AND window_start = DATE '2024-11-01'");
@@ -158,6 +162,13 @@ describe('the kept ratio table', () => {
     expect(await differ(s, old, OLD_COLUMNS, same)).toBe(0);
     expect(await martFreshness(s)).toEqual({ current: true, behind: null, changedMonths: [] });
   }, 120_000);
+
+  it('cuts months into runs of at most n kept-input rows, a larger month a run of its own', () => {
+    const m = (month: string, n: number) => ({ month, n });
+    expect(monthRuns([m('2026-01', 3), m('2026-02', 3), m('2026-03', 9), m('2026-04', 1), m('2026-05', 4)], 6))
+      .toEqual([{ first: '2026-01', last: '2026-02' }, { first: '2026-03', last: '2026-03' }, { first: '2026-04', last: '2026-05' }]);
+    expect(monthRuns([], 6)).toEqual([]);
+  });
 
   it('says it is behind when the last write did not finish', async () => {
     t = await tempStore();
