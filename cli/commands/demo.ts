@@ -323,7 +323,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     write(`  ${sqlCommand}`);
     write(`  npx cbp sql --snapshot ${relSnap} --file sql/queries/top_reason_codes.sql`);
     const relDir = rel(dataDir);
-    write(`Or point any command at the demo's data: CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
+    write(`Or point any command at the demo's data and rules: CBP_DATA_DIR=${relDir} CBP_THRESHOLDS_FILE=${relDir}/thresholds.json npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
     if (temporal) {
       write('');
