@@ -9,7 +9,7 @@ import path from 'node:path';
 import { openStore } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
-import { generateRatioData } from './ratios-data.ts';
+import { generateRatioData, loadMonthToDate } from './ratios-data.ts';
 
 const MIDS = Number(process.env.BENCH_MIDS ?? 2_000);
 const HISTORIES = (process.env.BENCH_HISTORIES ?? '12,36,72').split(',').map(Number);
@@ -29,10 +29,7 @@ for (const h of HISTORIES) {
     await evaluateAlerts(store, { asOf: before, rules, now: before, full: true });
     const full = performance.now() - s;
     // The nightly's load: month h to date (1st .. 20th), its chargebacks and TC40 events.
-    const m = monthAt(h);
-    await generateRatioData(store, { mids: MIDS, months: h + 1, firstMonth: h });
-    await store.run(`UPDATE mid_stats SET window_end = DATE '${m}-20', transaction_count = transaction_count * 20 // 30, chargeback_count = chargeback_count * 20 // 30 WHERE window_start = DATE '${m}-01'`);
-    const asOf = new Date(`${m}-20T06:00:00Z`);
+    const asOf = await loadMonthToDate(store, { mids: MIDS, months: h });
     s = performance.now();
     const r = await evaluateAlerts(store, { asOf, rules, now: asOf });
     const first = performance.now() - s;

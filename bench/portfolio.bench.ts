@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { openStore } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
-import { generateRatioData } from './ratios-data.ts';
+import { generateRatioData, loadMonthToDate } from './ratios-data.ts';
 
 const MIDS = Number(process.env.BENCH_MIDS ?? 100_000);
 const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
@@ -37,10 +37,7 @@ try {
     const first = await evaluateAlerts(store, { asOf: before, rules, now: before });
     console.log(`first evaluation ${secs(performance.now() - s)} (${first.martRows} ratio rows written; ${Object.entries(first.timings).map(([k, v]) => `${k} ${secs(v)}`).join(', ')})   peak RSS ${rssMiB().toFixed(0)} MiB`);
     // The nightly's load: the next month to date (1st .. 20th).
-    const m = monthAt(MONTHS);
-    await generateRatioData(store, { mids: MIDS, months: MONTHS + 1, firstMonth: MONTHS });
-    await store.run(`UPDATE mid_stats SET window_end = DATE '${m}-20', transaction_count = transaction_count * 20 // 30, chargeback_count = chargeback_count * 20 // 30 WHERE window_start = DATE '${m}-01'`);
-    const asOf = new Date(`${m}-20T06:00:00Z`);
+    const asOf = await loadMonthToDate(store, { mids: MIDS, months: MONTHS });
     s = performance.now();
     const r = await evaluateAlerts(store, { asOf, rules, now: asOf });
     nightlyMs = performance.now() - s;

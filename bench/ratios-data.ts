@@ -23,6 +23,18 @@ export async function generateRatioData(store: Pick<Store, 'run'>, o: { mids: nu
     ON CONFLICT DO NOTHING`);
 }
 
+/**
+ * A nightly's load after `months` closed months: the next month to date (1st .. 20th) for every MID, its chargebacks
+ * and TC40 events. Returns the time the nightly runs as of (the 20th).
+ */
+export async function loadMonthToDate(store: Pick<Store, 'run'>, o: { mids: number; months: number }): Promise<Date> {
+  const m = new Date(Date.UTC(2024, o.months, 1)).toISOString().slice(0, 7);
+  await generateRatioData(store, { mids: o.mids, months: o.months + 1, firstMonth: o.months });
+  await store.run(`UPDATE mid_stats SET window_end = DATE '${m}-20', transaction_count = transaction_count * 20 // 30,
+    chargeback_count = chargeback_count * 20 // 30 WHERE window_start = DATE '${m}-01'`);
+  return new Date(`${m}-20T06:00:00Z`);
+}
+
 /** The MID report's figures alone: per MID, month and network (2 % of MIDs run hot, about 2-4 %, the rest about 0.4 %). */
 export async function generateMidStats(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
   const mids = o.mids;
