@@ -56,13 +56,16 @@ export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn'>, q: St
     if (q.projection === false) where.push('NOT m.is_projection');
     const fields = FIELDS.map((f) => `${f}: m.${f}`).join(', ');
     const result = await store.conn.stream(
-      `WITH cur AS (SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid)
-       SELECT to_json({${fields}, currency: CASE WHEN len(c.codes) = 1 THEN c.codes[1] END, currencies: coalesce(c.codes, []::VARCHAR[])})::VARCHAR AS j
-         FROM mart_ratios m LEFT JOIN cur c ON c.mid = m.mid
-        WHERE ${where.join(' AND ')}
-        ORDER BY m.month,
-                 max(coalesce(m.closeness, -1e308)) OVER (PARTITION BY m.month, m.mid, m.network, m.program, m.metric) DESC,
-                 m.mid, m.network, m.program, m.metric, m.is_projection`,
+      // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
+      // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
+      `WITH cur AS (SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid),
+       rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
+       top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL),
+       sorted AS (
+         SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN cur c ON c.mid = m.mid
+          ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection)
+       SELECT to_json({${fields}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
+         FROM sorted m`,
       params,
     );
     for (;;) {
