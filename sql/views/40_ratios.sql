@@ -441,8 +441,7 @@ WITH ev AS (
     coalesce(c.region_source, 'default') AS cold_region_source,
     ev.evaluated_at, ev.band
   FROM ratio_rows_covered_between(first_day, last_day, cached := cached) r
-  -- (the months asked for only: the join's table held every month's explanations, 288,000 of 100,000 MIDs, past 192MB)
-  LEFT JOIN (SELECT * FROM ratio_explanations WHERE month >= strftime(first_day, '%Y-%m') AND month <= strftime(last_day, '%Y-%m')) x
+  LEFT JOIN ratio_explanations x
     ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
    AND x.month = r.month AND x.is_projection = r.is_projection
   LEFT JOIN ev ON TRUE
