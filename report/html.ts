@@ -23,6 +23,8 @@ export interface ReportMeta {
   /** the MIDs asked for with --mid, if any */
   mids: string[];
   thresholds: string;
+  /** why the ratios were judged now instead of read from the kept ratio table (store/ratio-mart.ts); null or absent when read */
+  ratiosBehind?: string | null;
 }
 
 export interface DisputesData {
@@ -216,7 +218,7 @@ ${GENERATOR_META}
 <p class="scope">${esc(scope)}${r.scope === 'latest' ? ': the months <code>cbp ratios</code> shows with no flags (the latest month in the data, and the one before it while the latest is month to date); another month: <code>cbp report --month YYYY-MM</code>' : ''}.</p>
 <p>Made ${esc(meta.generatedAt)} from the snapshot ${esc(meta.snapshot)}${meta.snapshotModifiedAt ? ` (published ${esc(meta.snapshotModifiedAt)})` : ''}; rules: ${esc(meta.thresholds)}.</p>
 <p>${plural(r.mids, 'MID')}${meta.mids.length ? ` (asked for: ${esc(meta.mids.join(', '))})` : ''}; months ${esc(monthSpan)}; times in UTC.</p>
-</header>
+${meta.ratiosBehind ? `<p class="behind">Ratios judged now under the rules configured, because the kept ratio table is behind: ${esc(meta.ratiosBehind)}.</p>\n` : ''}</header>
 <nav><a href="#at-risk">1 At risk now</a><a href="#trends">2 Trends</a><a href="#heatmap">3 Heat map</a><a href="#disputes">4 Disputes</a><a href="#quality">5 Data quality</a></nav>
 <main>
 ${s1}

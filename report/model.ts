@@ -99,6 +99,9 @@ export interface RatioSectionOptions {
   clearCap?: number;
 }
 
+/** The section's caps when the options name none: trends drawn, heat-map rows, clear rows per month shown. */
+export const SECTION_CAPS = { trendCap: 20, heatCap: 50, clearCap: 30 } as const;
+
 const STATE_ORDER: Record<ReportState, number> = { level: 3, watch: 2, unknown: 1, clear: 0 };
 
 /** Sorts at-risk rows: levels reached first, then watched, unknown, clear; within each, closest to the threshold first. */
@@ -209,6 +212,23 @@ export function fromFirstFigures(t: TrendSeries): TrendSeries {
   return i <= 0 ? t : { ...t, months: t.months.slice(i) };
 }
 
+/**
+ * What the kept table's SQL counted over every row of the report's months (report/ratio-source.ts), when the
+ * builder is given only the rows it shows: the counts finish() cannot take from those rows.
+ */
+export interface SectionTotals {
+  /** MIDs with a rule-read row in the 13 months */
+  mids: number;
+  /** the months to date among the 13, with the most days covered */
+  partial: Array<{ month: string; days_covered: number | null; days_in_month: number | null }>;
+  /** at-risk rows (MID × network × program with a state) of the months shown */
+  atRisk: number;
+  /** MID × network × program at a level or on watch in a month shown (trend candidates) */
+  trends: number;
+  /** MIDs with a heat-map cell */
+  heat: number;
+}
+
 /** Builds the ratio sections batch by batch: add() each batch of whole MIDs, then finish(). */
 export class RatioSectionBuilder {
   readonly months: string[];
@@ -232,8 +252,11 @@ export class RatioSectionBuilder {
     this.watchFraction = watchOf(opts.rules).fraction;
   }
 
-  /** One batch of explained ratio rows of whole MIDs, up to the report's month (earlier months are skipped). */
-  add(rows: ExplainedRatioRow[]): void {
+  /**
+   * One batch of explained ratio rows of whole MIDs, up to the report's month (earlier months are skipped).
+   * heat false: rows of some series or months only, which draw no heat-map row (finish(totals) then counts).
+   */
+  add(rows: ExplainedRatioRow[], parts: { heat?: boolean } = {}): void {
     const { month, rules } = this.opts;
     const first = this.months[0];
     const explained = rows.filter((r) => r.month >= first && r.month <= month);
@@ -251,7 +274,7 @@ export class RatioSectionBuilder {
     for (const series of bySeries.values()) {
       const { mid, network, program } = series[0];
       const midRules = rulesFor(rules, mid);
-      for (const r of series) {
+      for (const r of parts.heat === false ? [] : series) {
         const c = heatCell(r, midRules, this.watchFraction);
         if (!c) continue;
         const i = this.months.indexOf(r.month);
@@ -301,8 +324,13 @@ export class RatioSectionBuilder {
     return fromFirstFigures(trendSeriesOf(series, { mid, network, program, metric }, this.months, midRules));
   }
 
-  finish(): RatioSection {
-    const { trendCap = 20, heatCap = 50, clearCap = 30, month } = this.opts;
+  /** totals: counted in SQL over every row, when add() was given only the rows shown (each series whole, or not at all). */
+  finish(totals?: SectionTotals): RatioSection {
+    const { trendCap = SECTION_CAPS.trendCap, heatCap = SECTION_CAPS.heatCap, clearCap = SECTION_CAPS.clearCap, month } = this.opts;
+    if (totals) {
+      this.partial.clear();
+      for (const p of totals.partial) this.partial.set(p.month, { days_covered: p.days_covered, days_in_month: p.days_in_month });
+    }
     // cbp ratios' rule (report/months.ts): the month before the latest only when the latest is month to date.
     const shownMonths = this.scope === 'latest' ? latestMonths(month, this.partial.has(month)) : [month];
     const inShown = (r: AtRiskRow) => shownMonths.includes(r.month);
@@ -331,13 +359,13 @@ export class RatioSectionBuilder {
       toDate: this.months.filter((m) => this.partial.has(m)).map((m) => this.shownMonth(m)),
       watchFraction: this.watchFraction,
       atRisk: shown,
-      atRiskLeftOut: all.length - shown.length,
-      atRiskTotal: all.length,
+      atRiskLeftOut: (totals?.atRisk ?? all.length) - shown.length,
+      atRiskTotal: totals?.atRisk ?? all.length,
       trends,
-      trendsLeftOut: Math.max(0, candidates.length - trends.length),
+      trendsLeftOut: Math.max(0, (totals?.trends ?? candidates.length) - trends.length),
       heat: this.heat.slice(0, heatCap),
-      heatLeftOut: Math.max(0, this.heat.length - heatCap),
-      mids: this.mids,
+      heatLeftOut: Math.max(0, (totals?.heat ?? this.heat.length) - heatCap),
+      mids: totals?.mids ?? this.mids,
     };
   }
 }

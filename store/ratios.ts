@@ -46,7 +46,7 @@ const textOf = (x: unknown): string | null => (x == null ? null : String(x));
  * The maker of ratio rows from their columns' values (column(name)[i]: row i's), whether read as JSON (all) or as
  * DuckDB's values (mapRows: BIGINT a bigint, DATE a value whose String() is YYYY-MM-DD).
  */
-function ratioRowMaker(column: (name: string) => readonly unknown[]): (i: number) => RatioRow {
+export function ratioRowMaker(column: (name: string) => readonly unknown[]): (i: number) => RatioRow {
   const [mid, network, program, metric, month, numerator, denominator, denominatorMonth, numeratorCount, numeratorAmount, denominatorCount,
     denominatorAmount, monthTxCount, monthTxAmount, ratio, ratioPct, ratioBps, noRatioReason, isProjection, isPartial, daysCovered, daysInMonth,
     observedFrom, complete, missing, floor] = [

@@ -12,6 +12,8 @@ import { loadRules } from '../../rules/thresholds.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
 import { scopeText, type ShownMonth } from '../../report/months.ts';
+import type { SectionRead } from '../../report/ratio-source.ts';
+import type { ReportData } from '../../report/html.ts';
 
 /** MIDs read and explained at once by cbp report (bench/report.bench.ts weighs time against peak memory). */
 const REPORT_BATCH_MIDS = 100;
@@ -32,6 +34,12 @@ export interface ReportSummary {
   trends: number;
   trends_left_out: number;
   charts: number;
+  /** where the ratios come from: the kept ratio table, or judged now (it is behind the data, or was written under other rules) */
+  ratios_from: 'kept' | 'judged';
+  /** why the kept table was not read, and what to run; null when it was */
+  ratios_behind: string | null;
+  /** a rule evaluation has run on this store (the reason then goes to stderr too) */
+  evaluated: boolean;
 }
 
 const MARKER = 'content="cbp report"';
@@ -131,13 +139,11 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   checkOut(out, o.force ?? false);
   const mids = [...new Set((o.mids ?? []).flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean))];
   const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
-  const [q, { forEachExplainedBatch }, { RatioSectionBuilder }, { renderReport }] = await Promise.all([
-    import('../../store/report.ts'), import('../../alerts/explain.ts'), import('../../report/model.ts'), import('../../report/html.ts'),
-  ]);
+  const [q, { readRatioSection }] = await Promise.all([import('../../store/report.ts'), import('../../report/ratio-source.ts')]);
   const snapshot = o.snapshot ?? cfg.snapshotPath;
   const store = await openReading(cfg, o.snapshot);
-  let html: string;
-  let section;
+  let read: SectionRead;
+  let data: ReportData;
   try {
     const volume = await q.reportVolume(store);
     if (volume.mid_stats === 0 && volume.chargebacks === 0) {
@@ -153,39 +159,38 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     }
     // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
     const month = o.month ?? (volume.latest_month as string);
-    const builder = new RatioSectionBuilder({ month, scope: o.month ? 'month' : 'latest', rules, picked: mids });
-    // The reader `cbp ratios` uses: explained under the rules up to the month, in batches of MIDs (the builder
-    // keeps only what it shows). The report shows 13 months: the series no rule could move are read for those
-    // alone, the others' whole history (their levels need it); rows no rule reads are not shown, nor read.
-    const asOf = `${month}-01T00:00:00Z`;
-    for (const mid of mids.length ? mids : [undefined]) {
-      await forEachExplainedBatch(store, { mid, asOf }, rules, (rows) => builder.add(rows), { batchMids: REPORT_BATCH_MIDS, shownFrom: builder.months[0], ruleReadOnly: true });
-    }
-    section = builder.finish();
+    // The kept ratio table when it holds (only the rows the page shows are read), else every row judged now (report/ratio-source.ts).
+    read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids, batchMids: REPORT_BATCH_MIDS });
+    const section = read.section;
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
     const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness] = await Promise.all([
       q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
       q.matchRates(store), q.quarantineByReason(store), q.freshness(store),
     ]);
     const generatedAt = (o.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    html = renderReport({
+    data = {
       meta: {
         generatedAt,
         snapshot: shown(existsSync(snapshot) ? snapshot : cfg.dbPath),
         snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
         mids,
         thresholds: cfg.thresholdsFile ? shown(cfg.thresholdsFile) : 'the reference programs (rules/defaults.json)',
+        ratiosBehind: read.from === 'judged' ? read.check.behind : null,
       },
       ratios: section,
       disputes: { reasonCodes, winRates, statuses, statusNames: q.REPORT_STATUSES, orderAge },
       quality: { matchRates, quarantine, freshness },
-    });
+    };
   } finally {
     store.close();
   }
+  // Rendered once the store is closed: the charting code (80 MiB once loaded) and the page's text do not sit beside DuckDB's memory.
+  const { renderReport } = await import('../../report/html.ts');
+  const html = renderReport(data);
   // Checked again: another process may have put a file there while the report was being built.
   checkOut(out, o.force ?? false);
   const bytes = writeAtomically(out, html);
+  const section = read.section;
   return {
     out, bytes, month: section.month, shown: section.shown, scope: scopeText(section.shown, section.scope), months: section.months, mids: section.mids,
     // MID × programs, once each whichever month shown puts them there
@@ -193,6 +198,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     on_watch: new Set(section.atRisk.filter((r) => r.state === 'watch').map((r) => `${r.mid} ${r.network} ${r.program}`)).size,
     trends: section.trends.length, trends_left_out: section.trendsLeftOut,
     charts: (html.match(/<figure class="chart"/g) ?? []).length,
+    ratios_from: read.from, ratios_behind: read.from === 'judged' ? read.check.behind : null, evaluated: read.check.evaluated,
   };
 }
 
@@ -231,6 +237,8 @@ export function register(program: Command, ctx: Ctx): void {
     ].join('\n'))
     .action(async (o: { out?: string; month?: string; mid?: string[]; snapshot?: string; force?: boolean; json?: boolean }) => {
       const s = await writeReport({ config: ctx.config(), out: o.out, month: o.month, mids: o.mid, snapshot: o.snapshot, force: o.force });
+      // Only when an evaluation has run (a store that never ran one says so in the page's header alone).
+      if (s.ratios_behind && s.evaluated) process.stderr.write(`cbp: the kept ratio table does not hold: ${s.ratios_behind}; the ratios were judged now\n`);
       ctx.out(s, human, o.json);
     });
 }

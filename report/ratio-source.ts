@@ -1,0 +1,121 @@
+// Where `cbp report`'s ratio section comes from. The kept ratio table (mart_ratios, written by each rule evaluation)
+// when it holds what the rules configured now say: SQL counts every row of the report's months and picks what the
+// section shows (the at-risk rows, the trends' series, the heat map's MIDs), and only those rows reach the builder.
+// Else every row is judged now (alerts/explain.ts), as before the table existed. Both give the same section.
+import type { Store } from '../store/db.ts';
+import { watchOf, type RuleSet } from '../rules/thresholds.ts';
+import { rulesFor } from '../rules/evaluate.ts';
+import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { ruleTables, rulesHash } from '../alerts/engine.ts';
+import { lastEvaluation, stageRules } from '../store/alerts.ts';
+import { martFreshness } from '../store/ratio-mart.ts';
+import {
+  forEachPickedBatch, keptAtRisk, keptHeat, keptRowsOfMids, keptTotals, pickSeries, type EntryThreshold, type SeriesKey,
+} from '../store/report-ratios.ts';
+import { RatioSectionBuilder, SECTION_CAPS, thresholdsIn, type RatioSection, type RatioSectionOptions } from './model.ts';
+import { latestMonths } from './months.ts';
+
+type ReadStore = Pick<Store, 'all' | 'run' | 'columns' | 'mapRows' | 'conn'>;
+
+export interface SectionQuery extends RatioSectionOptions {
+  /** MIDs read at once when judged now */
+  batchMids: number;
+  /** rows passed on at once from the kept table (default 5,000) */
+  batchRows?: number;
+}
+
+/** Whether the kept table holds what these rules say of the data now; if not, why (and whether an evaluation ever ran). */
+export interface KeptCheck {
+  holds: boolean;
+  /** why not, and what to run; null when it holds */
+  behind: string | null;
+  /** a rule evaluation has run on this store (it is behind, or ran under other rules) */
+  evaluated: boolean;
+}
+
+/** cli/commands/ratios.ts keptTableHolds, saying why not: current (store/ratio-mart.ts martFreshness) and written under these rules. */
+export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet): Promise<KeptCheck> {
+  let fresh;
+  try {
+    fresh = await martFreshness(store);
+  } catch {
+    return { holds: false, behind: 'the kept ratio table could not be read: run `cbp alerts evaluate`', evaluated: false };
+  }
+  const last = await lastEvaluation(store).catch(() => null);
+  if (!fresh.current) return { holds: false, behind: fresh.behind, evaluated: last !== null };
+  if (!last || last.rulesHash !== rulesHash(rules)) {
+    return { holds: false, behind: 'the last rule evaluation ran under other rules than those configured now: run `cbp alerts evaluate`', evaluated: last !== null };
+  }
+  return { holds: true, behind: null, evaluated: true };
+}
+
+/** The section judged now: every row of every MID explained under the rules (alerts/explain.ts), through the builder. */
+export async function judgedSection(store: ReadStore, q: SectionQuery): Promise<RatioSection> {
+  const builder = new RatioSectionBuilder(q);
+  // The series no rule could move are read for the 13 months alone, the others' whole history; rows no rule reads are not read.
+  const asOf = `${q.month}-01T00:00:00Z`;
+  const picked = q.picked ?? [];
+  for (const mid of picked.length ? picked : [undefined]) {
+    await forEachExplainedBatch(store, { mid, asOf }, q.rules, (rows) => builder.add(rows), { batchMids: q.batchMids, shownFrom: builder.months[0], ruleReadOnly: true });
+  }
+  return builder.finish();
+}
+
+/** The entry threshold of each rules class × network × program × metric × month (what the heat map divides by). */
+export function entryThresholds(rules: RuleSet, months: readonly string[]): EntryThreshold[] {
+  const classes: Array<[string, ReturnType<typeof rulesFor>]> = [['', rulesFor({ ...rules, mids: {} }, '\u0000')]];
+  for (const mid of Object.keys(rules.mids)) classes.push([`mid:${mid}`, rulesFor(rules, mid)]);
+  const out: EntryThreshold[] = [];
+  for (const [cls, list] of classes) {
+    const targets = new Map(list.map((r) => [`${r.network}|${r.program}|${r.metric}`, r]));
+    for (const { network, program, metric } of targets.values()) {
+      for (const month of months) {
+        const entry = thresholdsIn(list, network, program, metric, month)[0];
+        if (entry) out.push({ class: cls, network, program, metric, month, entry: entry.ratio });
+      }
+    }
+  }
+  return out;
+}
+
+/** compareAtRisk's order (report/model.ts) on series keys: most severe, closest, then mid, network, program. */
+const byRisk = (a: SeriesKey, b: SeriesKey) =>
+  b.r - a.r || b.c - a.c || a.mid.localeCompare(b.mid) || a.network.localeCompare(b.network) || a.program.localeCompare(b.program);
+
+/** The section from the kept table: counted and picked in SQL, only the rows shown read (the caller checked that it holds). */
+export async function keptSection(store: ReadStore, q: SectionQuery): Promise<RatioSection> {
+  const builder = new RatioSectionBuilder(q);
+  const first = builder.months[0];
+  const { trendCap = SECTION_CAPS.trendCap, heatCap = SECTION_CAPS.heatCap, clearCap = SECTION_CAPS.clearCap } = q;
+  const conditions = await stageRules(store, { ...ruleTables(q.rules), grouped: [] });
+  const picked = q.picked ?? [];
+  // MIDs asked for: every row of theirs is shown (each gets its trends), so they are read whole.
+  if (picked.length) {
+    builder.add(await keptRowsOfMids(store, { first, month: q.month, mids: picked }));
+    return builder.finish();
+  }
+  const totals = await keptTotals(store, { first, month: q.month });
+  const shown = q.scope === 'latest' ? latestMonths(q.month, totals.partial.some((p) => p.month === q.month)) : [q.month];
+  // At risk: every series not clear (staged as picks), the closest clear ones up to the cap, the trends' series whole.
+  const risk = await keptAtRisk(store, { shown, clearCap: Math.max(0, clearCap), trendCap: Math.max(0, trendCap) });
+  await pickSeries(store, shown.flatMap((m) => risk.clear.filter((k) => k.month === m).sort(byRisk).slice(0, Math.max(0, clearCap))), shown[0]);
+  await pickSeries(store, [...risk.trendTop].sort(byRisk).slice(0, Math.max(0, trendCap)), first);
+  // The heat map's MIDs are read whole; the other picks only for the months they need.
+  const heat = await keptHeat(store, { first, month: q.month, watchFraction: watchOf(q.rules).fraction, cap: Math.max(0, heatCap), conditions, entries: entryThresholds(q.rules, builder.months) });
+  const whole = [...heat.top].sort((a, b) => b.last - a.last || b.peak - a.peak || a.mid.localeCompare(b.mid)).slice(0, Math.max(0, heatCap)).map((h) => h.mid);
+  await forEachPickedBatch(store, { first, month: q.month, shownFrom: shown[0], whole, batchRows: q.batchRows ?? 5_000 }, (rows, parts) => builder.add(rows, parts));
+  return builder.finish({ mids: totals.mids, partial: totals.partial, atRisk: risk.total, trends: risk.trends, heat: heat.total });
+}
+
+/** The ratio section, from where it was read, and why not the kept table when it was judged now. */
+export interface SectionRead {
+  section: RatioSection;
+  from: 'kept' | 'judged';
+  check: KeptCheck;
+}
+
+/** The ratio section of `cbp report`: from the kept table when it holds, else judged now. */
+export async function readRatioSection(store: ReadStore, q: SectionQuery): Promise<SectionRead> {
+  const check = await keptTableCheck(store, q.rules);
+  return check.holds ? { section: await keptSection(store, q), from: 'kept', check } : { section: await judgedSection(store, q), from: 'judged', check };
+}
