@@ -213,7 +213,7 @@ export function fromFirstFigures(t: TrendSeries): TrendSeries {
 }
 
 /**
- * What the kept table's SQL counted over every row of the report's months (report/ratio-source.ts), when the
+ * What the kept table's SQL counted over every row of the report's months (cli/report-source.ts), when the
  * builder is given only the rows it shows: the counts finish() cannot take from those rows.
  */
 export interface SectionTotals {

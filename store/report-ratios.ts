@@ -1,7 +1,7 @@
 // What `cbp report` reads of the kept ratio table (mart_ratios over ratio_mart) when it holds what the rules configured
 // now say: counts over every row of the report's months, which rows its sections show (the at-risk rows, the trends'
 // series, the heat map's MIDs), and only those rows. The rules are staged first (store/alerts.ts stageRules: _cbp_rules,
-// _cbp_mid_class); report/ratio-source.ts runs the steps. Temp tables only: a read-only snapshot allows them.
+// _cbp_mid_class); cli/report-source.ts runs the steps. Temp tables only: a read-only snapshot allows them.
 import type { ExplainedRatioRow } from '../contract/ratios.ts';
 import type { Store } from './db.ts';
 import { fastColumn } from './db.ts';

@@ -1,4 +1,4 @@
-// cbp report from the kept ratio table (report/ratio-source.ts): after an evaluation, the section read from mart_ratios
+// cbp report from the kept ratio table (cli/report-source.ts): after an evaluation, the section read from mart_ratios
 // (counted and picked in SQL, only the rows shown read) equals the one judged now from every row (alerts/explain.ts), at
 // the default caps and at small ones (ties, the cap's edge), for --month and --mid, with a MID of its own rules and a
 // group, and with a month to date; data changed since, or other rules, fall back to judging now and say why.
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
-import { entryThresholds, judgedSection, keptSection, readRatioSection, type SectionQuery } from '../report/ratio-source.ts';
+import { entryThresholds, judgedSection, keptSection, readRatioSection, type SectionQuery } from '../cli/report-source.ts';
 import { ruleTables } from '../alerts/engine.ts';
 import { stageRules } from '../store/alerts.ts';
 import { keptHeat } from '../store/report-ratios.ts';

@@ -12,7 +12,7 @@ import { loadRules } from '../../rules/thresholds.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
 import { scopeText, type ShownMonth } from '../../report/months.ts';
-import type { SectionRead } from '../../report/ratio-source.ts';
+import type { SectionRead } from '../report-source.ts';
 import type { ReportData } from '../../report/html.ts';
 
 /** MIDs read and explained at once by cbp report (bench/report.bench.ts weighs time against peak memory). */
@@ -139,7 +139,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   checkOut(out, o.force ?? false);
   const mids = [...new Set((o.mids ?? []).flatMap((m) => m.split(',')).map((m) => m.trim()).filter(Boolean))];
   const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
-  const [q, { readRatioSection }] = await Promise.all([import('../../store/report.ts'), import('../../report/ratio-source.ts')]);
+  const [q, { readRatioSection }] = await Promise.all([import('../../store/report.ts'), import('../report-source.ts')]);
   const snapshot = o.snapshot ?? cfg.snapshotPath;
   const store = await openReading(cfg, o.snapshot);
   let read: SectionRead;
@@ -159,7 +159,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     }
     // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
     const month = o.month ?? (volume.latest_month as string);
-    // The kept ratio table when it holds (only the rows the page shows are read), else every row judged now (report/ratio-source.ts).
+    // The kept ratio table when it holds (only the rows the page shows are read), else every row judged now (cli/report-source.ts).
     read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids, batchMids: REPORT_BATCH_MIDS });
     const section = read.section;
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };

@@ -12,8 +12,8 @@ import { martFreshness } from '../store/ratio-mart.ts';
 import {
   forEachPickedBatch, keptAtRisk, keptHeat, keptRowsOfMids, keptTotals, pickSeries, type EntryThreshold, type SeriesKey,
 } from '../store/report-ratios.ts';
-import { RatioSectionBuilder, SECTION_CAPS, thresholdsIn, type RatioSection, type RatioSectionOptions } from './model.ts';
-import { latestMonths } from './months.ts';
+import { RatioSectionBuilder, SECTION_CAPS, thresholdsIn, type RatioSection, type RatioSectionOptions } from '../report/model.ts';
+import { latestMonths } from '../report/months.ts';
 
 type ReadStore = Pick<Store, 'all' | 'run' | 'columns' | 'mapRows' | 'conn'>;
 
