@@ -34,14 +34,24 @@ function cbp(label: string, args: string[]): Run {
   const s = performance.now();
   // BENCH_PROF=DIR: each run writes a CPU profile there (node --cpu-prof), to see where the time goes.
   const prof = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`, `--cpu-prof-name=${label}.cpuprofile`] : [];
-  const r = spawnSync(process.execPath, [...prof, '--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile },
-    maxBuffer: 1 << 30,
-  });
+  // Standard output goes to a file, as a user's redirect would take it (every row of --all is over 1 GB).
+  const outFile = path.join(dir, `${label}.out`);
+  const out = fs.openSync(outFile, 'w');
+  let r: ReturnType<typeof spawnSync>;
+  try {
+    r = spawnSync(process.execPath, [...prof, '--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile },
+      stdio: ['ignore', out, 'pipe'],
+    });
+  } finally {
+    fs.closeSync(out);
+  }
   const ms = performance.now() - s;
-  if (r.status !== 0) throw new Error(`cbp ${args.join(' ')} failed (exit ${r.status}): ${r.stderr.toString().slice(0, 2000)}`);
-  return { ms, rssKiB: Number(fs.readFileSync(rssFile, 'utf8')), stdoutBytes: r.stdout.length };
+  if (r.status !== 0) throw new Error(`cbp ${args.join(' ')} failed (exit ${r.status}): ${String(r.stderr).slice(0, 2000)}`);
+  const stdoutBytes = fs.statSync(outFile).size;
+  fs.rmSync(outFile);
+  return { ms, rssKiB: Number(fs.readFileSync(rssFile, 'utf8')), stdoutBytes };
 }
 
 let copyMs = 0;
