@@ -124,7 +124,7 @@ export const FLOOR_NOTE = 'disputes counted from the MID report (the chargeback 
 /**
  * Never "clear" on missing data: a row whose figures miss a source is "unknown", and its reason says first what is
  * missing and what to run (a level or watch keeps its state: the missing figures only add to it). The same rule as
- * sql/views/40_ratios.sql ratio_mart_rows_between's for the rows it explains.
+ * sql/views/42_ratio_mart.sql ratio_mart_rows_between's for the rows it explains.
  */
 function withMissing(e: RatioExplanation, row: RatioRow): RatioExplanation {
   if (e.state === null || (!row.missing_sources && !row.numerator_floor)) return e;

@@ -211,7 +211,7 @@ function nearInputsSql(floors: RuleFloor[]): string {
  * inputs kept per month (store/ratio-inputs.ts, refreshed first): those with a month (fromMonth .. asOfMonth) in the
  * watch band of a level of their MID's rules (stageRules must have staged them), and those with a level recorded as
  * reached since recordedFrom (which later figures may take back). No other series can be at a level, in a watch
- * band or owe a notice: mart_ratios explains their rows when read (sql/views/40_ratios.sql mart_ratios_between).
+ * band or owe a notice: the kept ratio table explains their rows (sql/views/42_ratio_mart.sql ratio_mart_rows_between).
  * floors name the network × program × metric some rule reads (targetFloors): only those rows are computed. Returns
  * the MIDs an evaluation's batches cover (those of a hot series, to judge, and those with explanations stored, which
  * their batch replaces), in SQL's order, each with whether it has a hot series.

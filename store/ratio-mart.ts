@@ -1,5 +1,5 @@
 // The ratio mart kept as a table (ratio_mart, migration 017): every evaluation writes the rows of the months it judged,
-// computed from the kept ratio inputs and the explanations it just stored (sql/views/40_ratios.sql
+// computed from the kept ratio inputs and the explanations it just stored (sql/views/42_ratio_mart.sql
 // ratio_mart_rows_between), so mart_ratios, `cbp ratios`, `cbp report` and `cbp export` read rows instead of computing
 // every month again. docs/ratios.md "The kept ratio table" says when it is written and how a reader knows it is behind.
 import type { Store } from './db.ts';
