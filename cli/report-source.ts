@@ -6,14 +6,16 @@ import type { Store } from '../store/db.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import { rulesFor } from '../rules/evaluate.ts';
 import { forEachExplainedBatch } from '../alerts/explain.ts';
-import { ruleTables, rulesHash } from '../alerts/engine.ts';
-import { lastEvaluation, stageRules } from '../store/alerts.ts';
-import { martFreshness } from '../store/ratio-mart.ts';
+import { ruleTables } from '../alerts/engine.ts';
+import { stageRules } from '../store/alerts.ts';
+import { keptTableCheck, type KeptCheck } from './kept-table.ts';
 import {
   forEachPickedBatch, keptAtRisk, keptHeat, keptRowsOfMids, keptTotals, pickSeries, type EntryThreshold, type SeriesKey,
 } from '../store/report-ratios.ts';
 import { RatioSectionBuilder, SECTION_CAPS, thresholdsIn, type RatioSection, type RatioSectionOptions } from '../report/model.ts';
 import { latestMonths } from '../report/months.ts';
+
+export { keptTableCheck, type KeptCheck };
 
 type ReadStore = Pick<Store, 'all' | 'run' | 'columns' | 'mapRows' | 'conn'>;
 
@@ -22,31 +24,6 @@ export interface SectionQuery extends RatioSectionOptions {
   batchMids: number;
   /** rows passed on at once from the kept table (default 5,000) */
   batchRows?: number;
-}
-
-/** Whether the kept table holds what these rules say of the data now; if not, why (and whether an evaluation ever ran). */
-export interface KeptCheck {
-  holds: boolean;
-  /** why not, and what to run; null when it holds */
-  behind: string | null;
-  /** a rule evaluation has run on this store (it is behind, or ran under other rules) */
-  evaluated: boolean;
-}
-
-/** cli/commands/ratios.ts keptTableHolds, saying why not: current (store/ratio-mart.ts martFreshness) and written under these rules. */
-export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet): Promise<KeptCheck> {
-  let fresh;
-  try {
-    fresh = await martFreshness(store);
-  } catch {
-    return { holds: false, behind: 'the kept ratio table could not be read: run `cbp alerts evaluate`', evaluated: false };
-  }
-  const last = await lastEvaluation(store).catch(() => null);
-  if (!fresh.current) return { holds: false, behind: fresh.behind, evaluated: last !== null };
-  if (!last || last.rulesHash !== rulesHash(rules)) {
-    return { holds: false, behind: 'the last rule evaluation ran under other rules than those configured now: run `cbp alerts evaluate`', evaluated: last !== null };
-  }
-  return { holds: true, behind: null, evaluated: true };
 }
 
 /** The section judged now: every row of every MID explained under the rules (alerts/explain.ts), through the builder. */

@@ -17,6 +17,7 @@ import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-s
 import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
 import { streamRatiosJson } from '../../store/ratios-stream.ts';
+import { keptTableCheck } from '../kept-table.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
@@ -232,16 +233,6 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
   };
 }
 
-/** Whether the kept ratio table holds what these rules say of the data now: current, and written under them. */
-async function keptTableHolds(store: Pick<Store, 'all'>, rules: RuleSet): Promise<boolean> {
-  try {
-    const last = await lastEvaluation(store);
-    return last !== null && last.rulesHash === rulesHash(rules) && (await martFreshness(store)).current;
-  } catch {
-    return false;
-  }
-}
-
 /** Writes to stdout, waiting while its buffer is full. */
 function writeOut(text: string): Promise<void> | void {
   if (process.stdout.write(text)) return;
@@ -445,7 +436,7 @@ export function register(program: Command, ctx: Ctx): void {
       try {
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
-        if (o.json && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableHolds(store, rules))) {
+        if (o.json && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds) {
           const scope = q.month ? 'month' : q.all ? 'all' : 'latest';
           await streamRatiosJson(store, { scope, month: q.month, mid: q.mid, network: q.network, projection: q.projection }, writeOut);
           return;
