@@ -10,6 +10,11 @@ import { valuesDigest } from '../lib/digest.ts';
 import { readRatioRows } from './ratios.ts';
 import type { RatioExplanation, RatioRow } from '../contract/ratios.ts';
 import type { DuckDBAppender } from '@duckdb/node-api';
+import { insertChunked } from './insert.ts';
+import { insertMarks, type SourceMark } from './source-marks.ts';
+
+// The sources' fingerprints, where their callers have always found them.
+export { CAPTURE_MONTH, insertMarks, lastEvaluation, readMarks, sourceMarks, sourceMarksOf, type MarksTable, type SourceMark } from './source-marks.ts';
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
@@ -374,97 +379,6 @@ export async function stageRules(store: Pick<Store, 'run'>, q: { rules: RuleTabl
   return n;
 }
 
-/** A fingerprint row as read (source, month, fingerprint, row_count). */
-const markOf = (r: Record<string, unknown>): SourceMark => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) });
-
-/** One source's fingerprint of one month (sql/migrations/013_ratio_marks.sql). */
-export interface SourceMark {
-  source: string;
-  month: string;
-  fingerprint: string;
-  row_count: number;
-}
-
-/**
- * The fingerprint of every source month as the store holds it now: the MID report's rows by window month, the
- * chargebacks by month received (with whether RDR resolved each), the TC40 reports by month of their timestamp.
- * A sum of row hashes: any row added, changed or removed changes it (up to a 2^-64 collision).
- */
-/** The month of the events' capture mark: a change of it touches every month. */
-export const CAPTURE_MONTH = '0000-00';
-
-export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
-  return (await sourceMarksOf(store)).marks;
-}
-
-/**
- * sourceMarks, with the digest of the events the TC40 reports are read from (int_tc40__events). The TC40 reports'
- * fingerprints are those kept with the ratio inputs (ratio_input_marks) when their events' digest is the one kept
- * with them (ratio_input_logic.tc40_events: sql/migrations/016_ratio_digests.sql), else computed from the events, whose
- * JSON they parse (60 ms of 36,000 events, against 5 for the digest).
- */
-export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMark[]; tc40Events: string }> {
-  const [{ d }] = await store.all<{ d: string }>(
-    `SELECT coalesce(sum(hash(event_guid, event_type, event_timestamp, received_at, payload)::HUGEINT), 0)::VARCHAR || '/' || count(*) AS d FROM int_tc40__events`,
-  );
-  const tc40Events = String(d);
-  let kept: SourceMark[] | null = null;
-  try {
-    const [logic] = await store.all<{ tc40_events: string | null }>('SELECT tc40_events FROM ratio_input_logic LIMIT 1');
-    if (logic?.tc40_events === tc40Events) kept = (await readMarks(store, 'ratio_input_marks')).filter((m) => m.source === 'tc40');
-  } catch {
-    // A store or snapshot of an older cbp, without the column: computed below.
-  }
-  const rows = await store.all<Record<string, unknown>>(`
-    -- (summed per window start first, then per month: the month's text made once a window, not once a row)
-    SELECT 'mid_stats' AS source, strftime(window_start, '%Y-%m') AS month, sum(fp)::VARCHAR AS fingerprint, sum(n)::BIGINT AS row_count
-      FROM (SELECT window_start,
-                   sum(hash(mid, window_start, window_end, network, chargeback_count, chargeback_amount, transaction_count, transaction_amount,
-                            previous_month_transaction_count, previous_month_transaction_amount, seen_at)::HUGEINT) AS fp,
-                   count(*) AS n
-              FROM mid_stats GROUP BY window_start)
-     GROUP BY ALL
-    UNION ALL
-    SELECT 'chargebacks', strftime(c.date_received, '%Y-%m'),
-           sum(hash(c.mid, c.case_number, c.card_type, c.amount, c.reason_code, c.arn, c.date_received, r.arn IS NULL)::HUGEINT)::VARCHAR,
-           count(*)
-      FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
-     WHERE c.date_received IS NOT NULL
-     GROUP BY ALL
-    UNION ALL
-    -- What the chargeback report is loaded for, and when events were first captured: a row's missing sources (unknown).
-    SELECT 'chargeback_coverage', month, strftime(covered_to, '%Y-%m-%d'), 1 FROM int_chargeback_coverage
-    UNION ALL
-    -- (every month's rows say when capture began: month '0000-00' makes the next evaluation judge every month)
-    SELECT 'tc40_capture', '${CAPTURE_MONTH}', strftime(cap, '%Y-%m-%d'), 1
-      FROM (SELECT min(coalesce(event_timestamp, received_at))::DATE AS cap FROM events_raw) WHERE cap IS NOT NULL
-    ${kept ? '' : `UNION ALL
-    SELECT 'tc40', strftime(prevention_timestamp, '%Y-%m'), sum(hash(prevention_guid, mid, amount, prevention_timestamp)::HUGEINT)::VARCHAR, count(*)
-      FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`}`);
-  const marks = rows.map(markOf);
-  return { marks: kept ? [...marks, ...kept] : marks, tc40Events };
-}
-
-/** The fingerprints the last evaluation kept, and what it was (null: none yet). */
-export async function lastEvaluation(store: ReadStore): Promise<{ marks: SourceMark[]; asOfMonth: string; rulesHash: string } | null> {
-  const [e] = await store.all<{ as_of_month: string; rules_hash: string }>('SELECT as_of_month, rules_hash FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1');
-  if (!e) return null;
-  return { asOfMonth: String(e.as_of_month), rulesHash: String(e.rules_hash), marks: await readMarks(store, 'ratio_source_marks') };
-}
-
-/** The tables that keep source fingerprints: what the last evaluation saw, and what the kept ratio inputs reflect. */
-export type MarksTable = 'ratio_source_marks' | 'ratio_input_marks';
-
-/** The fingerprints a marks table keeps. */
-export async function readMarks(store: ReadStore, table: MarksTable): Promise<SourceMark[]> {
-  const rows = await store.all<Record<string, unknown>>(`SELECT source, month, fingerprint, row_count FROM ${table}`);
-  return rows.map(markOf);
-}
-
-/** Adds fingerprints to a marks table (the caller deletes the ones they replace, in its transaction). */
-export async function insertMarks(store: Pick<Store, 'run'>, table: MarksTable, marks: SourceMark[]): Promise<void> {
-  if (marks.length) await insertChunked(store, `INSERT INTO ${table}`, ['source', 'month', 'fingerprint', 'row_count'], marks.map((m) => [m.source, m.month, m.fingerprint, m.row_count]), '');
-}
 
 /** The rule a row of a rules class × network × program × metric is measured against over a range of months (ratio_rule_picks). */
 export interface RulePickRow {
@@ -661,16 +575,6 @@ async function stageRows<T>(s: Store, table: string, types: readonly StageType[]
   }
 }
 
-/** Inserts rows in statements of 400, each value a parameter (followed by casts[column] when given). */
-async function insertChunked(store: Pick<Store, 'run'>, head: string, cols: readonly string[], rows: unknown[][], tail: string, casts: Record<string, string> = {}): Promise<void> {
-  const CHUNK = 400;
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    const part = rows.slice(i, i + CHUNK);
-    const params: unknown[] = [];
-    const values = part.map((r) => `(${r.map((v, j) => { params.push(v); return `$${params.length}${casts[cols[j]] ?? ''}`; }).join(', ')})`);
-    await store.run(`${head} (${cols.join(', ')}) VALUES ${values.join(', ')} ${tail}`, params as never);
-  }
-}
 
 /** The columns of _cbp_alert_states_stage and their types. */
 const STATE_TYPES: StageType[] = ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'];
