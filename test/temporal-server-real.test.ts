@@ -67,7 +67,7 @@ const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
 const VIEWS = ['chargeback_status_history'];
 /** Columns that record when, from which file or by which run a row was seen: they legitimately differ. */
 const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^evaluated_at$)/;
+  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^evaluated_at$|^written_at$)/;
 
 async function dumpStore(store: Store): Promise<Record<string, string[]>> {
   const tables = await store.all<{ table_name: string }>(
