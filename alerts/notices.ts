@@ -62,6 +62,10 @@ export function noticeMessage(
     case 'escalated': return `${what}: escalated from ${n.previous_level} to ${n.level} in ${n.month}${mtd}: ${fig}${thr}`;
     case 'resolved': return `${what}: level ${n.level} left in ${n.month}${n.previous_level ? ` (now ${n.previous_level})` : ''}: ${fig}`;
     case 'watch': return `${what}: WATCH — ${n.month}${mtd} is in the watch band of level ${n.level}: ${fig}${thr}`;
+    case 'unknown': {
+      const held = n.previous_level ? `level ${n.level} is held until it can` : `it was in the watch band of level ${n.level}`;
+      return `${what}: UNKNOWN — ${n.month}${mtd} cannot be judged, ${held}: ${fig}${thr}`;
+    }
     case 'projected': {
       const dc = basis?.days_covered ?? null;
       const dim = basis?.days_in_month ?? null;
@@ -108,7 +112,7 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
     notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
     ...base,
     notify,
-    message: noticeMessage(base, row) + supersededNote(kind, l),
+    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : ''),
     created_at: now,
   };
 }
@@ -152,6 +156,12 @@ function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], 
       }
       // The watch band entered (thresholds file watch.notify): once per month the series is in it.
       if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now));
+      // A month that cannot be judged (a source not loaded) where a level is held unmet, or near: what to load, once a
+      // month. A level met on what is loaded needs no more (a missing source can only add to its numerator).
+      const heldUnmet = l.level !== null && !l.met.includes(l.level);
+      if (l.missing_sources && !l.is_projection && (heldUnmet || (opts.watch && l.level === null && l.watch !== null))) {
+        out.push(build('unknown', l, (l.level ?? l.watch) as string, l.level, notify, opts.now));
+      }
       // A month missing from the series (no row at all) does not reset the previous level.
       prev = l;
     }
@@ -229,7 +239,7 @@ function standingOf(index: Map<string, SeriesLevels>, notices: Notice[], notifyS
     if (cur) latest.set(k, cur);
   }
   const establishing = new Map<string, Notice>();
-  const sorted = notices.filter((n) => n.kind !== 'projected' && n.kind !== 'watch').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
+  const sorted = notices.filter((n) => n.kind !== 'projected' && n.kind !== 'watch' && n.kind !== 'unknown').sort((a, b) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0));
   for (const n of sorted) {
     const k = seriesKey(n);
     const l = latest.get(k);
@@ -264,7 +274,7 @@ export function pageNewestOnly(
   const level = (n: Notice) => `${n.mid}\u0000${n.network}\u0000${n.program}\u0000${n.level}`;
   const groups = new Map<string, Notice[]>();
   for (const n of notices) {
-    if (!n.notify || n.kind === 'projected' || n.kind === 'watch') continue;
+    if (!n.notify || n.kind === 'projected' || n.kind === 'watch' || n.kind === 'unknown') continue;
     // A notice already paged is never demoted, but a newer one keeps older ones of its level in the history:
     // a run that meets them again (the next evaluation of the same months) says no more than the first.
     const paged = opts.alreadyPaged(n.notice_id);

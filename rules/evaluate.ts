@@ -27,6 +27,8 @@ export interface MonthLevel {
   watch: string | null;
   /** the level of another program Mastercard assesses instead this month (EFM over ECP), else null */
   superseded_by: string | null;
+  /** what this month's figures need that is not loaded (a row's missing_sources), else null: nothing met or missed */
+  missing_sources?: string | null;
   /** each level's streak after this month (what explanations name) */
   streaks: LevelRun[];
 }
@@ -162,13 +164,13 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
     let partial = false;
     let projection = false;
     // A month whose figures miss a source (missing_sources) neither meets nor misses: a level is held, never left on it.
-    let unknown = false;
+    let unknown: string | null = null;
     let countRow: RatioRow | undefined;
     let amountRow: RatioRow | undefined;
     for (const r of monthRows) {
       if (r.is_partial) partial = true;
       if (r.is_projection) projection = true;
-      else if (r.missing_sources) unknown = true;
+      else if (r.missing_sources) unknown ??= r.missing_sources;
       if (r.metric === 'count') countRow ??= r;
       else if (r.metric === 'amount') amountRow ??= r;
     }
@@ -238,6 +240,7 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
       is_projection: projection,
       watch: best ? null : (watch?.level ?? null),
       superseded_by: null,
+      missing_sources: unknown,
       streaks: runs,
     });
   }

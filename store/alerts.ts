@@ -19,7 +19,8 @@ export { CAPTURE_MONTH, insertMarks, lastEvaluation, readMarks, sourceMarks, sou
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
 
-export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch'] as const;
+/** unknown: a series at a level or in a watch band whose month cannot be judged (a source not loaded): the level is held. */
+export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch', 'unknown'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** A notice: one row of the alerts table, and what notifiers are sent. */

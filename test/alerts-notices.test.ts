@@ -57,6 +57,21 @@ describe('alert notices, judged without a store', () => {
     expect(judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: paged }).promoted).toEqual([]);
   });
 
+
+  it('says once that a month holding a level cannot be judged, with what to load; no resolved notice, and none for a series far from any level', () => {
+    const missing = 'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30';
+    // The MID report alone reads 0.1 % for April: the level is held, not left.
+    const held = [...series, { ...row('m1', '2026-04', 0.001), missing_sources: missing }];
+    const j = judgeBatch(held, [], { rules, notifySince: '2026-04', now, known: new Map() });
+    expect(j.notices.filter((n) => n.month === '2026-04').map((n) => [n.kind, n.level, n.previous_level, n.notify])).toEqual([['unknown', 'high', 'high', true]]);
+    const [u] = j.notices.filter((n) => n.kind === 'unknown');
+    expect(u.message).toBe(`m1 mastercard ecp: UNKNOWN — 2026-04 cannot be judged, level high is held until it can: 0.100 % (10 / 10000), threshold >= 2.000 %; ${missing}`);
+    expect(u.notice_id).toBe(noticeId('unknown', 'm1', 'mastercard', 'ecp', 'high', '2026-04'));
+    // Judged again: nothing new.
+    expect(judgeBatch(held, [], { rules, notifySince: '2026-04', now, known: new Map(j.notices.map((n) => [n.notice_id, n.notify])) }).fresh).toEqual([]);
+    const cold = [row('m3', '2026-03', 0.001), { ...row('m3', '2026-04', 0.001), missing_sources: missing }];
+    expect(judgeBatch(cold, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices).toEqual([]);
+  });
   it('takes back a recorded level its month no longer reaches: a resolved notice, and the state resolved', () => {
     const recorded: RecordedState[] = [{ mid: 'm1', network: 'mastercard', program: 'ecp', level: 'high', month: '2026-03', status: 'reached' }];
     const j = judgeBatch([row('m1', '2026-03', 0.004)], recorded, { rules, notifySince: '2026-03', now, known: new Map() });

@@ -16,7 +16,7 @@ export interface SlackNotifierOptions {
   timeoutMs?: number;
 }
 
-const ICON: Record<Notice['kind'], string> = { reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:' };
+const ICON: Record<Notice['kind'], string> = { reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:' };
 
 export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
   const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
