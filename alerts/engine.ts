@@ -4,7 +4,7 @@
 import type { Store } from '../store/db.ts';
 import { monthOf, ratioRowsOf } from '../store/ratios.ts';
 import { refreshRatioInputs, touchedMonths } from '../store/ratio-inputs.ts';
-import { writeRatioMart } from '../store/ratio-mart.ts';
+import { explainedMids, writeRatioMart, type MartScope } from '../store/ratio-mart.ts';
 import { unknownRowsOf } from '../store/status.ts';
 import { createHash } from 'node:crypto';
 import {
@@ -232,6 +232,12 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     fromMonth = [addMonths(asOfMonth, -1), addMonths(last.asOfMonth, 1), ...touched].reduce((a, b) => (b < a ? b : a));
   }
   result.fromMonth = fromMonth;
+  // What the kept mart rewrites (store/ratio-mart.ts): the months whose sources changed and those past the last
+  // evaluation's whole; of the others, the rows of MIDs with explanations stored before or after (and grouped MIDs).
+  const mart: MartScope = {
+    fromMonth, wholeMonths: touched, wholeAfter: last?.asOfMonth,
+    mids: fromMonth === null ? [] : [...await explainedMids(store, fromMonth), ...Object.values(opts.rules.groups ?? {}).flatMap((g) => g.mids)],
+  };
   const windowFrom = fromMonth === null ? null : addMonths(fromMonth, -lookbackMonths(opts.rules));
   // notice_id → notify, kept up to date group by group.
   const known = await noticeFlags(store);
@@ -295,7 +301,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     // No rule reads any ratio: nothing to judge, and nothing a stored explanation could still say.
     await timed('writes', () => clearExplanations(store));
     await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated });
-    result.martRows = (await timed('mart', () => writeRatioMart(store, { fromMonth }))).rows;
+    result.martRows = (await timed('mart', () => writeRatioMart(store, mart))).rows;
     return result;
   }
   const conditions = await stageRules(store, { ...tables, grouped: evaluated.grouped });
@@ -324,7 +330,7 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions &
     await saveEvaluation(store, { marks, asOfMonth, rulesHash: hash, firstMonth: fromMonth, at: now, rules: evaluated });
   });
   // The kept mart of the months judged, from the explanations just recorded (store/ratio-mart.ts).
-  result.martRows = (await timed('mart', () => writeRatioMart(store, { fromMonth }))).rows;
+  result.martRows = (await timed('mart', () => writeRatioMart(store, mart))).rows;
   // The cache stays (the next evaluation reads the same blocks); the memory the queries freed goes back.
   await store.releaseMemory('allocator');
   return result;

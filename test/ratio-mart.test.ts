@@ -8,7 +8,7 @@ import type { Store } from '../store/db.ts';
 import { evaluateAfterLoad, evaluateAlerts } from '../alerts/engine.ts';
 import { unknownRowsOf } from '../store/status.ts';
 import { loadRules } from '../rules/thresholds.ts';
-import { martFreshness, monthRuns, writeRatioMart } from '../store/ratio-mart.ts';
+import { martFreshness, writeRatioMart } from '../store/ratio-mart.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { cleanup, coverChargebacks, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -155,6 +155,16 @@ describe('the kept ratio table', () => {
     const r = await evaluateAlerts(s, { asOf: next, rules, now: next });
     expect(r.fromMonth).toBe('2024-11');
     expect(await differ(s, FROM_SOURCES, await martColumns(s))).toBe(0);
+    // The revision taken back: the levels it gave later months (not touched, written for the MIDs judged) go too.
+    const held = "SELECT * FROM mart_ratios WHERE mid = 'mid000007' AND month > '2024-11' AND level IS NOT NULL";
+    expect(await count(s, held)).toBeGreaterThan(0);
+    await s.run("UPDATE mid_stats SET chargeback_count = chargeback_count / 9 WHERE mid = 'mid000007' AND window_start = DATE '2024-11-01'");
+    expect((await evaluateAlerts(s, { asOf: next, rules, now: next })).fromMonth).toBe('2024-11');
+    expect(await count(s, held)).toBe(0);
+    expect(await differ(s, FROM_SOURCES, await martColumns(s))).toBe(0);
+    // Nothing new: the same rows.
+    await evaluateAlerts(s, { asOf: next, rules, now: next });
+    expect(await differ(s, FROM_SOURCES, await martColumns(s))).toBe(0);
     await s.run("DELETE FROM mid_stats WHERE mid = 'mid000059'");
     await evaluateAlerts(s, { asOf: next, rules, now: next });
     expect(await differ(s, FROM_SOURCES, await martColumns(s))).toBe(0);
@@ -162,13 +172,6 @@ describe('the kept ratio table', () => {
     expect(await differ(s, old, OLD_COLUMNS, same)).toBe(0);
     expect(await martFreshness(s)).toEqual({ current: true, behind: null, changedMonths: [] });
   }, 120_000);
-
-  it('cuts months into runs of at most n kept-input rows, a larger month a run of its own', () => {
-    const m = (month: string, n: number) => ({ month, n });
-    expect(monthRuns([m('2026-01', 3), m('2026-02', 3), m('2026-03', 9), m('2026-04', 1), m('2026-05', 4)], 6))
-      .toEqual([{ first: '2026-01', last: '2026-02' }, { first: '2026-03', last: '2026-03' }, { first: '2026-04', last: '2026-05' }]);
-    expect(monthRuns([], 6)).toEqual([]);
-  });
 
   it('says it is behind when the last write did not finish', async () => {
     t = await tempStore();

@@ -54,8 +54,9 @@ CREATE OR REPLACE MACRO cbp_failed_condition(k, v) AS (
 -- came near a level (no month in a level's watch band, no level recorded): it is "clear", measured against the
 -- lowest-ranked level in force for its metric, and its reason (the conditions it fails) is written here from the
 -- evaluation's rules (ratio_rule_picks, sql/migrations/014_ratio_rules.sql), exactly as rules/explain.ts would.
--- Rows no rule reads, and months after the last evaluation, have no explanation (NULL).
-CREATE OR REPLACE MACRO ratio_mart_rows_between(first_day, last_day, cached := FALSE) AS TABLE
+-- Rows no rule reads, and months after the last evaluation, have no explanation (NULL). kept: as ratio_rows_between's
+-- (store/ratio-mart.ts passes a temp table of some MIDs' kept inputs to write only their rows).
+CREATE OR REPLACE MACRO ratio_mart_rows_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
 WITH e AS (
 WITH ev AS (
   SELECT as_of_month, default_region, evaluated_at, least(1.0, coalesce(watch_fraction, 1.0)) AS band
@@ -74,7 +75,7 @@ WITH ev AS (
     coalesce(c.region, ev.default_region) AS cold_region,
     coalesce(c.region_source, 'default') AS cold_region_source,
     ev.evaluated_at, ev.band
-  FROM ratio_rows_covered_between(first_day, last_day, cached := cached) r
+  FROM ratio_rows_covered_between(first_day, last_day, cached := cached, kept := kept) r
   LEFT JOIN ratio_explanations x
     ON x.mid = r.mid AND x.network = r.network AND x.program = r.program AND x.metric = r.metric
    AND x.month = r.month AND x.is_projection = r.is_projection
