@@ -175,10 +175,16 @@ describe('the kept ratio table', () => {
 
   it('says it is behind when the last write did not finish', async () => {
     t = await tempStore();
-    await insertStats(t.store, [{ mid: 'm', network: 'mastercard', month: '2026-04', cb: 20, tx: 10_000 }]);
+    await insertStats(t.store, [{ mid: 'm', network: 'mastercard', month: '2026-01', cb: 20, tx: 10_000 }, { mid: 'm', network: 'mastercard', month: '2026-04', cb: 20, tx: 10_000 }]);
     await evaluateAlerts(t.store, { asOf: '2026-04-20T06:00:00Z', rules: loadRules(), now: new Date('2026-04-20T06:00:00Z') });
     await t.store.run('UPDATE ratio_mart_state SET complete = FALSE');
     expect((await martFreshness(t.store)).behind).toBe('the last write of the ratio table did not finish: run `cbp alerts evaluate`');
+    // The next evaluation judges from the month before its own, and writes every month again (one was cut short).
+    await t.store.run("DELETE FROM ratio_mart WHERE month = '2026-01'");
+    const r = await evaluateAlerts(t.store, { asOf: '2026-04-20T06:00:00Z', rules: loadRules(), now: new Date('2026-04-20T06:00:00Z') });
+    expect(r.fromMonth).toBe('2026-03');
+    expect(await count(t.store, "SELECT * FROM mart_ratios WHERE month = '2026-01'")).toBeGreaterThan(0);
+    expect(await martFreshness(t.store)).toEqual({ current: true, behind: null, changedMonths: [] });
   });
 });
 
