@@ -78,7 +78,7 @@ export const SETTINGS = [
   s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot (relative paths are to the working folder)', { default: 'data', path: true }),
   s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store (unset: <CBP_DATA_DIR>/cbp.duckdb)', { path: true, underDataDir: 'cbp.duckdb' }),
   s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query (unset: <CBP_DATA_DIR>/published/cbp.duckdb)', { path: true, underDataDir: 'published/cbp.duckdb' }),
-  s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', storeSize, 'DuckDB memory limit of the store, at least 128MB (at 192MB a 1,000,000-row report loads within ~340 MB of process RSS, and an alert evaluation of 10,000 MIDs x 36 months within ~430 MB)', { default: DEFAULT_STORE_MEMORY }),
+  s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', storeSize, 'DuckDB memory limit of the store, at least 128MB (at 192MB a 1,000,000-row report loads within ~340 MB of process RSS, and an alert evaluation of 10,000 MIDs x 36 months, with the kept ratio table it writes, within ~500 MB)', { default: DEFAULT_STORE_MEMORY }),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
   s('webhook', 'webhookHost', 'CBP_WEBHOOK_HOST', str, 'Address the receiver listens on', { default: '127.0.0.1' }),
