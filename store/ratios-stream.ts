@@ -49,8 +49,27 @@ export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn'>, q: St
   await write('[');
   let n = 0;
   // A month at a time: each query sorts one month's rows (every month in one sort did not fit 192MB at 10,000 MIDs).
-  const months = span === null ? [] : (await store.all<{ month: string }>(
-    'SELECT DISTINCT month FROM ratio_mart WHERE month >= $from AND month <= $to ORDER BY month', { from: span.from, to: span.to })).map((r) => String(r.month));
+  const counts = span === null ? [] : await store.all<{ month: string; n: number }>(
+    'SELECT month, count(*)::INTEGER AS n FROM ratio_mart WHERE month >= $from AND month <= $to GROUP BY month ORDER BY month', { from: span.from, to: span.to });
+  // A month of more rows is sorted on one thread: two threads' sorts of a month of 100,000 MIDs did not fit 192MB.
+  const threads = counts.some((c) => Number(c.n) > ONE_THREAD_ROWS)
+    ? String((await store.all<{ t: number }>("SELECT current_setting('threads')::INTEGER AS t"))[0].t) : null;
+  if (threads !== null) await store.conn.run('SET threads = 1');
+  try {
+    n = await streamMonths(store, q, counts.map((c) => String(c.month)), write);
+  } finally {
+    if (threads !== null) await store.conn.run(`SET threads = ${Number(threads)}`);
+  }
+  await write(n === 0 ? ']\n' : '\n]\n');
+  return n;
+}
+
+/** Kept-table rows of a month above which its sort runs on one thread. */
+export const ONE_THREAD_ROWS = 400_000;
+
+/** Each month's rows, sorted, as JSON lines after the '[' (returns how many). */
+async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown): Promise<number> {
+  let n = 0;
   for (const month of months) {
     const where = ['m.state IS NOT NULL', 'm.month = $month'];
     const params: Record<string, string> = { month };
@@ -81,6 +100,5 @@ export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn'>, q: St
       n += chunk.rowCount;
     }
   }
-  await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
