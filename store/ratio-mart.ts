@@ -60,8 +60,8 @@ export async function writeRatioMart(store: Store, scope: MartScope): Promise<{ 
   let rows = 0;
   const insert = async (s: Pick<Store, 'all'>, first: string, last: string, kept = 'ratio_month_inputs') => {
     const [r] = await s.all<{ Count: number | bigint }>(
-      `INSERT INTO ratio_mart BY NAME SELECT * FROM ratio_mart_rows_between(strptime($first || '-01', '%Y-%m-%d')::DATE,
-         strptime($last || '-01', '%Y-%m-%d')::DATE, cached := TRUE, kept := '${kept}')`,
+      `INSERT INTO ratio_mart BY NAME SELECT * FROM ratio_mart_stored_between(strptime($first || '-01', '%Y-%m-%d')::DATE,
+         strptime($last || '-01', '%Y-%m-%d')::DATE, kept := '${kept}')`,
       { first, last },
     );
     rows += Number(r?.Count ?? 0);

@@ -145,11 +145,31 @@ SELECT e.* EXCLUDE (state, reason0),
               CASE WHEN numerator_floor THEN 'disputes counted from the MID report (the chargeback report lists fewer)' END, reason0), '') END AS reason
 FROM e;
 
--- The ratio mart analysts read: the table each rule evaluation keeps current (store/ratio-mart.ts), read as it is.
--- A row explained from the saved rules shows the last evaluation's time.
+-- The rows as the kept table stores them (migration 018): what mart_ratios derives in a plain expression is left out.
+CREATE OR REPLACE MACRO ratio_mart_stored_between(first_day, last_day, kept := 'ratio_month_inputs') AS TABLE
+SELECT mid, network, program, metric, month, ratio, no_ratio_reason, is_projection, is_partial, days_covered, days_in_month,
+  numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
+  tc40_observed_from, numerator_complete, missing_sources, numerator_floor, level, state, next_level, next_threshold, closeness,
+  reason, region, region_source, CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, monitored_as = mid AS monitored_self,
+  superseded_by, certainty, certainty_note, explained_at, explained_cold
+FROM ratio_mart_rows_between(first_day, last_day, cached := TRUE, kept := kept);
+
+-- The ratio mart analysts read: the table each rule evaluation keeps current (store/ratio-mart.ts), its columns as
+-- ratio_mart_rows_between gives them: closed sets as text, the derived ones computed as ratio_rows_between does. A row
+-- explained from the saved rules shows the last evaluation's time.
 CREATE OR REPLACE VIEW mart_ratios AS
-SELECT m.* EXCLUDE (explained_cold) REPLACE (
-         CASE WHEN m.explained_cold THEN (SELECT max(evaluated_at) FROM ratio_evaluations) ELSE m.explained_at END AS explained_at)
+SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.metric::VARCHAR AS metric, m.month,
+  CASE WHEN m.metric = 'count' THEN m.numerator_count ELSE m.numerator_amount END AS numerator,
+  CASE WHEN m.metric = 'count' THEN m.denominator_count ELSE m.denominator_amount END AS denominator,
+  CASE WHEN ratio_den_prev(m.program::VARCHAR) THEN strftime(strptime(m.month || '-01', '%Y-%m-%d') - INTERVAL 1 MONTH, '%Y-%m') ELSE m.month END
+    AS denominator_month,
+  m.ratio, m.ratio * 100 AS ratio_pct, m.ratio * 10000 AS ratio_bps, m.no_ratio_reason, m.is_projection, m.is_partial, m.days_covered,
+  m.days_in_month, m.numerator_count, m.numerator_amount, m.denominator_count, m.denominator_amount, m.month_transaction_count,
+  m.month_transaction_amount, m.tc40_observed_from, m.numerator_complete, m.missing_sources, m.numerator_floor, m.level,
+  m.state::VARCHAR AS state, m.next_level, m.next_threshold, m.closeness, m.reason, m.region, m.region_source::VARCHAR AS region_source,
+  CASE WHEN m.monitored_self THEN m.mid ELSE m.monitored_as END AS monitored_as, m.superseded_by, m.certainty::VARCHAR AS certainty,
+  m.certainty_note,
+  CASE WHEN m.explained_cold THEN (SELECT max(evaluated_at) FROM ratio_evaluations) ELSE m.explained_at END AS explained_at
 FROM ratio_mart m;
 
 -- The mart's rows of a range of months (first days of the first and the last month).
