@@ -110,6 +110,8 @@ export interface ReadingPaths {
   snapshotPath: string;
   dbPath: string;
   memoryLimit?: string;
+  /** DuckDB threads (default: the core count) */
+  threads?: number;
 }
 
 /**
@@ -123,8 +125,8 @@ export async function openReadingSession(paths: ReadingPaths, snapshot?: string)
   const fromSnapshot = snapshot !== undefined || existsSync(snap);
   if (!fromSnapshot && !existsSync(paths.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${paths.dbPath}) exists yet: load some reports first.`);
   const store = fromSnapshot
-    ? await openSnapshotSession(snap, { workingStore: paths.dbPath, memoryLimit: paths.memoryLimit })
-    : await openAnalystSession(paths.dbPath, { memoryLimit: paths.memoryLimit });
+    ? await openSnapshotSession(snap, { workingStore: paths.dbPath, memoryLimit: paths.memoryLimit, threads: paths.threads })
+    : await openAnalystSession(paths.dbPath, { memoryLimit: paths.memoryLimit, threads: paths.threads });
   try {
     const need = Math.max(0, ...readMigrations(DEFAULT_MIGRATIONS_DIR).map((m) => m.version));
     const [row] = await store.all<{ v: number | null }>('SELECT max(version)::INTEGER AS v FROM schema_migrations').catch(() => [{ v: null }]);

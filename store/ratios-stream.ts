@@ -47,25 +47,31 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
 export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, write: (text: string) => unknown): Promise<number> {
   const span = await monthsOf(store, q);
   await write('[');
-  let n = 0;
   // A month at a time: each query sorts one month's rows (every month in one sort did not fit 192MB at 10,000 MIDs).
-  const counts = span === null ? [] : await store.all<{ month: string; n: number }>(
-    'SELECT month, count(*)::INTEGER AS n FROM ratio_mart WHERE month >= $from AND month <= $to GROUP BY month ORDER BY month', { from: span.from, to: span.to });
-  // A month of more rows is sorted on one thread: two threads' sorts of a month of 100,000 MIDs did not fit 192MB.
-  const threads = counts.some((c) => Number(c.n) > ONE_THREAD_ROWS)
-    ? String((await store.all<{ t: number }>("SELECT current_setting('threads')::INTEGER AS t"))[0].t) : null;
-  if (threads !== null) await store.conn.run('SET threads = 1');
-  try {
-    n = await streamMonths(store, q, counts.map((c) => String(c.month)), write);
-  } finally {
-    if (threads !== null) await store.conn.run(`SET threads = ${Number(threads)}`);
-  }
+  const months = span === null ? [] : (await monthSizes(store, span)).map((m) => m.month);
+  const n = await streamMonths(store, q, months, write);
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
 
-/** Kept-table rows of a month above which its sort runs on one thread. */
+/** The kept table's months in a span, with their rows. */
+async function monthSizes(store: Pick<Store, 'all'>, span: { from: string; to: string }): Promise<Array<{ month: string; n: number }>> {
+  return (await store.all<{ month: string; n: number }>(
+    'SELECT month, count(*)::INTEGER AS n FROM ratio_mart WHERE month >= $from AND month <= $to GROUP BY month ORDER BY month', span,
+  )).map((r) => ({ month: String(r.month), n: Number(r.n) }));
+}
+
+/** Kept-table rows of a month above which its sort needs a session of one thread. */
 export const ONE_THREAD_ROWS = 400_000;
+
+/**
+ * Whether the stream's sorts need a session of one thread (the caller opens it so: a reading session's settings are
+ * locked): two threads' sorts of a month of 100,000 MIDs did not fit 192MB.
+ */
+export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQuery): Promise<boolean> {
+  const span = await monthsOf(store, q);
+  return span !== null && (await monthSizes(store, span)).some((m) => m.n > ONE_THREAD_ROWS);
+}
 
 /** Each month's rows, sorted, as JSON lines after the '[' (returns how many). */
 async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown): Promise<number> {

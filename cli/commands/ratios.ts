@@ -16,7 +16,7 @@ import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
 import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
 import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
-import { streamRatiosJson } from '../../store/ratios-stream.ts';
+import { streamNeedsOneThread, streamRatiosJson } from '../../store/ratios-stream.ts';
 import { keptTableCheck } from '../kept-table.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
@@ -26,10 +26,10 @@ import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet
  * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
  * analyst session (store/analyst.ts: no file or network access, configuration locked).
  */
-export async function openForReading(ctx: Ctx, snapshot?: string): Promise<Store> {
+export async function openForReading(ctx: Ctx, snapshot?: string, threads?: number): Promise<Store> {
   const cfg = ctx.config();
   const analyst = await import('../../store/analyst.ts');
-  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit }, snapshot);
+  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit, threads }, snapshot);
 }
 
 /** One row of `cbp ratios --json`: the ratio row, its explanation, and the currency of its MID's amounts. */
@@ -431,14 +431,18 @@ export function register(program: Command, ctx: Ctx): void {
       checkRatiosQuery(q);
       const cfg = ctx.config();
       const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
-      const store = await openForReading(ctx, o.snapshot);
+      let store = await openForReading(ctx, o.snapshot);
       let view: RatiosView;
       try {
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
         if (o.json && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds) {
-          const scope = q.month ? 'month' : q.all ? 'all' : 'latest';
-          await streamRatiosJson(store, { scope, month: q.month, mid: q.mid, network: q.network, projection: q.projection }, writeOut);
+          const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
+          if (await streamNeedsOneThread(store, stream)) {
+            store.close();
+            store = await openForReading(ctx, o.snapshot, 1);
+          }
+          await streamRatiosJson(store, stream, writeOut);
           return;
         }
         view = await ratiosView(store, rules, q);
