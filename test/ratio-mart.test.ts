@@ -11,6 +11,7 @@ import { loadRules } from '../rules/thresholds.ts';
 import { martFreshness, writeRatioMart } from '../store/ratio-mart.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { CERTAINTIES, METRICS, PROGRAMS, RATIO_STATES, REGION_SOURCES } from '../contract/ratios.ts';
+import { NETWORKS } from '../contract/common.ts';
 import { cleanup, coverChargebacks, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 /** mart_ratios_between as it was while mart_ratios was a view (before issue #26), as a temp macro. */
@@ -184,9 +185,9 @@ describe('the kept ratio table', () => {
     t = await tempStore();
     const s = t.store;
     const byteOrder = (xs: readonly string[]) => [...xs].sort((x, y) => (Buffer.from(x) < Buffer.from(y) ? -1 : 1));
-    const [e] = await s.all<Record<string, string[]>>(`SELECT enum_range(NULL::ratio_program)::VARCHAR[] AS p, enum_range(NULL::ratio_metric)::VARCHAR[] AS m,
+    const [e] = await s.all<Record<string, string[]>>(`SELECT enum_range(NULL::ratio_network)::VARCHAR[] AS n, enum_range(NULL::ratio_program)::VARCHAR[] AS p, enum_range(NULL::ratio_metric)::VARCHAR[] AS m,
       enum_range(NULL::ratio_state)::VARCHAR[] AS st, enum_range(NULL::ratio_region_source)::VARCHAR[] AS rs, enum_range(NULL::ratio_certainty)::VARCHAR[] AS c`);
-    expect(e).toEqual({ p: byteOrder(PROGRAMS), m: byteOrder(METRICS), st: byteOrder(RATIO_STATES), rs: byteOrder(REGION_SOURCES), c: byteOrder(CERTAINTIES) });
+    expect(e).toEqual({ n: byteOrder(NETWORKS), p: byteOrder(PROGRAMS), m: byteOrder(METRICS), st: byteOrder(RATIO_STATES), rs: byteOrder(REGION_SOURCES), c: byteOrder(CERTAINTIES) });
     const types = async (sql: string) => (await s.all<{ column_name: string; column_type: string }>(`SELECT column_name, column_type FROM (DESCRIBE ${sql})`))
       .map((c) => `${c.column_name} ${c.column_type}`);
     // (in the order the table had before it was narrowed: the SQL gives state and reason last)

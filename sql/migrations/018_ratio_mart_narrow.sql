@@ -6,6 +6,7 @@
 -- itself (monitored_self). mart_ratios (sql/views/42_ratio_mart.sql) shows the same columns, as text, as before.
 -- test/store-db.test.ts checks these lists against the contract's. A new program, state, region source or
 -- certainty needs a migration that rebuilds this table (it is a cache: the next evaluation writes it again).
+CREATE TYPE ratio_network AS ENUM ('american_express', 'discover', 'mastercard', 'visa');
 CREATE TYPE ratio_program AS ENUM ('amex_excessive', 'discover_excessive', 'ecp', 'efm', 'monthly', 'vamp', 'vdmp', 'vfmp');
 CREATE TYPE ratio_metric AS ENUM ('amount', 'count');
 CREATE TYPE ratio_state AS ENUM ('clear', 'level', 'unknown', 'watch');
@@ -15,7 +16,7 @@ CREATE TYPE ratio_certainty AS ENUM ('approximate', 'exact', 'unconfirmed');
 DROP TABLE IF EXISTS ratio_mart;
 CREATE TABLE ratio_mart (
   mid VARCHAR NOT NULL,
-  network card_brand NOT NULL,
+  network ratio_network NOT NULL,
   program ratio_program NOT NULL,
   metric ratio_metric NOT NULL,
   month VARCHAR NOT NULL,
