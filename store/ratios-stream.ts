@@ -76,7 +76,7 @@ export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQ
 }
 
 /** Each month's rows, sorted, as JSON lines after the '[' (returns how many). */
-async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown): Promise<number> {
+async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0): Promise<number> {
   let n = 0;
   for (const month of months) {
     const where = ['m.state IS NOT NULL', 'm.month = $month'];
@@ -93,7 +93,7 @@ async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, 
        top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL),
        sorted AS (
          SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN cur c ON c.mid = m.mid
-          ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection)
+          ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
        SELECT to_json({${fields}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
          FROM sorted m`,
       params,
@@ -109,4 +109,49 @@ async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, 
     }
   }
   return n;
+}
+
+/** A month `cbp ratios` shows, with its rows' counts (those shown may be fewer). */
+export interface ShownMonth {
+  month: string;
+  kind: 'complete' | 'month_to_date';
+  days_covered: number | null;
+  days_in_month: number | null;
+  /** rows in the month; of the observed ones, at a level and in a watch band */
+  rows: number;
+  levels: number;
+  watch: number;
+}
+
+/**
+ * The rows `cbp ratios` prints, from the kept table: each month's `limit` rows most at risk (0: every row), in the order
+ * and with the fields of `cbp ratios --json`, and each month's counts. A terminal's table of 10,000 MIDs (50,000 rows
+ * a month) took 10.5 s and 1.1 GiB built in JS.
+ */
+export async function shownRatios(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, limit: number): Promise<{ rows: unknown[]; months: ShownMonth[] }> {
+  const span = await monthsOf(store, q);
+  if (span === null) return { rows: [], months: [] };
+  const where = ['state IS NOT NULL', 'month >= $from', 'month <= $to'];
+  const params: Record<string, string> = { ...span };
+  if (q.mid !== undefined) { where.push('mid = $mid'); params.mid = q.mid; }
+  if (q.network !== undefined) { where.push('network = $network'); params.network = q.network; }
+  if (q.projection === false) where.push('NOT is_projection');
+  const counts = await store.all<{ month: string; n: number; levels: number; watch: number; partial: boolean | null; dc: number | null; dim: number | null }>(
+    `SELECT month, count(*)::INTEGER AS n, count(*) FILTER (WHERE NOT is_projection AND state = 'level')::INTEGER AS levels,
+            count(*) FILTER (WHERE NOT is_projection AND state = 'watch')::INTEGER AS watch,
+            bool_or(is_partial) FILTER (WHERE NOT is_projection) AS partial,
+            max(days_covered) FILTER (WHERE NOT is_projection AND is_partial) AS dc,
+            max(days_in_month) FILTER (WHERE NOT is_projection) AS dim
+       FROM mart_ratios WHERE ${where.join(' AND ')} GROUP BY month ORDER BY month`, params);
+  const lines: string[] = [];
+  await streamMonths(store, q, counts.map((c) => String(c.month)), (text) => { lines.push(text); }, limit);
+  const rows = lines.length ? (JSON.parse(`[${lines.join('')}]`) as unknown[]) : [];
+  const months = counts.map((c): ShownMonth => {
+    const partial = c.partial === true;
+    return {
+      month: String(c.month), kind: partial ? 'month_to_date' : 'complete', days_covered: partial ? c.dc : null, days_in_month: partial ? c.dim : null,
+      rows: Number(c.n), levels: Number(c.levels), watch: Number(c.watch),
+    };
+  });
+  return { rows, months };
 }

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
-import { ratiosView, type RatiosQuery } from '../cli/commands/ratios.ts';
-import { streamRatiosJson, type StreamQuery } from '../store/ratios-stream.ts';
+import { limitView, ratiosView, renderRatios, type RatioOutRow, type RatiosQuery } from '../cli/commands/ratios.ts';
+import { shownRatios, streamRatiosJson, type StreamQuery } from '../store/ratios-stream.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { cbp } from './activities-fixtures.ts';
 import { cleanup, tempStore } from './ratios-fixtures.ts';
@@ -46,6 +46,29 @@ describe('cbp ratios --json from the kept table', () => {
     const want = await viewed(q);
     expect(want.length).toBeGreaterThan(0);
     expect(await streamed(s)).toEqual(want);
+  }, 60_000);
+
+  it.each<[string, RatiosQuery, StreamQuery]>([
+    ['no flags', {}, { scope: 'latest' }],
+    ['one month', { month: '2024-11' }, { scope: 'month', month: '2024-11' }],
+    ['one network, no projections', { network: 'mastercard', projection: false }, { scope: 'latest', network: 'mastercard', projection: false }],
+  ])('the table of %s: each month\'s rows most at risk and its counts, from SQL as from every row judged in JS', async (_, q, s) => {
+    const full = await ratiosView(t.store, rules, q);
+    const cut = limitView(full, 7);
+    const shown = await shownRatios(t.store, s, 7);
+    expect(JSON.parse(JSON.stringify(shown.rows))).toEqual(JSON.parse(JSON.stringify(cut.rows)));
+    expect(shown.months.map((m) => [m.month, m.kind, m.days_covered, m.rows, m.levels, m.watch])).toEqual(
+      full.months.map((m) => {
+        const rows = full.rows.filter((r) => r.month === m.month);
+        const observed = rows.filter((r) => !r.is_projection);
+        return [m.month, m.kind, m.days_covered, rows.length, observed.filter((r) => r.state === 'level').length, observed.filter((r) => r.state === 'watch').length];
+      }),
+    );
+    // The printed table says how many rows are left out, and the title counts them all.
+    const text = renderRatios({ ...cut, rows: shown.rows as RatioOutRow[], months: cut.months });
+    expect(text).toContain(`… ${full.rows.filter((r) => r.month === full.months[0].month).length - 7} more rows of ${full.months[0].month}`);
+    expect(text).toContain(`${full.months[0].month}, `);
+    expect(limitView(full, 0)).toBe(full);
   }, 60_000);
 
   it('is what the CLI prints when the table is current, and says nothing on stderr', async () => {

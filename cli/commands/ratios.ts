@@ -16,7 +16,7 @@ import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
 import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
 import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
-import { streamNeedsOneThread, streamRatiosJson } from '../../store/ratios-stream.ts';
+import { shownRatios, streamNeedsOneThread, streamRatiosJson, type ShownMonth } from '../../store/ratios-stream.ts';
 import { keptTableCheck } from '../kept-table.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { noRegionNote } from '../../rules/regions.ts';
@@ -56,8 +56,11 @@ export interface RatiosQuery {
 /** What `cbp ratios` shows: the rows, and what the human view says around them. */
 export interface RatiosView {
   rows: RatioOutRow[];
-  /** The months shown, in order, with what each is: complete, or month to date (days covered of the month). */
-  months: Array<{ month: string; kind: 'complete' | 'month_to_date'; days_covered: number | null; days_in_month: number | null }>;
+  /**
+   * The months shown, in order, with what each is: complete, or month to date (days covered of the month); with the
+   * month's counts when fewer of its rows are shown (--limit)
+   */
+  months: Array<{ month: string; kind: 'complete' | 'month_to_date'; days_covered: number | null; days_in_month: number | null; rows?: number; levels?: number; watch?: number }>;
   /** 'latest' (no flags), 'month' (--month), 'all' (--all) */
   scope: 'latest' | 'month' | 'all';
   defaultRegion: string;
@@ -233,6 +236,30 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
   };
 }
 
+/** A view of the kept table's rows (shownRatios): the last evaluation's explanations, each month's counts beside. */
+function keptView(rules: LoadedRules, scope: RatiosView['scope'], rows: RatioOutRow[], months: ShownMonth[]): RatiosView {
+  return {
+    rows, months, scope, defaultRegion: rules.defaultRegion, defaultRegionFrom: rules.defaultRegionFrom,
+    midsWithoutRegion: [...new Set(rows.filter((r) => r.region_source === 'default').map((r) => r.mid))],
+    midsWithoutCurrency: [...new Set(rows.filter((r) => r.currencies.length !== 1).map((r) => r.mid))],
+    allPrograms: false, explained: 'stored', behind: null,
+  };
+}
+
+/** Each month's first `limit` rows (0: all), the month's counts kept beside when some are cut. */
+export function limitView(v: RatiosView, limit: number): RatiosView {
+  if (limit === 0) return v;
+  const rows: RatioOutRow[] = [];
+  const months = v.months.map((m) => {
+    const all = v.rows.filter((r) => r.month === m.month);
+    rows.push(...all.slice(0, limit));
+    if (all.length <= limit) return m;
+    const observed = all.filter((r) => !r.is_projection);
+    return { ...m, rows: all.length, levels: observed.filter((r) => r.state === 'level').length, watch: observed.filter((r) => r.state === 'watch').length };
+  });
+  return { ...v, rows, months };
+}
+
 /** Writes to stdout, waiting while its buffer is full. */
 function writeOut(text: string): Promise<void> | void {
   if (process.stdout.write(text)) return;
@@ -352,7 +379,8 @@ function monthTitle(m: RatiosView['months'][number], rows: RatioOutRow[]): strin
     m.kind === 'complete'
       ? 'complete month'
       : `MONTH TO DATE${m.days_covered !== null && m.days_in_month !== null ? ` (${m.days_covered} of ${m.days_in_month} days)` : ''}: figures so far; PROJ rows projected to month end`;
-  return `${m.month}, ${what}: ${rows.length} row${rows.length === 1 ? '' : 's'}, ${levels} at a level, ${watch} watch`;
+  const n = m.rows ?? rows.length;
+  return `${m.month}, ${what}: ${n} row${n === 1 ? '' : 's'}, ${m.levels ?? levels} at a level, ${m.watch ?? watch} watch`;
 }
 
 /** Words of one line wrapped at width, continuation lines indented like the first (plus two). */
@@ -382,6 +410,8 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
     if (rows.length === 0) continue;
     if (out.length) out.push('');
     out.push(monthTitle(m, rows), ...tableLines(rows, width, regions.size > 1));
+    const more = (m.rows ?? rows.length) - rows.length;
+    if (more > 0) out.push(`… ${more} more row${more === 1 ? '' : 's'} of ${m.month}, less at risk: --limit N shows more, --limit 0 every row, --json every column`);
   }
   const notes: string[] = [];
   if (v.behind) notes.push(`The kept ratio table is behind: ${v.behind}. Judged now instead (slower; mart_ratios, cbp report and cbp export read the table).`);
@@ -425,8 +455,11 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--no-projection', 'leave out the projected rows of open months')
     .option('--recompute', "judge every month under the rules configured now, even when the last evaluation's explanations still hold (same rules, same data)")
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
+    .option('--limit <n>', 'the table shows each month\'s n rows most at risk (0: every row; --json gives every row)', '100')
     .option('--json', 'print an array of rows with every column (ratio as an unrounded fraction)')
-    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; recompute?: boolean; snapshot?: string; json?: boolean }) => {
+    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; recompute?: boolean; snapshot?: string; limit: string; json?: boolean }) => {
+      if (!/^\d+$/.test(o.limit)) throw new UsageError(`--limit must be a whole number of rows (0: every row), got ${JSON.stringify(o.limit)}`);
+      const limit = Number(o.limit);
       const q: RatiosQuery = { month: o.month, all: o.all, mid: o.mid, network: o.network, program: o.program, metric: o.metric, allPrograms: o.allPrograms, projection: o.projection, recompute: o.recompute };
       checkRatiosQuery(q);
       const cfg = ctx.config();
@@ -436,8 +469,14 @@ export function register(program: Command, ctx: Ctx): void {
       try {
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
-        if (o.json && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds) {
-          const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
+        const keptHolds = !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds;
+        const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
+        // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
+        if (!o.json && keptHolds) {
+          const shown = await shownRatios(store, stream, limit);
+          view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
+        }
+        if (o.json && keptHolds) {
           if (await streamNeedsOneThread(store, stream)) {
             store.close();
             store = await openForReading(ctx, o.snapshot, 1);
@@ -445,7 +484,7 @@ export function register(program: Command, ctx: Ctx): void {
           await streamRatiosJson(store, stream, writeOut);
           return;
         }
-        view = await ratiosView(store, rules, q);
+        view ??= limitView(await ratiosView(store, rules, q), o.json ? 0 : limit);
       } finally {
         store.close();
       }
