@@ -156,10 +156,11 @@ function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], 
       }
       // The watch band entered (thresholds file watch.notify): once per month the series is in it.
       if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now));
-      // A month that cannot be judged (a source not loaded) where a level is held unmet, or near: what to load, once a
-      // month. A level met on what is loaded needs no more (a missing source can only add to its numerator).
+      // A closed month that cannot be judged (a source not loaded) where a level is held unmet, or near: what to load,
+      // once a month. A level met on what is loaded needs no more (a missing source can only add to its numerator), and
+      // a month to date holds its level anyway (its chargeback report lags the MID report by a day as a rule).
       const heldUnmet = l.level !== null && !l.met.includes(l.level);
-      if (l.missing_sources && !l.is_projection && (heldUnmet || (opts.watch && l.level === null && l.watch !== null))) {
+      if (l.missing_sources && !l.is_projection && !l.is_partial && (heldUnmet || (opts.watch && l.level === null && l.watch !== null))) {
         out.push(build('unknown', l, (l.level ?? l.watch) as string, l.level, notify, opts.now));
       }
       // A month missing from the series (no row at all) does not reset the previous level.

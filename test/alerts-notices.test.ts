@@ -69,6 +69,9 @@ describe('alert notices, judged without a store', () => {
     expect(u.notice_id).toBe(noticeId('unknown', 'm1', 'mastercard', 'ecp', 'high', '2026-04'));
     // Judged again: nothing new.
     expect(judgeBatch(held, [], { rules, notifySince: '2026-04', now, known: new Map(j.notices.map((n) => [n.notice_id, n.notify])) }).fresh).toEqual([]);
+    // A month to date says nothing of it: it holds its level anyway.
+    const mtd = [...series, { ...row('m1', '2026-04', 0.001), missing_sources: missing, is_partial: true }];
+    expect(judgeBatch(mtd, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices.filter((n) => n.kind === 'unknown')).toEqual([]);
     const cold = [row('m3', '2026-03', 0.001), { ...row('m3', '2026-04', 0.001), missing_sources: missing }];
     expect(judgeBatch(cold, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices).toEqual([]);
   });
