@@ -240,14 +240,16 @@ const children: ChildProcess[] = [];
 
 /** Waits until the run's only running activity is a started fetchAndLoad (the download under way), and `done` fetches finished. */
 async function whileDownloading(handle: WorkflowHandle, done: number): Promise<void> {
+  const fetched = async () => startedActivities(await historyOf(handle)).filter((a) => a.name === 'fetchAndLoad').length;
   await until(`a fetchAndLoad running after ${done} finished`, async () => {
+    // History before and after the describe: a download that completed in between is not the one running.
+    const before = await fetched();
     const d = await handle.describe();
     const pending = d.raw.pendingActivities ?? [];
     if (pending.length !== 1) return false;
     const p = pending[0]!;
     if (p.activityType?.name !== 'fetchAndLoad' || String(p.state) !== String(2) && p.state !== ('PENDING_ACTIVITY_STATE_STARTED' as never)) return false;
-    const h = await historyOf(handle);
-    return startedActivities(h).filter((a) => a.name === 'fetchAndLoad').length > done;
+    return before > done && (await fetched()) === before;
   });
 }
 
