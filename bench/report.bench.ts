@@ -2,7 +2,8 @@
 // snapshot: each run as a user runs it (the CLI from the sources, a process of its own), its wall time and its
 // peak RSS. Goal (issue #14): the report costs no more than 3x the query. Figures are generated inside DuckDB
 // as bench/ratios.bench.ts does (2 % of MIDs run hot), with chargebacks of every status and order age.
-// BENCH_MIDS / BENCH_MONTHS change the size; BENCH_PROF=DIR writes each run's CPU profile there.
+// BENCH_MIDS / BENCH_MONTHS change the size; BENCH_PROF=DIR writes each run's CPU profile there; BENCH_KEEP=DIR builds
+// the store there and keeps it (to try commands on it afterwards: CBP_DATA_DIR=DIR).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,7 +17,8 @@ import { loadRules } from '../rules/thresholds.ts';
 const MIDS = Number(process.env.BENCH_MIDS ?? 1_000);
 const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-report-'));
+const KEEP = process.env.BENCH_KEEP;
+const dir = KEEP ? (fs.mkdirSync(KEEP, { recursive: true }), KEEP) : fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-report-'));
 const rssMiB = (kib: number) => (kib / 1024).toFixed(0);
 
 /** Loaded into each child with --import: writes the child's own peak RSS (KiB) to a file when it exits. */
@@ -115,5 +117,5 @@ try {
       `without the start-up both share: ${(net(report) / net(ratios)).toFixed(2)}x`,
   );
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (!KEEP) fs.rmSync(dir, { recursive: true, force: true });
 }
