@@ -7,6 +7,7 @@
 // one lock, so a load's staging statements never interleave with another activity's transaction on the
 // shared connection; downloads and service calls run outside it.
 import type { Logger } from 'pino';
+import { configuredStore } from '../store/lake.ts';
 import type { Config } from '../lib/config.ts';
 import { CbpError } from '../lib/errors.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -94,7 +95,7 @@ export function sharedStore(open: () => Promise<Store>): { get: () => Promise<St
 
 /** The default opener: the configured store file, migrated. */
 export function storeOpener(cfg: Config): () => Promise<Store> {
-  return () => openStoreFile({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+  return () => openStoreFile(configuredStore(cfg));
 }
 
 /** The lock every store step of this process goes through (see the header); failures become ActivityStoreErrors. */

@@ -3,6 +3,7 @@
 // DuckDB, undici and the activities load when a pipeline opens: every `cbp` start imports this file through
 // run.ts (cli/commands/index.ts says why).
 import { Presets, SingleBar } from 'cli-progress';
+import { configuredStore } from '../store/lake.ts';
 import type { Logger } from 'pino';
 import type { Activities, FetchAndLoadResult } from '../activities/types.ts';
 import type { ActivityDeps } from '../activities/deps.ts';
@@ -63,7 +64,7 @@ export async function openPipeline(cfg: Config, opts: PipelineOptions = {}): Pro
   const { openStore } = await import('../store/db.ts');
   const { createServiceClients } = await import('../client/index.ts');
   const { createActivities } = await import('../activities/index.ts');
-  const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+  const store = await openStore(configuredStore(cfg));
   const clients = createServiceClients(cfg, opts.clientOptions);
   const base = createActivities({ ...opts.activityDeps, config: cfg, store, clients, logger: opts.logger });
   const activities = opts.wrap ? opts.wrap(base) : base;

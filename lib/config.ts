@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { REGIONS } from '../contract/regions.ts';
 import { ConfigError } from './errors.ts';
 import { snapshotPathProblems } from './snapshot-path.ts';
+import { lakeCatalog, lakeSecrets, maskLake, storeSettingProblem } from './lake-setting.ts';
 import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
 
 export interface SettingDef<K extends string = string, S extends z.ZodType = z.ZodType> {
@@ -29,6 +30,8 @@ export interface SettingDef<K extends string = string, S extends z.ZodType = z.Z
   underDataDir?: string;
   /** A URL held to a transport rule at load: https (plain http only on loopback), or SMTP over TLS. */
   transport?: 'https' | 'smtp';
+  /** A store setting whose libpq string's password is masked when shown and redacted from logs (lib/lake-setting.ts). */
+  lake?: boolean;
 }
 
 const url = z.string().url('must be a URL such as https://host/path');
@@ -47,7 +50,7 @@ const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
 
-type SettingExtra = Pick<SettingDef, 'default' | 'secret' | 'path' | 'underDataDir' | 'transport'>;
+type SettingExtra = Pick<SettingDef, 'default' | 'secret' | 'path' | 'underDataDir' | 'transport' | 'lake'>;
 
 /** One setting; its key, schema and extras keep their own types, from which Config is inferred. */
 function s<K extends string, S extends z.ZodType, E extends SettingExtra = {}>(
@@ -78,6 +81,12 @@ export const SETTINGS = [
   s('store', 'dataDir', 'CBP_DATA_DIR', str, 'Folder of the store, landing files, journal and snapshot (relative paths are to the working folder)', { default: 'data', path: true }),
   s('store', 'dbPath', 'CBP_DB_PATH', str, 'DuckDB file of the store (unset: <CBP_DATA_DIR>/cbp.duckdb)', { path: true, underDataDir: 'cbp.duckdb' }),
   s('store', 'snapshotPath', 'CBP_SNAPSHOT_PATH', str, 'Read-only snapshot analysts query (unset: <CBP_DATA_DIR>/published/cbp.duckdb)', { path: true, underDataDir: 'published/cbp.duckdb' }),
+  s('store', 'store', 'CBP_STORE', str.superRefine((v, c) => {
+    const p = storeSettingProblem(v);
+    if (p) c.addIssue({ code: 'custom', message: p });
+  }), 'The store: unset, the DuckDB file of CBP_DB_PATH; or a DuckLake lake catalogued in PostgreSQL, ducklake:postgres:<libpq string> (dbname=cbp host=db.example.com user=cbp; its password is masked, PGPASSWORD or ~/.pgpass keep it out of the setting), with CBP_LAKE_DATA_PATH', { lake: true }),
+  s('store', 'lakeDataPath', 'CBP_LAKE_DATA_PATH', str, "The lake's data files (Parquet): a folder every host of cbp reaches (a shared file system), or s3://bucket/prefix with the usual AWS_* settings"),
+  s('store', 'lakeExtensionsDir', 'CBP_LAKE_EXTENSIONS_DIR', str, 'Folder of the DuckDB extensions a lake needs (ducklake, postgres, httpfs), laid out as npm run lake:install leaves them (unset: .tools/duckdb-extensions in the cbp package)', { path: true }),
   s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', storeSize, 'DuckDB memory limit of the store, at least 128MB (at 192MB a 1,000,000-row report loads within ~340 MB of process RSS, and an alert evaluation of 10,000 MIDs x 36 months, with the kept ratio table it writes, within ~500 MB)', { default: DEFAULT_STORE_MEMORY }),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
@@ -309,6 +318,7 @@ export function settingSources(cfg: Config): Record<string, string> {
  * URL) its token path segments masked but its host kept; any other secret hidden whole; the rest as is.
  */
 export function shownValue(d: SettingDef, value: unknown): unknown {
+  if (d.lake && typeof value === 'string') return maskLake(value);
   const masked = d.transport && typeof value === 'string' ? maskUrl(value, { secretPath: d.secret }) : null;
   if (masked !== null) return masked;
   return d.secret ? '(set, hidden)' : value;
@@ -316,6 +326,7 @@ export function shownValue(d: SettingDef, value: unknown): unknown {
 
 /** A refused value in a problem: quoted, a URL's secret parts masked, any other secret hidden whole. */
 function problemValue(d: SettingDef, value: unknown): string {
+  if (d.lake && typeof value === 'string') return JSON.stringify(maskLake(value));
   const masked = d.transport && typeof value === 'string' ? maskUrl(value, { secretPath: d.secret }) : null;
   if (masked !== null) return JSON.stringify(masked);
   return d.secret ? '(hidden)' : JSON.stringify(value);
@@ -391,6 +402,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
   }
   const misplaced = snapshotPlaceProblems(out, file === undefined ? undefined : path.resolve(cwd, file));
+  if (lakeCatalog(out.store as string | undefined) !== null && typeof out.lakeDataPath !== 'string') {
+    misplaced.push('CBP_LAKE_DATA_PATH is not set; a lake (CBP_STORE=ducklake:…) needs it: the folder or s3:// prefix of its data files');
+  }
+  // A local data path is made absolute like the other paths (an s3:// or other URL is kept as it is).
+  if (typeof out.lakeDataPath === 'string' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(out.lakeDataPath)) out.lakeDataPath = path.resolve(cwd, out.lakeDataPath);
   if (misplaced.length) throw new ConfigError(misplaced);
   SOURCES.set(out, origin);
   return out as Config;
@@ -442,7 +458,7 @@ export function secretValues(cfg: Config): string[] {
   for (const d of SETTINGS) {
     const v = cfg[d.key];
     if (typeof v !== 'string' || v.length === 0) continue;
-    const parts = d.transport ? (d.secret ? secretUrlParts(v) : urlSecrets(v)) : d.secret ? [v] : [];
+    const parts = d.lake ? lakeSecrets(v) : d.transport ? (d.secret ? secretUrlParts(v) : urlSecrets(v)) : d.secret ? [v] : [];
     for (const p of parts) out.add(p);
   }
   return [...out];

@@ -1,6 +1,7 @@
 // The notice history (alerts) and its deliveries (alert_outbox): what `cbp alerts` lists and alerts/outbox.ts delivers.
 // Apart from store/alerts.ts, which re-exports it. Its writes go through Store.transaction too.
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 import type { Delivery, Notice, OutboxRow } from './alerts.ts';
 
@@ -106,12 +107,15 @@ export async function queueDeliveries(store: Store, notifier: string, q: { now: 
   );
   if (Number(n) === 0) return 0;
   await store.transaction((s) => s.run(
-    `INSERT INTO alert_outbox (notice_id, notifier, status, attempts, last_error, next_attempt_at, sent_at, created_at)
-     SELECT a.notice_id, $name, 'pending', 0, NULL, $now::TIMESTAMP, NULL, $now::TIMESTAMP
-       FROM alerts a
-      WHERE a.notify AND a.created_at >= $since::TIMESTAMP
-        AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.notice_id = a.notice_id AND o.notifier = $name)
-     ON CONFLICT DO NOTHING`,
+    upsertSql(s, {
+      into: 'alert_outbox',
+      columns: ['notice_id', 'notifier', 'status', 'attempts', 'last_error', 'next_attempt_at', 'sent_at', 'created_at'],
+      rows: `SELECT a.notice_id, $name, 'pending', 0, NULL, $now::TIMESTAMP, NULL, $now::TIMESTAMP
+               FROM alerts a
+              WHERE a.notify AND a.created_at >= $since::TIMESTAMP
+                AND NOT EXISTS (SELECT 1 FROM alert_outbox o WHERE o.notice_id = a.notice_id AND o.notifier = $name)`,
+      key: ['notice_id', 'notifier'],
+    }),
     { name: notifier, now: ts(q.now), since: ts(q.since) },
   ));
   return Number(n);

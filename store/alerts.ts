@@ -6,6 +6,7 @@
 // Store.transaction, which raises the store's generation: the snapshot's publish step then knows the alert
 // history or a delivery state changed (what `cbp alerts` shows analysts).
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 import { addMonths, sqlTimestamp } from '../lib/utc.ts';
 import { valuesDigest } from '../lib/digest.ts';
 import { readRatioRows } from './ratios.ts';
@@ -722,25 +723,27 @@ export async function openBatchWriter(store: Store, scope: ExplanationScope): Pr
           // recorded states compared are those of the batch's MIDs and months (constant bounds the scan prunes by),
           // so a nightly reads recent months, not the whole history.
           await s.run(
-            `INSERT INTO alert_states (mid, network, program, level, month, status, rank, ratio, numerator, denominator, is_partial, first_seen_at, updated_at)
-             SELECT st.mid, st.network, st.program, st.level, st.month, st.status, st.rank, st.ratio, st.numerator, st.denominator, st.is_partial,
-                    st.seen::TIMESTAMP, st.seen::TIMESTAMP
-               FROM _cbp_alert_states_stage st
-              WHERE NOT EXISTS (SELECT 1 FROM alert_states a
-                                 WHERE a.mid >= $lo AND a.mid <= $hi AND a.month >= $from
-                                   AND a.mid = st.mid AND a.network = st.network AND a.program = st.program AND a.level = st.level AND a.month = st.month
-                                   AND a.status = st.status AND a.rank = st.rank AND a.is_partial = st.is_partial
-                                   AND a.ratio IS NOT DISTINCT FROM st.ratio AND a.numerator IS NOT DISTINCT FROM st.numerator
-                                   AND a.denominator IS NOT DISTINCT FROM st.denominator)
-             ON CONFLICT (mid, network, program, level, month) DO UPDATE SET status = excluded.status, rank = excluded.rank,
-               ratio = excluded.ratio, numerator = excluded.numerator, denominator = excluded.denominator,
-               is_partial = excluded.is_partial, updated_at = excluded.updated_at`,
+            upsertSql(s, {
+              into: 'alert_states',
+              columns: ['mid', 'network', 'program', 'level', 'month', 'status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial', 'first_seen_at', 'updated_at'],
+              rows: `SELECT st.mid, st.network, st.program, st.level, st.month, st.status, st.rank, st.ratio, st.numerator, st.denominator, st.is_partial,
+                            st.seen::TIMESTAMP, st.seen::TIMESTAMP
+                       FROM _cbp_alert_states_stage st
+                      WHERE NOT EXISTS (SELECT 1 FROM alert_states a
+                                         WHERE a.mid >= $lo AND a.mid <= $hi AND a.month >= $from
+                                           AND a.mid = st.mid AND a.network = st.network AND a.program = st.program AND a.level = st.level AND a.month = st.month
+                                           AND a.status = st.status AND a.rank = st.rank AND a.is_partial = st.is_partial
+                                           AND a.ratio IS NOT DISTINCT FROM st.ratio AND a.numerator IS NOT DISTINCT FROM st.numerator
+                                           AND a.denominator IS NOT DISTINCT FROM st.denominator)`,
+              key: ['mid', 'network', 'program', 'level', 'month'],
+              set: Object.fromEntries(['status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial', 'updated_at'].map((c) => [c, `excluded.${c}`])),
+            }),
             { lo, hi, from },
           );
         }
         if (fresh.length) {
           await stageRows(s, '_cbp_alerts_stage', NOTICE_TYPES, fresh, (n, i) => n[NOTICE_COLS[i]]);
-          await s.run(`INSERT INTO alerts (${NOTICE_COLS.join(', ')}) SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage ON CONFLICT DO NOTHING`);
+          await s.run(upsertSql(s, { into: 'alerts', columns: NOTICE_COLS, rows: 'SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage', key: ['notice_id'] }));
         }
         if (promoted.length) {
           await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);

@@ -15,6 +15,7 @@ import { NotFoundError, UsageError } from '../lib/errors.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
+import type { LakeOptions } from './lake.ts';
 import { NoSnapshotError, StoreUnavailableError } from './errors.ts';
 
 export interface AnalystSessionOptions {
@@ -105,10 +106,44 @@ export async function openSnapshotSession(snapshotPath: string, opts: AnalystSes
   return openAnalystSession(snapshotPath, opts);
 }
 
-/** Where a reading command reads: the published snapshot, else the store itself (read-only). */
+/**
+ * A lake opened for an analyst: read-only, its latest committed snapshot, with no file access but its data path's
+ * and no network but its catalog's; the configuration locked as in a file session.
+ */
+export async function openLakeAnalystSession(lake: LakeOptions, opts: AnalystSessionOptions = {}): Promise<Store> {
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'cbp-analyst-'));
+  const local = !/^[a-z][a-z0-9+.-]*:\/\//i.test(lake.dataPath);
+  const allowed = [...(local ? [path.resolve(lake.dataPath) + path.sep] : []), ...(opts.writableDir ? [path.resolve(opts.writableDir) + path.sep] : [])];
+  const initStatements = [
+    ...(allowed.length ? [`SET allowed_directories = [${allowed.map(sqlText).join(', ')}]`] : []),
+    'SET enable_external_access = false',
+    'SET lock_configuration = true',
+  ];
+  try {
+    const store = await openStore({
+      dbPath: 'lake', lake, readOnly: true, migrate: false, memoryLimit: opts.memoryLimit, threads: opts.threads, instanceOptions: { temp_directory: tempDir }, initStatements,
+    });
+    const close = store.close.bind(store);
+    store.close = () => {
+      try {
+        close();
+      } finally {
+        rmSync(tempDir, { recursive: true, force: true });
+      }
+    };
+    return store;
+  } catch (e) {
+    rmSync(tempDir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/** Where a reading command reads: the published snapshot, else the store itself (read-only); or the lake. */
 export interface ReadingPaths {
   snapshotPath: string;
   dbPath: string;
+  /** the configured lake: read in place (no snapshot file) */
+  lake?: LakeOptions;
   memoryLimit?: string;
   /** DuckDB threads (default: the core count) */
   threads?: number;
@@ -122,11 +157,14 @@ export interface ReadingPaths {
  */
 export async function openReadingSession(paths: ReadingPaths, snapshot?: string): Promise<Store> {
   const snap = snapshot ?? paths.snapshotPath;
-  const fromSnapshot = snapshot !== undefined || existsSync(snap);
-  if (!fromSnapshot && !existsSync(paths.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${paths.dbPath}) exists yet: load some reports first.`);
-  const store = fromSnapshot
-    ? await openSnapshotSession(snap, { workingStore: paths.dbPath, memoryLimit: paths.memoryLimit, threads: paths.threads })
-    : await openAnalystSession(paths.dbPath, { memoryLimit: paths.memoryLimit, threads: paths.threads });
+  const onLake = paths.lake !== undefined && snapshot === undefined;
+  const fromSnapshot = !onLake && (snapshot !== undefined || existsSync(snap));
+  if (!onLake && !fromSnapshot && !existsSync(paths.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${paths.dbPath}) exists yet: load some reports first.`);
+  const store = onLake
+    ? await openLakeAnalystSession(paths.lake!, { memoryLimit: paths.memoryLimit, threads: paths.threads })
+    : fromSnapshot
+      ? await openSnapshotSession(snap, { workingStore: paths.dbPath, memoryLimit: paths.memoryLimit, threads: paths.threads })
+      : await openAnalystSession(paths.dbPath, { memoryLimit: paths.memoryLimit, threads: paths.threads });
   try {
     const need = Math.max(0, ...readMigrations(DEFAULT_MIGRATIONS_DIR).map((m) => m.version));
     const [row] = await store.all<{ v: number | null }>('SELECT max(version)::INTEGER AS v FROM schema_migrations').catch(() => [{ v: null }]);
@@ -135,7 +173,7 @@ export async function openReadingSession(paths: ReadingPaths, snapshot?: string)
       throw new NotFoundError(fromSnapshot
         ? `The snapshot ${snap} was published by an older cbp (its schema is at migration ${has}; this cbp reads ${need}): ` +
           'publish it again with `cbp db snapshot` (it brings the store up to date first), or let the next run do it, then run this again.'
-        : `The store ${paths.dbPath} is not up to date with this cbp (its schema is at migration ${has}; this cbp reads ${need}): ` +
+        : `The store ${store.dbPath} is not up to date with this cbp (its schema is at migration ${has}; this cbp reads ${need}): ` +
           'run `cbp db migrate` (or any run, which migrates on opening), then run this again.');
     }
   } catch (e) {

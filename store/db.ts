@@ -10,6 +10,7 @@ import {
   type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
+import { lakeAttachStatements, lakeInstanceOptions, lakeLabel, lakeOpenError, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -51,6 +52,8 @@ export interface StoreOptions {
    * handed out (store/analyst.ts ends them with `SET lock_configuration = true`).
    */
   initStatements?: string[];
+  /** A DuckLake lake instead of the file (store/lake.ts): dbPath is then only its label. */
+  lake?: LakeOptions;
 }
 
 /** A result read column by column (Store.columns). */
@@ -66,7 +69,10 @@ export interface TransactionOptions {
 }
 
 export interface Store {
+  /** The DuckDB file; for a lake, its setting with the password masked. */
   readonly dbPath: string;
+  /** The lake this store is (undefined: a DuckDB file). */
+  readonly lake?: LakeOptions;
   readonly readOnly: boolean;
   readonly instance: DuckDBInstance;
   readonly conn: DuckDBConnection;
@@ -228,7 +234,8 @@ async function createWaitingForLock(dbPath: string, options: Record<string, stri
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
   const readOnly = opts.readOnly ?? false;
-  if (!readOnly && opts.dbPath !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.dbPath)), { recursive: true });
+  const lake = opts.lake;
+  if (!readOnly && !lake && opts.dbPath !== ':memory:') mkdirSync(path.dirname(path.resolve(opts.dbPath)), { recursive: true });
   const options: Record<string, string> = {
     memory_limit: opts.memoryLimit ?? DEFAULT_STORE_MEMORY,
     // Memory a query freed goes back to the system at its end once above this (DuckDB's default, 128MB, left a
@@ -241,12 +248,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     preserve_insertion_order: 'false',
   };
   if (opts.threads) options.threads = String(opts.threads);
-  if (readOnly) options.access_mode = 'READ_ONLY';
-  Object.assign(options, opts.instanceOptions);
+  // A lake's instance is in memory (its catalog is PostgreSQL, its data Parquet files): read-only is the ATTACH's.
+  if (readOnly && !lake) options.access_mode = 'READ_ONLY';
+  Object.assign(options, opts.instanceOptions, lake ? lakeInstanceOptions(lake) : {});
   let instance: DuckDBInstance;
   try {
-    instance = await createWaitingForLock(opts.dbPath, options, opts.lockWaitMs ?? 5_000);
+    instance = lake ? await DuckDBInstance.create(':memory:', options) : await createWaitingForLock(opts.dbPath, options, opts.lockWaitMs ?? 5_000);
   } catch (e) {
+    if (lake) throw lakeOpenError(lake, e);
     const msg = (e as Error).message;
     throw new StoreUnavailableError(
       /lock/i.test(msg)
@@ -259,6 +268,13 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   try {
     // UTC everywhere (ICU loads only after open, so this cannot be an open option).
     await conn.run("SET TimeZone = 'UTC'");
+    if (lake) {
+      try {
+        for (const sql of lakeAttachStatements(lake, readOnly)) await conn.run(sql);
+      } catch (e) {
+        throw lakeOpenError(lake, e);
+      }
+    }
     for (const sql of opts.initStatements ?? []) await conn.run(sql);
   } catch (e) {
     conn.closeSync();
@@ -286,7 +302,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   };
 
   const store: Store = {
-    dbPath: opts.dbPath,
+    dbPath: lake ? lakeLabel(lake) : opts.dbPath,
+    lake,
     readOnly,
     instance,
     conn,

@@ -4,6 +4,7 @@
 // "Does not exist" is an answer too: it is recorded (found = false) so it is not asked again on every run;
 // lookups that failed in a way that may pass are not recorded, so the next run asks again.
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export type EnrichKind = 'chargeback' | 'prevention' | 'order_validation' | 'order';
@@ -76,7 +77,7 @@ export async function saveEnrichments(store: Store, outcomes: readonly EnrichOut
         const n = params.length;
         return `($${n - 3}, $${n - 2}, $${n - 1}::JSON, $${n}, '${stamp}'::TIMESTAMP)`;
       });
-      await s.run(`INSERT INTO ${t.table} (${t.key}, found, payload, error, fetched_at) VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`, params);
+      await s.run(upsertSql(s, { into: t.table, columns: [t.key, 'found', 'payload', 'error', 'fetched_at'], rows: `VALUES ${values.join(', ')}`, key: [t.key] }), params);
     }
   });
 }

@@ -5,6 +5,7 @@
 // any moment loses nothing and duplicates nothing: before the commit nothing is visible and the segment is
 // still there; after it, a re-run loads the same segment again and the event_guid key ignores every row.
 import { createReadStream } from 'node:fs';
+import { upsertSql } from './upsert.ts';
 import * as fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -157,12 +158,15 @@ async function loadSegment(store: Store, file: string, segment: string, now: Dat
       // A re-delivered event keeps its first delivery: the earliest received inside the segment, and
       // anything already stored wins over the segment.
       await s.run(
-        `INSERT INTO events_raw (event_guid, event_type, event_timestamp, received_at, payload, segment, line, loaded_at)
-         SELECT event_guid, event_type, event_timestamp, received_at, payload::JSON, $1, line, $2::TIMESTAMP
-         FROM _cbp_event_lines
-         WHERE reason IS NULL
-         QUALIFY row_number() OVER (PARTITION BY event_guid ORDER BY received_at, line) = 1
-         ON CONFLICT DO NOTHING`,
+        upsertSql(s, {
+          into: 'events_raw',
+          columns: ['event_guid', 'event_type', 'event_timestamp', 'received_at', 'payload', 'segment', 'line', 'loaded_at'],
+          rows: `SELECT event_guid, event_type, event_timestamp, received_at, payload::JSON, $1, line, $2::TIMESTAMP
+                   FROM _cbp_event_lines
+                  WHERE reason IS NULL
+                 QUALIFY row_number() OVER (PARTITION BY event_guid ORDER BY received_at, line) = 1`,
+          key: ['event_guid'],
+        }),
         [segment, at],
       );
       const lines = Number(c.lines);
@@ -170,8 +174,13 @@ async function loadSegment(store: Store, file: string, segment: string, now: Dat
       const duplicates = Number(c.valid) - loaded;
       const quarantined = Number(c.bad);
       await s.run(
-        `INSERT INTO event_loads VALUES ($1, $2, $3, $4, $5, $6, $7::TIMESTAMP, $7::TIMESTAMP, 1)
-         ON CONFLICT (segment) DO UPDATE SET last_loaded_at = excluded.last_loaded_at, load_count = event_loads.load_count + 1`,
+        upsertSql(s, {
+          into: 'event_loads',
+          columns: ['segment', 'sha256', 'lines', 'loaded', 'duplicates', 'quarantined', 'loaded_at', 'last_loaded_at', 'load_count'],
+          rows: 'VALUES ($1, $2, $3::BIGINT, $4::BIGINT, $5::BIGINT, $6::BIGINT, $7::TIMESTAMP, $7::TIMESTAMP, 1)',
+          key: ['segment'],
+          set: { last_loaded_at: 'excluded.last_loaded_at', load_count: 'event_loads.load_count + 1' },
+        }),
         [segment, sha, lines, loaded, duplicates, quarantined, at],
       );
       return { segment, lines, loaded, duplicates, quarantined };

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
+import { enumTypes, lakeDialect } from './lake.ts';
 
 export interface MigrationFile {
   version: number;
@@ -44,8 +45,16 @@ export function readMigrations(dir: string): MigrationFile[] {
 }
 
 export async function applyMigrations(store: Store, dir: string): Promise<Pick<MigrateResult, 'applied' | 'alreadyApplied'>> {
-  await store.run(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`);
+  // A lake takes each migration in its dialect (store/lake.ts); the checksum is the file's either way.
+  const lake = store.lake !== undefined;
+  const enums = new Set<string>();
+  const dialect = (sql: string) => {
+    if (!lake) return sql;
+    for (const e of enumTypes(sql)) enums.add(e);
+    return lakeDialect(sql, enums);
+  };
+  await store.run(dialect(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`));
   const done = new Map(
     (await store.all<{ version: number; name: string; checksum: string }>('SELECT version, name, checksum FROM schema_migrations')).map((r) => [
       Number(r.version),
@@ -55,6 +64,7 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
   const applied: MigrateResult['applied'] = [];
   let alreadyApplied = 0;
   for (const m of readMigrations(dir)) {
+    const sql = dialect(m.sql);
     const prior = done.get(m.version);
     if (prior) {
       if (prior.checksum !== m.checksum) {
@@ -67,7 +77,7 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
       continue;
     }
     await store.transaction(async (s) => {
-      await s.run(m.sql);
+      await s.run(sql);
       await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
     });
     applied.push({ version: m.version, name: m.name });
@@ -78,8 +88,16 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
 /** (Re)creates every view statement of dir/*.sql; retries failures so cross-file order does not matter. */
 export async function applyViews(store: Store, dir: string): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
+  // A lake keeps its views (and macros) for every process: they are made again only when the files changed.
+  const files = readdirSync(dir).filter((x) => x.endsWith('.sql')).sort();
+  const checksum = createHash('sha256').update(files.map((f) => `${f}\n${readFileSync(path.join(dir, f), 'utf8')}`).join('\n')).digest('hex');
+  if (store.lake) {
+    await store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)');
+    const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
+    if (kept?.checksum === checksum) return { views: await viewNames(store), skippedViews: [] };
+  }
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
-  for (const f of readdirSync(dir).filter((x) => x.endsWith('.sql')).sort()) {
+  for (const f of files) {
     // DuckDB's own parser splits the file, once (each statement parsed again from the whole file kept tens of
     // megabytes of parsed files until the JS garbage collector ran); its statements are run by index.
     const extracted = await store.conn.extractStatements(readFileSync(path.join(dir, f), 'utf8'));
@@ -108,9 +126,20 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
     }
     remaining = failed;
   }
-  const names = await store.all<{ view_name: string }>(
-    "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' ORDER BY view_name",
-  );
-  views.push(...names.map((r) => r.view_name));
+  views.push(...(await viewNames(store)));
+  if (store.lake && remaining.length === 0) {
+    await store.transaction(async (s) => {
+      await s.run('DELETE FROM schema_views');
+      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [checksum]);
+    }, { generation: false });
+  }
   return { views, skippedViews: remaining.map((r) => ({ file: r.file, statement: r.statement + 1, reason: r.reason ?? '' })) };
+}
+
+/** The store's own views (not the in-memory catalog's of a lake session). */
+async function viewNames(store: Store): Promise<string[]> {
+  const names = await store.all<{ view_name: string }>(
+    "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND database_name = current_database() ORDER BY view_name",
+  );
+  return names.map((r) => r.view_name);
 }

@@ -2,6 +2,7 @@
 // and the invalid lines of each order file. Only order_ids, hashes, line numbers and the service's or the
 // validator's messages are kept here, never the orders themselves.
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export interface OrderPushRow {
@@ -65,12 +66,16 @@ export async function recordOrderPushes(store: Store, records: readonly OrderPus
       return `($${n - 8}, $${n - 7}, $${n - 6}, $${n - 5}, $${n - 4}::INTEGER, $${n - 3}, '${ts}'::TIMESTAMP, $${n - 2}, $${n - 1}::INTEGER, $${n})`;
     });
     await s.run(
-      `INSERT INTO order_pushes (order_id, hash, status, service_id, http_status, last_error, pushed_at, run_id, source_line, change)
-       VALUES ${values.join(', ')}
-       ON CONFLICT (order_id) DO UPDATE SET hash = excluded.hash, status = excluded.status,
-         service_id = coalesce(excluded.service_id, order_pushes.service_id), http_status = excluded.http_status,
-         last_error = excluded.last_error, pushed_at = excluded.pushed_at, run_id = excluded.run_id,
-         source_line = excluded.source_line, change = excluded.change`,
+      upsertSql(s, {
+        into: 'order_pushes',
+        columns: ['order_id', 'hash', 'status', 'service_id', 'http_status', 'last_error', 'pushed_at', 'run_id', 'source_line', 'change'],
+        rows: `VALUES ${values.join(', ')}`,
+        key: ['order_id'],
+        set: {
+          ...Object.fromEntries(['hash', 'status', 'http_status', 'last_error', 'pushed_at', 'run_id', 'source_line', 'change'].map((c) => [c, `excluded.${c}`])),
+          service_id: 'coalesce(excluded.service_id, order_pushes.service_id)',
+        },
+      }),
       params,
     );
   });

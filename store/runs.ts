@@ -1,6 +1,7 @@
 // The run log (table `runs`, migration 005): one row per workflow run, written by the recordRun activity at
 // the run's end and read by `cbp status` (store/status.ts).
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 
 export interface RunRow {
   runId: string;
@@ -26,10 +27,13 @@ export async function recordRun(store: Store, run: RunRow): Promise<void> {
   await store.transaction(
     (s) =>
       s.run(
-        `INSERT INTO runs (run_id, workflow, status, started_at, finished_at, as_of, summary, error)
-         VALUES ($1, $2, $3, $4::TIMESTAMPTZ::TIMESTAMP, $5::TIMESTAMPTZ::TIMESTAMP, $6::TIMESTAMPTZ::TIMESTAMP, $7::JSON, $8)
-         ON CONFLICT (run_id) DO UPDATE SET workflow = excluded.workflow, status = excluded.status, started_at = excluded.started_at,
-           finished_at = excluded.finished_at, as_of = excluded.as_of, summary = excluded.summary, error = excluded.error`,
+        upsertSql(s, {
+          into: 'runs',
+          columns: ['run_id', 'workflow', 'status', 'started_at', 'finished_at', 'as_of', 'summary', 'error'],
+          rows: 'VALUES ($1, $2, $3, $4::TIMESTAMPTZ::TIMESTAMP, $5::TIMESTAMPTZ::TIMESTAMP, $6::TIMESTAMPTZ::TIMESTAMP, $7::JSON, $8)',
+          key: ['run_id'],
+          set: Object.fromEntries(['workflow', 'status', 'started_at', 'finished_at', 'as_of', 'summary', 'error'].map((c) => [c, `excluded.${c}`])),
+        }),
         [run.runId, run.workflow, run.status, run.startedAt, run.finishedAt, run.asOf ?? null, JSON.stringify(run.summary ?? {}), run.error ?? null],
       ),
     { generation: false },

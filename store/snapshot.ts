@@ -31,6 +31,14 @@ export interface SnapshotResult {
   published: boolean;
   /** Temp copies of killed publishes removed by this call (file names). */
   removedTemps: string[];
+  /** The store is a lake: nothing is copied, analysts read its latest committed snapshot (path: the lake). */
+  lake?: boolean;
+}
+
+/** A lake publishes nothing: every commit is a snapshot analysts read in place (docs/lake.md). */
+async function lakeResult(store: Store): Promise<SnapshotResult> {
+  const v = await storeVersion(store).catch(() => UNKNOWN);
+  return { path: store.dbPath, bytes: 0, publishedAt: iso(new Date()), ...v, published: false, removedTemps: [], lake: true };
 }
 
 const ALIAS = 'cbp_snapshot_out';
@@ -144,6 +152,7 @@ function claimTemp(target: string): { tmp: string; release: () => void } {
 
 /** Call after a committed write (never inside a transaction: COPY FROM DATABASE reads committed data). */
 export async function publishSnapshot(store: Store, opts: { snapshotPath: string }): Promise<SnapshotResult> {
+  if (store.lake) return lakeResult(store);
   const target = path.resolve(opts.snapshotPath);
   refuseStorePath(store, target);
   mkdirSync(path.dirname(target), { recursive: true });
@@ -177,6 +186,7 @@ export async function publishSnapshot(store: Store, opts: { snapshotPath: string
  * Temp copies of killed publishes are removed either way.
  */
 export async function publishIfBehind(store: Store, opts: { snapshotPath: string }): Promise<SnapshotResult> {
+  if (store.lake) return lakeResult(store);
   const target = path.resolve(opts.snapshotPath);
   refuseStorePath(store, target);
   const removedTemps = removeStaleTemps(target);

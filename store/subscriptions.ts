@@ -3,6 +3,7 @@
 // must survive a change of the receiver url: a subscription cbp created for its old url is still cbp's.
 // Only guids, event types and times are kept: never a url, an e-mail or credentials.
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export type OwnOrigin = 'created' | 'adopted';
@@ -84,8 +85,13 @@ export async function recordOwnSubscriptions(
         return `($${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}::TIMESTAMP, $${n}::TIMESTAMP)`;
       });
       await s.run(
-        `INSERT INTO own_subscriptions (guid, event_type, origin, recorded_at, seen_active_at) VALUES ${values.join(', ')}
-         ON CONFLICT (guid) DO UPDATE SET seen_active_at = coalesce(own_subscriptions.seen_active_at, excluded.seen_active_at)`,
+        upsertSql(s, {
+          into: 'own_subscriptions',
+          columns: ['guid', 'event_type', 'origin', 'recorded_at', 'seen_active_at'],
+          rows: `VALUES ${values.join(', ')}`,
+          key: ['guid'],
+          set: { seen_active_at: 'coalesce(own_subscriptions.seen_active_at, excluded.seen_active_at)' },
+        }),
         params,
       );
     }

@@ -2,6 +2,7 @@
 // (windows_done, skipped by later backfills), and what every fetch saw (report_fetches: the service's clock
 // at the answer, so what the loaded data covers is known, whatever range was asked for). Migration 008.
 import type { Store } from './db.ts';
+import { upsertSql } from './upsert.ts';
 import { windowBounds, windowComplete, windowId, type Window } from '../lib/utc.ts';
 
 export interface ReportFetch {
@@ -28,10 +29,16 @@ function windowFinishedAt(w: Window, serviceTime: string): boolean {
 export async function recordReportFetch(store: Store, f: ReportFetch): Promise<void> {
   await store.transaction((s) =>
     s.run(
-      `INSERT INTO report_fetches (kind, window_start, window_end, service_time, fetched_at, records, quarantined, run_id)
-       VALUES ($1, $2::DATE, $3::DATE, $4::TIMESTAMPTZ::TIMESTAMP, $5::TIMESTAMPTZ::TIMESTAMP, $6, $7, $8)
-       ON CONFLICT (kind, window_start, window_end) DO UPDATE SET service_time = greatest(report_fetches.service_time, excluded.service_time),
-         fetched_at = excluded.fetched_at, records = excluded.records, quarantined = excluded.quarantined, run_id = excluded.run_id`,
+      upsertSql(s, {
+        into: 'report_fetches',
+        columns: ['kind', 'window_start', 'window_end', 'service_time', 'fetched_at', 'records', 'quarantined', 'run_id'],
+        rows: 'VALUES ($1, $2::DATE, $3::DATE, $4::TIMESTAMPTZ::TIMESTAMP, $5::TIMESTAMPTZ::TIMESTAMP, $6, $7, $8)',
+        key: ['kind', 'window_start', 'window_end'],
+        set: {
+          service_time: 'greatest(report_fetches.service_time, excluded.service_time)', fetched_at: 'excluded.fetched_at', records: 'excluded.records',
+          quarantined: 'excluded.quarantined', run_id: 'excluded.run_id',
+        },
+      }),
       [f.kind, f.window.from, f.window.to, f.serviceTime, f.fetchedAt, f.records, f.quarantined, f.runId ?? null],
     ),
   );
@@ -61,10 +68,16 @@ export async function recordWindowOutcome(
       return;
     }
     await s.run(
-      `INSERT INTO windows_done (kind, window_id, window_start, window_end, records, quarantined, landing_file, run_id, done_at, service_time)
-       VALUES ($1, $2, $3::DATE, $4::DATE, $5, $6, $7, $8, $9::TIMESTAMPTZ::TIMESTAMP, $10::TIMESTAMPTZ::TIMESTAMP)
-       ON CONFLICT (kind, window_id) DO UPDATE SET records = excluded.records, quarantined = excluded.quarantined,
-         landing_file = excluded.landing_file, run_id = excluded.run_id, done_at = excluded.done_at, service_time = excluded.service_time`,
+      upsertSql(s, {
+        into: 'windows_done',
+        columns: ['kind', 'window_id', 'window_start', 'window_end', 'records', 'quarantined', 'landing_file', 'run_id', 'done_at', 'service_time'],
+        rows: 'VALUES ($1, $2, $3::DATE, $4::DATE, $5, $6, $7, $8, $9::TIMESTAMPTZ::TIMESTAMP, $10::TIMESTAMPTZ::TIMESTAMP)',
+        key: ['kind', 'window_id'],
+        set: {
+          records: 'excluded.records', quarantined: 'excluded.quarantined', landing_file: 'excluded.landing_file', run_id: 'excluded.run_id',
+          done_at: 'excluded.done_at', service_time: 'excluded.service_time',
+        },
+      }),
       [o.kind, windowId(o.window), o.window.from, o.window.to, o.records, o.quarantined, o.landingFile ?? null, o.runId ?? null, o.doneAt, o.serviceTime],
     );
   });

@@ -3,6 +3,7 @@
 // Subcommands for operators write to the store: evaluate (what the pipeline runs after each load), deliver,
 // requeue; each republishes the snapshot after a change, so `cbp alerts` and analysts see it.
 import type { Command } from 'commander';
+import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import type { Store } from '../../store/db.ts';
 import { evaluateAfterLoad, listAlerts, type Delivery } from '../../alerts/engine.ts';
@@ -53,7 +54,7 @@ const NOTIFIERS = ['webhook', 'slack', 'email'];
 
 async function writer(ctx: Ctx) {
   const { openStore } = await import('../../store/db.ts');
-  return openStore({ dbPath: ctx.config().dbPath, memoryLimit: ctx.config().storeMemoryLimit });
+  return openStore(configuredStore(ctx.config()));
 }
 
 export function register(program: Command, ctx: Ctx): void {

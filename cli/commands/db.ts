@@ -1,5 +1,6 @@
 // cbp db: the store's schema (migrations and views) and its published snapshot.
 import type { Command } from 'commander';
+import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
 import type { SnapshotResult } from '../../store/snapshot.ts';
@@ -23,9 +24,9 @@ export function register(program: Command, ctx: Ctx): void {
     .action(async (o: { json?: boolean }) => {
       const { openStore } = await import('../../store/db.ts');
       const cfg = ctx.config();
-      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+      const store = await openStore(configuredStore(cfg));
       try {
-        const r = { dbPath: cfg.dbPath, ...store.migration! };
+        const r = { dbPath: store.dbPath, ...store.migration! };
         ctx.out(r, humanMigrate, o.json);
         if (r.skippedViews.length) process.exitCode = 1;
       } finally {
@@ -39,7 +40,7 @@ export function register(program: Command, ctx: Ctx): void {
       const { openStore } = await import('../../store/db.ts');
       const { publishSnapshot } = await import('../../store/snapshot.ts');
       const cfg = ctx.config();
-      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+      const store = await openStore(configuredStore(cfg));
       try {
         const r = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
         ctx.out(r, (x: SnapshotResult) => `published ${x.path} (${x.bytes} bytes)`, o.json);

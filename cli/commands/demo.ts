@@ -45,6 +45,8 @@ export interface DemoOptions {
    * stopped here. Aborting `signal` (Ctrl-C) stops every wait; everything started is stopped all the same.
    */
   temporal?: { cli: string; signal: AbortSignal };
+  /** The store a lake (CBP_STORE and CBP_LAKE_DATA_PATH), instead of the DuckDB file under dataDir. */
+  lake?: { store: string; dataPath: string };
 }
 
 export interface DemoResult {
@@ -78,8 +80,10 @@ export function demoConfig(
   webhook: { username: string; password: string; url: string },
   thresholdsFile?: string,
   alertWebhookUrl?: string,
+  lake?: DemoOptions['lake'],
 ): Config {
   const env: Record<string, string> = {
+    ...(lake ? { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath } : {}),
     ...(thresholdsFile ? { CBP_THRESHOLDS_FILE: thresholdsFile } : {}),
     ...(alertWebhookUrl ? { CBP_ALERT_WEBHOOK_URL: alertWebhookUrl, CBP_ALERT_WEBHOOK_SECRET: randomBytes(18).toString('base64url') } : {}),
     ...sandboxEnv(sb, dataDir),
@@ -146,7 +150,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     );
     // Where alert notices go: a local endpoint standing in for the merchant's alerting webhook (HMAC-signed).
     alertSink = await startAlertSink();
-    const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url);
+    const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, opts.lake);
     pipeline = await openPipeline(cfg, { logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString() });
     const totalDays = opts.days ?? DEMO_DAYS;
     // The day the demo's service time ends on: the nightly covers it.

@@ -1,6 +1,7 @@
 // cbp load <kind> FILE: loads a report file the user already has (e.g. exported from the service's portal)
 // through the same path as a fetched one: copied into landing as received, loaded, snapshot published.
 import { existsSync, rmSync } from 'node:fs';
+import { configuredStore } from '../../store/lake.ts';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
@@ -77,7 +78,7 @@ export function register(program: Command, ctx: Ctx): void {
       checkReadable(file, file, format, kind);
       const cfg = ctx.config();
       const imported = await importReport(cfg.dataDir, kind, file, { format, window });
-      const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+      const store = await openStore(configuredStore(cfg));
       try {
         let r: LoadResult;
         try {

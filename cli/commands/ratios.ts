@@ -4,6 +4,7 @@
 // to date, projection, TC40s not yet captured) and why it did not reach the next level; amounts with their
 // currency. --json gives every column, unrounded. Reads the published snapshot, else the store read-only.
 import type { Command } from 'commander';
+import { configuredLake } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
 import { addMonths } from '../../lib/utc.ts';
@@ -29,7 +30,7 @@ import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet
 export async function openForReading(ctx: Ctx, snapshot?: string, threads?: number): Promise<Store> {
   const cfg = ctx.config();
   const analyst = await import('../../store/analyst.ts');
-  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit, threads }, snapshot);
+  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, lake: configuredLake(cfg), memoryLimit: cfg.storeMemoryLimit, threads }, snapshot);
 }
 
 /** One row of `cbp ratios --json`: the ratio row, its explanation, and the currency of its MID's amounts. */

@@ -3,6 +3,7 @@
 // its --out file (atomically: a temp file beside it, then a rename), and replaces an existing file only when it
 // is a previous cbp report (its generator marker) or --force says so.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { configuredLake } from '../../store/lake.ts';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
@@ -109,7 +110,7 @@ export function writeAtomically(file: string, text: string): number {
 
 export interface BuildReportOptions {
   /** the settings read: the data folder (default --out), the snapshot, the store, the rules */
-  config: Pick<Config, 'dataDir' | 'snapshotPath' | 'dbPath' | 'storeMemoryLimit' | 'thresholdsFile' | 'defaultRegion'>;
+  config: Pick<Config, 'dataDir' | 'snapshotPath' | 'dbPath' | 'storeMemoryLimit' | 'thresholdsFile' | 'defaultRegion' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir'>;
   out?: string;
   month?: string;
   mids?: string[];
@@ -122,7 +123,7 @@ export interface BuildReportOptions {
 /** What cbp report reads: as `cbp ratios` does (store/analyst.ts openReadingSession). */
 async function openReading(cfg: BuildReportOptions['config'], snapshot?: string): Promise<Store> {
   const analyst = await import('../../store/analyst.ts');
-  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit }, snapshot);
+  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, lake: configuredLake(cfg), memoryLimit: cfg.storeMemoryLimit }, snapshot);
 }
 
 /** A path as the page shows it: relative to the working folder when it lies under it, else as it is. */

@@ -2,6 +2,7 @@
 // the pipeline and never sees a half-finished load), in a session that cannot read or write other files,
 // attach databases, load extensions or change its settings (store/analyst.ts).
 import { readFileSync, existsSync } from 'node:fs';
+import { configuredLake } from '../../store/lake.ts';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { stringify } from 'csv-stringify/sync';
@@ -40,9 +41,13 @@ export function register(program: Command, ctx: Ctx): void {
       const sql = query ?? readFileSync(o.file!, 'utf8');
       const cfg = ctx.config();
       const snapshot = o.snapshot ?? cfg.snapshotPath;
-      const { openSnapshotSession, runAnalystQuery } = await import('../../store/analyst.ts');
-      // Any file given as --snapshot opens the same locked way; the working store is refused (a reader holds its lock).
-      const store = await openSnapshotSession(snapshot, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+      const { openLakeAnalystSession, openSnapshotSession, runAnalystQuery } = await import('../../store/analyst.ts');
+      // A lake is read in place (its latest committed snapshot); any file given as --snapshot opens the same locked way;
+      // the working store file is refused (a reader holds its lock).
+      const lake = o.snapshot === undefined ? configuredLake(cfg) : undefined;
+      const store = lake
+        ? await openLakeAnalystSession(lake, { memoryLimit: cfg.storeMemoryLimit })
+        : await openSnapshotSession(snapshot, { workingStore: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
       try {
         const reader = await runAnalystQuery(store, sql, { notice: (m) => process.stderr.write(`cbp sql: ${m}\n`) });
         // The ratio mart is a kept table: a query of it is told when the snapshot's data is ahead of its ratios.

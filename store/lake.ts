@@ -1,0 +1,98 @@
+// The store as a DuckLake lake (CBP_STORE=ducklake:postgres:…): an in-memory DuckDB that attaches the lake and uses
+// it as its default catalog, so every statement cbp runs reads and writes the lake. docs/lake.md says why and how.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../lib/errors.ts';
+import { LAKE_PREFIX, lakeCatalog, lakeSecrets, maskLake } from '../lib/lake-setting.ts';
+import { PACKAGE_ROOT } from '../lib/package-root.ts';
+
+/** Where a lake is: its PostgreSQL catalog (a libpq string), its data path, and the extensions' folder. */
+export interface LakeOptions {
+  catalog: string;
+  dataPath: string;
+  /** default: .tools/duckdb-extensions in the package (npm run lake:install) */
+  extensionsDir?: string;
+}
+
+/** The name the lake is attached under (the default catalog of a lake store's sessions). */
+export const LAKE_ALIAS = 'lake';
+export const DEFAULT_LAKE_EXTENSIONS_DIR = path.join(PACKAGE_ROOT, '.tools', 'duckdb-extensions');
+
+const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** The lake as shown to people: its setting with the password masked. */
+export function lakeLabel(l: LakeOptions): string {
+  return maskLake(LAKE_PREFIX + l.catalog);
+}
+
+/** DuckDB instance options of a lake session: extensions from the folder only, signed ones only, loaded when named. */
+export function lakeInstanceOptions(l: LakeOptions): Record<string, string> {
+  return {
+    extension_directory: l.extensionsDir ?? DEFAULT_LAKE_EXTENSIONS_DIR,
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    allow_unsigned_extensions: 'false',
+    allow_community_extensions: 'false',
+  };
+}
+
+/** The statements that load the extensions and attach the lake as the default catalog. */
+export function lakeAttachStatements(l: LakeOptions, readOnly: boolean): string[] {
+  const s3 = /^s3:\/\//i.test(l.dataPath);
+  return [
+    'LOAD ducklake',
+    'LOAD postgres',
+    ...(s3 ? ['LOAD httpfs', "CREATE OR REPLACE SECRET cbp_lake_s3 (TYPE s3, PROVIDER credential_chain)"] : []),
+    `ATTACH ${sqlText(LAKE_PREFIX + l.catalog)} AS ${LAKE_ALIAS} (DATA_PATH ${sqlText(l.dataPath)}${readOnly ? ', READ_ONLY' : ''})`,
+    `USE ${LAKE_ALIAS}`,
+  ];
+}
+
+/** An error of opening a lake made into what to do, with the password never in it (exit 2: at start). */
+export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError {
+  let msg = (e as Error).message ?? String(e);
+  for (const p of lakeSecrets(LAKE_PREFIX + l.catalog)) msg = msg.split(p).join('***');
+  const dir = l.extensionsDir ?? DEFAULT_LAKE_EXTENSIONS_DIR;
+  if (/extension/i.test(msg) && /(not found|could not|failed to load|no such file|does not exist)/i.test(msg) && !/ATTACH|connect/i.test(msg)) {
+    const hint = existsSync(dir) ? `${dir} lacks them or holds another DuckDB version's` : `${dir} does not exist`;
+    return new ConfigError([`CBP_STORE names a lake, but its DuckDB extensions (ducklake, postgres) cannot be loaded: ${hint}. Run \`npm run lake:install\` (or set CBP_LAKE_EXTENSIONS_DIR). DuckDB said: ${msg}`]);
+  }
+  return new ConfigError([`CBP_STORE: the lake ${lakeLabel(l)} (data ${l.dataPath}) cannot be opened: ${msg}. Check that its PostgreSQL server runs and accepts this connection string, and that the data path exists.`]);
+}
+
+const ENUM_TYPE = /CREATE\s+TYPE\s+(\w+)\s+AS\s+ENUM\s*\([^)]*\)\s*;/gi;
+
+/**
+ * A migration's SQL as a lake takes it: DuckLake has no ENUM types (their columns are VARCHAR; the values cbp
+ * writes are the same texts), no PRIMARY KEY or UNIQUE constraints (cbp's writes keep keys unique themselves:
+ * MERGE, not ON CONFLICT), and no per-column compression (Parquet chooses its own). `enums`: the ENUM type names of every migration (a later one may use an earlier one's).
+ */
+export function lakeDialect(sql: string, enums: ReadonlySet<string>): string {
+  let out = sql.replace(ENUM_TYPE, '');
+  if (enums.size) out = out.replace(new RegExp(`\\b(${[...enums].join('|')})\\b(?!\\s*AS\\s+ENUM)`, 'g'), 'VARCHAR');
+  return out
+    .replace(/\s+USING\s+COMPRESSION\s+\w+/gi, '')
+    .replace(/,\s*(PRIMARY\s+KEY|UNIQUE)\s*\([^)]*\)/gi, '')
+    .replace(/\s+(PRIMARY\s+KEY|UNIQUE)\b/gi, '');
+}
+
+/** The ENUM type names a migration's SQL creates. */
+export function enumTypes(sql: string): string[] {
+  return [...sql.matchAll(ENUM_TYPE)].map((m) => m[1]);
+}
+
+/** The lake the configuration names (CBP_STORE), or undefined for the DuckDB file. */
+export function configuredLake(cfg: { store?: string; lakeDataPath?: string; lakeExtensionsDir?: string }): LakeOptions | undefined {
+  const catalog = lakeCatalog(cfg.store);
+  if (catalog === null) return undefined;
+  // lib/config.ts refuses a lake without its data path at load.
+  return { catalog, dataPath: cfg.lakeDataPath as string, extensionsDir: cfg.lakeExtensionsDir };
+}
+
+/** openStore's options for the configured store: the DuckDB file, or the lake. */
+export function configuredStore(cfg: { dbPath: string; storeMemoryLimit: string; store?: string; lakeDataPath?: string; lakeExtensionsDir?: string }): {
+  dbPath: string; memoryLimit: string; lake?: LakeOptions;
+} {
+  const lake = configuredLake(cfg);
+  return lake ? { dbPath: lakeLabel(lake), memoryLimit: cfg.storeMemoryLimit, lake } : { dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit };
+}
