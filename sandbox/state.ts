@@ -128,6 +128,21 @@ export function newGuid(prefix: string): string {
   return `${prefix}_${randomBytes(16).toString('hex')}`;
 }
 
+const issued = new WeakMap<object, Map<string, number>>();
+
+/**
+ * The identifier of the n-th thing of `key` a sandbox makes (an order pushed, a subscription created): repeatable for
+ * a world's seed, so two runs of the same story hold the same guids (a store compared with another, as in the lake
+ * suite), yet never the same twice in one sandbox.
+ */
+export function issueGuid(state: object, seed: number, prefix: string, key: string): string {
+  let counts = issued.get(state);
+  if (!counts) issued.set(state, (counts = new Map()));
+  const n = (counts.get(`${prefix}\u0000${key}`) ?? 0) + 1;
+  counts.set(`${prefix}\u0000${key}`, n);
+  return stableGuid(prefix, 'sandbox', String(seed), key, String(n));
+}
+
 /** A repeatable identifier from its parts, so the same world emits the same event guids on every run. */
 export function stableGuid(prefix: string, ...parts: string[]): string {
   return `${prefix}_${createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 32)}`;

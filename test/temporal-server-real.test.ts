@@ -7,6 +7,7 @@
 // CBP_RECORD_HISTORIES=1 writes the histories of these runs to test/fixtures/histories/ (the replay fixtures
 // of test/temporal-replay-recorded.test.ts); see docs/orchestration.md, "Tests".
 import { spawn, type ChildProcess } from 'node:child_process';
+import { dumpStore } from './helpers/store-dump.ts';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -55,40 +56,12 @@ const SCENARIO = parseScenario({
 
 // --- the store, as compared between a server run and the local runner ------------------------------------
 
-/** Bookkeeping of the runs themselves (ids, times, fetch records), compared separately or not at all. */
-// ratio_source_marks, ratio_input_marks: fingerprints of the source rows an evaluation (its kept ratio inputs) read,
-// load stamps included; ratio_input_logic: when the kept ratio inputs were refreshed.
-const BOOKKEEPING = new Set(['schema_migrations', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic']);
-/**
- * Stored in two parts whose split depends on which window's load came first into the empty store (the
- * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
- */
-const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
 const VIEWS = ['chargeback_status_history'];
-/** Columns that record when, from which file or by which run a row was seen: they legitimately differ. */
-const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^evaluated_at$|^written_at$)/;
-
-async function dumpStore(store: Store): Promise<Record<string, string[]>> {
-  const tables = await store.all<{ table_name: string }>(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name",
-  );
-  const out: Record<string, string[]> = {};
-  for (const t of [...tables.map((x) => x.table_name), ...VIEWS]) {
-    if (BOOKKEEPING.has(t) || SPLIT.has(t)) continue;
-    const rows = await store.all<Record<string, unknown>>(`SELECT * FROM "${t}"`);
-    out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE.test(k))), big)).sort();
-  }
-  const runs = await store.all<{ workflow: string; status: string; as_of: unknown }>('SELECT workflow, status, as_of FROM runs');
-  out.runs = runs.map((r) => JSON.stringify(r, big)).sort();
-  return out;
-}
-const big = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
 async function dumpFile(cfg: Config): Promise<Record<string, string[]>> {
   const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
   try {
-    return await dumpStore(store);
+    return await dumpStore(store, VIEWS);
   } finally {
     store.close();
   }

@@ -11,7 +11,7 @@ import {
 import { sendToWebhook, webhookUrlProblem } from '../delivery.ts';
 import { orderBrand, orderMid } from '../matching.ts';
 import { chargebackResource, orderResource, orderValidationResource, preventionResource } from '../payloads.ts';
-import { confirmation, isKnown, newGuid, sendMail, type SandboxState, type StoredSubscription } from '../state.ts';
+import { confirmation, isKnown, newGuid, issueGuid, sendMail, type SandboxState, type StoredSubscription } from '../state.ts';
 import { startVetting } from '../vetting.ts';
 import { bearer, fail, validate } from './common.ts';
 
@@ -78,7 +78,7 @@ export function eventsRoutes(state: SandboxState) {
       if (problem) return fail(reply, 400, problem);
       const now = state.clock.nowIso();
       const sub: StoredSubscription = {
-        guid: newGuid('sub'),
+        guid: issueGuid(state, state.world.seed, 'sub', v.value.event_type),
         email: v.value.email,
         url: v.value.url,
         event_type: v.value.event_type,

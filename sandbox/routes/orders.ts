@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DataAuthRequestSchema, MerchantOrderSchema, ORDER_CREATE_FIELDS, formatIssues } from '../../contract/index.ts';
 import { matchPushedOrder } from '../matching.ts';
-import { newGuid, type SandboxState, type StoredOrder } from '../state.ts';
+import { newGuid, issueGuid, type SandboxState, type StoredOrder } from '../state.ts';
 import { sameSecret } from '../../lib/secrets.ts';
 import { JSON_ONLY, bearer, fail, isJson, validate } from './common.ts';
 
@@ -65,7 +65,7 @@ export function ordersRoutes(state: SandboxState) {
       } else {
         const fields: Record<string, unknown> = {};
         for (const [k, val] of Object.entries(order)) if (val !== undefined) fields[k] = val;
-        stored = { id: newGuid('ord'), order_id: order.order_id, fields, created_at: now, updated_at: now };
+        stored = { id: issueGuid(state, state.world.seed, 'ord', order.order_id), order_id: order.order_id, fields, created_at: now, updated_at: now };
         state.orders.set(stored.order_id, stored);
         state.ordersByGuid.set(stored.id, stored);
       }

@@ -1,0 +1,123 @@
+// The store as a DuckLake lake on a real PostgreSQL (a throwaway server of this suite, test/helpers/postgres.ts):
+// the demo's history gives the same rows on a lake as on a DuckDB file, any DuckDB client reads the lake's views
+// without cbp, and the settings are checked at start with the password never shown. docs/lake.md.
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDemo } from '../cli/commands/demo.ts';
+import { openStore, type Store } from '../store/db.ts';
+import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, type LakeOptions } from '../store/lake.ts';
+import { cbp } from './activities-fixtures.ts';
+import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
+import { dumpStore } from './helpers/store-dump.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+let pg: Postgres;
+let n = 0;
+/** A new, empty lake: its own database and data folder. */
+function newLake(): LakeOptions & { store: string } {
+  const db = `lake_${++n}`;
+  pg.createDb(db);
+  return { catalog: pg.dsn(db), dataPath: tempDir('cbp-lake-data-'), store: `ducklake:postgres:${pg.dsn(db)}` };
+}
+
+async function withStore<T>(o: Parameters<typeof openStore>[0], fn: (s: Store) => Promise<T>): Promise<T> {
+  const s = await openStore(o);
+  try {
+    return await fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+const viewsOf = async (s: Store) =>
+  (await s.all<{ v: string }>("SELECT view_name AS v FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND database_name = current_database() ORDER BY 1")).map((r) => r.v);
+
+describe('lake dialect', () => {
+  it('drops ENUM types (their columns VARCHAR), keys and column compression, and nothing else', () => {
+    const sql = `CREATE TYPE st AS ENUM ('a', 'b');
+CREATE TABLE t (
+  id VARCHAR PRIMARY KEY,
+  s st NOT NULL,
+  st_log VARCHAR USING COMPRESSION dictionary,
+  k INTEGER UNIQUE,
+  PRIMARY KEY (id, s)
+);`;
+    const out = lakeDialect(sql, new Set(['st']));
+    expect(out).not.toMatch(/ENUM|PRIMARY|UNIQUE|COMPRESSION/);
+    expect(out).toMatch(/s VARCHAR NOT NULL/);
+    expect(out).toMatch(/st_log VARCHAR,/);
+    expect(out).toMatch(/k INTEGER\n/);
+  });
+});
+
+describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 600_000 }, () => {
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.stop();
+  });
+
+  it('holds the same rows as a DuckDB file after the demo\'s whole story: every table, fact and mart', async () => {
+    const lake = newLake();
+    const quiet = () => undefined;
+    const onFile = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet });
+    const onLake = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet, lake: { store: lake.store, dataPath: lake.dataPath } });
+    expect(onLake.ratios).toEqual(onFile.ratios);
+    expect(onLake.alerts.map((a) => ({ ...a, created_at: null }))).toEqual(onFile.alerts.map((a) => ({ ...a, created_at: null })));
+    const fileViews = await withStore({ dbPath: onFile.dbPath, readOnly: true }, viewsOf);
+    const lakeViews = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, viewsOf);
+    expect(lakeViews).toEqual(fileViews);
+    const a = await withStore({ dbPath: onFile.dbPath, readOnly: true }, (s) => dumpStore(s, fileViews));
+    const b = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    // Table by table, the first row that differs (a diff of thousands of rows says less).
+    for (const t of Object.keys(a)) {
+      const i = a[t]!.findIndex((r, k) => r !== b[t]![k]);
+      expect({ table: t, rows: b[t]!.length, first: b[t]![i] ?? null }).toEqual({ table: t, rows: a[t]!.length, first: a[t]![i] ?? null });
+    }
+    expect(a.mart_ratios!.length).toBeGreaterThan(100);
+
+    // Any DuckDB client reads every view with the lake's extensions alone: cbp's macros live in the lake's catalog.
+    const plain = await DuckDBInstance.create(':memory:', { extension_directory: DEFAULT_LAKE_EXTENSIONS_DIR, autoinstall_known_extensions: 'false', autoload_known_extensions: 'true' });
+    const c = await plain.connect();
+    try {
+      await c.run(`ATTACH 'ducklake:postgres:${lake.catalog}' AS lake (DATA_PATH '${lake.dataPath}', READ_ONLY)`);
+      for (const v of fileViews) {
+        const r = await c.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM lake."${v}"`);
+        expect(r.getRowObjects()[0]!.n, v).toBe(a[v]!.length);
+      }
+    } finally {
+      c.closeSync();
+      plain.closeSync();
+    }
+  });
+
+  it('is named at start, exit 2, when it cannot be reached or its extensions are missing; the password never shows', async () => {
+    const lake = newLake();
+    const secret = 'pw-n0t-to-be-seen';
+    const dead = `ducklake:postgres:dbname=nothing host=127.0.0.1 port=1 user=cbp password=${secret}`;
+    const shown = await cbp(['config', 'show', '--json'], { CBP_STORE: dead, CBP_LAKE_DATA_PATH: lake.dataPath });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('password=***');
+    expect(shown.stdout).not.toContain(secret);
+
+    const unreachable = await cbp(['db', 'migrate'], { CBP_STORE: dead, CBP_LAKE_DATA_PATH: lake.dataPath });
+    expect(unreachable.code).toBe(2);
+    expect(unreachable.stderr).toMatch(/CBP_STORE: the lake ducklake:postgres:dbname=nothing .*password=\*\*\* .*cannot be opened/);
+    expect(unreachable.stderr + unreachable.stdout).not.toContain(secret);
+
+    const noExtensions = await cbp(['db', 'migrate'], { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath, CBP_LAKE_EXTENSIONS_DIR: tempDir() });
+    expect(noExtensions.code).toBe(2);
+    expect(noExtensions.stderr).toMatch(/npm run lake:install/);
+
+    const noDataPath = await cbp(['db', 'migrate'], { CBP_STORE: lake.store });
+    expect(noDataPath.code).toBe(2);
+    expect(noDataPath.stderr).toMatch(/CBP_LAKE_DATA_PATH is not set/);
+
+    const migrated = await cbp(['db', 'migrate', '--json'], { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(JSON.parse(migrated.stdout).applied.length).toBeGreaterThan(10);
+  });
+});
