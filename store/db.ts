@@ -10,7 +10,7 @@ import {
   type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
-import { lakeAttachStatements, lakeInstanceOptions, lakeLabel, lakeOpenError, type LakeOptions } from './lake.ts';
+import { LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeAttachStatements, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRetryDelay, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -99,7 +99,8 @@ export interface Store {
    * exclusive): one made from inside another, or inside an exclusive section, joins it; one from any other
    * caller waits for it. Before COMMIT it raises the store's generation (store/generation.ts), so the
    * snapshot's publish step knows the store changed; `{ generation: false }` is only for bookkeeping the
-   * snapshot need not wait for (the run log).
+   * snapshot need not wait for (the run log). On a lake, that raise makes any two writing transactions of any
+   * processes conflict, and the one that loses is run again whole (fn must be safe to run twice: it was rolled back).
    */
   transaction<T>(fn: (store: Store) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
@@ -352,17 +353,21 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
           return fn(store);
         }
         inTx = true;
-        bumpOnCommit = txOpts?.generation !== false;
         try {
-          await conn.run('BEGIN TRANSACTION');
-          try {
-            const out = await fn(store);
-            if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await conn.run(BUMP_GENERATION_SQL);
-            await conn.run('COMMIT');
-            return out;
-          } catch (e) {
-            await conn.run('ROLLBACK').catch(() => undefined);
-            throw e;
+          // On a lake, a commit another process's commit conflicts with is run again whole (store/lake.ts).
+          for (let attempt = 1; ; attempt++) {
+            bumpOnCommit = txOpts?.generation !== false;
+            await conn.run('BEGIN TRANSACTION');
+            try {
+              const out = await fn(store);
+              if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await conn.run(BUMP_GENERATION_SQL);
+              await conn.run('COMMIT');
+              return out;
+            } catch (e) {
+              await conn.run('ROLLBACK').catch(() => undefined);
+              if (!lake || !isLakeConflict(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
+              await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
+            }
           }
         } finally {
           inTx = false;

@@ -96,3 +96,20 @@ export function configuredStore(cfg: { dbPath: string; storeMemoryLimit: string;
   const lake = configuredLake(cfg);
   return lake ? { dbPath: lakeLabel(lake), memoryLimit: cfg.storeMemoryLimit, lake } : { dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit };
 }
+
+/**
+ * How often a lake transaction is tried when other processes' commits conflict with it. Every writing transaction
+ * raises the store's generation (one row), so any two that overlap conflict: the later is rolled back and run again,
+ * and writes of keyed rows stay serial across hosts (DuckLake has no keys to refuse a second insert of one).
+ */
+export const LAKE_COMMIT_ATTEMPTS = 12;
+
+/** A commit DuckLake refused for another transaction's changes (its own retries spent). */
+export function isLakeConflict(e: unknown): boolean {
+  return /Transaction conflict|Failed to commit DuckLake transaction|Exceeded the maximum retry count/i.test((e as Error)?.message ?? '');
+}
+
+/** The wait before attempt n+1: 50 ms doubling to 3.2 s, with jitter so that two losers do not meet again. */
+export function lakeRetryDelay(attempt: number): number {
+  return Math.min(3200, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random());
+}

@@ -11,6 +11,10 @@ import { cbp } from './activities-fixtures.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { ingestEvents } from '../store/ingest.ts';
+import { recordWindowOutcome } from '../store/windows.ts';
+import { journalRecord } from '../webhook/server.ts';
+import { openJournal } from '../webhook/journal.ts';
 
 let pg: Postgres;
 let n = 0;
@@ -91,6 +95,41 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     } finally {
       c.closeSync();
       plain.closeSync();
+    }
+  });
+
+  it('takes writes of two hosts at once with no row lost or twice: overlapping journals ingested together, one key upserted by both', async () => {
+    const lake = newLake();
+    const [a, b] = [await openStore({ dbPath: 'lake', lake }), await openStore({ dbPath: 'lake', lake })];
+    try {
+      // Each host's receiver journaled 60 events; 30 of them reached both (the service's retry hit the other host).
+      const journals = await Promise.all([0, 30].map(async (from, h) => {
+        const dir = tempDir();
+        const j = openJournal({ dir, checkIntervalMs: 0 });
+        for (let i = from; i < from + 60; i++) {
+          const event = { event_guid: `ev_${i}`, event_type: 'chargeback.result', event_timestamp: '2026-11-01T09:00:00Z', chargeback_guid: `cb_${i}`, result: 'won', host: h };
+          await j.append(journalRecord(Buffer.from(JSON.stringify(event)), new Date(Date.parse('2026-11-01T10:00:00Z') + i * 1000)));
+        }
+        await j.close();
+        return dir;
+      }));
+      const window = { from: '2026-10-01', to: '2026-10-31' };
+      const outcome = (s: Store, records: number) => recordWindowOutcome(s, { kind: 'chargebacks', window, records, quarantined: 0, serviceTime: '2026-11-02T00:00:00Z', doneAt: '2026-11-02T00:00:00Z' });
+      const [ra, rb] = await Promise.all([
+        ingestEvents({ store: a, journalDir: journals[0]! }),
+        ingestEvents({ store: b, journalDir: journals[1]! }),
+        ...Array.from({ length: 4 }, (_, i) => outcome(i % 2 ? a : b, i)),
+      ]);
+      expect(ra.failed + rb.failed).toBe(0);
+      expect(ra.loaded + rb.loaded).toBe(90);
+      expect(ra.duplicates + rb.duplicates).toBe(30);
+      const [ev] = await a.all<{ n: number; d: number }>('SELECT count(*)::INTEGER AS n, count(DISTINCT event_guid)::INTEGER AS d FROM events_raw');
+      expect(ev).toEqual({ n: 90, d: 90 });
+      const done = await b.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM windows_done WHERE kind = 'chargebacks'");
+      expect(done[0]!.n).toBe(1);
+    } finally {
+      a.close();
+      b.close();
     }
   });
 
