@@ -18,9 +18,10 @@ import {
   statSync, writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
+import type { LakeOptions } from './lake.ts';
 import path from 'node:path';
 import { NotFoundError, UsageError } from '../lib/errors.ts';
-import { openSnapshotSession } from './analyst.ts';
+import { openLakeAnalystSession, openSnapshotSession } from './analyst.ts';
 import type { Store } from './db.ts';
 import { NoSnapshotError } from './errors.ts';
 import { EXPORT_TABLES, type ExportTable } from './export-tables.ts';
@@ -43,6 +44,8 @@ export interface ExportOptions {
   /** The working store, which is refused as a snapshot (a reader would hold its lock). */
   workingStore?: string;
   memoryLimit?: string;
+  /** The store is this lake: its latest committed snapshot is read in place (snapshotPath unused). */
+  lake?: LakeOptions;
 }
 
 export interface ExportedTable {
@@ -280,14 +283,16 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
   const outDir = realOut(shownOut);
   const state = checkOut(outDir);
   removeStale(outDir);
-  if (!existsSync(opts.snapshotPath)) {
+  if (!opts.lake && !existsSync(opts.snapshotPath)) {
     throw new NoSnapshotError(`No snapshot at ${opts.snapshotPath} yet: run a load first (e.g. \`cbp load chargebacks FILE\`), which publishes one.`);
   }
-  const snapshotModifiedAt = isoSeconds(statSync(opts.snapshotPath).mtime);
+  const snapshotModifiedAt = isoSeconds(opts.lake ? new Date() : statSync(opts.snapshotPath).mtime);
   const stage = makeStaging(outDir);
   try {
     const exported: ExportedTable[] = [];
-    const store = await openSnapshotSession(opts.snapshotPath, { writableDir: stage, workingStore: opts.workingStore, memoryLimit: opts.memoryLimit });
+    const store = opts.lake
+      ? await openLakeAnalystSession(opts.lake, { writableDir: stage, memoryLimit: opts.memoryLimit })
+      : await openSnapshotSession(opts.snapshotPath, { writableDir: stage, workingStore: opts.workingStore, memoryLimit: opts.memoryLimit });
     try {
       const present = new Set(
         (await store.all<{ name: string }>(

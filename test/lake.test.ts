@@ -13,6 +13,7 @@ import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { recordWindowOutcome } from '../store/windows.ts';
+import { recordRun } from '../store/runs.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { openJournal } from '../webhook/journal.ts';
 
@@ -82,6 +83,43 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       expect({ table: t, rows: b[t]!.length, first: b[t]![i] ?? null }).toEqual({ table: t, rows: a[t]!.length, first: a[t]![i] ?? null });
     }
     expect(a.mart_ratios!.length).toBeGreaterThan(100);
+
+    // Analysts read the lake in place while a worker writes (a run recorded every 50 ms): the same answers as the file's.
+    const env = { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath, CBP_DATA_DIR: onLake.dataDir, CBP_THRESHOLDS_FILE: path.join(onLake.dataDir, 'thresholds.json') };
+    const fileEnv = { CBP_DATA_DIR: onFile.dataDir, CBP_THRESHOLDS_FILE: path.join(onFile.dataDir, 'thresholds.json') };
+    const writer = await openStore({ dbPath: 'lake', lake });
+    let writing = true;
+    const writes = (async () => {
+      for (let i = 0; writing; i++) {
+        await recordRun(writer, { runId: `busy-${i}`, workflow: 'ingest', status: 'ok', startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), summary: {} });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      const q = "SELECT mid, network, program, month, state, round(ratio_pct, 4) AS pct FROM mart_ratios WHERE metric = 'count' ORDER BY ALL";
+      const [sqlLake, sqlFile] = await Promise.all([cbp(['sql', q, '--format', 'json'], env), cbp(['sql', '--snapshot', onFile.snapshotPath, q, '--format', 'json'], fileEnv)]);
+      expect(sqlLake.code, sqlLake.stderr).toBe(0);
+      expect(JSON.parse(sqlLake.stdout)).toEqual(JSON.parse(sqlFile.stdout));
+      const [ratiosLake, ratiosFile] = await Promise.all([cbp(['ratios', '--json'], env), cbp(['ratios', '--json'], fileEnv)]);
+      expect(ratiosLake.code, ratiosLake.stderr).toBe(0);
+      expect(JSON.parse(ratiosLake.stdout)).toEqual(JSON.parse(ratiosFile.stdout));
+      const status = await cbp(['status', '--json'], env);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout).source).toBe('store');
+      const out = tempDir();
+      const exported = await cbp(['export', '--out', path.join(out, 'x'), '--format', 'csv', '--table', 'mart_chargebacks', '--json'], env);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(JSON.parse(exported.stdout).tables[0].rows).toBe(a.mart_chargebacks!.length);
+      const report = await cbp(['report', '--out', path.join(out, 'report.html')], env);
+      expect(report.code, report.stderr).toBe(0);
+      // The analyst's session reads no file but the lake's own.
+      const refused = await cbp(['sql', "SELECT * FROM read_text('/etc/hostname')"], env);
+      expect(refused.code).toBe(2);
+    } finally {
+      writing = false;
+      await writes;
+      writer.close();
+    }
 
     // Any DuckDB client reads every view with the lake's extensions alone: cbp's macros live in the lake's catalog.
     const plain = await DuckDBInstance.create(':memory:', { extension_directory: DEFAULT_LAKE_EXTENSIONS_DIR, autoinstall_known_extensions: 'false', autoload_known_extensions: 'true' });

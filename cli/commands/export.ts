@@ -1,6 +1,7 @@
 // cbp export: the published snapshot's marts and facts as Parquet or CSV files for other tools (store/export.ts).
 // `cbp sql` cannot write files; this is where files come from.
 import type { Command } from 'commander';
+import { configuredLake } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
 import { dayOption } from '../options.ts';
@@ -57,6 +58,7 @@ export function register(program: Command, ctx: Ctx): void {
         to: o.to,
         workingStore: cfg.dbPath,
         memoryLimit: cfg.storeMemoryLimit,
+        lake: o.snapshot === undefined ? configuredLake(cfg) : undefined,
       });
       ctx.out(r, human, o.json);
     });

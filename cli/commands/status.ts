@@ -4,6 +4,7 @@
 // where no evaluation explained its rows yet). Reads the store read-only; when a writer holds it
 // (a run or the worker), reads the published snapshot instead and says so.
 import { existsSync } from 'node:fs';
+import { configuredLake, lakeLabel } from '../../store/lake.ts';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
@@ -80,7 +81,10 @@ const STATUS_STATES_SHOWN = 20;
 async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
   const { openStore } = await import('../../store/db.ts');
   // The snapshot opens as every reader's does (store/analyst.ts: read-only, no file access, settings locked).
-  const { openAnalystSession } = await import('../../store/analyst.ts');
+  const { openAnalystSession, openLakeAnalystSession } = await import('../../store/analyst.ts');
+  // A lake: its latest committed snapshot, read while the workers write.
+  const lake = configuredLake(cfg);
+  if (lake) return { store: await openLakeAnalystSession(lake, { memoryLimit: cfg.storeMemoryLimit }), source: 'store', path: lakeLabel(lake) };
   if (existsSync(cfg.dbPath)) {
     try {
       return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true, memoryLimit: cfg.storeMemoryLimit, lockWaitMs: 0 }), source: 'store', path: cfg.dbPath };
