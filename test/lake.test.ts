@@ -18,6 +18,8 @@ import { journalRecord } from '../webhook/server.ts';
 import { openJournal } from '../webhook/journal.ts';
 
 let pg: Postgres;
+/** The demo's store file, made by the first case (the later ones move it into a lake). */
+let onFile: Awaited<ReturnType<typeof runDemo>>;
 let n = 0;
 /** A new, empty lake: its own database and data folder. */
 function newLake(): LakeOptions & { store: string } {
@@ -67,7 +69,7 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
   it('holds the same rows as a DuckDB file after the demo\'s whole story: every table, fact and mart', async () => {
     const lake = newLake();
     const quiet = () => undefined;
-    const onFile = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet });
+    onFile = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet });
     const onLake = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet, lake: { store: lake.store, dataPath: lake.dataPath } });
     expect(onLake.ratios).toEqual(onFile.ratios);
     expect(onLake.alerts.map((a) => ({ ...a, created_at: null }))).toEqual(onFile.alerts.map((a) => ({ ...a, created_at: null })));
@@ -134,6 +136,51 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       c.closeSync();
       plain.closeSync();
     }
+  });
+
+  it('takes in a file store whole with one command, and is kept up (files merged, snapshots expired) while a worker writes', async () => {
+    expect(onFile, 'the first case made the demo\'s store').toBeDefined();
+    const lake = newLake();
+    const env = { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath };
+    const moved = await cbp(['db', 'import-file', onFile.dbPath, '--json'], env);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(JSON.parse(moved.stdout).rows).toBeGreaterThan(10_000);
+    const fileViews = await withStore({ dbPath: onFile.dbPath, readOnly: true }, viewsOf);
+    const a = await withStore({ dbPath: onFile.dbPath, readOnly: true }, (s) => dumpStore(s, fileViews));
+    const b = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
+    for (const t of Object.keys(a)) expect({ table: t, rows: b[t]!.length, same: b[t]!.every((r, i) => r === a[t]![i]) }).toEqual({ table: t, rows: a[t]!.length, same: true });
+    // A second import is refused: the lake holds rows.
+    const again = await cbp(['db', 'import-file', onFile.dbPath], env);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds rows/);
+
+    // Maintenance with no grace at all, while a worker commits a run every 20 ms: nothing lost either way.
+    const writer = await openStore({ dbPath: 'lake', lake });
+    let writing = true;
+    let written = 0;
+    const writes = (async () => {
+      for (; writing; written++) {
+        await recordRun(writer, { runId: `m-${written}`, workflow: 'ingest', status: 'ok', startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), summary: {} });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    let kept;
+    try {
+      kept = await cbp(['db', 'maintain', '--keep-days', '0', '--grace-hours', '0', '--json'], env);
+    } finally {
+      writing = false;
+      await writes;
+      writer.close();
+    }
+    expect(kept.code, kept.stderr).toBe(0);
+    const r = JSON.parse(kept.stdout);
+    expect(r).toMatchObject({ lake: true });
+    expect(r.expiredSnapshots).toBeGreaterThan(0);
+    expect(written).toBeGreaterThan(0);
+    const after = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
+    for (const t of Object.keys(a)) if (t !== 'runs') expect({ table: t, same: after[t]!.length === a[t]!.length && after[t]!.every((x, i) => x === a[t]![i]) }).toEqual({ table: t, same: true });
+    const runs = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => s.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM runs WHERE run_id LIKE 'm-%'"));
+    expect(runs[0]!.n).toBe(written);
   });
 
   it('takes writes of two hosts at once with no row lost or twice: overlapping journals ingested together, one key upserted by both', async () => {

@@ -1,5 +1,6 @@
 // cbp db: the store's schema (migrations and views) and its published snapshot.
 import type { Command } from 'commander';
+import { UsageError } from '../../lib/errors.ts';
 import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
@@ -29,6 +30,42 @@ export function register(program: Command, ctx: Ctx): void {
         const r = { dbPath: store.dbPath, ...store.migration! };
         ctx.out(r, humanMigrate, o.json);
         if (r.skippedViews.length) process.exitCode = 1;
+      } finally {
+        store.close();
+      }
+    });
+  db.command('maintain')
+    .description('Upkeep of the store, safe while workers write. A lake: writes the rows held in its catalog to Parquet, merges small files, expires snapshots older than --keep-days, and deletes files no kept snapshot lists once --grace-hours old. A DuckDB file: a checkpoint.')
+    .option('--keep-days <n>', 'snapshots younger than this are kept (time travel; readers in flight)', '7')
+    .option('--grace-hours <n>', 'files are deleted only once this old (a reader may still be on an older snapshot)', '24')
+    .option('--json', 'print the result as JSON')
+    .action(async (o: { keepDays: string; graceHours: string; json?: boolean }) => {
+      for (const [flag, v] of [['--keep-days', o.keepDays], ['--grace-hours', o.graceHours]]) {
+        if (!/^\d+$/.test(v)) throw new UsageError(`${flag} must be a whole number, 0 or more, got ${JSON.stringify(v)}`);
+      }
+      const { openStore } = await import('../../store/db.ts');
+      const { maintainStore } = await import('../../store/lake-maintain.ts');
+      const store = await openStore(configuredStore(ctx.config()));
+      try {
+        const r = await maintainStore(store, { keepDays: Number(o.keepDays), graceHours: Number(o.graceHours) });
+        ctx.out(r, (x) => x.lake
+          ? `${x.store}: ${x.flushedTables} tables' inlined rows written out, ${x.mergedFiles} files merged, ${x.expiredSnapshots} snapshots expired, ${x.deletedFiles + x.deletedOrphans} files deleted; ${x.dataFiles} data files now`
+          : `${x.store}: checkpointed (a DuckDB file needs nothing more)`, o.json);
+      } finally {
+        store.close();
+      }
+    });
+  db.command('import-file')
+    .description('Move a DuckDB file store into the lake CBP_STORE names: every table copied in one commit (all or nothing); the file is only read. The lake must be new.')
+    .argument('<file>', 'the DuckDB file of the store (CBP_DB_PATH of the file setup, by default data/cbp.duckdb)')
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, o: { json?: boolean }) => {
+      const { openStore } = await import('../../store/db.ts');
+      const { importFileStore } = await import('../../store/lake-import.ts');
+      const store = await openStore(configuredStore(ctx.config()));
+      try {
+        const r = await importFileStore(store, file);
+        ctx.out(r, (x) => `${x.rows} rows of ${x.tables.length} tables moved from ${x.from} into ${x.into}`, o.json);
       } finally {
         store.close();
       }
