@@ -402,7 +402,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     }
   }
   const misplaced = snapshotPlaceProblems(out, file === undefined ? undefined : path.resolve(cwd, file));
-  if (lakeCatalog(out.store as string | undefined) !== null && typeof out.lakeDataPath !== 'string') {
+  if (typeof out.store === 'string' && lakeCatalog(out.store) !== null && typeof out.lakeDataPath !== 'string') {
     misplaced.push('CBP_LAKE_DATA_PATH is not set; a lake (CBP_STORE=ducklake:…) needs it: the folder or s3:// prefix of its data files');
   }
   // A local data path is made absolute like the other paths (an s3:// or other URL is kept as it is).

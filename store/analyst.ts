@@ -33,6 +33,14 @@ const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** Opens dbPath for reading only, locked down as above. The caller checks the file exists. */
 export async function openAnalystSession(dbPath: string, opts: AnalystSessionOptions = {}): Promise<Store> {
+  return openLocked({ dbPath }, opts, opts.writableDir ? [opts.writableDir] : []);
+}
+
+/**
+ * A session locked down as above, on a file or a lake; `allowed`: the folders it may still read and write (external
+ * access off but for them). A lake attaches its catalog first, so its access goes off after the open.
+ */
+async function openLocked(where: { dbPath: string; lake?: LakeOptions }, opts: AnalystSessionOptions, allowed: string[]): Promise<Store> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'cbp-analyst-'));
   const instanceOptions: Record<string, string> = {
     autoinstall_known_extensions: 'false',
@@ -41,10 +49,11 @@ export async function openAnalystSession(dbPath: string, opts: AnalystSessionOpt
     temp_directory: tempDir,
   };
   const initStatements: string[] = [];
-  if (opts.writableDir) {
+  if (allowed.length) {
     // allowed_directories can only be set while external access is on: set it, then turn access off.
-    const dir = path.resolve(opts.writableDir);
-    initStatements.push(`SET allowed_directories = [${sqlText(dir + path.sep)}]`, 'SET enable_external_access = false');
+    initStatements.push(`SET allowed_directories = [${allowed.map((d) => sqlText(path.resolve(d) + path.sep)).join(', ')}]`, 'SET enable_external_access = false');
+  } else if (where.lake) {
+    initStatements.push('SET enable_external_access = false');
   } else {
     instanceOptions.enable_external_access = 'false';
   }
@@ -52,7 +61,7 @@ export async function openAnalystSession(dbPath: string, opts: AnalystSessionOpt
   let store: Store;
   try {
     store = await openStore({
-      dbPath, readOnly: true, migrate: false, memoryLimit: opts.memoryLimit, threads: opts.threads, instanceOptions, initStatements,
+      dbPath: where.dbPath, lake: where.lake, readOnly: true, migrate: false, memoryLimit: opts.memoryLimit, threads: opts.threads, instanceOptions, initStatements,
     });
   } catch (e) {
     rmSync(tempDir, { recursive: true, force: true });
@@ -111,31 +120,8 @@ export async function openSnapshotSession(snapshotPath: string, opts: AnalystSes
  * and no network but its catalog's; the configuration locked as in a file session.
  */
 export async function openLakeAnalystSession(lake: LakeOptions, opts: AnalystSessionOptions = {}): Promise<Store> {
-  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'cbp-analyst-'));
   const local = !/^[a-z][a-z0-9+.-]*:\/\//i.test(lake.dataPath);
-  const allowed = [...(local ? [path.resolve(lake.dataPath) + path.sep] : []), ...(opts.writableDir ? [path.resolve(opts.writableDir) + path.sep] : [])];
-  const initStatements = [
-    ...(allowed.length ? [`SET allowed_directories = [${allowed.map(sqlText).join(', ')}]`] : []),
-    'SET enable_external_access = false',
-    'SET lock_configuration = true',
-  ];
-  try {
-    const store = await openStore({
-      dbPath: 'lake', lake, readOnly: true, migrate: false, memoryLimit: opts.memoryLimit, threads: opts.threads, instanceOptions: { temp_directory: tempDir }, initStatements,
-    });
-    const close = store.close.bind(store);
-    store.close = () => {
-      try {
-        close();
-      } finally {
-        rmSync(tempDir, { recursive: true, force: true });
-      }
-    };
-    return store;
-  } catch (e) {
-    rmSync(tempDir, { recursive: true, force: true });
-    throw e;
-  }
+  return openLocked({ dbPath: 'lake', lake }, opts, [...(local ? [lake.dataPath] : []), ...(opts.writableDir ? [opts.writableDir] : [])]);
 }
 
 /** Where a reading command reads: the published snapshot, else the store itself (read-only); or the lake. */

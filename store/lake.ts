@@ -84,9 +84,9 @@ export function enumTypes(sql: string): string[] {
 /** The lake the configuration names (CBP_STORE), or undefined for the DuckDB file. */
 export function configuredLake(cfg: { store?: string; lakeDataPath?: string; lakeExtensionsDir?: string }): LakeOptions | undefined {
   const catalog = lakeCatalog(cfg.store);
-  if (catalog === null) return undefined;
   // lib/config.ts refuses a lake without its data path at load.
-  return { catalog, dataPath: cfg.lakeDataPath as string, extensionsDir: cfg.lakeExtensionsDir };
+  if (catalog === null || cfg.lakeDataPath === undefined) return undefined;
+  return { catalog, dataPath: cfg.lakeDataPath, extensionsDir: cfg.lakeExtensionsDir };
 }
 
 /** openStore's options for the configured store: the DuckDB file, or the lake. */
