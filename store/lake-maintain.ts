@@ -7,7 +7,10 @@ import { LAKE_ALIAS, LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeRetryDelay } from
 export interface MaintainOptions {
   /** Snapshots younger than this many days are kept (time travel, and readers in flight). Default 7. */
   keepDays?: number;
-  /** Files of expired snapshots, and files no snapshot lists, are deleted once this many hours old. Default 24. */
+  /**
+   * Files of expired snapshots, and files no snapshot lists, are deleted once this many hours old. Default 24; the
+   * CLI takes 1 or more: at 0 a transaction still on an older snapshot (a worker's MERGE) finds its files gone.
+   */
   graceHours?: number;
 }
 

@@ -14,6 +14,7 @@ import { tempDir } from './helpers/tmp.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { recordWindowOutcome } from '../store/windows.ts';
 import { recordRun } from '../store/runs.ts';
+import { maintainStore } from '../store/lake-maintain.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { openJournal } from '../webhook/journal.ts';
 
@@ -154,7 +155,8 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds rows/);
 
-    // Maintenance with no grace at all, while a worker commits a run every 20 ms: nothing lost either way.
+    // Maintenance while a worker commits a run every 20 ms (snapshots expired at once, files kept the least grace the
+    // command allows): nothing lost either way. Then, with nothing running, the expired snapshots' files deleted.
     const writer = await openStore({ dbPath: 'lake', lake });
     let writing = true;
     let written = 0;
@@ -166,7 +168,7 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     })();
     let kept;
     try {
-      kept = await cbp(['db', 'maintain', '--keep-days', '0', '--grace-hours', '0', '--json'], env);
+      kept = await cbp(['db', 'maintain', '--keep-days', '0', '--grace-hours', '1', '--json'], env);
     } finally {
       writing = false;
       await writes;
@@ -177,6 +179,9 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     expect(r).toMatchObject({ lake: true });
     expect(r.expiredSnapshots).toBeGreaterThan(0);
     expect(written).toBeGreaterThan(0);
+    expect((await cbp(['db', 'maintain', '--grace-hours', '0'], env)).code).toBe(2);
+    const cleaned = await withStore({ dbPath: 'lake', lake }, (s) => maintainStore(s, { keepDays: 0, graceHours: 0 }));
+    expect(cleaned.deletedFiles).toBeGreaterThan(0);
     const after = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
     for (const t of Object.keys(a)) if (t !== 'runs') expect({ table: t, same: after[t]!.length === a[t]!.length && after[t]!.every((x, i) => x === a[t]![i]) }).toEqual({ table: t, same: true });
     const runs = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => s.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM runs WHERE run_id LIKE 'm-%'"));

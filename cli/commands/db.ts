@@ -37,12 +37,12 @@ export function register(program: Command, ctx: Ctx): void {
   db.command('maintain')
     .description('Upkeep of the store, safe while workers write. A lake: writes the rows held in its catalog to Parquet, merges small files, expires snapshots older than --keep-days, and deletes files no kept snapshot lists once --grace-hours old. A DuckDB file: a checkpoint.')
     .option('--keep-days <n>', 'snapshots younger than this are kept (time travel; readers in flight)', '7')
-    .option('--grace-hours <n>', 'files are deleted only once this old (a reader may still be on an older snapshot)', '24')
+    .option('--grace-hours <n>', 'files are deleted only once this old, 1 or more (a reader or writer may still be on an older snapshot)', '24')
     .option('--json', 'print the result as JSON')
     .action(async (o: { keepDays: string; graceHours: string; json?: boolean }) => {
-      for (const [flag, v] of [['--keep-days', o.keepDays], ['--grace-hours', o.graceHours]]) {
-        if (!/^\d+$/.test(v)) throw new UsageError(`${flag} must be a whole number, 0 or more, got ${JSON.stringify(v)}`);
-      }
+      if (!/^\d+$/.test(o.keepDays)) throw new UsageError(`--keep-days must be a whole number, 0 or more, got ${JSON.stringify(o.keepDays)}`);
+      // Under an hour, a worker or reader still on an older snapshot could find its files gone.
+      if (!/^\d+$/.test(o.graceHours) || Number(o.graceHours) < 1) throw new UsageError(`--grace-hours must be a whole number of hours, 1 or more (a reader or writer still on an older snapshot needs its files), got ${JSON.stringify(o.graceHours)}`);
       const { openStore } = await import('../../store/db.ts');
       const { maintainStore } = await import('../../store/lake-maintain.ts');
       const store = await openStore(configuredStore(ctx.config()));
