@@ -3,9 +3,10 @@
 // Mastercard fraud chargeback, and TC40 events for a tenth of the MIDs. Month k is 2024-01 + k. Used by
 // bench/ratios.bench.ts, bench/nightly-scale.bench.ts and test/alerts-differential.test.ts.
 import type { Store } from '../store/db.ts';
+import { upsertSql } from '../store/upsert.ts';
 
 /** MIDs 0 .. mids-1, months k from firstMonth (default 0) up to months (excluded). */
-export async function generateRatioData(store: Pick<Store, 'run'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
+export async function generateRatioData(store: Pick<Store, 'run' | 'lake'>, o: { mids: number; months: number; firstMonth?: number }): Promise<void> {
   const mids = o.mids;
   const months = o.months;
   await generateMidStats(store, o);
@@ -16,18 +17,20 @@ export async function generateRatioData(store: Pick<Store, 'run'>, o: { mids: nu
     FROM range(${mids}) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k), (VALUES ('visa', '10.4'), ('mastercard', '4837')) n(net, rc)`);
   await generateTc40Events(store, o);
   // The chargeback report fetched for every month, answered after its end, as a nightly's fetches leave it.
-  await store.run(`
-    INSERT INTO report_fetches
-    SELECT 'chargebacks', ms, last_day(ms), last_day(ms) + INTERVAL 1 DAY, last_day(ms) + INTERVAL 1 DAY, 0, 0, 'bench'
-    FROM (SELECT (DATE '2024-01-01' + to_months(k))::DATE AS ms FROM range(${o.firstMonth ?? 0}, ${months}) b(k))
-    ON CONFLICT DO NOTHING`);
+  await store.run(upsertSql(store, {
+    into: 'report_fetches',
+    columns: ['kind', 'window_start', 'window_end', 'service_time', 'fetched_at', 'records', 'quarantined', 'run_id'],
+    rows: `SELECT 'chargebacks', ms, last_day(ms), last_day(ms) + INTERVAL 1 DAY, last_day(ms) + INTERVAL 1 DAY, 0, 0, 'bench'
+             FROM (SELECT (DATE '2024-01-01' + to_months(k))::DATE AS ms FROM range(${o.firstMonth ?? 0}, ${months}) b(k))`,
+    key: ['kind', 'window_start', 'window_end'],
+  }));
 }
 
 /**
  * A nightly's load after `months` closed months: the next month to date (1st .. 20th) for every MID, its chargebacks
  * and TC40 events. Returns the time the nightly runs as of (the 20th).
  */
-export async function loadMonthToDate(store: Pick<Store, 'run'>, o: { mids: number; months: number }): Promise<Date> {
+export async function loadMonthToDate(store: Pick<Store, 'run' | 'lake'>, o: { mids: number; months: number }): Promise<Date> {
   const m = new Date(Date.UTC(2024, o.months, 1)).toISOString().slice(0, 7);
   await generateRatioData(store, { mids: o.mids, months: o.months + 1, firstMonth: o.months });
   await store.run(`UPDATE mid_stats SET window_end = DATE '${m}-20', transaction_count = transaction_count * 20 // 30,

@@ -1,6 +1,7 @@
 // The store as a DuckLake lake on a real PostgreSQL (a throwaway server of this suite, test/helpers/postgres.ts):
 // the demo's history gives the same rows on a lake as on a DuckDB file, any DuckDB client reads the lake's views
 // without cbp, and the settings are checked at start with the password never shown. docs/lake.md.
+import net from 'node:net';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,6 +222,25 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       a.close();
       b.close();
     }
+  });
+
+  it('runs `cbp demo --lake`: a PostgreSQL of its own under the data folder, the same ratios and alerts as on a file, and nothing left running', async () => {
+    expect(onFile, 'the first case ran the demo on a file').toBeDefined();
+    const dataDir = path.join(tempDir(), 'demo');
+    const r = await cbp(['demo', '--lake', '--data-dir', dataDir, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(r.stderr)?.[1]);
+    expect(port).toBeGreaterThan(0);
+    const out = JSON.parse(r.stdout) as { ratios: unknown[]; alerts: Array<Record<string, unknown>> };
+    expect(out.ratios).toEqual(onFile.ratios);
+    expect(out.alerts.map((a) => ({ ...a, created_at: null }))).toEqual(onFile.alerts.map((a) => ({ ...a, created_at: null })));
+    expect(r.stderr).toMatch(/The store is the lake ducklake:postgres:dbname=cbp/);
+    // Its PostgreSQL is stopped: nothing answers on its port.
+    const refused = await new Promise<boolean>((resolve) => {
+      const sock = net.connect(port, '127.0.0.1', () => { sock.destroy(); resolve(false); });
+      sock.once('error', () => resolve(true));
+    });
+    expect(refused).toBe(true);
   });
 
   it('is named at start, exit 2, when it cannot be reached or its extensions are missing; the password never shows', async () => {

@@ -68,8 +68,9 @@ export function register(program: Command, ctx: Ctx): void {
       'run the workflows through a Temporal dev server started for the demo (temporal on PATH, or npm run temporal:install): schedules applied, ' +
         'history as a schedule backfill, the nightly as a triggered schedule run, the web UI open while it runs; all stopped at the end',
     )
+    .option('--lake', 'the store a DuckLake lake catalogued in a PostgreSQL the demo starts under --data-dir and stops at the end (PostgreSQL installed, and npm run lake:install)')
     .option('--json', 'print the result as JSON at the end (step lines still go to stderr)')
-    .action(async (o: { dataDir: string; start?: string; days?: string; temporal?: boolean; json?: boolean }) => {
+    .action(async (o: { dataDir: string; start?: string; days?: string; temporal?: boolean; lake?: boolean; json?: boolean }) => {
       let start: string;
       let days: number;
       let cli: string | undefined;
@@ -86,11 +87,15 @@ export function register(program: Command, ctx: Ctx): void {
         if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError(`--days must be a whole number of days from 1 to 366, got ${JSON.stringify(o.days)}`);
         parseInstant('--start', start);
       }
+      if (o.lake) {
+        const { postgresBin } = await import('../../lib/local-postgres.ts');
+        if (!postgresBin()) throw new UsageError('cbp demo --lake needs PostgreSQL (initdb, postgres) to catalogue its lake: apt-get install postgresql (or your system\'s package)');
+      }
       const write = o.json ? (l: string) => process.stderr.write(`${l}\n`) : undefined;
       const configured = configuredPaths(ctx);
       const { runDemo } = await import('./demo.ts');
       if (!cli) {
-        const r = await runDemo({ dataDir: o.dataDir, configured, start, days, ...(write ? { write } : {}) });
+        const r = await runDemo({ dataDir: o.dataDir, configured, start, days, ...(o.lake ? { lake: 'local' as const } : {}), ...(write ? { write } : {}) });
         if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
         return;
       }
@@ -111,7 +116,7 @@ export function register(program: Command, ctx: Ctx): void {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        const r = await runDemo({ dataDir: o.dataDir, configured, start, days, temporal: { cli, signal: controller.signal }, ...(write ? { write } : {}) });
+        const r = await runDemo({ dataDir: o.dataDir, configured, start, days, temporal: { cli, signal: controller.signal }, ...(o.lake ? { lake: 'local' as const } : {}), ...(write ? { write } : {}) });
         if (o.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
       } catch (e) {
         if (!controller.signal.aborted) throw e;

@@ -6,6 +6,9 @@
 // same story's runs go through a real Temporal server (cli/demo-temporal.ts): a dev server and a worker started
 // here, the schedules applied, history as a schedule backfill and the nightly as a triggered schedule run.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { startLocalPostgres, type LocalPostgres } from '../../lib/local-postgres.ts';
+import { maskLake } from '../../lib/lake-setting.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
@@ -45,8 +48,11 @@ export interface DemoOptions {
    * stopped here. Aborting `signal` (Ctrl-C) stops every wait; everything started is stopped all the same.
    */
   temporal?: { cli: string; signal: AbortSignal };
-  /** The store a lake (CBP_STORE and CBP_LAKE_DATA_PATH), instead of the DuckDB file under dataDir. */
-  lake?: { store: string; dataPath: string };
+  /**
+   * The store a lake (CBP_STORE and CBP_LAKE_DATA_PATH), instead of the DuckDB file under dataDir; 'local': a lake of
+   * the demo's own, catalogued in a PostgreSQL it starts under dataDir (lib/local-postgres.ts) and stops at the end.
+   */
+  lake?: { store: string; dataPath: string } | 'local';
 }
 
 export interface DemoResult {
@@ -80,7 +86,7 @@ export function demoConfig(
   webhook: { username: string; password: string; url: string },
   thresholdsFile?: string,
   alertWebhookUrl?: string,
-  lake?: DemoOptions['lake'],
+  lake?: { store: string; dataPath: string },
 ): Config {
   const env: Record<string, string> = {
     ...(lake ? { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath } : {}),
@@ -123,6 +129,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     if (signal?.aborted) throw signal.reason;
   };
   const dataDir = prepareDemoDir(opts.dataDir, opts.configured ?? []);
+  let postgres: LocalPostgres | undefined;
+  let lake = opts.lake === 'local' ? undefined : opts.lake;
   const rel = (p: string) => path.relative(process.cwd(), p) || p;
 
   let sb: RunningSandbox | undefined;
@@ -132,6 +140,13 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   let tdemo: TemporalDemo | undefined;
   const workflows: string[] = [];
   try {
+    if (opts.lake === 'local') {
+      postgres = await startLocalPostgres(path.join(dataDir, 'postgres'));
+      postgres.createDb('cbp');
+      lake = { store: `ducklake:postgres:${postgres.dsn('cbp')}`, dataPath: path.join(dataDir, 'lake') };
+      mkdirSync(lake.dataPath, { recursive: true });
+      write(`[lake] PostgreSQL ${postgres.port} (catalog) · data ${rel(lake.dataPath)}: the store is a DuckLake lake, stopped with the demo`);
+    }
     sb = await startSandbox({ port: 0, start: opts.start ?? DEMO_START, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) });
     const world = sb.state.world;
     const clock0 = (await admin<{ now: string }>(sb, 'GET', '/clock')).now;
@@ -150,7 +165,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     );
     // Where alert notices go: a local endpoint standing in for the merchant's alerting webhook (HMAC-signed).
     alertSink = await startAlertSink();
-    const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, opts.lake);
+    const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, lake);
     pipeline = await openPipeline(cfg, { logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString() });
     const totalDays = opts.days ?? DEMO_DAYS;
     // The day the demo's service time ends on: the nightly covers it.
@@ -323,11 +338,16 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const relSnap = rel(snapshotPath);
     const sqlCommand = `npx cbp sql --snapshot ${relSnap} "SELECT mid, network, program, month, round(ratio_pct, 2) AS pct FROM mart_ratios WHERE metric = 'count' AND NOT is_projection ORDER BY ratio DESC NULLS LAST LIMIT 10"`;
     write('');
-    write('Query the published snapshot (read-only; worked examples in sql/queries/):');
-    write(`  ${sqlCommand}`);
-    write(`  npx cbp sql --snapshot ${relSnap} --file sql/queries/top_reason_codes.sql`);
+    if (lake) {
+      write(`The store is the lake ${maskLake(lake.store)} (data ${rel(lake.dataPath)}); its PostgreSQL stops with the demo.`);
+      write('Against a lake of your own, the same queries read it in place (docs/lake.md): CBP_STORE=ducklake:postgres:… CBP_LAKE_DATA_PATH=… npx cbp sql "…"');
+    } else {
+      write('Query the published snapshot (read-only; worked examples in sql/queries/):');
+      write(`  ${sqlCommand}`);
+      write(`  npx cbp sql --snapshot ${relSnap} --file sql/queries/top_reason_codes.sql`);
+    }
     const relDir = rel(dataDir);
-    write(`Or point any command at the demo's data and rules: CBP_DATA_DIR=${relDir} CBP_THRESHOLDS_FILE=${relDir}/thresholds.json npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
+    if (!lake) write(`Or point any command at the demo's data and rules: CBP_DATA_DIR=${relDir} CBP_THRESHOLDS_FILE=${relDir}/thresholds.json npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
     if (temporal) {
       write('');
@@ -347,6 +367,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     await receiver?.close().catch(() => undefined);
     await sb?.close().catch(() => undefined);
     await alertSink?.close().catch(() => undefined);
+    await postgres?.stop().catch(() => undefined);
   }
 }
 
