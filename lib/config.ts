@@ -114,6 +114,7 @@ export const SETTINGS = [
   s('temporal', 'temporalAddress', 'TEMPORAL_ADDRESS', str, 'Temporal frontend host:port', { default: '127.0.0.1:7233' }),
   s('temporal', 'temporalNamespace', 'TEMPORAL_NAMESPACE', str, 'Temporal namespace', { default: 'default' }),
   s('temporal', 'temporalTaskQueue', 'TEMPORAL_TASK_QUEUE', str, 'Task queue of the cbp worker', { default: 'cbp' }),
+  s('temporal', 'ingestTaskQueue', 'CBP_INGEST_TASK_QUEUE', str, "This host's own task queue for ingesting its journal, with receivers on several hosts (docs/lake.md): cbp worker serves it besides TEMPORAL_TASK_QUEUE, and cbp schedule apply gives it an ingest schedule of its own (cbp-ingest-<queue>). Unset: one ingest schedule on TEMPORAL_TASK_QUEUE"),
   s('temporal', 'temporalApiKey', 'TEMPORAL_API_KEY', str, 'API key for Temporal Cloud', { secret: true }),
   s('temporal', 'temporalTlsCert', 'TEMPORAL_TLS_CERT', str, 'Client certificate file for mTLS to Temporal', { path: true }),
   s('temporal', 'temporalTlsKey', 'TEMPORAL_TLS_KEY', str, 'Client key file for mTLS to Temporal', { path: true }),

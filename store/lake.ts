@@ -113,3 +113,18 @@ export function isLakeConflict(e: unknown): boolean {
 export function lakeRetryDelay(attempt: number): number {
   return Math.min(3200, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random());
 }
+
+/**
+ * Rows per Parquet row group of the lake's files. DuckLake's default (122,880, DuckDB's) made a first evaluation of
+ * 1,000 MIDs x 72 months run out of the store's 192MB: each writing thread holds a row group until it is full.
+ */
+export const LAKE_ROW_GROUP_ROWS = 20480;
+
+/** The lake's options cbp needs, set once in its catalog (by the first writer; a second one's race is harmless). */
+export async function ensureLakeOptions(store: { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }): Promise<void> {
+  const set = await store.all(`SELECT value FROM ducklake_options('${LAKE_ALIAS}') WHERE option_name = 'parquet_row_group_size'`);
+  if (set.length) return;
+  await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', 'parquet_row_group_size', ${LAKE_ROW_GROUP_ROWS})`).catch((e) => {
+    if (!isLakeConflict(e)) throw e;
+  });
+}

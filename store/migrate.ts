@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
-import { enumTypes, lakeDialect } from './lake.ts';
+import { enumTypes, ensureLakeOptions, lakeDialect } from './lake.ts';
 
 export interface MigrationFile {
   version: number;
@@ -82,6 +82,7 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
     });
     applied.push({ version: m.version, name: m.name });
   }
+  if (lake) await ensureLakeOptions(store);
   return { applied, alreadyApplied };
 }
 

@@ -44,6 +44,8 @@ export interface ApplySchedulesOptions {
   };
   ingest?: {
     scheduleId?: string;
+    /** The queue its runs go to (default taskQueue): a host's own, whose worker holds the journal. */
+    taskQueue?: string;
     every?: Duration;
     overlap?: ScheduleOverlapPolicy;
     catchupWindow?: Duration;
@@ -68,7 +70,10 @@ export function scheduleOptionsFromConfig(cfg: Config): ApplySchedulesOptions {
       timezone: cfg.scheduleTimezone,
       input: { windowDays: cfg.windowDays, lookbackDays: cfg.lookbackDays, parallelism: cfg.reportParallelism },
     },
-    ingest: { every: cfg.ingestEvery },
+    // A host's own ingest queue gets a schedule of its own: each host's worker ingests the journal it holds.
+    ingest: cfg.ingestTaskQueue
+      ? { every: cfg.ingestEvery, taskQueue: cfg.ingestTaskQueue, scheduleId: `${SCHEDULE_DEFAULTS.ingestScheduleId}-${cfg.ingestTaskQueue}` }
+      : { every: cfg.ingestEvery },
   };
 }
 
@@ -103,7 +108,7 @@ export function scheduleDefinitions(opts: ApplySchedulesOptions): ScheduleOption
   defs.push({
     scheduleId: ingestId,
     spec: { intervals: [{ every: i.every ?? SCHEDULE_DEFAULTS.ingestEvery }] },
-    action: { type: 'startWorkflow', workflowType: WORKFLOW_TYPES.ingestEvents, workflowId: ingestId, taskQueue, args: [{}] },
+    action: { type: 'startWorkflow', workflowType: WORKFLOW_TYPES.ingestEvents, workflowId: ingestId, taskQueue: i.taskQueue ?? taskQueue, args: [{}] },
     policies: {
       overlap: i.overlap ?? SCHEDULE_DEFAULTS.ingestOverlap,
       catchupWindow: i.catchupWindow ?? SCHEDULE_DEFAULTS.ingestCatchupWindow,

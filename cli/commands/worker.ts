@@ -43,27 +43,31 @@ export function register(program: Command, ctx: Ctx): void {
       const clients = createServiceClients(cfg);
       const logger = ctx.logger();
       try {
-        const w = await createWorker({
-          activities: createActivities({ config: cfg, store: store.get, clients, logger }),
+        const activities = createActivities({ config: cfg, store: store.get, clients, logger });
+        const make = (taskQueue: string) => createWorker({
+          activities,
           address: target.address,
           namespace: target.namespace,
-          taskQueue: o.taskQueue ?? target.taskQueue,
+          taskQueue,
           ...(target.apiKey ? { apiKey: target.apiKey } : {}),
           ...(target.tls ? { tls: target.tls } : {}),
           ...(o.maxActivities ? { maxConcurrentActivityTaskExecutions: o.maxActivities } : {}),
           ...(o.grace !== undefined ? { shutdownGraceTime: o.grace } : {}),
         });
         const taskQueue = o.taskQueue ?? target.taskQueue;
+        // With receivers on several hosts, this host's journal is ingested from a queue of its own (CBP_INGEST_TASK_QUEUE).
+        const hostQueue = cfg.ingestTaskQueue && cfg.ingestTaskQueue !== taskQueue ? cfg.ingestTaskQueue : undefined;
+        const workers = await Promise.all([make(taskQueue), ...(hostQueue ? [make(hostQueue)] : [])]);
         const graceMs = o.grace ?? parseGrace(WORKER_DEFAULTS.shutdownGraceTime.replace(' seconds', 's'));
         const workflows = describeWorkflowSource();
-        logger.info({ address: target.address, namespace: target.namespace, taskQueue, workflows, graceMs }, 'cbp worker polling');
+        logger.info({ address: target.address, namespace: target.namespace, taskQueue, ingestTaskQueue: hostQueue, workflows, graceMs }, 'cbp worker polling');
         process.stderr.write(
-          `cbp worker: serving task queue ${taskQueue} in namespace ${target.namespace} at ${target.address}` +
+          `cbp worker: serving task queue ${taskQueue}${hostQueue ? ` and this host's ingest queue ${hostQueue}` : ''} in namespace ${target.namespace} at ${target.address}` +
             `${target.apiKey ? ' (API key)' : target.tls ? ' (mTLS)' : ''} · workflows ${workflows} · ` +
             `SIGINT/SIGTERM stops it (running activities get ${secondsText(graceMs)})\n`,
         );
         // The SDK stops the worker on SIGINT/SIGTERM (shutdownGraceTime lets running activities finish).
-        await w.run();
+        await Promise.all(workers.map((w) => w.run()));
         logger.info({ taskQueue }, 'cbp worker stopped');
         process.stderr.write('cbp worker: stopped\n');
       } finally {
