@@ -4,6 +4,7 @@
 // local runner builds alone, nothing loaded twice; `cbp status` reads the lake meanwhile.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -15,6 +16,7 @@ import { addDays } from '../lib/utc.ts';
 import { startSandbox, type RunningSandbox } from '../sandbox/index.ts';
 import { parseScenario } from '../sandbox/scenario.ts';
 import { openStore } from '../store/db.ts';
+import { startReceiver } from '../webhook/index.ts';
 import type { BackfillInput, BackfillResult } from '../workflows/backfill.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { admin, cbp, configFor, pipelineFor, WEBHOOK } from './activities-fixtures.ts';
@@ -48,13 +50,13 @@ type History = { events: Array<Record<string, any>> };
 const historyOf = async (h: WorkflowHandle): Promise<History> => JSON.parse(historyToJSON(await h.fetchHistory())) as History;
 
 /** A `cbp worker` child with a working folder of its own, on the lake and the task queue. */
-async function worker(lakeEnv: Record<string, string>, taskQueue: string): Promise<{ child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
+async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: Record<string, string> = {}): Promise<{ child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp-dev.js'), 'worker'], {
     cwd: ROOT,
     env: {
       ...base, ...sandboxEnv(sb, tempDir('cbp-host-')), ...lakeEnv, CBP_WEBHOOK_USERNAME: WEBHOOK.username, CBP_WEBHOOK_PASSWORD: WEBHOOK.password,
-      CBP_LOG_LEVEL: 'info', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: taskQueue,
+      CBP_LOG_LEVEL: 'info', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: taskQueue, ...host,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -134,6 +136,61 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
       expect(got).toEqual(await dumpStore(file));
     } finally {
       file.close();
+    }
+  });
+
+  it('ingests the journals of two receivers on two hosts, each on its own host\'s queue: every event once', async () => {
+    pg.createDb('receivers');
+    const lake = { catalog: pg.dsn('receivers'), dataPath: tempDir('cbp-lake-data-') };
+    const lakeEnv = { CBP_STORE: `ducklake:postgres:${lake.catalog}`, CBP_LAKE_DATA_PATH: lake.dataPath };
+    expect((await cbp(['db', 'migrate'], lakeEnv)).code).toBe(0);
+    // Two receivers, as on two hosts: 40 events each, 20 of them delivered to both (the service retried elsewhere).
+    const creds = { username: 'cbp-hosts', password: 'receiver-password-1234567890' };
+    const hosts = await Promise.all(['a', 'b'].map(async (name, h) => {
+      const journalDir = tempDir(`cbp-journal-${name}-`);
+      const r = await startReceiver({ ...creds, journalDir, host: '127.0.0.1', port: 0 });
+      for (let i = h * 20; i < h * 20 + 40; i++) {
+        const res = await fetch(r.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${creds.username}:${creds.password}`).toString('base64')}` },
+          body: JSON.stringify({ event_guid: `ev_host_${i}`, event_type: 'chargeback.result', event_timestamp: '2026-11-01T09:00:00Z', chargeback_guid: `cb_${i}`, result: 'won' }),
+        });
+        expect(res.status).toBe(200);
+      }
+      await r.close(); // seals the open segment
+      return { name, journalDir, queue: `cbp-ingest-host-${name}-${randomUUID().slice(0, 8)}` };
+    }));
+    const taskQueue = `cbp-lake-${randomUUID()}`;
+    const temporalEnv = { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: taskQueue };
+    const scheduleIds: string[] = [];
+    try {
+      for (const h of hosts) {
+        const hostEnv = { CBP_JOURNAL_DIR: h.journalDir, CBP_INGEST_TASK_QUEUE: h.queue };
+        await worker(lakeEnv, taskQueue, hostEnv);
+        const applied = await cbp(['schedule', 'apply', '--json'], { ...lakeEnv, ...temporalEnv, ...hostEnv });
+        expect(applied.code, applied.stderr).toBe(0);
+        scheduleIds.push(`cbp-ingest-${h.queue}`);
+      }
+      for (const id of scheduleIds) await env.client.schedule.getHandle(id).trigger();
+      const store = await openStore({ dbPath: 'lake', lake, readOnly: true, migrate: false });
+      try {
+        const [ev] = await until('both journals ingested', async () => {
+          const rows = await store.all<{ n: number; d: number; segments: number }>(
+            "SELECT count(*)::INTEGER AS n, count(DISTINCT event_guid)::INTEGER AS d, (SELECT count(*)::INTEGER FROM event_loads) AS segments FROM events_raw WHERE event_guid LIKE 'ev_host_%'",
+          ).catch(() => []);
+          return rows[0] && rows[0].segments >= 2 ? rows : false;
+        });
+        expect(ev).toEqual({ n: 60, d: 60, segments: 2 });
+      } finally {
+        store.close();
+      }
+      // Each journal was ingested on its own host: its sealed segment was moved to that host's archive.
+      for (const h of hosts) {
+        expect(fs.readdirSync(h.journalDir).filter((f) => f.endsWith('.closed'))).toEqual([]);
+        expect(fs.readdirSync(path.join(h.journalDir, 'archive')).length).toBe(1);
+      }
+    } finally {
+      for (const id of [...scheduleIds, 'cbp-nightly']) await env.client.schedule.getHandle(id).delete().catch(() => undefined);
     }
   });
 });

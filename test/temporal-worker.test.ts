@@ -228,6 +228,13 @@ describe('schedules', () => {
     expect(nightly!.spec).toMatchObject({ calendars: [{ hour: 4, minute: 10 }], timezone: 'America/New_York' });
   });
 
+  it('gives a host its own ingest schedule on its own queue when CBP_INGEST_TASK_QUEUE is set (receivers on several hosts)', () => {
+    const one = scheduleDefinitions(scheduleOptionsFromConfig(loadConfig({ env: { TEMPORAL_TASK_QUEUE: 'cbp' } })));
+    expect(one.map((d) => [d.scheduleId, (d.action as { taskQueue: string }).taskQueue])).toEqual([['cbp-nightly', 'cbp'], ['cbp-ingest', 'cbp']]);
+    const host = scheduleDefinitions(scheduleOptionsFromConfig(loadConfig({ env: { TEMPORAL_TASK_QUEUE: 'cbp', CBP_INGEST_TASK_QUEUE: 'cbp-ingest-a' } })));
+    expect(host.map((d) => [d.scheduleId, (d.action as { taskQueue: string }).taskQueue])).toEqual([['cbp-nightly', 'cbp'], ['cbp-ingest-cbp-ingest-a', 'cbp-ingest-a']]);
+  });
+
   it('refuses a malformed time of day', () => {
     expect(parseAt('2:05')).toEqual({ hour: 2, minute: 5 });
     expect(() => parseAt('24:00')).toThrow(/HH:MM/);
