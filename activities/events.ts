@@ -1,12 +1,19 @@
-// Event activities: load the webhook journal's sealed segments, and look up the details matched events name.
+// Event activities: load the webhook journal's sealed segments, and look up the details matched events name; and the
+// store's upkeep, which runs beside them on its own schedule.
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
+import { maintainStore } from '../store/lake-maintain.ts';
 import type { ActivityContext } from './deps.ts';
 import { enrichEvents } from './enrich.ts';
 import type { PipelineActivities } from './types.ts';
 
-export function createEventActivities(ctx: ActivityContext): Pick<PipelineActivities, 'ingestEvents' | 'enrich'> {
+export function createEventActivities(ctx: ActivityContext): Pick<PipelineActivities, 'ingestEvents' | 'enrich' | 'maintainStore'> {
   const { withStore, now, journalDir } = ctx;
   return {
+    async maintainStore(input) {
+      const r = await withStore('maintainStore', (store) => maintainStore(store, input));
+      return { lake: r.lake, mergedFiles: r.mergedFiles, expiredSnapshots: r.expiredSnapshots, deletedFiles: r.deletedFiles + r.deletedOrphans, dataFiles: r.dataFiles };
+    },
+
     async ingestEvents() {
       const r = await withStore('ingestEvents', (store) => ingestJournal({ store, journalDir, now }));
       ctx.deps.onIngested?.(r);

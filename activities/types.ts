@@ -125,7 +125,7 @@ export interface PublishResult {
   generation?: number | null;
 }
 
-export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders';
+export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders' | 'maintainStore';
 
 /** A row of the run log (store/runs.ts), written by the recordRun activity at a run's end. */
 export interface RunRecord extends RunRow {
@@ -147,6 +147,22 @@ export interface PipelineActivities {
    */
   publishSnapshot(): Promise<PublishResult>;
   recordRun(run: RunRecord): Promise<void>;
+  /** The store's upkeep (store/lake-maintain.ts): a lake's files merged and old snapshots expired; a file checkpointed. */
+  maintainStore(input: MaintainInput): Promise<MaintainSummary>;
+}
+
+/** What the upkeep keeps: snapshots younger than keepDays, files until graceHours old (defaults 7 and 24). */
+export interface MaintainInput {
+  keepDays?: number;
+  graceHours?: number;
+}
+
+export interface MaintainSummary {
+  lake: boolean;
+  mergedFiles: number;
+  expiredSnapshots: number;
+  deletedFiles: number;
+  dataFiles: number;
 }
 
 // --- subscriptions --------------------------------------------------------------------------------------
@@ -333,6 +349,7 @@ export const ACTIVITY_NAMES = [
   'deliverNotices',
   'publishSnapshot',
   'recordRun',
+  'maintainStore',
   'listSubscriptions',
   'createSubscription',
   'updateSubscription',

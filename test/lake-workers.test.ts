@@ -22,6 +22,7 @@ import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { admin, cbp, configFor, pipelineFor, WEBHOOK } from './activities-fixtures.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { dumpStore } from './helpers/store-dump.ts';
+import { payloadViolations } from './helpers/history-payloads.ts';
 import { quietTemporalRuntime, skipTemporal, startTemporalEnv, temporalTitle } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -139,7 +140,7 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
     }
   });
 
-  it('ingests the journals of two receivers on two hosts, each on its own host\'s queue: every event once', async () => {
+  it('ingests the journals of two receivers on two hosts, each on its own host\'s queue: every event once; the daily upkeep runs on its schedule', async () => {
     pg.createDb('receivers');
     const lake = { catalog: pg.dsn('receivers'), dataPath: tempDir('cbp-lake-data-') };
     const lakeEnv = { CBP_STORE: `ducklake:postgres:${lake.catalog}`, CBP_LAKE_DATA_PATH: lake.dataPath };
@@ -184,13 +185,33 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
       } finally {
         store.close();
       }
+      // The lake's daily upkeep (cbp schedule apply made it: the store is a lake), triggered: it runs and is recorded.
+      await env.client.schedule.getHandle('cbp-maintain').trigger();
+      const upkeep = await openStore({ dbPath: 'lake', lake, readOnly: true, migrate: false });
+      try {
+        const [run] = await until('the upkeep recorded', async () => {
+          const rows = await upkeep.all<{ status: string; summary: string }>("SELECT status, summary::VARCHAR AS summary FROM runs WHERE workflow = 'maintainStore'").catch(() => []);
+          return rows.length ? rows : false;
+        });
+        expect(run!.status).toBe('ok');
+        expect(JSON.parse(run!.summary)).toMatchObject({ lake: true });
+        // Its history, read against the payload rules; with CBP_RECORD_HISTORIES=1 kept as a replay fixture.
+        const recent = (await env.client.schedule.getHandle('cbp-maintain').describe()).info.recentActions[0]!;
+        const wf = env.client.workflow.getHandle(recent.action.workflow.workflowId, recent.action.workflow.firstExecutionRunId);
+        await wf.result();
+        const h = JSON.parse(historyToJSON(await wf.fetchHistory()));
+        expect(payloadViolations(h, { forbidden: [] })).toEqual([]);
+        if (process.env.CBP_RECORD_HISTORIES === '1') fs.writeFileSync(path.join(ROOT, 'test', 'fixtures', 'histories', 'maintain-store.json'), `${JSON.stringify(h, null, 1)}\n`);
+      } finally {
+        upkeep.close();
+      }
       // Each journal was ingested on its own host: its sealed segment was moved to that host's archive.
       for (const h of hosts) {
         expect(fs.readdirSync(h.journalDir).filter((f) => f.endsWith('.closed'))).toEqual([]);
         expect(fs.readdirSync(path.join(h.journalDir, 'archive')).length).toBe(1);
       }
     } finally {
-      for (const id of [...scheduleIds, 'cbp-nightly']) await env.client.schedule.getHandle(id).delete().catch(() => undefined);
+      for (const id of [...scheduleIds, 'cbp-nightly', 'cbp-maintain']) await env.client.schedule.getHandle(id).delete().catch(() => undefined);
     }
   });
 });

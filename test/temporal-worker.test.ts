@@ -235,6 +235,17 @@ describe('schedules', () => {
     expect(host.map((d) => [d.scheduleId, (d.action as { taskQueue: string }).taskQueue])).toEqual([['cbp-nightly', 'cbp'], ['cbp-ingest-cbp-ingest-a', 'cbp-ingest-a']]);
   });
 
+  it('adds the daily upkeep schedule when the store is a lake, running the maintenance workflow on the shared queue', () => {
+    const file = scheduleDefinitions(scheduleOptionsFromConfig(loadConfig({ env: {} })));
+    expect(file.map((d) => d.scheduleId)).toEqual(['cbp-nightly', 'cbp-ingest']);
+    const lake = scheduleDefinitions(scheduleOptionsFromConfig(loadConfig({ env: { CBP_STORE: 'ducklake:postgres:dbname=cbp host=db', CBP_LAKE_DATA_PATH: '/shared/lake', CBP_SCHEDULE_TIMEZONE: 'Europe/Paris' } })));
+    expect(lake.map((d) => d.scheduleId)).toEqual(['cbp-nightly', 'cbp-ingest', 'cbp-maintain']);
+    expect(lake[2]).toMatchObject({
+      spec: { calendars: [{ hour: 3, minute: 30 }], timezone: 'Europe/Paris' },
+      action: { workflowType: 'maintainStoreWorkflow', taskQueue: 'cbp', args: [{}] },
+    });
+  });
+
   it('refuses a malformed time of day', () => {
     expect(parseAt('2:05')).toEqual({ hour: 2, minute: 5 });
     expect(() => parseAt('24:00')).toThrow(/HH:MM/);

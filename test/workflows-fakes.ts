@@ -140,6 +140,10 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       log('publishSnapshot');
       return { path: 'data/published/cbp.duckdb' };
     },
+    async maintainStore(input) {
+      log('maintainStore', input);
+      return { lake: false, mergedFiles: 0, expiredSnapshots: 0, deletedFiles: 0, dataFiles: 0 };
+    },
     async recordRun(run: RunRecord) {
       log('recordRun', run);
       state.runs.push(structuredClone(run));

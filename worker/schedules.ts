@@ -1,5 +1,6 @@
-// Temporal Schedules of cbp: the nightly run and the frequent event ingest. applySchedules creates them or
-// brings existing ones to the given definition (idempotent); backfillSchedule replays a nightly range.
+// Temporal Schedules of cbp: the nightly run, the frequent event ingest, and (for a lake) the daily upkeep.
+// applySchedules creates them or brings existing ones to the given definition (idempotent); backfillSchedule
+// replays a nightly range.
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import type { Config } from '../lib/config.ts';
@@ -7,10 +8,14 @@ import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import type { NightlyInput } from '../workflows/nightly.ts';
 import { WorkflowInputError } from '../workflows/errors.ts';
 import { DAY_MS, dayNumber, WindowRangeError } from '../lib/utc.ts';
+import { lakeCatalog } from '../lib/lake-setting.ts';
 
 export const SCHEDULE_DEFAULTS = {
   nightlyScheduleId: 'cbp-nightly',
   ingestScheduleId: 'cbp-ingest',
+  maintainScheduleId: 'cbp-maintain',
+  /** The store's upkeep, an hour after the nightly's default time. */
+  maintainAt: '03:30',
   taskQueue: 'cbp',
   /** HH:MM in `timezone`. */
   nightlyAt: '02:30',
@@ -51,6 +56,15 @@ export interface ApplySchedulesOptions {
     catchupWindow?: Duration;
     paused?: boolean;
   };
+  /** The store's upkeep (a lake's: scheduleOptionsFromConfig sets it when the store is one), daily at `at`. */
+  maintain?: {
+    scheduleId?: string;
+    at?: string;
+    timezone?: string;
+    keepDays?: number;
+    graceHours?: number;
+    paused?: boolean;
+  };
 }
 
 export interface AppliedSchedule {
@@ -74,6 +88,8 @@ export function scheduleOptionsFromConfig(cfg: Config): ApplySchedulesOptions {
     ingest: cfg.ingestTaskQueue
       ? { every: cfg.ingestEvery, taskQueue: cfg.ingestTaskQueue, scheduleId: `${SCHEDULE_DEFAULTS.ingestScheduleId}-${cfg.ingestTaskQueue}` }
       : { every: cfg.ingestEvery },
+    // A lake's small files and snapshots pile up with every commit: its upkeep runs daily (cbp db maintain's defaults).
+    ...(lakeCatalog(cfg.store) !== null ? { maintain: { timezone: cfg.scheduleTimezone } } : {}),
   };
 }
 
@@ -115,6 +131,20 @@ export function scheduleDefinitions(opts: ApplySchedulesOptions): ScheduleOption
     },
     state: { paused: i.paused ?? false },
   });
+  if (opts.maintain) {
+    const m = opts.maintain;
+    const id = m.scheduleId ?? SCHEDULE_DEFAULTS.maintainScheduleId;
+    const at = parseAt(m.at ?? SCHEDULE_DEFAULTS.maintainAt);
+    const input = { ...(m.keepDays !== undefined ? { keepDays: m.keepDays } : {}), ...(m.graceHours !== undefined ? { graceHours: m.graceHours } : {}) };
+    defs.push({
+      scheduleId: id,
+      spec: { calendars: [{ ...at, comment: 'cbp store upkeep' }], timezone: m.timezone ?? SCHEDULE_DEFAULTS.timezone },
+      action: { type: 'startWorkflow', workflowType: WORKFLOW_TYPES.maintainStore, workflowId: id, taskQueue, args: [input] },
+      // One upkeep at a time; a missed one is simply the next day's.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+      state: { paused: m.paused ?? false },
+    });
+  }
   return defs;
 }
 

@@ -78,6 +78,7 @@ export const ACTIVITY_GROUPS = {
   deliverNotices: 'service',
   publishSnapshot: 'store',
   recordRun: 'store',
+  maintainStore: 'store',
   listSubscriptions: 'service',
   createSubscription: 'service',
   updateSubscription: 'service',

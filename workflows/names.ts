@@ -6,4 +6,5 @@ export const WORKFLOW_TYPES = {
   ingestEvents: 'ingestEventsWorkflow',
   reconcileSubscriptions: 'reconcileSubscriptionsWorkflow',
   pushOrders: 'pushOrdersWorkflow',
+  maintainStore: 'maintainStoreWorkflow',
 } as const;
