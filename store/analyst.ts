@@ -51,7 +51,9 @@ async function openLocked(where: { dbPath: string; lake?: LakeOptions }, opts: A
   const initStatements: string[] = [];
   if (allowed.length) {
     // allowed_directories can only be set while external access is on: set it, then turn access off.
-    initStatements.push(`SET allowed_directories = [${allowed.map((d) => sqlText(path.resolve(d) + path.sep)).join(', ')}]`, 'SET enable_external_access = false');
+    // A folder, or an s3:// prefix (its objects only), each with its trailing separator.
+    const dirs = allowed.map((d) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(d) ? `${d.replace(/\/+$/, '')}/` : path.resolve(d) + path.sep));
+    initStatements.push(`SET allowed_directories = [${dirs.map(sqlText).join(', ')}]`, 'SET enable_external_access = false');
   } else if (where.lake) {
     initStatements.push('SET enable_external_access = false');
   } else {
@@ -120,8 +122,7 @@ export async function openSnapshotSession(snapshotPath: string, opts: AnalystSes
  * and no network but its catalog's; the configuration locked as in a file session.
  */
 export async function openLakeAnalystSession(lake: LakeOptions, opts: AnalystSessionOptions = {}): Promise<Store> {
-  const local = !/^[a-z][a-z0-9+.-]*:\/\//i.test(lake.dataPath);
-  return openLocked({ dbPath: 'lake', lake }, opts, [...(local ? [lake.dataPath] : []), ...(opts.writableDir ? [opts.writableDir] : [])]);
+  return openLocked({ dbPath: 'lake', lake }, opts, [lake.dataPath, ...(opts.writableDir ? [opts.writableDir] : [])]);
 }
 
 /** Where a reading command reads: the published snapshot, else the store itself (read-only); or the lake. */

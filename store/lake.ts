@@ -12,6 +12,8 @@ export interface LakeOptions {
   dataPath: string;
   /** default: .tools/duckdb-extensions in the package (npm run lake:install) */
   extensionsDir?: string;
+  /** S3 credentials and endpoint of an s3:// data path (none: the AWS credential chain) */
+  s3?: { keyId?: string; secret?: string; sessionToken?: string; region?: string; endpoint?: string };
 }
 
 /** The name the lake is attached under (the default catalog of a lake store's sessions). */
@@ -42,16 +44,32 @@ export function lakeAttachStatements(l: LakeOptions, readOnly: boolean): string[
   return [
     'LOAD ducklake',
     'LOAD postgres',
-    ...(s3 ? ['LOAD httpfs', "CREATE OR REPLACE SECRET cbp_lake_s3 (TYPE s3, PROVIDER credential_chain)"] : []),
+    ...(s3 ? ['LOAD httpfs', s3Secret(l.s3 ?? {})] : []),
     `ATTACH ${sqlText(LAKE_PREFIX + l.catalog)} AS ${LAKE_ALIAS} (DATA_PATH ${sqlText(l.dataPath)}${readOnly ? ', READ_ONLY' : ''})`,
     `USE ${LAKE_ALIAS}`,
   ];
 }
 
+/**
+ * The session's S3 secret for an s3:// data path: the keys given (AWS_ACCESS_KEY_ID, …), else the AWS credential
+ * chain; an endpoint of an S3-compatible server (AWS_ENDPOINT_URL) is addressed path-style, TLS by its scheme.
+ */
+export function s3Secret(s: NonNullable<LakeOptions['s3']>): string {
+  const parts = s.keyId && s.secret
+    ? [`KEY_ID ${sqlText(s.keyId)}`, `SECRET ${sqlText(s.secret)}`, ...(s.sessionToken ? [`SESSION_TOKEN ${sqlText(s.sessionToken)}`] : [])]
+    : ['PROVIDER credential_chain'];
+  if (s.region) parts.push(`REGION ${sqlText(s.region)}`);
+  if (s.endpoint) {
+    const u = new URL(s.endpoint);
+    parts.push(`ENDPOINT ${sqlText(u.host)}`, "URL_STYLE 'path'", `USE_SSL ${u.protocol === 'https:'}`);
+  }
+  return `CREATE OR REPLACE SECRET cbp_lake_s3 (TYPE s3, ${parts.join(', ')})`;
+}
+
 /** An error of opening a lake made into what to do, with the password never in it (exit 2: at start). */
 export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError {
   let msg = (e as Error).message ?? String(e);
-  for (const p of lakeSecrets(LAKE_PREFIX + l.catalog)) msg = msg.split(p).join('***');
+  for (const p of [...lakeSecrets(LAKE_PREFIX + l.catalog), l.s3?.secret, l.s3?.sessionToken]) if (p) msg = msg.split(p).join('***');
   const dir = l.extensionsDir ?? DEFAULT_LAKE_EXTENSIONS_DIR;
   if (/extension/i.test(msg) && /(not found|could not|failed to load|no such file|does not exist)/i.test(msg) && !/ATTACH|connect/i.test(msg)) {
     const hint = existsSync(dir) ? `${dir} lacks them or holds another DuckDB version's` : `${dir} does not exist`;
@@ -82,15 +100,28 @@ export function enumTypes(sql: string): string[] {
 }
 
 /** The lake the configuration names (CBP_STORE), or undefined for the DuckDB file. */
-export function configuredLake(cfg: { store?: string; lakeDataPath?: string; lakeExtensionsDir?: string }): LakeOptions | undefined {
+export function configuredLake(cfg: LakeSettings): LakeOptions | undefined {
   const catalog = lakeCatalog(cfg.store);
   // lib/config.ts refuses a lake without its data path at load.
   if (catalog === null || cfg.lakeDataPath === undefined) return undefined;
-  return { catalog, dataPath: cfg.lakeDataPath, extensionsDir: cfg.lakeExtensionsDir };
+  const s3 = { keyId: cfg.awsAccessKeyId, secret: cfg.awsSecretAccessKey, sessionToken: cfg.awsSessionToken, region: cfg.awsRegion, endpoint: cfg.awsEndpointUrl };
+  return { catalog, dataPath: cfg.lakeDataPath, extensionsDir: cfg.lakeExtensionsDir, s3 };
+}
+
+/** The settings a lake is opened from (lib/config.ts). */
+export interface LakeSettings {
+  store?: string;
+  lakeDataPath?: string;
+  lakeExtensionsDir?: string;
+  awsAccessKeyId?: string;
+  awsSecretAccessKey?: string;
+  awsSessionToken?: string;
+  awsRegion?: string;
+  awsEndpointUrl?: string;
 }
 
 /** openStore's options for the configured store: the DuckDB file, or the lake. */
-export function configuredStore(cfg: { dbPath: string; storeMemoryLimit: string; store?: string; lakeDataPath?: string; lakeExtensionsDir?: string }): {
+export function configuredStore(cfg: LakeSettings & { dbPath: string; storeMemoryLimit: string }): {
   dbPath: string; memoryLimit: string; lake?: LakeOptions;
 } {
   const lake = configuredLake(cfg);

@@ -9,7 +9,8 @@ import { runDemo } from '../cli/commands/demo.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, type LakeOptions } from '../store/lake.ts';
 import { cbp } from './activities-fixtures.ts';
-import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
+import { gofakes3, lakeRequired, lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
+import { spawn } from 'node:child_process';
 import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { ingestEvents } from '../store/ingest.ts';
@@ -241,6 +242,40 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       sock.once('error', () => resolve(true));
     });
     expect(refused).toBe(true);
+  });
+
+  it.skipIf(!gofakes3 && !lakeRequired)('keeps its data in S3: a file store moved into a lake on an S3-compatible server reads the same, and nothing else of the bucket', async () => {
+    expect(onFile, 'the first case made the demo\'s store').toBeDefined();
+    expect(gofakes3, 'an S3-compatible server: .ci/run builds gofakes3 into .tools/go/bin').toBeDefined();
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const s3 = spawn(gofakes3!, ['-backend', 'memory', '-initialbucket', 'cbp', '-host', `127.0.0.1:${port}`], { stdio: 'ignore' });
+    try {
+      const lake = newLake();
+      const env = {
+        CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: 's3://cbp/lake/', AWS_ACCESS_KEY_ID: 'cbp-test', AWS_SECRET_ACCESS_KEY: 's3-secret-not-to-be-seen',
+        AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
+      };
+      const moved = await cbp(['db', 'import-file', onFile.dbPath, '--json'], env);
+      expect(moved.code, moved.stderr).toBe(0);
+      const q = "SELECT count(*)::INTEGER AS n, count(DISTINCT mid)::INTEGER AS mids FROM mart_ratios";
+      const [inLake, inFile] = await Promise.all([cbp(['sql', q, '--format', 'json'], env), cbp(['sql', '--snapshot', onFile.snapshotPath, q, '--format', 'json'])]);
+      expect(inLake.code, inLake.stderr).toBe(0);
+      expect(JSON.parse(inLake.stdout)).toEqual(JSON.parse(inFile.stdout));
+      // The data are objects in the bucket, and the analyst's session reads no other object of it.
+      const files = await cbp(['sql', "SELECT count(*)::INTEGER AS n FROM ducklake_list_files('lake', 'chargebacks') WHERE data_file LIKE 's3://cbp/lake/%'", '--format', 'json'], env);
+      expect(files.code, files.stderr).toBe(0);
+      expect(JSON.parse(files.stdout)[0].n).toBeGreaterThan(0);
+      const other = await cbp(['sql', "SELECT * FROM read_parquet('s3://cbp/elsewhere/x.parquet')"], env);
+      expect(other.code).toBe(2);
+      expect(other.stderr + other.stdout + moved.stderr + inLake.stderr).not.toContain('s3-secret-not-to-be-seen');
+    } finally {
+      s3.kill('SIGKILL');
+    }
   });
 
   it('is named at start, exit 2, when it cannot be reached or its extensions are missing; the password never shows', async () => {

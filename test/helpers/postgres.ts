@@ -4,6 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { postgresBin, startLocalPostgres, type LocalPostgres } from '../../lib/local-postgres.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../../store/lake.ts';
+import { PACKAGE_ROOT } from '../../lib/package-root.ts';
 import { tempDir } from './tmp.ts';
 
 const BIN = postgresBin();
@@ -24,6 +25,9 @@ export function lakeTitle(what: string): string {
 }
 
 export type Postgres = LocalPostgres;
+
+/** An S3-compatible server for the lake suite: gofakes3 (MIT, Go), which .ci/run builds into .tools/go/bin. */
+export const gofakes3 = [path.join(PACKAGE_ROOT, '.tools', 'go', 'bin', 'gofakes3'), ...(process.env.PATH ?? '').split(path.delimiter).map((d) => path.join(d, 'gofakes3'))].find((f) => existsSync(f));
 
 export async function startPostgres(): Promise<Postgres> {
   if (!BIN) throw new Error('CBP_REQUIRE_LAKE=1 but there is no PostgreSQL here (initdb, postgres): apt-get install postgresql');
