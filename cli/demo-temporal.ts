@@ -25,6 +25,11 @@ export interface TemporalDemoOptions {
   dataDir: string;
   /** The worker's activities: the demo's pipeline's, over its sandbox and DuckDB file. */
   activities: Activities;
+  /**
+   * A second worker's activities, as on a second host sharing the lake: it serves the shared task queue too, and the
+   * ingest schedule goes to the first worker's own queue (the journal is on its host).
+   */
+  secondHost?: Activities;
   /** What each nightly run of the demo's schedule covers (asOf comes from the schedule). */
   nightlyInput: Omit<NightlyInput, 'asOf' | 'runId'>;
   /** Aborted on Ctrl-C: every wait gives up at once. */
@@ -35,6 +40,8 @@ export interface TemporalDemo {
   server: DevServer;
   dbFile: string;
   taskQueue: string;
+  /** The first worker's own queue, which the ingest schedule uses, when there is a second host. */
+  hostQueue?: string;
   schedules: { nightly: string; ingest: string };
   reconcileSubscriptions(input: ReconcileInput): Promise<ReconcileResult>;
   pushOrders(input: PushOrdersInput): Promise<PushOrdersResult>;
@@ -87,6 +94,9 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
   let client: Client | undefined;
   let worker: CbpWorker | undefined;
   let running: Promise<void> | undefined;
+  // With a second host: the first worker also serves its own queue (its journal's ingest), the second the shared one.
+  const hostQueue = opts.secondHost ? `${id}-host-a` : undefined;
+  const extra: Array<{ worker: CbpWorker; running: Promise<void> }> = [];
   let applied = false;
   let closing: Promise<void> | undefined;
   let workerDown: Promise<never> = new Promise<never>(() => undefined);
@@ -95,6 +105,10 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
     (closing ??= (async () => {
       if (client && applied) {
         for (const s of [schedules.nightly, schedules.ingest]) await client.schedule.getHandle(s).delete().catch(() => undefined);
+      }
+      for (const w of extra) {
+        await Promise.resolve().then(() => w.worker.shutdown()).catch(() => undefined);
+        await w.running.catch(() => undefined);
       }
       if (worker) {
         await worker.shutdown().catch(() => undefined);
@@ -132,6 +146,15 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
       shutdownForceTime: '15 seconds',
     });
     running = worker.run();
+    const more = (activities: Activities, queue: string) => createWorker({
+      activities, address: server.address, namespace: server.namespace, taskQueue: queue, shutdownGraceTime: '5 seconds', shutdownForceTime: '15 seconds',
+    });
+    if (hostQueue) {
+      const own = await more(opts.activities, hostQueue);
+      extra.push({ worker: own, running: own.run() });
+      const b = await more(opts.secondHost!, taskQueue);
+      extra.push({ worker: b, running: b.run() });
+    }
     // A worker that fails or stops before the demo's runs end fails the demo instead of leaving it waiting.
     workerDown = running.then(
       () => (closing ? new Promise<never>(() => undefined) : Promise.reject(new Error('the demo\'s Temporal worker stopped before its runs ended'))),
@@ -142,7 +165,7 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
     await applySchedules(client, {
       taskQueue,
       nightly: { scheduleId: schedules.nightly, input: opts.nightlyInput, paused: true },
-      ingest: { scheduleId: schedules.ingest, paused: true },
+      ingest: { scheduleId: schedules.ingest, paused: true, ...(hostQueue ? { taskQueue: hostQueue } : {}) },
     });
     applied = true;
   } catch (e) {
@@ -211,6 +234,7 @@ export async function startTemporalDemo(opts: TemporalDemoOptions): Promise<Temp
     server,
     dbFile,
     taskQueue,
+    ...(hostQueue ? { hostQueue } : {}),
     schedules,
     reconcileSubscriptions: (input) => execute<ReconcileResult>(WORKFLOW_TYPES.reconcileSubscriptions, `${id}-subscriptions`, [input]),
     pushOrders: (input) => execute<PushOrdersResult>(WORKFLOW_TYPES.pushOrders, `${id}-orders-${++orders}`, [input]),

@@ -108,11 +108,11 @@ export interface CliRun {
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Runs `node bin/cbp-dev.js ...args` from the repo root with only the given cbp / Temporal settings in its environment. */
-export function cbp(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<CliRun> {
+export function cbp(args: string[], env: Record<string, string> = {}, cwd = ROOT, killAfterMs = 170_000): Promise<CliRun> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp-dev.js'), ...args], { cwd, env: { ...base, ...env }, timeout: 170_000 });
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp-dev.js'), ...args], { cwd, env: { ...base, ...env }, timeout: killAfterMs });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

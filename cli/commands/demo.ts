@@ -136,6 +136,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   let sb: RunningSandbox | undefined;
   let receiver: RunningReceiver | undefined;
   let pipeline: Pipeline | undefined;
+  let secondHost: Pipeline | undefined;
   let alertSink: AlertSink | undefined;
   let tdemo: TemporalDemo | undefined;
   const workflows: string[] = [];
@@ -179,10 +180,17 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       // Each nightly of the demo's schedule covers all the service's history (from world.from), in the local
       // demo's backfill windows: a schedule backfill of a night then loads what `cbp run backfill` does.
       const lookbackDays = dayNumber(lastDay) - dayNumber(world.from) + 1;
+      // On a lake, a second worker as on a second host: a data folder of its own, the same lake and service.
+      if (lake) {
+        secondHost = await openPipeline(demoConfig(sb, path.join(dataDir, 'host-b'), { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, lake), {
+          logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString(),
+        });
+      }
       tdemo = await startTemporalDemo({
         cli: opts.temporal.cli,
         dataDir,
         activities: pipeline.activities,
+        ...(secondHost ? { secondHost: secondHost.activities } : {}),
         nightlyInput: { windowDays: opts.backfillWindowDays ?? 31, lookbackDays, kinds: [...REPORT_KINDS], parallelism: 2 },
         signal: opts.temporal.signal,
       });
@@ -190,7 +198,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       step(
         'temporal',
         `dev server ${rel(opts.temporal.cli)} (pid ${t.server.pid}) at ${t.server.address}, state in ${rel(t.dbFile)} · ` +
-          `web UI ${t.server.uiUrl} (open it now: schedules, runs, activities) · worker in this process on task queue ${t.taskQueue} · ` +
+          `web UI ${t.server.uiUrl} (open it now: schedules, runs, activities) · ${t.hostQueue
+            ? `two workers in this process as on two hosts of the lake: A on task queue ${t.taskQueue} and its own ${t.hostQueue} (its journal's ingest), B on ${t.taskQueue}`
+            : `worker in this process on task queue ${t.taskQueue}`} · ` +
           `schedules ${t.schedules.nightly} and ${t.schedules.ingest} applied (paused: the demo starts their runs)`,
       );
       runs = {
@@ -364,6 +374,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     // The worker first: its activities use the pipeline's store and clients.
     await tdemo?.close().catch(() => undefined);
     await pipeline?.close().catch(() => undefined);
+    await secondHost?.close().catch(() => undefined);
     await receiver?.close().catch(() => undefined);
     await sb?.close().catch(() => undefined);
     await alertSink?.close().catch(() => undefined);
