@@ -227,10 +227,10 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     }
   });
 
-  it.skipIf(skipTemporal)('runs `cbp demo --lake --temporal`: its own PostgreSQL, two workers as on two hosts sharing the work, and nothing left running', async () => {
+  it.skipIf(skipTemporal)('runs `cbp demo --lake`: its own PostgreSQL, a Temporal dev server with two workers as on two hosts sharing the work, and nothing left running', async () => {
     const dataDir = path.join(tempDir(), 'demo');
     // (the demo on a dev server runs 2.5 minutes on 2 cores, more beside other tests: the kill timer is a hang guard)
-    const r = await cbp(['demo', '--lake', '--temporal', '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
+    const r = await cbp(['demo', '--lake', '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
     expect(r.code, r.stderr).toBe(0);
     const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(r.stderr)?.[1]);
     expect(port).toBeGreaterThan(0);

@@ -68,12 +68,14 @@ export function register(program: Command, ctx: Ctx): void {
       'run the workflows through a Temporal dev server started for the demo (temporal on PATH, or npm run temporal:install): schedules applied, ' +
         'history as a schedule backfill, the nightly as a triggered schedule run, the web UI open while it runs; all stopped at the end',
     )
-    .option('--lake', 'the store a DuckLake lake catalogued in a PostgreSQL the demo starts under --data-dir and stops at the end (PostgreSQL installed, and npm run lake:install)')
+    .option('--lake', 'the store a DuckLake lake catalogued in a PostgreSQL the demo starts under --data-dir, with two workers as on two hosts on a Temporal dev server (implies --temporal); all stopped at the end (PostgreSQL installed, npm run lake:install and npm run temporal:install)')
     .option('--json', 'print the result as JSON at the end (step lines still go to stderr)')
     .action(async (o: { dataDir: string; start?: string; days?: string; temporal?: boolean; lake?: boolean; json?: boolean }) => {
       let start: string;
       let days: number;
       let cli: string | undefined;
+      // A lake's demo is the deployment it is for: two workers on a Temporal dev server.
+      if (o.lake) o.temporal = true;
       if (o.temporal) {
         if (o.days !== undefined) {
           throw new UsageError("--days does not go with --temporal: the service's time runs from --start to today, since the triggered nightly covers today (the server's clock)");
