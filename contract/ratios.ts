@@ -73,6 +73,18 @@ export type RegionSource = (typeof REGION_SOURCES)[number];
 export const CERTAINTIES = ['exact', 'approximate', 'unconfirmed'] as const;
 export type Certainty = (typeof CERTAINTIES)[number];
 
+/**
+ * What a row's headroom is measured on (issue #28): previous_month (exact: Mastercard's and Discover's denominator is
+ * the previous month's transactions), closed_month (exact: the month is over), projected_month (an estimate: an open
+ * month's own transactions projected to its end).
+ */
+export const HEADROOM_BASES = ['previous_month', 'closed_month', 'projected_month'] as const;
+export type HeadroomBasis = (typeof HEADROOM_BASES)[number];
+
+/** What a program fee counts: every counted event, or those above the threshold (thresholds file `fees`). */
+export const FEE_BASES = ['every_counted_event', 'events_above_threshold'] as const;
+export type FeeBasis = (typeof FEE_BASES)[number];
+
 /** The explanation of one ratio row (one mid × network × program × metric × month, observed or projected). */
 export interface RatioExplanation {
   /** level in force this month after streaks (the series'), or null; null on rows no rule reads */
@@ -101,10 +113,28 @@ export interface RatioExplanation {
   certainty: Certainty | null;
   /** why certainty is not exact, e.g. "3-D Secure share not in the data" */
   certainty_note: string | null;
+  /** the fewest more numerator events this month meeting every condition of next_level; null: none can (docs/ratios.md "Headroom") */
+  headroom_count: number | null;
+  /** at a level its figures meet: the fewest events fewer that would have left it below the level's ratio or count minimum */
+  over_by_count: number | null;
+  /** what the headroom's denominator is; null without a headroom or over-by */
+  headroom_basis: HeadroomBasis | null;
+  /** at a level (or projected to one): the program fee it would cost, an estimate from the thresholds file's fees; null: none configured */
+  fee_estimate: number | null;
+  fee_currency: string | null;
+  fee_basis: FeeBasis | null;
 }
 
 /** A ratio row with its explanation: one element of `cbp ratios --json`, one row of mart_ratios. */
 export type ExplainedRatioRow = RatioRow & RatioExplanation;
+
+/** The fields of an explained row in `cbp ratios --json`'s order (mart_ratios' columns but explained_at). */
+export const EXPLAINED_RATIO_FIELDS = ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count',
+  'numerator_amount', 'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
+  'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete', 'missing_sources',
+  'numerator_floor', 'level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as',
+  'superseded_by', 'certainty', 'certainty_note', 'headroom_count', 'over_by_count', 'headroom_basis', 'fee_estimate', 'fee_currency', 'fee_basis',
+] as const;
 
 /** The watch band (thresholds file `watch`): every condition of every level scaled by fraction. */
 export interface WatchSettings {

@@ -1,5 +1,6 @@
 // Pure rule evaluation: ratio rows (from sql/views/40_ratios.sql) and a rule set in, the level each
 // mid × network × program reaches each month out. Rules are data; nothing here knows a network's numbers.
+import { regionApplies } from '../contract/regions.ts';
 import type { Network } from '../contract/common.ts';
 import type { RatioRow } from '../contract/ratios.ts';
 import { watchOf, type Comparison, type Metric, type Program, type Rule, type RuleSet } from './thresholds.ts';
@@ -102,7 +103,7 @@ export function rulesFor(set: RuleSet, mid: string): Rule[] {
   const o = set.mids[mid];
   const region = regionInfo(set, mid).region;
   const all = o ? [...set.rules.filter((r) => !o.disable.includes(r.id)), ...o.rules] : set.rules;
-  return all.filter((r) => r.enabled && (r.regions === null || r.regions.includes(region)));
+  return all.filter((r) => r.enabled && regionApplies(r.regions, r.except_regions, region));
 }
 
 /**

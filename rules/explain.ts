@@ -4,7 +4,9 @@
 // lets the level be trusted. Pure: rows and a rule set in, explained rows out (contract/ratios.ts
 // RatioExplanation; docs/ratios.md "Columns"). The same columns are on mart_ratios, as of the last evaluation.
 import type { ExplainedRatioRow, RatioExplanation, RatioRow } from '../contract/ratios.ts';
-import { evaluateRows, groupOf, regionInfo, seriesIndex, seriesKey, type LevelRun, type MonthLevel } from './evaluate.ts';
+import { evaluateRows, groupOf, meets, regionInfo, seriesIndex, seriesKey, type LevelRun, type MonthLevel } from './evaluate.ts';
+import { headroomBasis, headroomCount, overByCount } from './headroom.ts';
+import { feeEstimate, NO_FEE } from './fees.ts';
 import { evaluateProjections } from './projection.ts';
 import type { ConditionField, Rule, RuleSet } from './thresholds.ts';
 
@@ -79,6 +81,7 @@ export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSe
     region: region.region, region_source: region.source, monitored_as: monitoredAs,
     tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
     superseded_by: null, certainty: null, certainty_note: null,
+    headroom_count: null, over_by_count: null, headroom_basis: null, ...NO_FEE,
   };
   if (!l) return base;
   const metric = row.metric;
@@ -115,6 +118,12 @@ export function explainRow(row: RatioRow, l: MonthLevel | undefined, set: RuleSe
   base.superseded_by = l.superseded_by;
   base.certainty = decided?.certainty ?? null;
   base.certainty_note = decided?.certainty_note ?? null;
+  // How far from the next level, how far past the one met, and what the level costs (rules/headroom.ts, rules/fees.ts).
+  if (next) base.headroom_count = headroomCount(row, ruleOf(next, metric) as Rule);
+  const held = current ? ruleOf(current, metric) : undefined;
+  if (held && meets(held, row)) base.over_by_count = overByCount(row, held);
+  if (base.headroom_count !== null || base.over_by_count !== null) base.headroom_basis = headroomBasis(row).basis;
+  if (held && !l.superseded_by) Object.assign(base, feeEstimate(set, row, held));
   return withMissing(base, row);
 }
 

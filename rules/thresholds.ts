@@ -5,7 +5,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { NETWORKS } from '../contract/common.ts';
-import { CERTAINTIES, METRICS, PROGRAMS, type WatchSettings } from '../contract/ratios.ts';
+import { CERTAINTIES, FEE_BASES, METRICS, PROGRAMS, type WatchSettings } from '../contract/ratios.ts';
 import { BUILT_IN_DEFAULT_REGION, REGIONS } from '../contract/regions.ts';
 import { ConfigError } from '../lib/errors.ts';
 import type { Program } from '../contract/ratios.ts';
@@ -57,6 +57,8 @@ export const RuleSchema = z
     effective_to: day.nullable().default(null),
     /** Visa regions the rule applies to; null: every region. */
     regions: z.array(z.string().min(1)).nullable().default(null),
+    /** Regions (markets) left out though `regions` takes them in (EFM's global rule leaves out AU, which has its own). */
+    except_regions: z.array(z.string().min(1)).default([]),
     enabled: z.boolean().default(true),
     early_warning: z.boolean().default(false),
     /**
@@ -77,6 +79,38 @@ export const RuleSchema = z
     path: ['effective_to'],
   });
 export type Rule = z.infer<typeof RuleSchema>;
+
+/**
+ * A program fee (issue #28): what a network (through the acquirer) charges a MID at a level, per counted event or
+ * per event above the threshold. Estimates, never invoices; where sources disagree each reading is a fee of its own
+ * id, and enable / disable choose (two in force for one level and month are refused).
+ */
+export const FeeSchema = z
+  .strictObject({
+    id: z.string().min(1, 'expected a fee id'),
+    network: z.enum(NETWORKS, { error: () => `expected a network (${NETWORKS.join(', ')})` }),
+    program: ProgramSchema,
+    level: z.string().min(1, 'expected a level name'),
+    per_event: z.number({ error: 'expected an amount per event' }).nonnegative('expected an amount ≥ 0'),
+    currency: z.string().regex(/^[A-Z]{3}$/, 'expected an ISO 4217 currency code such as USD'),
+    basis: z.enum(FEE_BASES, { error: () => `expected one of ${FEE_BASES.join(', ')}` }),
+    effective_from: day.nullable().default(null),
+    effective_to: day.nullable().default(null),
+    enabled: z.boolean().default(true),
+    source: z.string().min(1, 'expected a source note: where the figure was published'),
+  })
+  .refine((f) => !f.effective_from || !f.effective_to || f.effective_from <= f.effective_to, {
+    message: 'expected effective_to on or after effective_from',
+    path: ['effective_to'],
+  });
+export type Fee = z.infer<typeof FeeSchema>;
+
+/** A program the rules know of and do not judge, and why (VAMP enumeration needs authorization data). */
+export const NotModelledSchema = z.strictObject({
+  network: z.enum(NETWORKS),
+  program: z.string().min(1),
+  reason: z.string().min(1),
+});
 
 export const MidOverrideSchema = z.strictObject({
   region: z.string().min(1).optional(),
@@ -111,9 +145,13 @@ export const ThresholdsFileSchema = z.strictObject({
   extends_defaults: z.boolean().default(true),
   default_region: z.string().min(1).default('US'),
   rules: z.array(RuleSchema).default([]),
-  /** Rule ids switched off (e.g. a retired program). */
+  /** Program fees per level (a fee of a default's id replaces it). */
+  fees: z.array(FeeSchema).default([]),
+  /** Programs known and not judged, with the reason (shown in docs and `cbp ratios --help`). */
+  not_modelled: z.array(NotModelledSchema).default([]),
+  /** Rule or fee ids switched off (e.g. a retired program, a fee reading not chosen). */
   disable: z.array(z.string()).default([]),
-  /** Rule ids switched on (e.g. the legacy Mastercard early warning). */
+  /** Rule or fee ids switched on (e.g. the legacy Mastercard early warning, another fee reading). */
   enable: z.array(z.string()).default([]),
   mids: z.record(z.string(), MidOverrideSchema).default({}),
   watch: WatchSchema.default({ fraction: 0.8, notify: false }),
@@ -131,6 +169,10 @@ export interface RuleSet {
   watch?: WatchSettings;
   /** group id → its MIDs and the programs judged on the group; absent: none */
   groups?: Record<string, { mids: string[]; programs: Program[]; region?: string }>;
+  /** program fees (enabled or not); absent: none */
+  fees?: Fee[];
+  /** programs known and not judged */
+  notModelled?: Array<{ network: string; program: string; reason: string }>;
 }
 
 /** The watch settings of a rule set (defaults when it has none). */
@@ -148,16 +190,18 @@ export function resolveRules(file: ThresholdsFile): RuleSet {
   const byId = new Map<string, Rule>();
   for (const r of base?.rules ?? []) byId.set(r.id, r);
   for (const r of file.rules) byId.set(r.id, r);
-  for (const id of [...(base?.disable ?? []), ...file.disable]) {
+  const fees = new Map<string, Fee>();
+  for (const f of [...(base?.fees ?? []), ...file.fees]) fees.set(f.id, f);
+  const toggle = (id: string, enabled: boolean, list: string) => {
     const r = byId.get(id);
-    if (!r) throw new ConfigError([`thresholds: disable names an unknown rule id "${id}"`]);
-    byId.set(id, { ...r, enabled: false });
-  }
-  for (const id of file.enable) {
-    const r = byId.get(id);
-    if (!r) throw new ConfigError([`thresholds: enable names an unknown rule id "${id}"`]);
-    byId.set(id, { ...r, enabled: true });
-  }
+    const f = fees.get(id);
+    if (!r && !f) throw new ConfigError([`thresholds: ${list} names an unknown rule or fee id "${id}"`]);
+    if (r) byId.set(id, { ...r, enabled });
+    if (f) fees.set(id, { ...f, enabled });
+  };
+  for (const id of [...(base?.disable ?? []), ...file.disable]) toggle(id, false, 'disable');
+  for (const id of [...(base?.enable ?? []), ...file.enable]) toggle(id, true, 'enable');
+  feeClashes([...fees.values()]);
   const seen = new Map<string, string>();
   for (const [id, g] of Object.entries(file.groups)) {
     for (const mid of g.mids) {
@@ -167,7 +211,21 @@ export function resolveRules(file: ThresholdsFile): RuleSet {
     }
   }
   const groups = Object.fromEntries(Object.entries(file.groups).map(([id, g]) => [id, { mids: [...new Set(g.mids)], programs: g.programs, ...(g.region ? { region: g.region } : {}) }]));
-  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids, watch: file.watch, groups };
+  const notModelled = [...(base?.not_modelled ?? []), ...file.not_modelled];
+  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids, watch: file.watch, groups, fees: [...fees.values()], notModelled };
+}
+
+/** Two enabled fees for one level whose dates overlap: the file must choose one reading. */
+function feeClashes(fees: Fee[]): void {
+  const on = fees.filter((f) => f.enabled);
+  for (let i = 0; i < on.length; i++) {
+    for (let j = i + 1; j < on.length; j++) {
+      const [a, b] = [on[i], on[j]];
+      if (a.network !== b.network || a.program !== b.program || a.level !== b.level) continue;
+      const overlap = (a.effective_from ?? '') <= (b.effective_to ?? '9999') && (b.effective_from ?? '') <= (a.effective_to ?? '9999');
+      if (overlap) throw new ConfigError([`thresholds: fees "${a.id}" and "${b.id}" both price ${a.network} ${a.program} ${a.level} for the same dates; choose one reading with "disable": ["${a.id}"] or ["${b.id}"]`]);
+    }
+  }
 }
 
 /** Parses thresholds text (JSON or YAML); errors name the field. */

@@ -62,7 +62,7 @@ export const ScenarioMidSchema = z
     mid: z.string({ error: 'expected the MID as a string' }).trim().min(1, 'expected a non-empty MID'),
     alias: z.string().optional(),
     gateways: z.array(z.string().min(1)).optional(),
-    /** Visa region (VAMP thresholds differ): US, CA, EU, AP, LAC, CEMEA */
+    /** Visa region (VAMP thresholds differ): US, CA, EU, AP, LAC, CEMEA, AU */
     region: z.string().min(1).default('US'),
     /** billing descriptor shown on alerts */
     descriptor: z.string().min(1).optional(),

@@ -7,12 +7,14 @@ import { upsertSql } from './upsert.ts';
 import { valuesDigest } from '../lib/digest.ts';
 import type { AlertStateRow, Notice } from './alerts.ts';
 
-/** The columns of ratio_explanations but explained_at, in table order (sql/migrations/012_ratio_explanations.sql), and their types. */
+/** The columns of ratio_explanations but explained_at and digest (sql/migrations/012, 019), and their types. */
 const EXPLANATION_COLS = [
   'mid', 'network', 'program', 'metric', 'month', 'is_projection', 'level', 'state', 'next_level', 'next_threshold', 'closeness',
   'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note',
+  'headroom_count', 'over_by_count', 'headroom_basis', 'fee_estimate', 'fee_currency', 'fee_basis',
 ] as const;
-const EXPLANATION_TYPES: StageType[] = EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : c === 'next_threshold' || c === 'closeness' ? 'double' : 'text'));
+const DOUBLES = new Set(['next_threshold', 'closeness', 'headroom_count', 'over_by_count', 'fee_estimate']);
+const EXPLANATION_TYPES: StageType[] = EXPLANATION_COLS.map((c): StageType => (c === 'is_projection' ? 'boolean' : DOUBLES.has(c) ? 'double' : 'text'));
 /** The columns of _cbp_explanation_rows_stage: EXPLANATION_COLS', then digest. */
 const EXPLANATION_STAGE_TYPES: StageType[] = [...EXPLANATION_TYPES, 'text'];
 
@@ -128,6 +130,7 @@ export function explanationDigest(e: RatioExplanation): string {
   return valuesDigest([
     e.level, e.state, e.next_level, storedDouble(e.next_threshold), storedDouble(e.closeness), e.reason, e.region, e.region_source,
     e.monitored_as, e.superseded_by, e.certainty, e.certainty_note,
+    storedDouble(e.headroom_count), storedDouble(e.over_by_count), e.headroom_basis, storedDouble(e.fee_estimate), e.fee_currency, e.fee_basis,
   ]);
 }
 

@@ -3,6 +3,7 @@
 // Used when the table is current and was written under the rules configured now; the rows, their order and their
 // fields are those ratiosView gives (cli/commands/ratios.ts), one JSON object a line inside one array.
 import type { Store } from './db.ts';
+import { EXPLAINED_RATIO_FIELDS } from '../contract/ratios.ts';
 
 export interface StreamQuery {
   /** 'latest': the latest month evaluated, and the one before when it is month to date; 'month'; 'all' */
@@ -15,11 +16,7 @@ export interface StreamQuery {
 }
 
 /** The fields of a `cbp ratios --json` row, in its order (ExplainedRatioRow, then the currency). */
-const FIELDS = ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
-  'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
-  'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete', 'missing_sources',
-  'numerator_floor', 'level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as',
-  'superseded_by', 'certainty', 'certainty_note'];
+const FIELDS: readonly string[] = EXPLAINED_RATIO_FIELDS;
 
 /** The months the scope shows, from the kept table (latest: up to the month the last evaluation ran as of). */
 async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ from: string; to: string } | null> {

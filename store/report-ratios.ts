@@ -2,7 +2,7 @@
 // now say: counts over every row of the report's months, which rows its sections show (the at-risk rows, the trends'
 // series, the heat map's MIDs), and only those rows. The rules are staged first (store/alerts.ts stageRules: _cbp_rules,
 // _cbp_mid_class); cli/report-source.ts runs the steps. Temp tables only: a read-only snapshot allows them.
-import type { ExplainedRatioRow } from '../contract/ratios.ts';
+import { EXPLAINED_RATIO_FIELDS, type ExplainedRatioRow } from '../contract/ratios.ts';
 import type { Store } from './db.ts';
 import { fastColumn } from './db.ts';
 import { ratioRowMaker } from './ratios.ts';
@@ -157,28 +157,28 @@ function explainedRowMaker(column: (name: string) => readonly unknown[]): (i: nu
   const num = (name: string) => { const c = column(name); return (i: number) => (c[i] === null || c[i] === undefined ? null : Number(c[i])); };
   const [level, state, nextLevel, reason, region, regionSource, monitoredAs, supersededBy, certainty, certaintyNote] =
     ['level', 'state', 'next_level', 'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note'].map(text);
-  const [nextThreshold, closeness] = ['next_threshold', 'closeness'].map(num);
+  const [nextThreshold, closeness, headroom, overBy, fee] = ['next_threshold', 'closeness', 'headroom_count', 'over_by_count', 'fee_estimate'].map(num);
+  const [basis, currency, feeBasis] = ['headroom_basis', 'fee_currency', 'fee_basis'].map(text);
   // Added to the ratio row in place (a spread into a new object of 38 fields took 5 times as long).
   return (i) => Object.assign(base(i), {
     level: level(i), state: state(i) as ExplainedRatioRow['state'], next_level: nextLevel(i), next_threshold: nextThreshold(i), closeness: closeness(i),
     reason: reason(i), region: region(i), region_source: regionSource(i) as ExplainedRatioRow['region_source'], monitored_as: monitoredAs(i),
     superseded_by: supersededBy(i), certainty: certainty(i) as ExplainedRatioRow['certainty'], certainty_note: certaintyNote(i),
+    headroom_count: headroom(i), over_by_count: overBy(i), headroom_basis: basis(i) as ExplainedRatioRow['headroom_basis'], fee_estimate: fee(i),
+    fee_currency: currency(i), fee_basis: feeBasis(i) as ExplainedRatioRow['fee_basis'],
   });
 }
 
 const ORDER = 'ORDER BY m.mid, m.network, m.program, m.metric, m.month, m.is_projection';
 
 /** The columns of an explained row (mart_ratios' explained_at is neither needed nor computed). */
-const COLUMNS = ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count', 'numerator_amount',
-  'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount', 'ratio', 'ratio_pct', 'ratio_bps',
-  'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete', 'missing_sources',
-  'numerator_floor', 'level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as',
-  'superseded_by', 'certainty', 'certainty_note'].map((c) => `m.${c}`).join(', ');
+const COLUMNS = EXPLAINED_RATIO_FIELDS.map((c) => `m.${c}`).join(', ');
 
 /** Texts only at-risk rows read: NULL in the months before those shown, which trends and the heat map alone read. */
 const SHOWN_ONLY: Record<string, string> = {
   denominator_month: 'VARCHAR', no_ratio_reason: 'VARCHAR', tc40_observed_from: 'DATE', missing_sources: 'VARCHAR', reason: 'VARCHAR', region: 'VARCHAR',
   region_source: 'VARCHAR', monitored_as: 'VARCHAR', superseded_by: 'VARCHAR', certainty: 'VARCHAR', certainty_note: 'VARCHAR',
+  headroom_basis: 'VARCHAR', fee_currency: 'VARCHAR', fee_basis: 'VARCHAR',
 };
 const EARLIER = COLUMNS.split(', ').map((c) => { const name = c.slice(2); return SHOWN_ONLY[name] ? `NULL::${SHOWN_ONLY[name]} AS ${name}` : c; }).join(', ');
 

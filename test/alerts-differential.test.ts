@@ -37,13 +37,15 @@ async function compare(store: Store, asOf: string, opts: { batchMids?: number; j
   const targets = new Set(ruleTargets(rules));
   const js = explainRows(all, rules).filter((x) => targets.has(`${x.network}|${x.program}|${x.metric}`));
   const stored = new Map((await store.all<Record<string, unknown>>(
-    'SELECT mid, network, program, metric, month, is_projection, level, state, reason, closeness FROM mart_ratios WHERE monitored_as IS NOT NULL AND month <= $m',
+    `SELECT mid, network, program, metric, month, is_projection, level, state, reason, closeness, headroom_count, over_by_count, headroom_basis,
+            fee_estimate, fee_currency, fee_basis FROM mart_ratios WHERE monitored_as IS NOT NULL AND month <= $m`,
     { m: asOf.slice(0, 7) }))
     .map((x) => [[x.mid, x.network, x.program, x.metric, x.month, x.is_projection].join('|'), x]));
   expect(stored.size).toBe(js.length);
   for (const x of js) {
     const got = stored.get([x.mid, x.network, x.program, x.metric, x.month, x.is_projection].join('|'));
-    expect({ level: got?.level, state: got?.state, reason: got?.reason, closeness: got?.closeness }).toEqual({ level: x.level, state: x.state, reason: x.reason, closeness: x.closeness });
+    const fields = ['level', 'state', 'reason', 'closeness', 'headroom_count', 'over_by_count', 'headroom_basis', 'fee_estimate', 'fee_currency', 'fee_basis'] as const;
+    expect(Object.fromEntries(fields.map((f) => [f, got?.[f]]))).toEqual(Object.fromEntries(fields.map((f) => [f, x[f]])));
   }
 }
 

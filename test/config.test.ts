@@ -543,7 +543,7 @@ describe('CBP_DEFAULT_REGION', () => {
     expect(loadConfig({ env: { CBP_DEFAULT_REGION: 'eu' }, cwd: dir }).defaultRegion).toBe('EU');
     expect(loadConfig({ env: { CBP_DEFAULT_REGION: ' CEMEA ' }, cwd: dir }).defaultRegion).toBe('CEMEA');
     const e = configError(() => loadConfig({ env: { CBP_DEFAULT_REGION: 'Europe' }, cwd: dir }));
-    expect(e.problems).toEqual(['CBP_DEFAULT_REGION (from environment) = "Europe": must be one of US, CA, EU, AP, LAC, CEMEA (got "EUROPE")']);
+    expect(e.problems).toEqual(['CBP_DEFAULT_REGION (from environment) = "Europe": must be one of US, CA, EU, AP, LAC, CEMEA, AU (got "EUROPE")']);
   });
 
   it('is read from a config file too', () => {

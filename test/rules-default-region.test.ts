@@ -52,9 +52,9 @@ describe('loadRules default region', () => {
   it('refuses a region the rules do not know, in default_region, for a MID or for a group', () => {
     const f = file('bad.yaml', 'default_region: Europe\nmids:\n  m9: { region: emea }\ngroups:\n  g1: { mids: [m9, m8], region: Mars }\n');
     expect(problems(() => loadRules(f))).toEqual([
-      `default_region in ${f}: unknown region "Europe"; expected one of US, CA, EU, AP, LAC, CEMEA`,
-      `${f}: mids.m9.region: unknown region "emea"; expected one of US, CA, EU, AP, LAC, CEMEA`,
-      `${f}: groups.g1.region: unknown region "Mars"; expected one of US, CA, EU, AP, LAC, CEMEA`,
+      `default_region in ${f}: unknown region "Europe"; expected one of US, CA, EU, AP, LAC, CEMEA, AU`,
+      `${f}: mids.m9.region: unknown region "emea"; expected one of US, CA, EU, AP, LAC, CEMEA, AU`,
+      `${f}: groups.g1.region: unknown region "Mars"; expected one of US, CA, EU, AP, LAC, CEMEA, AU`,
     ]);
   });
 });

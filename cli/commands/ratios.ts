@@ -152,6 +152,8 @@ function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
     closeness: num(r.closeness), reason: str(r.reason), region: str(r.region), region_source: str(r.region_source) as ExplainedRatioRow['region_source'],
     monitored_as: str(r.monitored_as), tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
     superseded_by: str(r.superseded_by), certainty: str(r.certainty) as ExplainedRatioRow['certainty'], certainty_note: str(r.certainty_note),
+    headroom_count: num(r.headroom_count), over_by_count: num(r.over_by_count), headroom_basis: str(r.headroom_basis) as ExplainedRatioRow['headroom_basis'],
+    fee_estimate: num(r.fee_estimate), fee_currency: str(r.fee_currency), fee_basis: str(r.fee_basis) as ExplainedRatioRow['fee_basis'],
   };
 }
 
