@@ -9,6 +9,8 @@ import { evaluateProjections } from '../rules/projection.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState, RuleFloor } from '../store/alerts.ts';
 import { noticeMessage } from './notice-text.ts';
+import { headroomBasis, headroomCount, headroomWords, overByCount } from '../rules/headroom.ts';
+import { feeEstimate, feeWords } from '../rules/fees.ts';
 
 export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind, type RuleFloor } from '../store/alerts.ts';
 // A notice's text, where its callers have always found it.
@@ -29,7 +31,24 @@ function supersededNote(kind: NoticeKind, l: MonthLevel): string {
   return `; ${name} is met too this month, and ${l.network === 'mastercard' ? 'Mastercard' : 'the network'} assesses ${name} instead`;
 }
 
-function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string | null, notify: boolean, now: string): Notice {
+/**
+ * What a notice adds of headroom and fees (issue #28): a watch notice, how many more events reach the watched level; a
+ * projected one, how many fewer would stay below it; a level reached, escalated or projected, its fee estimate.
+ */
+function headroomNote(kind: NoticeKind, l: MonthLevel, level: string, set: RuleSet | undefined): string {
+  const row = l.row;
+  const rule = l.rule;
+  if (!row || !rule || rule.level !== level || (kind !== 'watch' && kind !== 'reached' && kind !== 'escalated' && kind !== 'projected')) return '';
+  const h = kind === 'watch'
+    ? { headroom_count: headroomCount(row, rule), over_by_count: null, next_level: level, level: null }
+    : { headroom_count: null, over_by_count: overByCount(row, rule), next_level: null, level };
+  const words = kind === 'watch' || kind === 'projected' ? headroomWords({ ...row, ...h, headroom_basis: headroomBasis(row).basis }) : null;
+  const fee = kind !== 'watch' && set && !l.superseded_by ? feeWords({ ...feeEstimate(set, row, rule), is_projection: kind === 'projected' }) : null;
+  const all = [words, fee].filter(Boolean).join('; ');
+  return all ? `; ${all}` : '';
+}
+
+function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string | null, notify: boolean, now: string, set?: RuleSet): Notice {
   // A watch notice is about the watched level's rule and its row (the series is at no level).
   const watched = kind === 'watch' ? l.streaks.find((s) => s.level === level)?.live[0] : undefined;
   if (watched) l = { ...l, rule: watched, row: (l.row?.metric === watched.metric ? l.row : null) ?? l.row };
@@ -54,7 +73,7 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
     notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
     ...base,
     notify,
-    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : ''),
+    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : '') + headroomNote(kind, l, level, set),
     created_at: now,
   };
 }
@@ -79,11 +98,11 @@ function monthSorted(levels: MonthLevel[]): MonthLevel[] {
  * notifySince are marked for delivery; earlier ones are history (a first load of 36 months must not page
  * anyone 36 times).
  */
-export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
+export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean; rules?: RuleSet }): Notice[] {
   return noticesOf(seriesIndex(levels), projections, opts);
 }
 
-function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
+function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean; rules?: RuleSet }): Notice[] {
   const out: Notice[] = [];
   for (const series of index.values()) {
     let prev: MonthLevel | null = null;
@@ -91,19 +110,19 @@ function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], 
       const notify = l.month >= opts.notifySince;
       const pl = prev?.level ?? null;
       const pr = prev?.rank ?? null;
-      if (l.level !== null && (pl === null || pr === null)) out.push(build('reached', l, l.level, null, notify, opts.now));
-      else if (l.level !== null && pr !== null && l.rank !== null && l.rank > pr) out.push(build('escalated', l, l.level, pl, notify, opts.now));
+      if (l.level !== null && (pl === null || pr === null)) out.push(build('reached', l, l.level, null, notify, opts.now, opts.rules));
+      else if (l.level !== null && pr !== null && l.rank !== null && l.rank > pr) out.push(build('escalated', l, l.level, pl, notify, opts.now, opts.rules));
       else if (pl !== null && (l.level === null || (l.rank !== null && pr !== null && l.rank < pr))) {
-        out.push(build('resolved', l, pl, l.level, notify, opts.now));
+        out.push(build('resolved', l, pl, l.level, notify, opts.now, opts.rules));
       }
       // The watch band entered (thresholds file watch.notify): once per month the series is in it.
-      if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now));
+      if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now, opts.rules));
       // A closed month that cannot be judged (a source not loaded) where a level is held unmet, or near: what to load,
       // once a month. A level met on what is loaded needs no more (a missing source can only add to its numerator), and
       // a month to date holds its level anyway (its chargeback report lags the MID report by a day as a rule).
       const heldUnmet = l.level !== null && !l.met.includes(l.level);
       if (l.missing_sources && !l.is_projection && !l.is_partial && (heldUnmet || (opts.watch && l.level === null && l.watch !== null))) {
-        out.push(build('unknown', l, (l.level ?? l.watch) as string, l.level, notify, opts.now));
+        out.push(build('unknown', l, (l.level ?? l.watch) as string, l.level, notify, opts.now, opts.rules));
       }
       // A month missing from the series (no row at all) does not reset the previous level.
       prev = l;
@@ -113,7 +132,7 @@ function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], 
     if (p.level === null || p.rank === null) continue;
     const a = levelAt(index, p);
     if (a && a.rank !== null && a.rank >= p.rank) continue;
-    out.push(build('projected', p, p.level, a?.level ?? null, p.month >= opts.notifySince, opts.now));
+    out.push(build('projected', p, p.level, a?.level ?? null, p.month >= opts.notifySince, opts.now, opts.rules));
   }
   return out;
 }
@@ -299,7 +318,7 @@ export function judgeBatch(
   const before = from === null ? judged : judged.filter((l) => l.month >= addMonths(from, -1));
   const beforeIndex = seriesIndex(before);
   const index = before === levels ? beforeIndex : seriesIndex(levels);
-  const derived = noticesOf(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify });
+  const derived = noticesOf(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify, rules });
   const notices = from === null ? derived : derived.filter((n) => n.month >= from);
   // Projected states are read only to leave unchanged ones unwritten (below): a projection is not a level recorded.
   const levelsRecorded = recorded.filter((s) => s.status !== 'projected');

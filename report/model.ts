@@ -3,6 +3,8 @@
 // reason of each row, under the rules configured) and the rules in force: the at-risk table, the trend series
 // and the heat map. Pure: rows in, plain data out; what is kept per batch is small, so 1,000 MIDs × 36 months
 // never sit in memory at once.
+import { headroomWords } from '../rules/headroom.ts';
+import { feeWords } from '../rules/fees.ts';
 import type { ExplainedRatioRow, RatioRow, RatioState } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
 import { inForce, meets, rulesFor } from '../rules/evaluate.ts';
@@ -40,6 +42,10 @@ export interface AtRiskRow {
   projected_ratio: number | null;
   projected_closeness: number | null;
   projected_level: string | null;
+  /** headroom and over-by as words (rules/headroom.ts headroomWords), of the observed row */
+  headroom: string | null;
+  /** the level's fee estimate as words (rules/fees.ts feeWords): the observed row's, else the projection's */
+  fee: string | null;
 }
 
 /**
@@ -297,6 +303,7 @@ export class RatioSectionBuilder {
           next_level: best.next_level, next_threshold: best.next_threshold, closeness: best.closeness, reason: best.reason,
           held: heldNote(best, midRules), numerator_complete: best.numerator_complete,
           projected_ratio: proj?.ratio ?? null, projected_closeness: proj?.closeness ?? null, projected_level: proj?.level ?? null,
+          headroom: headroomWords(best), fee: feeWords(best) ?? (proj ? feeWords(proj) : null),
         };
         this.atRisk.push(row);
         // Trends for levels and watch (an unknown row would read clear), and every series of a MID asked for.

@@ -39,3 +39,11 @@ export function feeEstimate(set: RuleSet, row: RatioRow, rule: Rule): FeeEstimat
   }
   return { fee_estimate: Math.round(counted * f.per_event * 100) / 100, fee_currency: f.currency, fee_basis: f.basis };
 }
+
+/** A row's fee estimate as words ("estimated fee USD 28,000 (every counted event)"); null without one. */
+export function feeWords(r: FeeEstimate & { is_projection?: boolean }): string | null {
+  if (r.fee_estimate === null || !r.fee_currency) return null;
+  const amount = r.fee_estimate.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  const basis = r.fee_basis === 'events_above_threshold' ? 'events above the threshold' : 'every counted event';
+  return `${r.is_projection ? 'projected fee' : 'estimated fee'} ${r.fee_currency} ${amount} (${basis}; an estimate, not an invoice)`;
+}

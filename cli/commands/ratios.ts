@@ -3,6 +3,8 @@
 // with its state (clear / watch / the level in CAPITALS), the region it was evaluated under, its marks (month
 // to date, projection, TC40s not yet captured) and why it did not reach the next level; amounts with their
 // currency. --json gives every column, unrounded. Reads the published snapshot, else the store read-only.
+import { headroomWords } from '../../rules/headroom.ts';
+import { feeWords } from '../../rules/fees.ts';
 import type { Command } from 'commander';
 import { configuredLake } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
@@ -402,6 +404,17 @@ function wrap(text: string, width: number): string[] {
   return lines;
 }
 
+/** Under a month's table: each MID at a level or in watch, its headroom and fee in words (rules/headroom.ts, rules/fees.ts). */
+function headroomLines(rows: RatioOutRow[], width: number): string[] {
+  const out: string[] = [];
+  for (const r of rows) {
+    if (r.state !== 'level' && r.state !== 'watch') continue;
+    const words = [headroomWords(r), feeWords(r)].filter(Boolean).join('; ');
+    if (words) out.push(...wrap(`  ${r.mid} ${programLabel(r)}${r.is_projection ? ' PROJ' : ''}: ${words}`, width));
+  }
+  return out.length ? ['headroom (estimates):', ...out] : [];
+}
+
 export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
   const out: string[] = [];
   if (v.rows.length === 0) {
@@ -413,6 +426,7 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
     if (rows.length === 0) continue;
     if (out.length) out.push('');
     out.push(monthTitle(m, rows), ...tableLines(rows, width, regions.size > 1));
+    out.push(...headroomLines(rows, width));
     const more = (m.rows ?? rows.length) - rows.length;
     if (more > 0) out.push(`… ${more} more row${more === 1 ? '' : 's'} of ${m.month}, less at risk: --limit N shows more, --limit 0 every row, --json every column`);
   }
