@@ -29,3 +29,15 @@ export async function latestNotices(store: ReadStore, limit: number): Promise<Ar
     { lim: limit },
   );
 }
+
+/** The rows at a level or in watch in a month, with their headroom and fee columns (the demo's closing words). */
+export async function atRiskHeadroomOf(store: ReadStore, month: string): Promise<Array<Record<string, unknown>>> {
+  return store.all<Record<string, unknown>>(
+    `SELECT mid, network, program, month, state, level, next_level, is_partial, is_projection, headroom_count, over_by_count, headroom_basis,
+            fee_estimate, fee_currency, fee_basis
+       FROM mart_ratios
+      WHERE month = $m AND metric = 'count' AND NOT is_projection AND state IN ('level', 'watch')
+      ORDER BY state, closeness DESC NULLS LAST, mid, network, program`,
+    { m: month },
+  );
+}

@@ -12,6 +12,8 @@ import { maskLake } from '../../lib/lake-setting.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
+import { headroomWords } from '../../rules/headroom.ts';
+import { feeWords } from '../../rules/fees.ts';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../lib/config.ts';
 import { sandboxEnv } from '../sandbox-env.ts';
@@ -21,7 +23,7 @@ import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
 import { openPipeline, type Pipeline } from '../pipeline.ts';
 import { renderTable } from './sql.ts';
-import { latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
+import { atRiskHeadroomOf, latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
 import { addDays, dayNumber, utcDay } from '../../lib/utc.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';
 import { DEMO_DAYS, DEMO_START } from './demo-command.ts';
@@ -338,6 +340,15 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     write(`Chargeback ratios, ${month} (count metrics; level = the program level reached):`);
     write(show(ratios, ['mid', 'network', 'program', 'numerator', 'denominator', 'ratio_pct', 'level']));
     write(`(VAMP adds TC40 fraud reports, which arrive only as events: months before ${utcDay(clock0)}, when the demo subscribed, count disputes alone.)`);
+    const risk = await atRiskHeadroomOf(store, month);
+    if (risk.length) {
+      write('');
+      write(`Headroom of the MIDs at risk, ${month} (estimates: docs/ratios.md "Headroom" and "Fees"):`);
+      for (const r of risk) {
+        const words = [headroomWords(r as unknown as Parameters<typeof headroomWords>[0]), feeWords(r as unknown as Parameters<typeof feeWords>[0])].filter(Boolean).join('; ');
+        write(`  ${String(r.mid)} ${String(r.network)} ${String(r.program)} (${String(r.state)}${r.level ? ` ${String(r.level)}` : ''}): ${words || 'no headroom figure (an amount or transaction condition no number of events can meet)'}`);
+      }
+    }
     write('');
     write('Alerts raised (newest months first; notify = false: an older month, kept as history, no one paged):');
     write(alerts.length ? show(alerts, ['kind', 'mid', 'network', 'program', 'level', 'month', 'ratio_pct', 'notify']) : '(none)');
