@@ -5,6 +5,7 @@ import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
 import type { SnapshotResult } from '../../store/snapshot.ts';
+import { registerBackup } from './db-backup.ts';
 
 function humanMigrate(r: MigrateResult & { dbPath: string }): string {
   const lines = [
@@ -55,6 +56,7 @@ export function register(program: Command, ctx: Ctx): void {
         store.close();
       }
     });
+  registerBackup(db, ctx);
   db.command('import-file')
     .description('Move a DuckDB file store into the lake CBP_STORE names: every table copied in one commit (all or nothing); the file is only read. The lake must be new.')
     .argument('<file>', 'the DuckDB file of the store (CBP_DB_PATH of the file setup, by default data/cbp.duckdb)')
