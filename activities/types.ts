@@ -166,6 +166,8 @@ export interface MaintainSummary {
   expiredSnapshots: number;
   deletedFiles: number;
   dataFiles: number;
+  /** CBP_RETENTION_DAYS (opt-in): raw files the store has loaded, deleted past that age (store/retention.ts). */
+  retention?: { days: number; landingFiles: number; journalSegments: number; bytes: number; keptNotLoaded: number };
 }
 
 // --- subscriptions --------------------------------------------------------------------------------------
