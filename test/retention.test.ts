@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../lib/config.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { applyRetention } from '../store/retention.ts';
+import { scheduleDefinitions, scheduleOptionsFromConfig } from '../worker/schedules.ts';
 import { ROOT } from './store-fixtures.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -46,6 +47,12 @@ describe('retention', () => {
     expect(loadConfig({ env: {} }).retentionDays).toBeUndefined();
     expect(loadConfig({ env: { CBP_RETENTION_DAYS: '30' } }).retentionDays).toBe(30);
     expect(() => loadConfig({ env: { CBP_RETENTION_DAYS: '0' } })).toThrow(/CBP_RETENTION_DAYS/);
+  });
+
+  it('gives a file store the daily upkeep schedule only when retention is on (the worker holds the store)', () => {
+    const ids = (env: Record<string, string>) => scheduleDefinitions(scheduleOptionsFromConfig(loadConfig({ env }))).map((d) => d.scheduleId);
+    expect(ids({})).toEqual(['cbp-nightly', 'cbp-ingest']);
+    expect(ids({ CBP_RETENTION_DAYS: '90' })).toEqual(['cbp-nightly', 'cbp-ingest', 'cbp-maintain']);
   });
 
   it('deletes only loaded raw files past the age, keeps the rest, and reports both', async () => {
