@@ -2,28 +2,17 @@
 // holds every event acknowledged before it started (in the store copy or the journal's unsealed state); the store
 // and the journal deleted, a restore and an ingest find every one of them. A restore refuses a store with data
 // unless --force, and a lake store is refused with what to do instead.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
-import { ROOT } from './store-fixtures.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { runCbp, type CbpRun } from './helpers/cbp-cli.ts';
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function cbp(dir: string, args: string[], extra: Record<string, string> = {}): Promise<Run> {
-  const env = { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent', ...extra };
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function cbp(dir: string, args: string[], extra: Record<string, string> = {}): Promise<CbpRun> {
+  return runCbp(args, { cwd: dir, env: { CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent', ...extra } });
 }
 
 const USER = 'cbp-hook';

@@ -2,28 +2,19 @@
 // for good (a non-retryable error), send pipeline_failed with the workflow, its code and the Temporal command that
 // shows the run; the next success sends pipeline_recovered. Skipped where no server can be had (see temporal-env).
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CbpError } from '../lib/errors.ts';
 import { createWorker } from '../worker/worker.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { cleanup } from './ratios-fixtures.ts';
 import { notifyingActivities } from './pipeline-notices-fixtures.ts';
-import { quietTemporalRuntime, skipTemporal, startTemporalEnv, temporalTitle, workflowBundle } from './helpers/temporal-env.ts';
+import { skipTemporal, temporalTitle, useTemporalEnv, workflowBundle } from './helpers/temporal-env.ts';
 
 describe.skipIf(skipTemporal)(temporalTitle('pipeline notices through Temporal'), () => {
-  let env: TestWorkflowEnvironment;
-
-  beforeAll(async () => {
-    quietTemporalRuntime();
-    env = await startTemporalEnv();
-  }, 120_000);
-
-  afterAll(async () => {
-    await env?.teardown();
-  });
+  const server = useTemporalEnv();
 
   it('sends pipeline_failed for an ingest that fails for good, once, and pipeline_recovered after the next success', async () => {
+    const env = server();
     let failing = true;
     const t = await notifyingActivities((a) => ({
       async ingestEvents() {

@@ -1,7 +1,6 @@
 // Retention is opt-in (CBP_RETENTION_DAYS): off, the maintenance step deletes nothing and says so; on, it deletes the
 // landing files and archived journal segments the store has loaded once past the age, keeps every file it has not
 // loaded whatever its age, and reports both, in `cbp db maintain` and in the upkeep workflow's summary.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,8 +8,8 @@ import { loadConfig } from '../lib/config.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { applyRetention } from '../store/retention.ts';
 import { scheduleDefinitions, scheduleOptionsFromConfig } from '../worker/schedules.ts';
-import { ROOT } from './store-fixtures.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { runCbp } from './helpers/cbp-cli.ts';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
 const OLD = new Date('2026-03-01T00:00:00Z');
@@ -80,16 +79,7 @@ describe('retention', () => {
     const { files } = await world(dir, store);
     store.close();
     const run = (env: Record<string, string>) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), 'db', 'maintain', ...(env.JSON ? ['--json'] : [])], {
-          cwd: dir, env: { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d) => (stdout += String(d)));
-        child.stderr.on('data', (d) => (stderr += String(d)));
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+      runCbp(['db', 'maintain', ...(env.JSON ? ['--json'] : [])], { cwd: dir, env: { CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent', ...env } });
     const off = await run({});
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).toMatch(/retention: off \(CBP_RETENTION_DAYS unset/);
