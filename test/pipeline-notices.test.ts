@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CbpError } from '../lib/errors.ts';
 import { pipelineNotice, seeMoreCommand, UNCODED } from '../alerts/pipeline-notices.ts';
 import { webhookBody } from '../alerts/notifiers/webhook.ts';
-import { emailSubject } from '../alerts/notifiers/email.ts';
+import { emailSubject, emailText } from '../alerts/notifiers/email.ts';
+import { slackMessage } from '../alerts/notifiers/slack.ts';
 import { createLocalRunner } from '../worker/local.ts';
 import type { Store } from '../store/db.ts';
 import { cleanup } from './ratios-fixtures.ts';
@@ -38,6 +39,8 @@ describe('pipeline notices (what is owed)', () => {
     expect(n.message).not.toContain('s3cret-value');
     expect(JSON.parse(webhookBody(n))).toMatchObject({ kind: 'pipeline_failed', workflow: 'nightly', error_code: 'CBP_ERR_SERVICE_FORBIDDEN', run_id: 'nightly-1', command: 'cbp status' });
     expect(emailSubject(n)).toBe('[cbp] PIPELINE FAILED nightly: CBP_ERR_SERVICE_FORBIDDEN');
+    expect(emailText(n)).toMatch(/Workflow: +nightly\nError code: +CBP_ERR_SERVICE_FORBIDDEN\nRun: +nightly-1\nSee more: +cbp status/);
+    expect(slackMessage(n).text).toMatch(/^:x: Pipeline failed: nightly \[CBP_ERR_SERVICE_FORBIDDEN\]\n/);
   });
 });
 

@@ -5,6 +5,8 @@ import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../lib/config.ts';
+import { createActivities } from '../activities/index.ts';
+import type { ServiceClients } from '../client/index.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { applyRetention } from '../store/retention.ts';
 import { scheduleDefinitions, scheduleOptionsFromConfig } from '../worker/schedules.ts';
@@ -68,6 +70,22 @@ describe('retention', () => {
       expect(r.bytes).toBeGreaterThan(0);
       expect(Object.entries(files).filter(([, f]) => !existsSync(f)).map(([k]) => k).sort()).toEqual(['oldLoaded', 'segOldLoaded']);
       expect(existsSync(`${files.oldLoaded}.meta.json`)).toBe(false);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('is applied by the upkeep activity, whose summary reports it', async () => {
+    const dir = tempDir();
+    const data = path.join(dir, 'data');
+    const store = await openStore({ dbPath: path.join(data, 'cbp.duckdb') });
+    try {
+      await world(dir, store);
+      const config = loadConfig({ env: { CBP_DATA_DIR: data, CBP_RETENTION_DAYS: '30', CBP_LOG_LEVEL: 'silent' } });
+      const acts = createActivities({ config, store, clients: {} as ServiceClients, now: () => NOW });
+      expect(await acts.maintainStore({})).toMatchObject({ lake: false, retention: { days: 30, landingFiles: 1, journalSegments: 1, keptNotLoaded: 2 } });
+      const off = createActivities({ config: loadConfig({ env: { CBP_DATA_DIR: data, CBP_LOG_LEVEL: 'silent' } }), store, clients: {} as ServiceClients, now: () => NOW });
+      expect(await off.maintainStore({})).not.toHaveProperty('retention');
     } finally {
       store.close();
     }
