@@ -2,6 +2,7 @@
 // store's upkeep, which runs beside them on its own schedule.
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
+import { applyRetention } from '../store/retention.ts';
 import type { ActivityContext } from './deps.ts';
 import { enrichEvents } from './enrich.ts';
 import type { PipelineActivities } from './types.ts';
@@ -11,7 +12,9 @@ export function createEventActivities(ctx: ActivityContext): Pick<PipelineActivi
   return {
     async maintainStore(input) {
       const r = await withStore('maintainStore', (store) => maintainStore(store, input));
-      return { lake: r.lake, mergedFiles: r.mergedFiles, expiredSnapshots: r.expiredSnapshots, deletedFiles: r.deletedFiles + r.deletedOrphans, dataFiles: r.dataFiles };
+      const t = await withStore('maintainStore', (store) => applyRetention(store, { days: ctx.config.retentionDays, dataDir: ctx.dataDir, journalDir, now: now() }));
+      const retention = t.days === null ? {} : { retention: { days: t.days, landingFiles: t.landingFiles, journalSegments: t.journalSegments, bytes: t.bytes, keptNotLoaded: t.keptNotLoaded } };
+      return { lake: r.lake, mergedFiles: r.mergedFiles, expiredSnapshots: r.expiredSnapshots, deletedFiles: r.deletedFiles + r.deletedOrphans, dataFiles: r.dataFiles, ...retention };
     },
 
     async ingestEvents() {

@@ -9,6 +9,7 @@ import { createEventActivities } from './events.ts';
 import { createOrderActivities } from './orders.ts';
 import { createReportActivities } from './reports.ts';
 import { createRunActivities } from './runs.ts';
+import { withFailureFlag, withPipelineNotices } from './pipeline-notices.ts';
 import { createSubscriptionActivities } from './subscriptions.ts';
 import type { Activities } from './types.ts';
 
@@ -18,11 +19,17 @@ export { readOrderBatch, orderFileFormat } from './orders-file.ts';
 
 export function createActivities(deps: ActivityDeps): Activities {
   const ctx = activityContext(deps);
+  const alerts = createAlertActivities(ctx);
+  const runs = createRunActivities(ctx);
+  const events = createEventActivities(ctx);
   return {
     ...createReportActivities(ctx),
-    ...createEventActivities(ctx),
-    ...createAlertActivities(ctx),
-    ...createRunActivities(ctx),
+    ...events,
+    ingestEvents: withFailureFlag(ctx, events.ingestEvents),
+    ...alerts,
+    ...runs,
+    // A run that failed for good, and the next success, are notices too.
+    recordRun: withPipelineNotices(ctx, { recordRun: runs.recordRun, deliverNotices: alerts.deliverNotices }),
     ...createSubscriptionActivities(ctx),
     ...createOrderActivities(ctx),
   };

@@ -75,6 +75,9 @@ export interface IngestResult {
   quarantined: number;
   /** Segments that could not be loaded; they stay in the journal for the next call. */
   failed: number;
+  /** Set when the ingest workflow's last recorded run failed: this run is recorded even with nothing to load, so its
+   * success sends pipeline_recovered (activities/pipeline-notices.ts). */
+  afterFailure?: true;
 }
 
 export interface EnrichResult {
@@ -163,6 +166,8 @@ export interface MaintainSummary {
   expiredSnapshots: number;
   deletedFiles: number;
   dataFiles: number;
+  /** CBP_RETENTION_DAYS (opt-in): raw files the store has loaded, deleted past that age (store/retention.ts). */
+  retention?: { days: number; landingFiles: number; journalSegments: number; bytes: number; keptNotLoaded: number };
 }
 
 // --- subscriptions --------------------------------------------------------------------------------------

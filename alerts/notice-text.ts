@@ -59,6 +59,10 @@ export function noticeMessage(
       const threshold = n.ratio_threshold === null ? '' : `, threshold ${n.comparison ?? '>='} ${pctNear(n.ratio_threshold, null)}`;
       return `${what}: PROJECTION — at the current run rate ${n.month} would end at level ${n.level}: ${how}: ${figures}${threshold}`;
     }
+    // Their text is written when they are made (alerts/pipeline-notices.ts); this is never asked for it.
+    case 'pipeline_failed':
+    case 'pipeline_recovered':
+      return `${n.program} ${n.kind === 'pipeline_failed' ? 'failed' : 'recovered'}: ${n.level}`;
   }
 }
 

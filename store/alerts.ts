@@ -21,8 +21,9 @@ export * from './alert-batch.ts';
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
 
-/** unknown: a series at a level or in a watch band whose month cannot be judged (a source not loaded): the level is held. */
-export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch', 'unknown'] as const;
+/** unknown: a series at a level or in a watch band whose month cannot be judged (a source not loaded): the level is held.
+ * pipeline_failed / pipeline_recovered: a workflow failed for good, and its next success (alerts/pipeline-notices.ts). */
+export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch', 'unknown', 'pipeline_failed', 'pipeline_recovered'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** A notice: one row of the alerts table, and what notifiers are sent. */

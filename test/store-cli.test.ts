@@ -1,34 +1,22 @@
 // cbp db / load / sql through the real command (a child process), and the snapshot they read.
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
 import { openSnapshot, publishSnapshot } from '../store/snapshot.ts';
+import { runCbp, type CbpRun } from './helpers/cbp-cli.ts';
 import { ROOT, chargeback, midRecord, prevention, tmpDir, writeCsv, writeJson } from './store-fixtures.ts';
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cbp(dir: string, args: string[]): Promise<Run> {
-  const env = {
-    ...process.env,
-    CBP_DATA_DIR: path.join(dir, 'data'),
-    CBP_DB_PATH: path.join(dir, 'data', 'cbp.duckdb'),
-    CBP_SNAPSHOT_PATH: path.join(dir, 'data', 'published', 'cbp.duckdb'),
-    CBP_LOG_LEVEL: 'silent',
-  };
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function cbp(dir: string, args: string[]): Promise<CbpRun> {
+  return runCbp(args, {
+    cwd: dir,
+    env: {
+      CBP_DATA_DIR: path.join(dir, 'data'),
+      CBP_DB_PATH: path.join(dir, 'data', 'cbp.duckdb'),
+      CBP_SNAPSHOT_PATH: path.join(dir, 'data', 'published', 'cbp.duckdb'),
+      CBP_LOG_LEVEL: 'silent',
+    },
   });
 }
 

@@ -4,8 +4,7 @@
 // TestWorkflowEnvironment.createLocal() is only called with that existing binary: without one it would
 // download a server, which this machine cannot.
 import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
 import { applySchedules, backfillSchedule } from '../worker/schedules.ts';
 import { createWorker } from '../worker/worker.ts';
@@ -14,26 +13,17 @@ import type { NightlyResult } from '../workflows/nightly.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { windowId } from '../lib/utc.ts';
 import { callsOf, createFakes, type FakeState } from './workflows-fakes.ts';
-import { quietTemporalRuntime, skipTemporal, startTemporalEnv, temporalTitle, workflowBundle } from './helpers/temporal-env.ts';
+import { skipTemporal, temporalTitle, useTemporalEnv, workflowBundle } from './helpers/temporal-env.ts';
 
 const loadedKeys = (state: FakeState) =>
   callsOf(state, 'fetchAndLoad').map(([i]) => `${(i as FetchAndLoadInput).kind}:${windowId((i as FetchAndLoadInput).window)}`);
 
 describe.skipIf(skipTemporal)(temporalTitle('real Temporal server'), () => {
-  let env: TestWorkflowEnvironment;
-
-  beforeAll(async () => {
-    quietTemporalRuntime();
-    env = await startTemporalEnv();
-  }, 120_000);
-
-  afterAll(async () => {
-    await env?.teardown();
-  });
+  const server = useTemporalEnv();
 
   async function withWorker<T>(state: ReturnType<typeof createFakes>, fn: (taskQueue: string) => Promise<T>): Promise<T> {
     const taskQueue = `cbp-test-${randomUUID()}`;
-    const w = await createWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', activities: state.acts, taskQueue, workflowBundle: await workflowBundle(), shutdownGraceTime: '2 seconds' });
+    const w = await createWorker({ connection: server().nativeConnection, namespace: server().namespace ?? 'default', activities: state.acts, taskQueue, workflowBundle: await workflowBundle(), shutdownGraceTime: '2 seconds' });
     const running = w.run();
     try {
       return await fn(taskQueue);
@@ -46,7 +36,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server'), () => {
   it('runs nightly through Temporal and covers the windows up to asOf', async () => {
     const fakes = createFakes();
     const r = await withWorker(fakes, (taskQueue) =>
-      env.client.workflow.execute(WORKFLOW_TYPES.nightly, {
+      server().client.workflow.execute(WORKFLOW_TYPES.nightly, {
         taskQueue,
         workflowId: `nightly-${randomUUID()}`,
         args: [{ asOf: '2026-03-15T02:30:00Z', lookbackDays: 30, windowDays: 10 }],
@@ -60,7 +50,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server'), () => {
   it('runs a backfill that continues as new and loads every window exactly once', async () => {
     const fakes = createFakes();
     const r = await withWorker(fakes, (taskQueue) =>
-      env.client.workflow.execute(WORKFLOW_TYPES.backfill, {
+      server().client.workflow.execute(WORKFLOW_TYPES.backfill, {
         taskQueue,
         workflowId: `backfill-${randomUUID()}`,
         args: [{ from: '2026-01-01', to: '2026-02-28', kinds: ['chargebacks', 'mid_report'], windowDays: 7, parallelism: 2, windowsPerRun: 3 }],
@@ -75,17 +65,17 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server'), () => {
     const fakes = createFakes();
     const id = `cbp-nightly-test-${randomUUID()}`;
     await withWorker(fakes, async (taskQueue) => {
-      await applySchedules(env.client, {
+      await applySchedules(server().client, {
         taskQueue,
         nightly: { scheduleId: id, input: { windowDays: 1, lookbackDays: 1, kinds: ['chargebacks'] }, paused: true },
         ingest: { scheduleId: `${id}-ingest`, paused: true },
       });
       try {
-        await backfillSchedule(env.client, { scheduleId: id, from: '2026-03-01T00:00:00Z', to: '2026-03-03T23:59:59Z' });
+        await backfillSchedule(server().client, { scheduleId: id, from: '2026-03-01T00:00:00Z', to: '2026-03-03T23:59:59Z' });
         for (let i = 0; i < 120 && fakes.state.runs.length < 3; i++) await new Promise((r) => setTimeout(r, 500));
       } finally {
-        await env.client.schedule.getHandle(id).delete();
-        await env.client.schedule.getHandle(`${id}-ingest`).delete();
+        await server().client.schedule.getHandle(id).delete();
+        await server().client.schedule.getHandle(`${id}-ingest`).delete();
       }
     });
     expect(loadedKeys(fakes.state).sort()).toEqual(['chargebacks:2026-03-01..2026-03-01', 'chargebacks:2026-03-02..2026-03-02', 'chargebacks:2026-03-03..2026-03-03']);

@@ -88,8 +88,9 @@ export function scheduleOptionsFromConfig(cfg: Config): ApplySchedulesOptions {
     ingest: cfg.ingestTaskQueue
       ? { every: cfg.ingestEvery, taskQueue: cfg.ingestTaskQueue, scheduleId: `${SCHEDULE_DEFAULTS.ingestScheduleId}-${cfg.ingestTaskQueue}` }
       : { every: cfg.ingestEvery },
-    // A lake's small files and snapshots pile up with every commit: its upkeep runs daily (cbp db maintain's defaults).
-    ...(lakeCatalog(cfg.store) !== null ? { maintain: { timezone: cfg.scheduleTimezone } } : {}),
+    // A lake's small files and snapshots pile up with every commit: its upkeep runs daily (cbp db maintain's defaults);
+    // so does a file store's when retention is on (CBP_RETENTION_DAYS: the worker holds the store, cbp db maintain can't).
+    ...(lakeCatalog(cfg.store) !== null || cfg.retentionDays !== undefined ? { maintain: { timezone: cfg.scheduleTimezone } } : {}),
   };
 }
 

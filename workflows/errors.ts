@@ -39,3 +39,18 @@ export function errorMessage(e: unknown): string {
   }
   return msg || String(e);
 }
+
+/**
+ * The stable code of an error chain: a CbpError's `code`, or the `type` of the ApplicationFailure Temporal wraps an
+ * activity's error in (worker/activity-errors.ts types it by code). Undefined when none carries one.
+ */
+export function errorCode(e: unknown): string | undefined {
+  let cur: unknown = e;
+  for (let depth = 0; depth < 8 && typeof cur === 'object' && cur !== null; depth++) {
+    const c = cur as { code?: unknown; type?: unknown; cause?: unknown };
+    if (typeof c.code === 'string' && c.code.startsWith('CBP_ERR_')) return c.code;
+    if (typeof c.type === 'string' && c.type.startsWith('CBP_ERR_')) return c.type;
+    cur = c.cause;
+  }
+  return undefined;
+}

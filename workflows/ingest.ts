@@ -1,6 +1,6 @@
 // Load the webhook journal's closed segments into the store, then the publish step (which publishes only
 // when the snapshot is behind the store). Runs often (every few minutes), so a run that found nothing to
-// load is not recorded; a failure always is.
+// load is not recorded; a failure always is, and so is the first success after one (it sends pipeline_recovered).
 import type { IngestResult, PipelineActivities } from '../activities/types.ts';
 import { defaultRunId, recorded } from './run.ts';
 
@@ -21,7 +21,7 @@ export async function ingestEvents(input: IngestInput, acts: IngestActs): Promis
     return {
       result,
       summary: { ...result, ...(snapshot.published === undefined ? {} : { snapshotPublished: snapshot.published }) },
-      record: result.segments > 0 || result.quarantined > 0 || result.failed > 0,
+      record: result.segments > 0 || result.quarantined > 0 || result.failed > 0 || result.afterFailure === true,
     };
   });
 }

@@ -1,14 +1,15 @@
 // What every body shares: run ids, run records that never hide the original failure, input checks.
 import type { PipelineActivities, RunRecord, WorkflowName } from '../activities/types.ts';
-import { errorMessage, WorkflowInputError } from './errors.ts';
+import { errorCode, errorMessage, WorkflowInputError } from './errors.ts';
 
 export function defaultRunId(workflow: WorkflowName, startedAt: string): string {
   return `${workflow}-${startedAt}`;
 }
 
 /**
- * Run `body`, then record the run: ok with its summary, or failed with the error's message. A failure to
- * record a failed run must not replace the run's own error, so that one is swallowed.
+ * Run `body`, then record the run: ok with its summary, or failed with the error's message (its code in the
+ * summary: the recordRun activity sends a pipeline_failed notice with it). A failure to record a failed run must
+ * not replace the run's own error, so that one is swallowed.
  */
 export async function recorded<T>(
   acts: Pick<PipelineActivities, 'recordRun'> & { now(): string },
@@ -20,7 +21,8 @@ export async function recorded<T>(
     out = await body();
   } catch (e) {
     try {
-      await acts.recordRun({ ...base, status: 'failed', finishedAt: acts.now(), summary: {}, error: errorMessage(e) });
+      const code = errorCode(e);
+      await acts.recordRun({ ...base, status: 'failed', finishedAt: acts.now(), summary: code ? { errorCode: code } : {}, error: errorMessage(e) });
     } catch {
       // the run's own error is the one worth reporting
     }

@@ -8,6 +8,7 @@ import type { NoticeChart, Notifier } from './types.ts';
 import { NotifyError } from '../errors.ts';
 import { secretUrlParts } from '../../lib/urls.ts';
 import { createRedactor } from '../redact.ts';
+import { isPipelineNotice, pipelineDetails } from '../pipeline-notices.ts';
 
 export interface EmailNotifierOptions {
   /** CBP_SMTP_URL, e.g. smtps://user:pass@host:465 or smtp://host:25 */
@@ -22,11 +23,16 @@ export interface EmailNotifierOptions {
 }
 
 export function emailSubject(n: Notice): string {
+  if (isPipelineNotice(n)) return `[cbp] ${n.kind === 'pipeline_failed' ? 'PIPELINE FAILED' : 'PIPELINE RECOVERED'} ${n.program}: ${n.level}`;
   const kind = n.kind === 'projected' ? 'PROJECTED' : n.kind.toUpperCase();
   return `[cbp] ${kind} ${n.network} ${n.program} ${n.level}: ${n.mid} ${n.month}`;
 }
 
 export function emailText(n: Notice): string {
+  if (isPipelineNotice(n)) {
+    const d = pipelineDetails(n);
+    return [n.message, '', `Workflow:     ${d.workflow}`, `Error code:   ${d.error_code}`, `Run:          ${d.run_id ?? '-'}`, `See more:     ${d.command ?? '-'}`, '', `Notice ${n.notice_id}`].join('\n');
+  }
   return [
     n.message,
     '',

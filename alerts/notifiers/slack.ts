@@ -5,6 +5,7 @@
 import type { Notice } from '../engine.ts';
 import type { Notifier } from './types.ts';
 import { postJson } from './http.ts';
+import { isPipelineNotice, pipelineDetails } from '../pipeline-notices.ts';
 import { secretUrlParts } from '../../lib/urls.ts';
 
 export interface SlackNotifierOptions {
@@ -16,9 +17,18 @@ export interface SlackNotifierOptions {
   timeoutMs?: number;
 }
 
-const ICON: Record<Notice['kind'], string> = { reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:' };
+const ICON: Record<Notice['kind'], string> = {
+  reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:',
+  pipeline_failed: ':x:', pipeline_recovered: ':white_check_mark:',
+};
 
 export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
+  if (isPipelineNotice(n)) {
+    const d = pipelineDetails(n);
+    const title = `${ICON[n.kind]} ${n.kind === 'pipeline_failed' ? 'Pipeline failed' : 'Pipeline recovered'}: ${d.workflow} [${d.error_code}]`;
+    const more = `notice ${n.notice_id}${d.command ? ` · see more: \`${d.command}\`` : ''}`;
+    return { text: `${title}\n${n.message}`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${title}\n${n.message}` } }, { type: 'context', elements: [{ type: 'mrkdwn', text: more }] }] };
+  }
   const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
   const text = `${title}\n${n.message}`;
   const fields = [

@@ -7,6 +7,7 @@ import type { Notice } from '../engine.ts';
 import type { NoticeChart, Notifier } from './types.ts';
 import { postJson } from './http.ts';
 import { secretUrlParts } from '../../lib/urls.ts';
+import { isPipelineNotice, pipelineDetails } from '../pipeline-notices.ts';
 
 export interface WebhookNotifierOptions {
   url: string;
@@ -68,6 +69,8 @@ export function webhookBody(n: Notice, chart?: NoticeChart | null): string {
     message: n.message,
     created_at: n.created_at,
     chart: webhookChart(chart),
+    // A pipeline notice: the workflow, its error code, the run and the command that shows more.
+    ...(isPipelineNotice(n) ? pipelineDetails(n) : {}),
   });
 }
 

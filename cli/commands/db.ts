@@ -5,6 +5,7 @@ import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
 import type { SnapshotResult } from '../../store/snapshot.ts';
+import { registerBackup } from './db-backup.ts';
 
 function humanMigrate(r: MigrateResult & { dbPath: string }): string {
   const lines = [
@@ -35,7 +36,7 @@ export function register(program: Command, ctx: Ctx): void {
       }
     });
   db.command('maintain')
-    .description('Upkeep of the store, safe while workers write. A lake: writes the rows held in its catalog to Parquet, merges small files, expires snapshots older than --keep-days, and deletes files no kept snapshot lists once --grace-hours old. A DuckDB file: a checkpoint.')
+    .description('Upkeep of the store, safe while workers write. A lake: writes the rows held in its catalog to Parquet, merges small files, expires snapshots older than --keep-days, and deletes files no kept snapshot lists once --grace-hours old. A DuckDB file: a checkpoint. Either: with CBP_RETENTION_DAYS set (opt-in), deletes loaded landing files and archived journal segments older than that, and reports them')
     .option('--keep-days <n>', 'snapshots younger than this are kept (time travel; readers in flight)', '7')
     .option('--grace-hours <n>', 'files are deleted only once this old, 1 or more (a reader or writer may still be on an older snapshot)', '24')
     .option('--json', 'print the result as JSON')
@@ -45,16 +46,22 @@ export function register(program: Command, ctx: Ctx): void {
       if (!/^\d+$/.test(o.graceHours) || Number(o.graceHours) < 1) throw new UsageError(`--grace-hours must be a whole number of hours, 1 or more (a reader or writer still on an older snapshot needs its files), got ${JSON.stringify(o.graceHours)}`);
       const { openStore } = await import('../../store/db.ts');
       const { maintainStore } = await import('../../store/lake-maintain.ts');
-      const store = await openStore(configuredStore(ctx.config()));
+      const { applyRetention, retentionLine } = await import('../../store/retention.ts');
+      const cfg = ctx.config();
+      const store = await openStore(configuredStore(cfg));
       try {
-        const r = await maintainStore(store, { keepDays: Number(o.keepDays), graceHours: Number(o.graceHours) });
-        ctx.out(r, (x) => x.lake
+        const m = await maintainStore(store, { keepDays: Number(o.keepDays), graceHours: Number(o.graceHours) });
+        // Opt-in (CBP_RETENTION_DAYS): loaded raw files past the age; reported either way.
+        const retention = await applyRetention(store, { days: cfg.retentionDays, dataDir: cfg.dataDir, journalDir: cfg.journalDir });
+        const r = { ...m, retention };
+        ctx.out(r, (x: typeof r) => `${x.lake
           ? `${x.store}: ${x.flushedTables} tables' inlined rows written out, ${x.mergedFiles} files merged, ${x.expiredSnapshots} snapshots expired, ${x.deletedFiles + x.deletedOrphans} files deleted; ${x.dataFiles} data files now`
-          : `${x.store}: checkpointed (a DuckDB file needs nothing more)`, o.json);
+          : `${x.store}: checkpointed (a DuckDB file needs nothing more)`}\n${retentionLine(x.retention)}`, o.json);
       } finally {
         store.close();
       }
     });
+  registerBackup(db, ctx);
   db.command('import-file')
     .description('Move a DuckDB file store into the lake CBP_STORE names: every table copied in one commit (all or nothing); the file is only read. The lake must be new.')
     .argument('<file>', 'the DuckDB file of the store (CBP_DB_PATH of the file setup, by default data/cbp.duckdb)')

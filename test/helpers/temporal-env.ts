@@ -4,6 +4,7 @@
 // TestWorkflowEnvironment.createLocal() is only called with an existing binary: without one it would download
 // a server, which these machines cannot.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll } from 'vitest';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../../lib/temporal-cli.ts';
 import { WORKFLOWS_PATH } from '../../worker/worker.ts';
@@ -49,4 +50,17 @@ let bundle: Promise<{ code: string }> | undefined;
 export function workflowBundle(): Promise<{ code: string }> {
   bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   return bundle;
+}
+
+/** A describe block's server: started before its tests (quiet SDK logs), torn down after; read env() inside a test. */
+export function useTemporalEnv(): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    quietTemporalRuntime();
+    env = await startTemporalEnv();
+  }, 120_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => env!;
 }
