@@ -147,7 +147,7 @@ export const ThresholdsFileSchema = z.strictObject({
   rules: z.array(RuleSchema).default([]),
   /** Program fees per level (a fee of a default's id replaces it). */
   fees: z.array(FeeSchema).default([]),
-  /** Programs known and not judged, with the reason (shown in docs and `cbp ratios --help`). */
+  /** Programs known and not judged, with the reason (docs/ratios.md "Not modelled"). */
   not_modelled: z.array(NotModelledSchema).default([]),
   /** Rule or fee ids switched off (e.g. a retired program, a fee reading not chosen). */
   disable: z.array(z.string()).default([]),
