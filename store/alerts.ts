@@ -24,7 +24,7 @@ export * from './alert-history.ts';
 type ReadStore = Pick<Store, 'all'>;
 
 /** unknown: a series at a level or in a watch band whose month cannot be judged (a source not loaded): the level is held. */
-export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch', 'unknown'] as const;
+export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch', 'unknown', 'due'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** A notice: one row of the alerts table, and what notifiers are sent. */
@@ -52,6 +52,9 @@ export interface Notice {
   notify: boolean;
   message: string;
   created_at: string;
+  /** A `due` notice's case and its due date (YYYY-MM-DD), from due_notices (alerts/due.ts). */
+  case_number?: string;
+  due_date?: string;
 }
 
 /** One row of alert_states: a level's status (projected | reached | resolved) for a month. */
@@ -515,7 +518,7 @@ export async function recordedStates(store: Pick<Store, 'transaction'>, q: { lo:
   }, { generation: false });
 }
 
-const NOTICE_COLS = [
+export const NOTICE_COLS = [
   'notice_id', 'kind', 'mid', 'network', 'program', 'level', 'previous_level', 'month', 'metric', 'rule_id', 'comparison',
   'ratio_threshold', 'numerator', 'denominator', 'denominator_month', 'ratio', 'ratio_pct', 'ratio_bps', 'is_projection',
   'is_partial', 'notify', 'message', 'created_at',

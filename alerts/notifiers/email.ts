@@ -22,11 +22,16 @@ export interface EmailNotifierOptions {
 }
 
 export function emailSubject(n: Notice): string {
+  if (n.kind === 'due') return `[cbp] ${n.level === 'overdue' ? 'OVERDUE' : 'DUE'} representment: ${n.mid} case ${n.case_number ?? '-'} by ${n.due_date ?? n.month}`;
   const kind = n.kind === 'projected' ? 'PROJECTED' : n.kind.toUpperCase();
   return `[cbp] ${kind} ${n.network} ${n.program} ${n.level}: ${n.mid} ${n.month}`;
 }
 
 export function emailText(n: Notice): string {
+  if (n.kind === 'due') {
+    return [n.message, '', `MID:          ${n.mid}`, `Case:         ${n.case_number ?? '-'}`, `Due date:     ${n.due_date ?? n.month}`,
+      `Network:      ${n.network}`, '', `Notice ${n.notice_id}`].join('\n');
+  }
   return [
     n.message,
     '',

@@ -16,9 +16,10 @@ export interface SlackNotifierOptions {
   timeoutMs?: number;
 }
 
-const ICON: Record<Notice['kind'], string> = { reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:' };
+const ICON: Record<Notice['kind'], string> = { reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:', due: ':hourglass:' };
 
 export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
+  if (n.kind === 'due') return { text: `${ICON.due} ${n.message}`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${ICON.due} ${n.message}` } }, { type: 'context', elements: [{ type: 'mrkdwn', text: `notice ${n.notice_id} · open cases: \`cbp disputes due --mid ${n.mid}\`` }] }] };
   const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
   const text = `${title}\n${n.message}`;
   const fields = [
