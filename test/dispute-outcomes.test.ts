@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
 import { chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
+import { preventionByPartner, vintage } from '../store/report-outcomes.ts';
+import { dueSection, preventionSection, vintageSection } from '../report/outcomes.ts';
 
 async function addEvent(s: Store, guid: string, type: string, payload: Record<string, unknown>, at = '2024-03-02T11:00:00Z') {
   await s.run(
@@ -91,5 +93,32 @@ describe('mart_disputes_by_vintage', () => {
       { mid: 'MID-2', transaction_month: null, received_month: '2024-03', months_after: null, currency: 'EUR', disputes: 1, amount: 10, avg_delay_days: null, median_delay_days: null, max_delay_days: null },
     ]);
     s.close();
+  });
+});
+
+describe('the report\'s prevention and vintage sections', () => {
+  it('sums the outcomes per partner and the vintages over the report\'s months and MIDs, and draws them', async () => {
+    const s = await world();
+    const partners = await preventionByPartner(s, { from: '2024-03', to: '2024-03', mids: ['MID-1'] });
+    expect(partners.map((p) => [p.partner, p.alerts, p.completed, p.charged_back, p.completed_charged_back, p.duplicates, p.deflection_rate])).toEqual([
+      ['Ethoca', 3, 2, 1, 1, 1, 1 / 3], ['Order validation', 1, 1, 0, 0, 0, 1], ['RDR', 1, 1, 0, 0, 0, 1], ['Verifi CDRN', 2, 1, 1, 0, 1, 0.5],
+    ]);
+    const v = await vintage(s, { from: '2024-01', to: '2024-03' });
+    // January's sales: one dispute a month later (1 day), one two months later (50 days): median 25.5 days
+    expect(v).toEqual([
+      { transaction_month: '2024-01', months_after: 1, disputes: 1, median_delay_days: 25.5 },
+      { transaction_month: '2024-01', months_after: 2, disputes: 1, median_delay_days: 25.5 },
+      { transaction_month: '2024-02', months_after: 1, disputes: 1, median_delay_days: 19 },
+    ]);
+    s.close();
+    const p = preventionSection(partners, '2024-03');
+    expect(p).toContain('<tr data-partner="Verifi CDRN"><td>Verifi CDRN</td><td class="n">2</td>');
+    expect(p).toMatch(/33\.3 %/);
+    const html = vintageSection(v, '2024-01 to 2024-03');
+    expect(html).toContain('data-chart="vintage"');
+    expect(html).toMatch(/<svg[\s\S]*2024-02[\s\S]*<\/svg>/);
+    expect(html).toContain('3 chargebacks on sales of these months; 3 (100 %) arrived a month or more after the sale');
+    expect(html).toContain('Median days from sale to dispute, per month of sale: 2024-01: 25.5 d · 2024-02: 19 d');
+    expect(dueSection({ asOf: '2024-03-10', fromService: true, within: 7, cases: [] })).toContain('No open case is due within these days');
   });
 });
