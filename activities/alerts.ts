@@ -4,6 +4,7 @@ import { secretValues } from '../lib/config.ts';
 import { log } from '../lib/log.ts';
 import { evaluateAfterLoad } from '../alerts/engine.ts';
 import { deliverNotices as deliverOutbox, untoldNotices } from '../alerts/outbox.ts';
+import { queueDueNotices } from '../alerts/due.ts';
 import { chartRules, nobodyToldWarning, notifiersFromConfig, type Notifier } from '../alerts/notifiers/index.ts';
 import { loadRules, type LoadedRules, type RuleSet } from '../rules/thresholds.ts';
 import { midsWithoutRegion, noRegionNote } from '../rules/regions.ts';
@@ -44,18 +45,21 @@ export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivi
       notifiers ??= notifiersFromConfig(cfg);
       const list = notifiers;
       const logger = ctx.logger ?? log();
+      // Representment deadlines reached today (the service's day) join the notices to send (alerts/due.ts).
+      const due = await withStore('deliverNotices', (store) => queueDueNotices(store, { leadDays: cfg.dueNoticeDays, now: now() }));
+      const dueQueued = due.queued ? { dueQueued: due.queued } : {};
       if (list.length === 0) {
         // Alerts with nowhere to go: said in the result (the run summary prints it) and in the log.
         const untold = await withStore('deliverNotices', (store) => untoldNotices(store));
-        if (untold === 0) return { sent: 0, failed: 0, notifiers: [], untold };
+        if (untold === 0) return { sent: 0, failed: 0, notifiers: [], untold, ...dueQueued };
         const warning = nobodyToldWarning(untold);
         logger.warn({ untold }, warning);
-        return { sent: 0, failed: 0, notifiers: [], untold, warning };
+        return { sent: 0, failed: 0, notifiers: [], untold, warning, ...dueQueued };
       }
       // The configuration's secrets (URL tokens, SMTP credentials) are redacted from every stored delivery error.
       const chart = rules ?? chartRules(cfg, logger);
       const r = await withStore('deliverNotices', (store) => deliverOutbox(store, list, { now: now(), secrets: secretValues(cfg), logger, chartRules: chart }));
-      return { sent: r.sent, failed: r.retrying + r.failed, notifiers: list.map((n) => n.name) };
+      return { sent: r.sent, failed: r.retrying + r.failed, notifiers: list.map((n) => n.name), ...dueQueued };
     },
   };
 }

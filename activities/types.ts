@@ -115,6 +115,8 @@ export interface DeliverResult {
   notifiers?: string[];
   /** With no notifier configured: notices marked for delivery that no notifier ever sent. */
   untold?: number;
+  /** Representment deadline notices raised by this call (alerts/due.ts); absent when none (and in older histories). */
+  dueQueued?: number;
   /** Set when notices reach nobody (no notifier configured): what to set. The run summary prints it. */
   warning?: string;
 }

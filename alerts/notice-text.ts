@@ -51,6 +51,8 @@ export function noticeMessage(
       const held = n.previous_level ? `level ${n.level} is held until it can` : `it was in the watch band of level ${n.level}`;
       return `${what}: UNKNOWN — ${n.month}${mtd} cannot be judged, ${held}: ${fig}${thr}`;
     }
+    // alerts/due.ts writes its own text; this is what a due notice says without its case
+    case 'due': return `${n.mid}: representment ${n.level === 'overdue' ? 'overdue' : 'due soon'} (${n.month})`;
     case 'projected': {
       const dc = basis?.days_covered ?? null;
       const dim = basis?.days_in_month ?? null;

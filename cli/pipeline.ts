@@ -135,6 +135,9 @@ function table(rows: Array<[string, unknown]>): string {
   return renderTable(['', 'value'], rows.map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : (v as string | number | null)])).replace(/\n\(\d+ rows?\)$/, '');
 }
 
+/** The representment deadline notices a run raised, beside the ratio notices (alerts/due.ts). */
+const dueNote = (n: number | undefined) => (n ? ` (+${n} due date notice${n === 1 ? '' : 's'})` : '');
+
 export function humanNightly(r: NightlyResult): string {
   const records = r.windows.reduce((n, w) => n + w.records, 0);
   const quarantined = r.windows.reduce((n, w) => n + w.quarantined, 0);
@@ -153,8 +156,8 @@ export function humanNightly(r: NightlyResult): string {
       [
         'notices',
         r.notices.notifiers?.length === 0
-          ? `${r.ratios.noticesQueued} new, none sent: no notifier is configured`
-          : `${r.ratios.noticesQueued} queued, ${r.notices.sent} sent, ${r.notices.failed} pending`,
+          ? `${r.ratios.noticesQueued} new${dueNote(r.notices.dueQueued)}, none sent: no notifier is configured`
+          : `${r.ratios.noticesQueued} queued${dueNote(r.notices.dueQueued)}, ${r.notices.sent} sent, ${r.notices.failed} pending`,
       ],
       ['service clock', r.serviceTime ?? 'n/a'],
       ['snapshot', snapshotCell(r.snapshot)],

@@ -117,6 +117,7 @@ export const SETTINGS = [
   s('alerts', 'smtpUrl', 'CBP_SMTP_URL', str, 'SMTP server for alert e-mails over TLS: smtps://user:pass@host:465, or smtp://user:pass@host:587?requireTLS=true (STARTTLS); plain smtp:// only on loopback', { secret: true, transport: 'smtp' }),
   s('alerts', 'alertEmailFrom', 'CBP_ALERT_EMAIL_FROM', str, 'Sender of alert e-mails', { default: 'cbp@localhost' }),
   s('alerts', 'alertEmailTo', 'CBP_ALERT_EMAIL_TO', str, 'Recipients of alert e-mails, comma-separated'),
+  s('alerts', 'dueNoticeDays', 'CBP_DUE_NOTICE_DAYS', int.min(0), 'Days before a chargeback\'s representment due date its `due` notice goes out (once per case; again once overdue), judged by the service\'s clock', { default: '5' }),
   s('temporal', 'temporalAddress', 'TEMPORAL_ADDRESS', str, 'Temporal frontend host:port', { default: '127.0.0.1:7233' }),
   s('temporal', 'temporalNamespace', 'TEMPORAL_NAMESPACE', str, 'Temporal namespace', { default: 'default' }),
   s('temporal', 'temporalTaskQueue', 'TEMPORAL_TASK_QUEUE', str, 'Task queue of the cbp worker', { default: 'cbp' }),

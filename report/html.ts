@@ -9,6 +9,7 @@ import {
 import type { AtRiskRow, RatioSection } from './model.ts';
 import { monthTitle, scopeText } from './months.ts';
 import { COLOURS, FONT } from './svg.ts';
+import { dueSection, preventionSection, vintageSection, type OutcomesData } from './outcomes.ts';
 import { networkName, programName, trendCaption, trendChartSvg } from './trend.ts';
 
 /** The marker a file written by `cbp report` carries; cbp overwrites only a file that has it. */
@@ -46,6 +47,8 @@ export interface ReportData {
   ratios: RatioSection;
   disputes: DisputesData;
   quality: QualityData;
+  /** Sections 6-8 (report/outcomes.ts): due soon, prevention outcomes, vintage; absent: left out */
+  outcomes?: OutcomesData;
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -134,6 +137,8 @@ small { color: #666; }
 small.warn { color: #a02020; }
 .note { font-size: 12.5px; color: #555; margin: 6px 0; }
 .empty { font-size: 13px; color: #555; font-style: italic; }
+tr.overdue { background: #fdecea; }
+b.overdue { color: #a02020; }
 `;
 
 /** Renders the whole report. Pure: the same data gives the same page (but for the charts' element ids). */
@@ -203,6 +208,10 @@ ${fresh}
 </tbody></table>
 </section>`;
 
+  // 6-8. Due soon, prevention outcomes, vintage
+  const o = data.outcomes;
+  const s6to8 = o ? `${dueSection(o.due)}\n${preventionSection(o.prevention, monthSpan)}\n${vintageSection(o.vintage, monthSpan)}\n` : '';
+
   const island = JSON.stringify(data).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
   return `<!DOCTYPE html>
 <html lang="en">
@@ -220,14 +229,14 @@ ${GENERATOR_META}
 <p>Made ${esc(meta.generatedAt)} from the snapshot ${esc(meta.snapshot)}${meta.snapshotModifiedAt ? ` (published ${esc(meta.snapshotModifiedAt)})` : ''}; rules: ${esc(meta.thresholds)}.</p>
 <p>${plural(r.mids, 'MID')}${meta.mids.length ? ` (asked for: ${esc(meta.mids.join(', '))})` : ''}; months ${esc(monthSpan)}; times in UTC.</p>
 ${meta.ratiosBehind ? `<p class="behind">Ratios judged now under the rules configured, because the kept ratio table is behind: ${esc(meta.ratiosBehind)}.</p>\n` : ''}</header>
-<nav><a href="#at-risk">1 At risk now</a><a href="#trends">2 Trends</a><a href="#heatmap">3 Heat map</a><a href="#disputes">4 Disputes</a><a href="#quality">5 Data quality</a></nav>
+<nav><a href="#at-risk">1 At risk now</a><a href="#trends">2 Trends</a><a href="#heatmap">3 Heat map</a><a href="#disputes">4 Disputes</a><a href="#quality">5 Data quality</a>${o ? '<a href="#due">6 Due soon</a><a href="#prevention">7 Prevention</a><a href="#vintage">8 Vintage</a>' : ''}</nav>
 <main>
 ${s1}
 ${s2}
 ${s3}
 ${s4}
 ${s5}
-</main>
+${s6to8}</main>
 <script type="application/json" id="cbp-report-data">${island}</script>
 </body>
 </html>

@@ -18,7 +18,7 @@ const EXPLANATION_TYPES: StageType[] = EXPLANATION_COLS.map((c): StageType => (c
 /** The columns of _cbp_explanation_rows_stage: EXPLANATION_COLS', then digest. */
 const EXPLANATION_STAGE_TYPES: StageType[] = [...EXPLANATION_TYPES, 'text'];
 
-const NOTICE_COLS = [
+export const NOTICE_COLS = [
   'notice_id', 'kind', 'mid', 'network', 'program', 'level', 'previous_level', 'month', 'metric', 'rule_id', 'comparison',
   'ratio_threshold', 'numerator', 'denominator', 'denominator_month', 'ratio', 'ratio_pct', 'ratio_bps', 'is_projection',
   'is_partial', 'notify', 'message', 'created_at',

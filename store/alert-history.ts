@@ -147,13 +147,16 @@ function toNotice(r: Record<string, unknown>): Notice {
     notify: r.notify === true,
     message: String(r.message),
     created_at: String(r.created_at),
+    // a due notice's case (dueDeliveries joins due_notices)
+    ...(r.due_case_number ? { case_number: String(r.due_case_number), due_date: String(r.due_due_date) } : {}),
   };
 }
 
 /** This notifier's pending deliveries due at now, in notice order, each with the attempts made so far. */
 export async function dueDeliveries(store: ReadStore, notifier: string, now: Date): Promise<Array<{ notice: Notice; attempts: number }>> {
   const rows = await store.all<Record<string, unknown>>(
-    `SELECT a.*, o.attempts AS outbox_attempts FROM alert_outbox o JOIN alerts a USING (notice_id)
+    `SELECT a.*, o.attempts AS outbox_attempts, d.case_number AS due_case_number, strftime(d.due_date, '%Y-%m-%d') AS due_due_date
+       FROM alert_outbox o JOIN alerts a USING (notice_id) LEFT JOIN due_notices d USING (notice_id)
       WHERE o.notifier = $name AND o.status = 'pending' AND o.next_attempt_at <= $now::TIMESTAMP
       ORDER BY a.created_at, a.month, a.notice_id`,
     { name: notifier, now: ts(now) },

@@ -21,11 +21,11 @@ export async function programRatiosOf(store: ReadStore, month: string): Promise<
   );
 }
 
-/** At most limit notices that are not projections, newest months first. */
+/** At most limit ratio notices that are not projections, newest months first (due notices: store/due.ts). */
 export async function latestNotices(store: ReadStore, limit: number): Promise<Array<Record<string, unknown>>> {
   return store.all<Record<string, unknown>>(
     `SELECT kind, mid, network, program, level, month, round(ratio_pct, 2) AS ratio_pct, notify
-       FROM alerts WHERE NOT is_projection ORDER BY month DESC, mid, network, program LIMIT $lim`,
+       FROM alerts WHERE NOT is_projection AND kind <> 'due' ORDER BY month DESC, mid, network, program LIMIT $lim`,
     { lim: limit },
   );
 }

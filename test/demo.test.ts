@@ -41,6 +41,10 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000107 american_express amex_excessive: level excessive/);
     expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000108 discover discover_excessive: level excessive/);
     expect(r.stdout).toMatch(/Alerts raised/);
+    // The cases due soon, judged on the sandbox's day; their due notices went to the alert webhook, summed up there.
+    expect(r.stdout).toMatch(/Cases due soon \(open, representment due within 7 days or overdue\) as of the service's day 2026-01-15: [1-9]\d*, \d+ overdue; [1-9]\d* due notice\(s\) sent to the alert webhook/);
+    expect(r.stdout).toMatch(/^due_date\s+\| days_left \| mid\s+\| case_number/m);
+    expect(r.stdout).not.toMatch(/Alert webhook received .*representment/);
     expect(r.stdout).toMatch(/demo finished in [\d.]+ s/);
     // A clean re-run: the demo's own folder was wiped at start, and marked again.
     expect(fs.existsSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'))).toBe(false);

@@ -14,7 +14,7 @@ import { COLOURS } from '../report/svg.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'report');
-const SECTIONS = ['at-risk', 'trends', 'heatmap', 'disputes', 'quality'] as const;
+const SECTIONS = ['at-risk', 'trends', 'heatmap', 'disputes', 'quality', 'due', 'prevention', 'vintage'] as const;
 /** The demo's scenario: one MID over a program of each network (test/demo.test.ts asserts the same in its output). */
 const DEMO_BREACHES = [
   ['860100000101', 'mastercard', 'ecp'],
@@ -90,7 +90,7 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
     expect(requests.all).toEqual([url]);
   });
 
-  it('shows the five sections, each saved as a screenshot', async () => {
+  it('shows the eight sections, each saved as a screenshot', async () => {
     for (const id of SECTIONS) {
       const s = page.locator(`section#${id}`);
       expect(await s.isVisible(), id).toBe(true);

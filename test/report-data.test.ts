@@ -245,10 +245,10 @@ describe('cbp report: the figures', () => {
 describe('cbp report: the file', () => {
   it('is one self-contained page: charts as inline SVG with titles and captions, no script to run, nothing fetched', () => {
     expect(html).toContain('<meta name="generator" content="cbp report">');
-    for (const id of ['at-risk', 'trends', 'heatmap', 'disputes', 'quality']) expect(html).toContain(`<section id="${id}">`);
+    for (const id of ['at-risk', 'trends', 'heatmap', 'disputes', 'quality', 'due', 'prevention', 'vintage']) expect(html).toContain(`<section id="${id}">`);
     const figures = html.match(/<figure class="chart"[\s\S]*?<\/figure>/g) ?? [];
-    // 2 trends, the heat map, 2 networks x 2 Pareto, win rate, statuses, order age, match rates, quarantine, freshness
-    expect(figures.length).toBe(2 + 1 + 4 + 3 + 3);
+    // 2 trends, the heat map, 2 networks x 2 Pareto, win rate, statuses, order age, match rates, quarantine, freshness, vintage
+    expect(figures.length).toBe(2 + 1 + 4 + 3 + 3 + 1);
     expect(html.match(/<figure class="chart" data-chart="trend"/g)).toHaveLength(2);
     for (const f of figures) {
       expect(f).toMatch(/<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);

@@ -117,7 +117,8 @@ describe('store schema', () => {
     const s = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
     const views = s.migration!.views;
     for (const v of ['stg_reports__chargebacks', 'int_chargebacks_joined', 'int_prevention_alerts_joined', 'int_rdr_cases_joined',
-      'int_order_validations_joined', 'fct_chargeback_status_changes', 'dim_mids', 'mart_event_match_rates', 'mart_chargebacks']) {
+      'int_order_validations_joined', 'fct_chargeback_status_changes', 'dim_mids', 'mart_event_match_rates', 'mart_chargebacks',
+      'mart_disputes_open', 'int_prevention_cases_unioned', 'mart_prevention_outcomes', 'mart_disputes_by_vintage']) {
       expect(views).toContain(v);
     }
     expect(s.migration!.skippedViews).toEqual([]);

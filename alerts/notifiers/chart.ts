@@ -37,6 +37,8 @@ export function noticeSeries(
 
 /** The notice's chart from the store as it is now, or null when the store has no figures for its series. */
 export async function noticeChart(store: QueryStore, rules: RuleSet, n: Notice): Promise<NoticeChart | null> {
+  // A representment deadline has no ratio series to draw (alerts/due.ts).
+  if (n.kind === 'due') return null;
   const rows = await computeRatios(store, { mid: n.mid });
   const metric = n.metric ?? rows.find((r) => r.network === n.network && r.program === n.program)?.metric;
   if (!metric) return null;

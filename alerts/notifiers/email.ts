@@ -24,6 +24,7 @@ export interface EmailNotifierOptions {
 
 export function emailSubject(n: Notice): string {
   if (isPipelineNotice(n)) return `[cbp] ${n.kind === 'pipeline_failed' ? 'PIPELINE FAILED' : 'PIPELINE RECOVERED'} ${n.program}: ${n.level}`;
+  if (n.kind === 'due') return `[cbp] ${n.level === 'overdue' ? 'OVERDUE' : 'DUE'} representment: ${n.mid} case ${n.case_number ?? '-'} by ${n.due_date ?? n.month}`;
   const kind = n.kind === 'projected' ? 'PROJECTED' : n.kind.toUpperCase();
   return `[cbp] ${kind} ${n.network} ${n.program} ${n.level}: ${n.mid} ${n.month}`;
 }
@@ -32,6 +33,10 @@ export function emailText(n: Notice): string {
   if (isPipelineNotice(n)) {
     const d = pipelineDetails(n);
     return [n.message, '', `Workflow:     ${d.workflow}`, `Error code:   ${d.error_code}`, `Run:          ${d.run_id ?? '-'}`, `See more:     ${d.command ?? '-'}`, '', `Notice ${n.notice_id}`].join('\n');
+  }
+  if (n.kind === 'due') {
+    return [n.message, '', `MID:          ${n.mid}`, `Case:         ${n.case_number ?? '-'}`, `Due date:     ${n.due_date ?? n.month}`,
+      `Network:      ${n.network}`, '', `Notice ${n.notice_id}`].join('\n');
   }
   return [
     n.message,

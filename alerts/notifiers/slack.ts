@@ -19,7 +19,7 @@ export interface SlackNotifierOptions {
 
 const ICON: Record<Notice['kind'], string> = {
   reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:',
-  pipeline_failed: ':x:', pipeline_recovered: ':white_check_mark:',
+  due: ':hourglass:', pipeline_failed: ':x:', pipeline_recovered: ':white_check_mark:',
 };
 
 export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
@@ -29,6 +29,7 @@ export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
     const more = `notice ${n.notice_id}${d.command ? ` · see more: \`${d.command}\`` : ''}`;
     return { text: `${title}\n${n.message}`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${title}\n${n.message}` } }, { type: 'context', elements: [{ type: 'mrkdwn', text: more }] }] };
   }
+  if (n.kind === 'due') return { text: `${ICON.due} ${n.message}`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${ICON.due} ${n.message}` } }, { type: 'context', elements: [{ type: 'mrkdwn', text: `notice ${n.notice_id} · open cases: \`cbp disputes due --mid ${n.mid}\`` }] }] };
   const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
   const text = `${title}\n${n.message}`;
   const fields = [

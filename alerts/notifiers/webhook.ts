@@ -68,6 +68,8 @@ export function webhookBody(n: Notice, chart?: NoticeChart | null): string {
     ratio_threshold: n.ratio_threshold,
     message: n.message,
     created_at: n.created_at,
+    // a due notice's case (alerts/due.ts)
+    ...(n.case_number ? { case_number: n.case_number, due_date: n.due_date } : {}),
     chart: webhookChart(chart),
     // A pipeline notice: the workflow, its error code, the run and the command that shows more.
     ...(isPipelineNotice(n) ? pipelineDetails(n) : {}),

@@ -64,6 +64,8 @@ export interface DemoResult {
   asOf: string;
   ratios: Array<Record<string, unknown>>;
   alerts: Array<Record<string, unknown>>;
+  /** Open cases due within 7 days or overdue on the service's day, and the due notices the alert webhook got. */
+  dueSoon: { asOf: string; cases: number; overdue: number; noticesSent: number };
   sqlCommand: string;
   ms: number;
   /** With --temporal: the server it ran on (stopped by now) and what ran there. */
@@ -352,9 +354,17 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     write('');
     write('Alerts raised (newest months first; notify = false: an older month, kept as history, no one paged):');
     write(alerts.length ? show(alerts, ['kind', 'mid', 'network', 'program', 'level', 'month', 'ratio_pct', 'notify']) : '(none)');
-    for (const a of alertSink.received) {
+    // Representment deadline notices are summed up below, with the cases they are about.
+    for (const a of alertSink.received.filter((x) => x.body.kind !== 'due')) {
       write(`Alert webhook received (signed ${a.signature ? a.signature.slice(0, 14) + '…' : 'no'}): ${String(a.body.message ?? JSON.stringify(a.body))}`);
     }
+    const { dueCases, serviceDay } = await import('../../store/due.ts');
+    const dueDay = (await serviceDay(store)) ?? utcDay(asOf);
+    const due = await dueCases(store, { today: dueDay, within: 7 });
+    const dueSoon = { asOf: dueDay, cases: due.length, overdue: due.filter((c) => c.overdue).length, noticesSent: alertSink.received.filter((x) => x.body.kind === 'due').length };
+    write('');
+    write(`Cases due soon (open, representment due within 7 days or overdue) as of the service's day ${dueDay}: ${due.length}, ${dueSoon.overdue} overdue; ${dueSoon.noticesSent} due notice(s) sent to the alert webhook. The 10 most pressing (all: npx cbp disputes due --within 7d):`);
+    write(due.length ? show(due.slice(0, 10) as unknown as Array<Record<string, unknown>>, ['due_date', 'days_left', 'mid', 'case_number', 'status', 'network', 'amount', 'currency']) : '(none)');
     const snapshotPath = cfg.snapshotPath;
     const relSnap = rel(snapshotPath);
     const sqlCommand = `npx cbp sql --snapshot ${relSnap} "SELECT mid, network, program, month, round(ratio_pct, 2) AS pct FROM mart_ratios WHERE metric = 'count' AND NOT is_projection ORDER BY ratio DESC NULLS LAST LIMIT 10"`;
@@ -380,7 +390,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const ms = Date.now() - t0;
     write('');
     write(`demo finished in ${secs(ms)}; everything it started is closed. Data: ${relDir}`);
-    return { dataDir, dbPath: cfg.dbPath, snapshotPath, asOf, ratios, alerts, sqlCommand, ms, ...(temporal ? { temporal } : {}) };
+    return { dataDir, dbPath: cfg.dbPath, snapshotPath, asOf, ratios, alerts, dueSoon, sqlCommand, ms, ...(temporal ? { temporal } : {}) };
   } finally {
     // The worker first: its activities use the pipeline's store and clients.
     await tdemo?.close().catch(() => undefined);

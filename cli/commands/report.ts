@@ -18,6 +18,8 @@ import type { ReportData } from '../../report/html.ts';
 
 /** MIDs read and explained at once by cbp report (bench/report.bench.ts weighs time against peak memory). */
 const REPORT_BATCH_MIDS = 100;
+/** The report's "due soon" section: cases due within this many days of the service's day (and every overdue one). */
+const DUE_WITHIN_DAYS = 7;
 
 export interface ReportSummary {
   out: string;
@@ -168,6 +170,10 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
       q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
       q.matchRates(store), q.quarantineByReason(store), q.freshness(store),
     ]);
+    const out6 = await import('../../store/report-outcomes.ts');
+    const [due, prevention, vintage] = await Promise.all([
+      out6.dueSoon(store, scope, { within: DUE_WITHIN_DAYS, now: o.now ?? new Date() }), out6.preventionByPartner(store, scope), out6.vintage(store, scope),
+    ]);
     const generatedAt = (o.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
     data = {
       meta: {
@@ -181,6 +187,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
       ratios: section,
       disputes: { reasonCodes, winRates, statuses, statusNames: q.REPORT_STATUSES, orderAge },
       quality: { matchRates, quarantine, freshness },
+      outcomes: { due, prevention, vintage },
     };
   } finally {
     store.close();
@@ -232,7 +239,8 @@ export function register(program: Command, ctx: Ctx): void {
       'thresholds in force each month, the month-to-date projection dashed), 3 portfolio heat map (a month to',
       'date hatched and marked MTD; a ratio over whose count or amount condition is not met in a colour of its',
       'own), 4 disputes (reason codes, win rate with few decided cases marked, statuses, order age), 5 data',
-      'quality (match rates, quarantine, freshness).',
+      'quality (match rates, quarantine, freshness), 6 due soon (open cases by representment deadline, 7 days),',
+      '7 prevention outcomes per partner, 8 vintage (disputes by month of sale).',
       'The file has no script to run and fetches nothing; its figures are also in <script type="application/json"',
       'id="cbp-report-data">. An empty store is refused (exit 1) with what to load first.',
     ].join('\n'))

@@ -1,0 +1,124 @@
+// mart_prevention_outcomes and mart_disputes_by_vintage (sql/views/60_dispute_outcomes.sql) on hand-computed cases.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../store/db.ts';
+import { loadReport } from '../store/load.ts';
+import { chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
+import { preventionByPartner, vintage } from '../store/report-outcomes.ts';
+import { dueSection, preventionSection, vintageSection } from '../report/outcomes.ts';
+
+async function addEvent(s: Store, guid: string, type: string, payload: Record<string, unknown>, at = '2024-03-02T11:00:00Z') {
+  await s.run(
+    `INSERT INTO events_raw VALUES ($1, $2, $3::TIMESTAMP, $3::TIMESTAMP, $4::JSON, 'seg-1', 1, now()::TIMESTAMP)`,
+    [guid, type, at.replace('T', ' ').replace('Z', ''), JSON.stringify({ event_guid: guid, event_type: type, event_timestamp: at, ...payload })],
+  );
+}
+
+/** Four chargebacks, five prevention report rows and events of every partner (see each line's comment). */
+async function world(): Promise<Store> {
+  const dir = tmpDir();
+  const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  await loadReport(s, writeJson(dir, 'cb.json', [
+    chargeback({ case_number: 'CB-1', arn: 'A1', date_received: '2024-03-10 09:00:00', transaction_date: '2024-02-20', amount: 100, status: 'New' }),
+    chargeback({ case_number: 'CB-2', arn: '', order_id: 'ORD-2', date_received: '2024-03-05 09:00:00', transaction_date: '2024-01-15', amount: 50, status: 'Pending' }),
+    chargeback({ case_number: 'CB-3', arn: 'A3', date_received: '2024-02-01 09:00:00', transaction_date: '2024-01-31', amount: 20, status: 'Won' }),
+    chargeback({ case_number: 'CB-4', mid: 'MID-2', arn: 'A4', date_received: '2024-03-01 09:00:00', transaction_date: '', amount: 10, currency: 'EUR', status: 'Lost' }),
+  ]), { kind: 'chargebacks', seenAt: '2024-03-20T00:00:00Z' });
+  await loadReport(s, writeJson(dir, 'pv.json', [
+    // completed, then charged back (CB-1, received after it)
+    prevention({ alert_case_id: 'P1', source_partner: 'Ethoca', arn: 'A1', order_id: '', statuses: ['Complete'], date_received: '2024-03-03T08:00:00Z' }),
+    // completed, no chargeback: deflected
+    prevention({ alert_case_id: 'P2', source_partner: 'Verifi', arn: 'A9', order_id: '', statuses: ['Complete'], date_received: '2024-03-04T08:00:00Z' }),
+    // the transaction P1 named again: a duplicate, and charged back (not completed)
+    prevention({ alert_case_id: 'P3', source_partner: 'Verifi', arn: 'A1', order_id: '', statuses: ['Pending'], date_received: '2024-03-05T08:00:00Z' }),
+    // no ARN: matched on order_id, but CB-2 was received the day before: not followed by it
+    prevention({ alert_case_id: 'P4', source_partner: 'Ethoca', arn: '', order_id: 'ORD-2', statuses: ['Complete'], date_received: '2024-03-06T08:00:00Z' }),
+    // February: completed, charged back the same day (CB-3)
+    prevention({ alert_case_id: 'P5', source_partner: 'Ethoca', arn: 'A3', order_id: '', statuses: ['Complete'], date_received: '2024-02-01T08:00:00Z' }),
+  ]), { kind: 'prevention', seenAt: '2024-03-20T00:00:00Z' });
+  // RDR accepted, MID from its descriptor (MID-1's, from the prevention report): deflected
+  await addEvent(s, 'r1', 'rdr.new', { rdr_guid: 'rdr_1', rdr_case_number: 'R-1', rdr_resolution: 'Accepted', arn: 'A7', merchant_descriptor: 'SHOP*EXAMPLE', rdr_date: '2024-03-08' });
+  // RDR declined, then charged back (CB-4): its MID is the chargeback's
+  await addEvent(s, 'r2', 'rdr.new', { rdr_guid: 'rdr_2', rdr_case_number: 'R-2', rdr_resolution: 'Declined', arn: 'A4', merchant_descriptor: 'OTHER', rdr_date: '2024-02-28' });
+  // an order validation answered (matched to its order)
+  const ov = { order_validation_guid: 'ov_1', order_validation_timestamp: '2024-03-09T10:00:00Z', arn: 'A8' };
+  await addEvent(s, 'o1', 'order_validation.new', ov);
+  await addEvent(s, 'o2', 'order_validation.match', { ...ov, order_id: 'ORD-5', mid: 'MID-1' });
+  // an Ethoca alert the report does not hold yet, on P2's transaction: a duplicate, not completed
+  await addEvent(s, 'p1', 'prevention.new', { prevention_case_number: 'pre_x', prevention_type: 'ethoca', mid: 'MID-1', arn: 'A9', prevention_timestamp: '2024-03-12T00:00:00Z' });
+  // TC40 is no alert: left out
+  await addEvent(s, 'p2', 'prevention.new', { prevention_case_number: 'pre_t', prevention_type: 'tc40', mid: 'MID-1', arn: 'A1', prevention_timestamp: '2024-03-12T00:00:00Z' });
+  return s;
+}
+
+describe('mart_prevention_outcomes', () => {
+  it('counts alerts, completed, charged back (ARN, then order_id), duplicates and the deflection rate per MID, partner and month', async () => {
+    const s = await world();
+    const rows = await s.all<Record<string, unknown>>(
+      `SELECT mid, partner, month, alerts::INT AS alerts, completed::INT AS completed, charged_back::INT AS charged_back,
+              completed_charged_back::INT AS completed_charged_back, duplicates::INT AS duplicates, deflected::INT AS deflected, deflection_rate
+         FROM mart_prevention_outcomes ORDER BY mid, partner, month`,
+    );
+    const row = (mid: string, partner: string, month: string, a: number, c: number, cb: number, ccb: number, d: number, def: number) =>
+      ({ mid, partner, month, alerts: a, completed: c, charged_back: cb, completed_charged_back: ccb, duplicates: d, deflected: def, deflection_rate: def / a });
+    expect(rows).toEqual([
+      row('MID-1', 'Ethoca', '2024-02', 1, 1, 1, 1, 0, 0),
+      row('MID-1', 'Ethoca', '2024-03', 3, 2, 1, 1, 1, 1), // P1, P4, pre_x
+      row('MID-1', 'Order validation', '2024-03', 1, 1, 0, 0, 0, 1),
+      row('MID-1', 'RDR', '2024-03', 1, 1, 0, 0, 0, 1),
+      row('MID-1', 'Verifi CDRN', '2024-03', 2, 1, 1, 0, 1, 1), // P2, P3
+      row('MID-2', 'RDR', '2024-02', 1, 0, 1, 0, 0, 0),
+    ]);
+    const dup = await s.all("SELECT alert_id FROM int_prevention_cases_unioned WHERE duplicate ORDER BY 1");
+    expect(dup).toEqual([{ alert_id: 'P3' }, { alert_id: 'pre_x' }]);
+    s.close();
+  });
+});
+
+describe('mart_disputes_by_vintage', () => {
+  it('crosses the transaction month with the month received: counts, amounts and delays', async () => {
+    const s = await world();
+    const rows = await s.all<Record<string, unknown>>(
+      `SELECT mid, transaction_month, received_month, months_after, currency, disputes::INT AS disputes, amount::DOUBLE AS amount,
+              avg_delay_days, median_delay_days, max_delay_days
+         FROM mart_disputes_by_vintage ORDER BY mid, transaction_month NULLS LAST, received_month`,
+    );
+    expect(rows).toEqual([
+      // CB-3: 2024-01-31 to 2024-02-01; CB-2: 2024-01-15 to 2024-03-05 (16 + 29 + 5 days, 2024 is a leap year)
+      { mid: 'MID-1', transaction_month: '2024-01', received_month: '2024-02', months_after: '1', currency: 'USD', disputes: 1, amount: 20, avg_delay_days: 1, median_delay_days: 1, max_delay_days: '1' },
+      { mid: 'MID-1', transaction_month: '2024-01', received_month: '2024-03', months_after: '2', currency: 'USD', disputes: 1, amount: 50, avg_delay_days: 50, median_delay_days: 50, max_delay_days: '50' },
+      // CB-1: 2024-02-20 to 2024-03-10
+      { mid: 'MID-1', transaction_month: '2024-02', received_month: '2024-03', months_after: '1', currency: 'USD', disputes: 1, amount: 100, avg_delay_days: 19, median_delay_days: 19, max_delay_days: '19' },
+      // CB-4 has no transaction date
+      { mid: 'MID-2', transaction_month: null, received_month: '2024-03', months_after: null, currency: 'EUR', disputes: 1, amount: 10, avg_delay_days: null, median_delay_days: null, max_delay_days: null },
+    ]);
+    s.close();
+  });
+});
+
+describe('the report\'s prevention and vintage sections', () => {
+  it('sums the outcomes per partner and the vintages over the report\'s months and MIDs, and draws them', async () => {
+    const s = await world();
+    const partners = await preventionByPartner(s, { from: '2024-03', to: '2024-03', mids: ['MID-1'] });
+    expect(partners.map((p) => [p.partner, p.alerts, p.completed, p.charged_back, p.completed_charged_back, p.duplicates, p.deflection_rate])).toEqual([
+      ['Ethoca', 3, 2, 1, 1, 1, 1 / 3], ['Order validation', 1, 1, 0, 0, 0, 1], ['RDR', 1, 1, 0, 0, 0, 1], ['Verifi CDRN', 2, 1, 1, 0, 1, 0.5],
+    ]);
+    const v = await vintage(s, { from: '2024-01', to: '2024-03' });
+    // January's sales: one dispute a month later (1 day), one two months later (50 days): median 25.5 days
+    expect(v).toEqual([
+      { transaction_month: '2024-01', months_after: 1, disputes: 1, median_delay_days: 25.5 },
+      { transaction_month: '2024-01', months_after: 2, disputes: 1, median_delay_days: 25.5 },
+      { transaction_month: '2024-02', months_after: 1, disputes: 1, median_delay_days: 19 },
+    ]);
+    s.close();
+    const p = preventionSection(partners, '2024-03');
+    expect(p).toContain('<tr data-partner="Verifi CDRN"><td>Verifi CDRN</td><td class="n">2</td>');
+    expect(p).toMatch(/33\.3 %/);
+    const html = vintageSection(v, '2024-01 to 2024-03');
+    expect(html).toContain('data-chart="vintage"');
+    expect(html).toMatch(/<svg[\s\S]*2024-02[\s\S]*<\/svg>/);
+    expect(html).toContain('3 chargebacks on sales of these months; 3 (100 %) arrived a month or more after the sale');
+    expect(html).toContain('Median days from sale to dispute, per month of sale: 2024-01: 25.5 d · 2024-02: 19 d');
+    expect(dueSection({ asOf: '2024-03-10', fromService: true, within: 7, cases: [] })).toContain('No open case is due within these days');
+  });
+});
