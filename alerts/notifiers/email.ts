@@ -104,6 +104,34 @@ function hostOf(url: string): string {
   }
 }
 
+/**
+ * A failed send as a NotifyError: 5xx SMTP replies are permanent for that message, everything else (connection, 4xx)
+ * may pass later. A server may quote the credentials in its reply (nodemailer puts the reply in the message, and the
+ * command and response in fields): the message is redacted, and the raw error is not kept as cause.
+ */
+function smtpFailure(name: string, smtpUrl: string, redact: (t: string) => string, e: unknown): NotifyError {
+  const err = e as { responseCode?: number; message?: string };
+  const permanent = typeof err.responseCode === 'number' && err.responseCode >= 500;
+  const text = redact(`${err.responseCode ?? ''} ${(err.message ?? String(e)).split('\n')[0]}`.trim());
+  return new NotifyError(name, `SMTP ${hostOf(smtpUrl)}: ${text}`, !permanent);
+}
+
+/** One e-mail of text, HTML and inline PNGs (the digest, alerts/digest.ts), sent and the transport closed. */
+export async function sendMail(o: EmailNotifierOptions, m: { subject: string; text: string; html: string; images: Array<{ cid: string; filename: string; png: Buffer }> }): Promise<void> {
+  const transporter = nodemailer.createTransport(o.smtpUrl, o.transport as never);
+  const redact = createRedactor(smtpSecrets(o.smtpUrl, o.transport));
+  try {
+    await transporter.sendMail({
+      from: o.from, to: o.to, subject: m.subject, text: m.text, html: m.html,
+      attachments: m.images.map((i) => ({ filename: i.filename, content: i.png, contentType: 'image/png', cid: i.cid, contentDisposition: 'inline' as const })),
+    });
+  } catch (e) {
+    throw smtpFailure(o.name ?? 'email', o.smtpUrl, redact, e);
+  } finally {
+    transporter.close();
+  }
+}
+
 export function createEmailNotifier(o: EmailNotifierOptions): Notifier {
   const name = o.name ?? 'email';
   const transporter = nodemailer.createTransport(o.smtpUrl, o.transport as never);
@@ -130,13 +158,7 @@ export function createEmailNotifier(o: EmailNotifierOptions): Notifier {
           headers: { 'X-Cbp-Notice-Id': n.notice_id },
         });
       } catch (e) {
-        const err = e as { responseCode?: number; message?: string };
-        // 5xx SMTP replies are permanent for that message; everything else (connection, 4xx) may pass later.
-        const permanent = typeof err.responseCode === 'number' && err.responseCode >= 500;
-        // A server may quote the credentials in its reply (nodemailer puts the reply in the message, and the
-        // command and response in fields): the message is redacted, and the raw error is not kept as cause.
-        const text = redact(`${err.responseCode ?? ''} ${(err.message ?? String(e)).split('\n')[0]}`.trim());
-        throw new NotifyError(name, `SMTP ${hostOf(o.smtpUrl)}: ${text}`, !permanent);
+        throw smtpFailure(name, o.smtpUrl, redact, e);
       }
     },
     close() {

@@ -1,0 +1,34 @@
+// What the digest e-mail reads (alerts/digest.ts): the kept ratio table's rows at risk in the months `cbp ratios`
+// shows with no flags (the latest month evaluated, and the one before while the latest is month to date).
+import type { Store } from './db.ts';
+
+type ReadStore = Pick<Store, 'all'>;
+
+export interface DigestRiskRow {
+  mid: string; network: string; program: string; metric: string; month: string; state: string;
+  level: string | null; next_level: string | null; ratio: number | null; closeness: number | null;
+  is_partial: boolean; is_projection: boolean; reason: string | null;
+  headroom_count: number | null; over_by_count: number | null; headroom_basis: string | null;
+  fee_estimate: number | null; fee_currency: string | null; fee_basis: string | null;
+}
+
+/** Observed rows at a level, on watch or unknown, levels first, then by closeness; at most `limit`, and how many there are. */
+export async function digestRiskRows(store: ReadStore, limit: number): Promise<{ months: string[]; rows: DigestRiskRow[]; total: number }> {
+  const [last] = await store.all<{ month: string | null; partial: boolean | null }>(`
+    SELECT max(month) AS month, bool_or(is_partial) FILTER (WHERE month = (SELECT max(month) FROM ratio_mart
+             WHERE month <= (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1))) AS partial
+      FROM ratio_mart WHERE month <= (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1)`);
+  if (!last?.month) return { months: [], rows: [], total: 0 };
+  const month = String(last.month);
+  const [y, m] = month.split('-').map(Number);
+  const months = last.partial ? [new Date(Date.UTC(y, m - 2, 1)).toISOString().slice(0, 7), month] : [month];
+  const where = `month IN (${months.map((x) => `'${x}'`).join(', ')}) AND NOT is_projection AND state IN ('level', 'watch', 'unknown')`;
+  const [n] = await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM mart_ratios WHERE ${where}`);
+  const rows = await store.all<DigestRiskRow>(
+    `SELECT mid, network, program, metric, month, state, level, next_level, ratio, closeness, is_partial, is_projection, reason,
+            headroom_count, over_by_count, headroom_basis, fee_estimate, fee_currency, fee_basis
+       FROM mart_ratios WHERE ${where}
+      ORDER BY CASE state WHEN 'level' THEN 0 WHEN 'watch' THEN 1 ELSE 2 END, closeness DESC NULLS LAST, month DESC, mid, network, program, metric
+      LIMIT ${Math.max(1, Math.floor(limit))}`);
+  return { months, rows, total: Number(n?.n ?? 0) };
+}
