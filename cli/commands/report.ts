@@ -168,10 +168,14 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
       q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
       q.matchRates(store), q.quarantineByReason(store), q.freshness(store),
     ]);
-    const generatedAt = (o.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const made = o.now ?? new Date();
+    const generatedAt = made.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { serviceClock } = await import('../../store/status.ts');
+    const service = await serviceClock(store, made);
     data = {
       meta: {
         generatedAt,
+        serviceNow: service?.now ?? null,
         snapshot: shown(existsSync(snapshot) ? snapshot : cfg.dbPath),
         snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
         mids,
