@@ -192,6 +192,31 @@ function readConfigFile(file: string, shown: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * A data folder's own settings (`<CBP_DATA_DIR>/settings.json`, which cbp demo writes): how its data is judged,
+ * so pointing at the folder gives its verdicts. Below every other source, above the defaults; relative paths
+ * in it are to the folder. Only these settings may be there.
+ */
+export const DATA_DIR_SETTINGS = 'settings.json';
+const DATA_DIR_KEYS = new Set(['thresholdsFile', 'defaultRegion']);
+
+function readDataDirSettings(dir: string, raw: Record<string, unknown>, origin: Record<string, string>, problems: string[]): void {
+  const file = path.join(dir, DATA_DIR_SETTINGS);
+  if (!existsSync(file)) return;
+  const shown = `data folder settings ${file}`;
+  for (const [k, v] of Object.entries(readConfigFile(file, file))) {
+    const d = BY_KEY.get(k) ?? BY_ENV.get(k);
+    if (!d || !DATA_DIR_KEYS.has(d.key)) {
+      const allowed = [...DATA_DIR_KEYS].map((x) => BY_KEY.get(x)!.env).join(', ');
+      problems.push(`${shown}: "${k}" cannot be set there (only ${allowed}: how the folder's data is judged)`);
+      continue;
+    }
+    if (origin[d.key] !== undefined && origin[d.key] !== 'default') continue;
+    raw[d.key] = d.path && typeof v === 'string' ? path.resolve(dir, v) : v;
+    origin[d.key] = shown;
+  }
+}
+
 /** Names a .env may hold besides the settings: the config file's location. */
 const DOTENV_EXTRA = new Set(['CBP_CONFIG', 'CBP_DEBUG']);
 const UNKNOWN_HINT = ' (known: see .env.example)';
@@ -391,6 +416,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (v !== undefined && v !== '') { raw[d.key] = v; origin[d.key] = 'environment'; }
   }
   for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) { raw[k] = v; origin[k] = 'command line'; }
+  if (typeof raw.dataDir === 'string' && raw.dataDir !== '') readDataDirSettings(path.resolve(cwd, raw.dataDir), raw, origin, problems);
   const out: Record<string, unknown> = {};
   for (const d of SETTINGS) {
     if (raw[d.key] === undefined) continue;

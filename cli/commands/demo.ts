@@ -13,7 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../lib/config.ts';
+import { DATA_DIR_SETTINGS, loadConfig, type Config } from '../../lib/config.ts';
 import { sandboxEnv } from '../sandbox-env.ts';
 import { prepareDemoDir } from '../demo-dir.ts';
 import { createLogger } from '../../lib/log.ts';
@@ -164,6 +164,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       thresholdsFile,
       JSON.stringify({ version: 1, mids: Object.fromEntries(world.mids.map((m) => [m.mid, { region: m.region }])) }, null, 2) + '\n',
     );
+    // The rules travel with the data: any command pointed at this folder (CBP_DATA_DIR) judges by them (lib/config.ts).
+    writeFileSync(path.join(dataDir, DATA_DIR_SETTINGS), JSON.stringify({ CBP_THRESHOLDS_FILE: 'thresholds.json' }, null, 2) + '\n');
     // Where alert notices go: a local endpoint standing in for the merchant's alerting webhook (HMAC-signed).
     alertSink = await startAlertSink();
     const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, lake);
@@ -357,7 +359,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       write(`  npx cbp sql --snapshot ${relSnap} --file sql/queries/top_reason_codes.sql`);
     }
     const relDir = rel(dataDir);
-    if (!lake) write(`Or point any command at the demo's data and rules: CBP_DATA_DIR=${relDir} CBP_THRESHOLDS_FILE=${relDir}/thresholds.json npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
+    if (!lake) write(`Or point any command at the demo's data (its rules, ${rel(path.join(dataDir, DATA_DIR_SETTINGS))}, come with it): CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
     if (temporal) {
       write('');
