@@ -27,6 +27,22 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 describe('loadConfig', () => {
+  it("takes how a data folder's data is judged from its settings.json (as cbp demo writes it), below every other source", () => {
+    const data = path.join(dir, 'judged-data');
+    fs.mkdirSync(data, { recursive: true });
+    fs.writeFileSync(path.join(data, 'settings.json'), JSON.stringify({ CBP_THRESHOLDS_FILE: 'thresholds.json', defaultRegion: 'cemea' }));
+    const cfg = loadConfig({ env: { CBP_DATA_DIR: data }, cwd: dir });
+    expect(cfg.thresholdsFile).toBe(path.join(data, 'thresholds.json'));
+    expect(cfg.defaultRegion).toBe('CEMEA');
+    expect(settingSources(cfg).thresholdsFile).toBe(`data folder settings ${path.join(data, 'settings.json')}`);
+    // The environment (and .env, the config file) wins over the folder's settings.
+    const own = loadConfig({ env: { CBP_DATA_DIR: data, CBP_THRESHOLDS_FILE: 'mine.json' }, cwd: dir });
+    expect(own.thresholdsFile).toBe(path.join(dir, 'mine.json'));
+    // Only how the data is judged may be there: not credentials, not other paths.
+    fs.writeFileSync(path.join(data, 'settings.json'), JSON.stringify({ CBP_DB_PATH: '/elsewhere.duckdb' }));
+    expect(configError(() => loadConfig({ env: { CBP_DATA_DIR: data }, cwd: dir })).message).toContain('"CBP_DB_PATH" cannot be set there (only CBP_THRESHOLDS_FILE, CBP_DEFAULT_REGION');
+  });
+
   it('applies the defaults written beside each setting when nothing is set', () => {
     const cfg = loadConfig({ env: {}, cwd: dir });
     expect(cfg.httpTimeoutMs).toBe(30000);
