@@ -4,6 +4,7 @@
 // .tools/analyst (git-ignored; another folder as the first argument). Does nothing when they are there. Prints the
 // folder of the `duckdb` and `python` it installed. test/demo.test.ts runs the README's lines with them.
 import { execFileSync } from 'node:child_process';
+import { findPython } from './python.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +23,7 @@ if (ready()) {
   process.stdout.write(`${bin}\n`);
   process.exit(0);
 }
-const python = ['python3', 'python'].find((p) => {
-  try { execFileSync(p, ['--version'], { stdio: 'ignore' }); return true; } catch { return false; }
-});
+const python = findPython();
 if (!python) {
   say('npm run analyst-tools:install needs Python 3 (with venv), and none was found. Or: pipx install duckdb-cli; pip install pandas pyarrow.');
   process.exit(1);
