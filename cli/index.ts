@@ -1,12 +1,12 @@
-// The cbp command. Exit codes: 0 success, 1 failure, 2 bad usage or configuration.
+// The cbp command. Exit codes: 0 success, 1 failure, 2 bad usage or configuration. A start loads the modules of the
+// command it runs only (cli/commands/index.ts): `cbp --version` loads commander and package.json, nothing else.
 import { Command, CommanderError } from 'commander';
-import { makeCtx } from './context.ts';
-import { commands } from './commands/index.ts';
+import { COMMANDS, commandsFor } from './commands/index.ts';
 import { CbpError, ConfigError, UsageError, describeError } from '../lib/errors.ts';
-import { scrub } from '../lib/log.ts';
 import { PACKAGE_VERSION } from '../lib/package-root.ts';
 
-export function buildProgram(): Command {
+/** The program with the commands `argv` (process.argv: node, script, args...) needs; every command without argv. */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command();
   program
     .name('cbp')
@@ -15,8 +15,12 @@ export function buildProgram(): Command {
     .option('-c, --config <file>', 'config file (JSON or YAML); the environment and a .env file override it')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  const ctx = makeCtx(program);
-  for (const reg of commands) reg(program, ctx);
+  const names = argv ? commandsFor(argv.slice(2)) : Object.keys(COMMANDS);
+  if (names.length) {
+    const { makeCtx } = await import('./context.ts');
+    const ctx = makeCtx(program);
+    for (const reg of await Promise.all(names.map((n) => COMMANDS[n]!()))) reg(program, ctx);
+  }
   program.commands.forEach(function walk(c: Command) {
     c.exitOverride();
     c.commands.forEach(walk);
@@ -48,12 +52,14 @@ export function endQuietlyOnClosedPipes(): void {
 
 export async function main(argv: string[]): Promise<void> {
   endQuietlyOnClosedPipes();
-  const program = buildProgram();
   try {
+    const program = await buildProgram(argv);
     await program.parseAsync(argv);
   } catch (e) {
     const code = exitCodeFor(e);
     if (!(e instanceof CommanderError)) {
+      // The module the configuration registered its secrets with (loaded by then if any were).
+      const { scrub } = await import('../lib/log.ts');
       process.stderr.write(`cbp: ${scrub(describeError(e))}\n`);
       if (!(e instanceof CbpError) && process.env.CBP_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     }

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { REGIONS } from '../contract/regions.ts';
 import { ConfigError } from './errors.ts';
+import { didYouMean, editDistance, nearestNames } from './suggest.ts';
 import { snapshotPathProblems } from './snapshot-path.ts';
 import { lakeCatalog, lakeSecrets, maskLake, storeSettingProblem } from './lake-setting.ts';
 import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
@@ -193,8 +194,34 @@ function readConfigFile(file: string, shown: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * A data folder's own settings (`<CBP_DATA_DIR>/settings.json`, which cbp demo writes): how its data is judged,
+ * so pointing at the folder gives its verdicts. Below every other source, above the defaults; relative paths
+ * in it are to the folder. Only these settings may be there.
+ */
+export const DATA_DIR_SETTINGS = 'settings.json';
+const DATA_DIR_KEYS = new Set(['thresholdsFile', 'defaultRegion']);
+
+function readDataDirSettings(dir: string, raw: Record<string, unknown>, origin: Record<string, string>, problems: string[]): void {
+  const file = path.join(dir, DATA_DIR_SETTINGS);
+  if (!existsSync(file)) return;
+  const shown = `data folder settings ${file}`;
+  for (const [k, v] of Object.entries(readConfigFile(file, file))) {
+    const d = BY_KEY.get(k) ?? BY_ENV.get(k);
+    if (!d || !DATA_DIR_KEYS.has(d.key)) {
+      const allowed = [...DATA_DIR_KEYS].map((x) => BY_KEY.get(x)!.env).join(', ');
+      problems.push(`${shown}: "${k}" cannot be set there (only ${allowed}: how the folder's data is judged)`);
+      continue;
+    }
+    if (origin[d.key] !== undefined && origin[d.key] !== 'default') continue;
+    raw[d.key] = d.path && typeof v === 'string' ? path.resolve(dir, v) : v;
+    origin[d.key] = shown;
+  }
+}
+
 /** Names a .env may hold besides the settings: the config file's location. */
 const DOTENV_EXTRA = new Set(['CBP_CONFIG', 'CBP_DEBUG']);
+const UNKNOWN_HINT = ' (known: see .env.example)';
 const DOTENV_LINE = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=[ \t]*(.*)$/;
 const DQ_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' };
 /** `${…}` or `$NAME`: what a shell, docker compose or dotenv-expand would replace, and cbp does not. */
@@ -367,7 +394,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     const fromFile = readConfigFile(path.resolve(cwd, file), file);
     for (const [k, v] of Object.entries(fromFile)) {
       const d = BY_KEY.get(k) ?? BY_ENV.get(k);
-      if (!d) { problems.push(`config file ${file}: unknown setting "${k}" (known: see .env.example)`); continue; }
+      if (!d) { problems.push(`config file ${file}: unknown setting "${k}"${didYouMean(k, [...BY_KEY.keys(), ...BY_ENV.keys()], UNKNOWN_HINT)}`); continue; }
       raw[d.key] = typeof v === 'number' || typeof v === 'boolean' ? String(v) : v;
       origin[d.key] = `config file ${file}`;
     }
@@ -376,8 +403,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     for (const [k, v] of Object.entries(dotenv)) {
       const d = BY_ENV.get(k);
       if (!d) {
-        // Other tools' variables may share the file; a CBP_ name cbp does not know is a typo.
-        if (k.startsWith('CBP_') && !DOTENV_EXTRA.has(k)) problems.push(`${dotenvShown}: unknown setting "${k}" (known: see .env.example)`);
+        // Other tools' variables may share the file; a CBP_ name cbp does not know, or one a letter or two from a
+        // known name (CPB_DATA_DIR, TEMPORAL_ADRESS), is a typo.
+        if (DOTENV_EXTRA.has(k)) continue;
+        const near = nearestNames(k, BY_ENV.keys()).filter((n) => editDistance(k, n) <= 2);
+        if (k.startsWith('CBP_') || near.length) problems.push(`${dotenvShown}: unknown setting "${k}"${didYouMean(k, BY_ENV.keys(), UNKNOWN_HINT)}`);
         continue;
       }
       if (v !== '') { raw[d.key] = v; origin[d.key] = dotenvShown!; }
@@ -388,6 +418,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (v !== undefined && v !== '') { raw[d.key] = v; origin[d.key] = 'environment'; }
   }
   for (const [k, v] of Object.entries(opts.overrides ?? {})) if (v !== undefined) { raw[k] = v; origin[k] = 'command line'; }
+  if (typeof raw.dataDir === 'string' && raw.dataDir !== '') readDataDirSettings(path.resolve(cwd, raw.dataDir), raw, origin, problems);
   const out: Record<string, unknown> = {};
   for (const d of SETTINGS) {
     if (raw[d.key] === undefined) continue;

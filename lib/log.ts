@@ -17,10 +17,26 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
   secrets.sort((a, b) => b.length - a.length);
 }
 
-/** Replaces every registered secret inside a string by [REDACTED]. */
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Replaces every registered secret inside a string by [REDACTED]: values, not words. A secret that is a short
+ * lower-case word (under 12 letters, e.g. a too-short password "short") is kept where it stands as a word of a
+ * sentence (after a word and a space, before a space, punctuation or the end: "is too short (") and inside longer
+ * words; elsewhere (in a URL, quoted, after `=` or `:`, first) it is redacted. Any other secret, everywhere.
+ */
 export function scrub(text: string): string {
   let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
+  for (const s of secrets) {
+    if (!out.includes(s)) continue;
+    if (!/^[a-z]{4,11}$/.test(s)) {
+      out = out.split(s).join('[REDACTED]');
+      continue;
+    }
+    const re = new RegExp(`(?<![A-Za-z0-9_])${escape(s)}(?![A-Za-z0-9_])`, 'g');
+    out = out.replace(re, (m, at: number, all: string) =>
+      /[A-Za-z] $/.test(all.slice(0, at)) && /^(?:$|[ .,;!?)])/.test(all.slice(at + m.length)) ? m : '[REDACTED]');
+  }
   return out;
 }
 

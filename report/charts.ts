@@ -270,19 +270,23 @@ export function quarantineChart(rows: QuarantineRow[], top = 12): Chart {
   };
 }
 
-/** Age of the newest data of each source, in days before the report was made. */
-export function freshnessChart(rows: FreshnessRow[], generatedAt: string): Chart {
-  const at = Date.parse(generatedAt);
-  const age = (iso: string | null) => (iso === null ? null : r6(Math.max(0, (at - Date.parse(iso)) / 86_400_000)));
+/**
+ * Age of the newest data of each source, in days before the report was made: by the service's clock (serviceNow,
+ * when known: the data's times are the service's), and the last load's by this machine's (generatedAt).
+ */
+export function freshnessChart(rows: FreshnessRow[], generatedAt: string, serviceNow: string = generatedAt): Chart {
+  const ageAt = (at: number) => (iso: string | null) => (iso === null ? null : r6(Math.max(0, (at - Date.parse(iso)) / 86_400_000)));
+  const dataAge = ageAt(Date.parse(serviceNow));
+  const age = ageAt(Date.parse(generatedAt));
   const option: EChartsOption = {
-    title: title('Freshness of each source', 'days from the newest data, and from the last load, to when this report was made'),
+    title: title('Freshness of each source', serviceNow === generatedAt ? 'days from the newest data, and from the last load, to when this report was made' : "days from the newest data to the service's clock, and from the last load to this machine's, when this report was made"),
     legend: { top: 44, left: 8, textStyle: { fontSize: 11 } },
     grid: { left: 100, right: 60, top: 80, bottom: 44 },
     xAxis: { type: 'value', name: 'age (days)', nameLocation: 'middle', nameGap: 28, min: 0 },
     yAxis: { type: 'category', data: rows.map((r) => r.source), inverse: true },
     series: [
       { name: 'newest data', type: 'bar', itemStyle: { color: '#5c8fc7' }, label: { show: true, position: 'right', fontSize: 10, formatter: (p: { value: unknown }) => (typeof p.value === 'number' ? `${p.value.toFixed(1)} d` : 'none') },
-        data: rows.map((r) => age(r.newest_data)) },
+        data: rows.map((r) => dataAge(r.newest_data)) },
       { name: 'last load', type: 'bar', itemStyle: { color: '#9e9e9e' }, label: { show: true, position: 'right', fontSize: 10, formatter: (p: { value: unknown }) => (typeof p.value === 'number' ? `${p.value.toFixed(1)} d` : 'none') },
         data: rows.map((r) => age(r.last_loaded_at)) },
     ],

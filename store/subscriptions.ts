@@ -100,8 +100,8 @@ export async function recordOwnSubscriptions(
 
 /**
  * What a list of the service tells the store, in one transaction: subscriptions on cbp's receiver url are
- * adopted as cbp's own, and cbp's own that are active are marked seen active (they passed vetting). Returns
- * the records of every listed subscription that is cbp's own.
+ * adopted as cbp's own, and cbp's own that are active, or whose vetting delivery cbp's receiver stored, are
+ * marked seen active (they passed vetting). Returns the records of every listed subscription that is cbp's own.
  */
 export async function noteListedSubscriptions(store: Store, listed: readonly ListedSubscription[], at: Date): Promise<Map<string, OwnSubscription>> {
   if (listed.length === 0) return new Map();
@@ -109,10 +109,29 @@ export async function noteListedSubscriptions(store: Store, listed: readonly Lis
     const known = await readOwn(s, listed.map((l) => l.guid));
     const adopt = listed.filter((l) => l.onOwnUrl && !known.has(l.guid));
     await recordOwnSubscriptions(s, adopt.map((l) => ({ guid: l.guid, event_type: l.event_type, origin: 'adopted' as const, active: l.active })), at);
-    const seen = listed.filter((l) => l.active && known.has(l.guid) && known.get(l.guid)!.seenActiveAt === null).map((l) => l.guid);
-    await markSubscriptionsSeenActive(s, seen, at);
+    const own = await readOwn(s, listed.map((l) => l.guid));
+    const unseen = listed.filter((l) => own.has(l.guid) && own.get(l.guid)!.seenActiveAt === null);
+    const vetted = await vettedByReceiver(s, unseen.filter((l) => !l.active).map((l) => l.guid));
+    await markSubscriptionsSeenActive(s, unseen.filter((l) => l.active || vetted.has(l.guid)).map((l) => l.guid), at);
     return readOwn(s, listed.map((l) => l.guid));
   });
+}
+
+/**
+ * The guids among these whose vetting delivery (registration.new, its event_guid the subscription's guid) cbp's
+ * receiver stored: it answered 200, so the service activated the subscription, even if no list showed it active.
+ */
+async function vettedByReceiver(store: Store, guids: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (let i = 0; i < guids.length; i += CHUNK) {
+    const part = guids.slice(i, i + CHUNK);
+    const rows = await store.all<{ event_guid: string }>(
+      `SELECT event_guid FROM events_raw WHERE event_type = 'registration.new' AND event_guid IN (${placeholders(part.length)})`,
+      part,
+    );
+    for (const r of rows) out.add(r.event_guid);
+  }
+  return out;
 }
 
 /**

@@ -344,6 +344,19 @@ describe('cbp sql', () => {
     expect(quoted.stderr).not.toContain('needs more memory');
   });
 
+  it('ends a failed query (a parser error, an unknown table) with a code, exit 1, and a refused write with one, exit 2', async () => {
+    const parse = await cbp(['sql', 'selec 1']);
+    expect(parse.code).toBe(1);
+    expect(parse.stderr).toMatch(/syntax error[\s\S]*\[CBP_ERR_QUERY\]\n$/);
+    const missing = await cbp(['sql', 'select * from no_such_table']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no_such_table[\s\S]*\[CBP_ERR_QUERY\]\n$/);
+    const del = await cbp(['sql', 'delete from chargebacks']);
+    expect(del.code).toBe(2);
+    expect(del.stderr).toMatch(/cannot change data[\s\S]*\[CBP_ERR_USAGE\]\n$/);
+    for (const r of [parse, missing, del]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints the last statement\'s result, and says on stderr which earlier results it left out', async () => {
     const r = await cbp(['sql', 'SELECT 1 AS a; SELECT 2 AS b', '--format', 'csv']);
     expect(r).toEqual({

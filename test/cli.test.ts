@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseDay, parseInstant } from '../cli/options.ts';
 import { HEAVY_PACKAGES, traceImports } from './helpers/import-trace.ts';
+import { COMMANDS, commandsFor } from '../cli/commands/index.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-cli-'));
@@ -248,6 +249,22 @@ describe('cbp start-up', { timeout: 180_000 }, () => {
       expect(r.packages).toContain('commander'); // the trace did see the CLI's imports
       expect({ args, heavy: r.packages.filter((p) => (HEAVY_PACKAGES as readonly string[]).includes(p)) }).toEqual({ args, heavy: [] });
     }
+  });
+
+  it('`cbp --version` loads commander and nothing else; a command loads its own module, not the other commands\'', async () => {
+    const v = await traceImports(path.join(root, 'bin', 'cbp-dev.js'), ['--version'], { cwd: tmp });
+    expect({ code: v.code, out: v.stdout.trim() }).toEqual({ code: 0, out: pkg.version });
+    expect(v.packages.filter((p) => p !== 'tsx' && p !== 'esbuild' && p !== 'get-tsconfig' && p !== 'resolve-pkg-maps')).toEqual(['commander']);
+    expect(v.files.filter((f) => f.startsWith('cli/commands/') && f !== 'cli/commands/index.ts')).toEqual([]);
+    const sql = await traceImports(path.join(root, 'bin', 'cbp-dev.js'), ['--config', 'none.json', 'sql', '--help'], { cwd: tmp });
+    expect(sql.code).toBe(0);
+    expect(sql.files).toContain('cli/commands/sql.ts');
+    expect(sql.files.filter((f) => /^cli\/commands\/(report|demo|ratios|run|worker)\.ts$/.test(f))).toEqual([]);
+    expect(commandsFor(['--version'])).toEqual([]);
+    expect(commandsFor(['-c', 'x.yaml', 'status', '--json'])).toEqual(['status']);
+    expect(commandsFor(['--help'])).toEqual(Object.keys(COMMANDS));
+    expect(commandsFor(['sqll'])).toEqual(Object.keys(COMMANDS));
+    expect(commandsFor([])).toEqual(Object.keys(COMMANDS));
   });
 
   it('sees a heavy package a command does load (the check above means something)', async () => {

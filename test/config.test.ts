@@ -27,6 +27,22 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 describe('loadConfig', () => {
+  it("takes how a data folder's data is judged from its settings.json (as cbp demo writes it), below every other source", () => {
+    const data = path.join(dir, 'judged-data');
+    fs.mkdirSync(data, { recursive: true });
+    fs.writeFileSync(path.join(data, 'settings.json'), JSON.stringify({ CBP_THRESHOLDS_FILE: 'thresholds.json', defaultRegion: 'cemea' }));
+    const cfg = loadConfig({ env: { CBP_DATA_DIR: data }, cwd: dir });
+    expect(cfg.thresholdsFile).toBe(path.join(data, 'thresholds.json'));
+    expect(cfg.defaultRegion).toBe('CEMEA');
+    expect(settingSources(cfg).thresholdsFile).toBe(`data folder settings ${path.join(data, 'settings.json')}`);
+    // The environment (and .env, the config file) wins over the folder's settings.
+    const own = loadConfig({ env: { CBP_DATA_DIR: data, CBP_THRESHOLDS_FILE: 'mine.json' }, cwd: dir });
+    expect(own.thresholdsFile).toBe(path.join(dir, 'mine.json'));
+    // Only how the data is judged may be there: not credentials, not other paths.
+    fs.writeFileSync(path.join(data, 'settings.json'), JSON.stringify({ CBP_DB_PATH: '/elsewhere.duckdb' }));
+    expect(configError(() => loadConfig({ env: { CBP_DATA_DIR: data }, cwd: dir })).message).toContain('"CBP_DB_PATH" cannot be set there (only CBP_THRESHOLDS_FILE, CBP_DEFAULT_REGION');
+  });
+
   it('applies the defaults written beside each setting when nothing is set', () => {
     const cfg = loadConfig({ env: {}, cwd: dir });
     expect(cfg.httpTimeoutMs).toBe(30000);
@@ -67,7 +83,7 @@ describe('loadConfig', () => {
     const f = file('unknown.json', JSON.stringify({ httpTimeoutMs: 5, dbPaht: 'typo.duckdb' }));
     const e = configError(() => loadConfig({ env: {}, file: f }));
     expect(e.code).toBe('CBP_ERR_CONFIG');
-    expect(e.message).toContain('unknown setting "dbPaht"');
+    expect(e.message).toContain('unknown setting "dbPaht" (did you mean dbPath?)');
   });
 
   it('takes the store memory limit as a DuckDB size, and refuses anything else', () => {
@@ -283,7 +299,17 @@ describe('the .env file', () => {
 
   it('refuses a CBP_ name it does not know (a typo would silently drop a setting)', () => {
     const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_DATA_DIRR=/srv\n') }));
-    expect(e.message).toContain('unknown setting "CBP_DATA_DIRR"');
+    expect(e.message).toContain('unknown setting "CBP_DATA_DIRR" (did you mean CBP_DATA_DIR?)');
+  });
+
+  it('suggests the nearest known name for a misspelled .env key, also one without the CBP_ prefix', () => {
+    const e = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_WEBHOOK_PASWORD=x\nCPB_DATA_DIR=/srv\nTEMPORAL_ADRESS=h:7233\nPATH_EXTRA=1\n') }));
+    expect(e.message).toContain('unknown setting "CBP_WEBHOOK_PASWORD" (did you mean CBP_WEBHOOK_PASSWORD?)');
+    expect(e.message).toContain('unknown setting "CPB_DATA_DIR" (did you mean CBP_DATA_DIR?)');
+    expect(e.message).toContain('unknown setting "TEMPORAL_ADRESS" (did you mean TEMPORAL_ADDRESS?)');
+    expect(e.message).not.toContain('PATH_EXTRA');
+    const far = configError(() => loadConfig({ env: {}, dotenv: '.env', cwd: workdir('CBP_SOMETHING_ELSE_ENTIRELY=1\n') }));
+    expect(far.message).toContain('unknown setting "CBP_SOMETHING_ELSE_ENTIRELY" (known: see .env.example)');
   });
 
   it('refuses an unquoted value starting with # (a comment: the password would be empty), naming the line and how to quote it', () => {

@@ -182,6 +182,16 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     expect(t.stdout).toMatch(new RegExp(`\\[9/10\\] nightly +triggered run cbp-demo-[0-9a-f]+-nightly-\\S+ as of ${today}T`));
     expect(t.stdout).not.toMatch(/WARNING/);
     expect(t.stdout).toMatch(/The worker and the dev server \(pid \d+\) are stopped, the schedules deleted/);
+    // It says it replaced nothing here (a new folder), and which days the service lived, other than the local demo's.
+    expect(t.stdout).toContain(`Data folder temporal: new · service time ${start}..${today} (with --temporal it ends today`);
+    expect(t.stdout).toContain("the local demo's is 2025-12-01..2026-01-15");
+    // The notices the backfilled nights raised and delivered count too: as many queued and sent as the webhook received.
+    const received = t.stdout.match(/^Alert webhook received /gm)?.length ?? 0;
+    expect(received).toBeGreaterThan(0);
+    expect(t.stdout).toMatch(new RegExp(`(\\d+) notice\\(s\\) queued, ${received} delivered to the alert webhook \\(over the 3 nightly runs\\)`));
+    // The closing hint names the Temporal CLI the demo ran (not a bare \`temporal\`, which may not be on PATH).
+    const hint = /`(\S+) server start-dev --db-filename (\S+)`/.exec(t.stdout);
+    expect(hint && path.resolve(dir, hint[1]!)).toBe(path.resolve(cli!));
     // Nothing left running: the server it named, and any process naming the demo's folder.
     const pid = Number(/dev server .* \(pid (\d+)\)/.exec(t.stdout)![1]);
     expect(alive(pid)).toBe(false);

@@ -16,7 +16,7 @@ afterAll(() => rmrf(dir));
 
 describe('cbp demo', { timeout: 180_000 }, () => {
   it('runs the whole pipeline against an in-process sandbox, exits 0 and prints a working sql command', async () => {
-    const dataDir = path.join(dir, 'demo');
+    const dataDir = path.join(dir, 'data', 'demo');
     // A folder an earlier demo made (its marker) with leftovers: the demo may wipe it.
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(path.join(dataDir, DEMO_MARKER), 'earlier demo');
@@ -31,6 +31,8 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/\[5\/9\] clock .* [1-9]\d* events/);
     expect(r.stdout).toMatch(/\[7\/9\] ingest .* [1-9]\d* events/);
     expect(r.stdout).toMatch(/as of 2026-01-15T00:00:00Z \(the sandbox clock\)/);
+    expect(r.stdout).toContain(`Data folder ${path.relative(ROOT, dataDir)}: an earlier demo's data there was replaced · service time 2025-12-01..2026-01-15\n`);
+    expect(r.stdout).toContain(`CBP_DATA_DIR=${path.relative(ROOT, dataDir)} npx cbp ratios --month 2025-12`);
     // The CEMEA MID over Visa VAMP (its region comes from the thresholds file the demo writes) is paged, signed.
     expect(r.stdout).toMatch(/860100000102 \| visa\s+\| vamp\s+\|.*\| excessive/);
     expect(r.stdout).toMatch(/[1-9]\d* delivered to the alert webhook/);
@@ -72,11 +74,47 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const commands = readme.split('\n').filter((l) => l.startsWith('CBP_DATA_DIR=data/demo npx cbp '));
     expect(commands.length).toBeGreaterThanOrEqual(3);
+    const outputs = new Map<string, string>();
     for (const c of commands) {
       const line = c.replace('CBP_DATA_DIR=data/demo', `CBP_DATA_DIR=${JSON.stringify(dataDir)}`).replace(' npx cbp ', ` node ${JSON.stringify(path.join(ROOT, 'bin', 'cbp-dev.js'))} `);
       const r = spawnSync('bash', ['-c', line], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
       expect({ c, code: r.status, stderr: r.stderr }).toMatchObject({ code: 0, stderr: expect.not.stringMatching(/\n\s+at /) });
       expect(r.stdout.trim().length).toBeGreaterThan(0);
+      outputs.set(c, r.stdout);
+    }
+    // `cbp ratios` pointed at the folder judges by the demo's rules (data/demo/settings.json): the CEMEA MID at VAMP
+    // Excessive, as the demo said, and every line of the README's sample output is a line of it.
+    const ratios = outputs.get('CBP_DATA_DIR=data/demo npx cbp ratios')!;
+    expect(ratios).toMatch(/^EXCESSIVE\s+860100000102\s+visa vamp .* CEMEA /m);
+    const sample = /with no flags shows[\s\S]*?```\n([\s\S]*?)```/.exec(readme)![1]!.split('\n').filter((l) => l && l !== '...');
+    expect(sample.length).toBeGreaterThan(5);
+    const printed = new Set(ratios.split('\n'));
+    for (const l of sample) expect(printed.has(l), l).toBe(true);
+    // The CSV query gives one row per MID × network × program × month × is_projection: no look-alike duplicates.
+    const csv = outputs.get([...outputs.keys()].find((c) => c.includes('--format csv'))!)!.trim().split('\n');
+    expect(csv[0]).toContain('is_projection');
+    expect(new Set(csv.slice(1).map((l) => l.split(',').slice(0, 5).join(','))).size).toBe(csv.length - 1);
+    // `cbp status` judges by the service's clock (the demo's ended on 2026-01-15), not this machine's.
+    const status = outputs.get('CBP_DATA_DIR=data/demo npx cbp status')!;
+    expect(status).toMatch(/^cbp status as of 2026-01-15T/);
+    expect(status).toMatch(/Report windows of the last 60 days .*: \d+ loaded, [0-3] pending/);
+
+    // The README's export lines as written, from a folder whose data/demo is the demo's: DuckDB's CLI and pandas read
+    // the files (the tools from `npm run analyst-tools:install`; CI requires them, elsewhere they are skipped if absent).
+    const tools = process.env.CBP_ANALYST_TOOLS_BIN ?? path.join(ROOT, '.tools', 'analyst', 'bin');
+    const block = /### Files for other tools[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    expect(block.map((l) => l.split(' ')[0])).toEqual(['export', 'npx', 'duckdb', 'python']);
+    if (!fs.existsSync(path.join(tools, 'duckdb'))) {
+      expect(process.env.CBP_REQUIRE_ANALYST_TOOLS, `no DuckDB CLI in ${tools}: npm run analyst-tools:install`).toBeUndefined();
+      console.warn(`skipped the README's duckdb and pandas lines: no ${tools}/duckdb (npm run analyst-tools:install)`);
+      block.splice(2);
+    }
+    const script = block.join('\n').replace(/^npx cbp /m, `node ${JSON.stringify(path.join(ROOT, 'bin', 'cbp-dev.js'))} `);
+    const ex = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8', env: { ...cleanEnv(), PATH: `${tools}${path.delimiter}${process.env.PATH}` } });
+    expect({ code: ex.status, stderr: ex.stderr }).toMatchObject({ code: 0 });
+    if (block.length === 4) {
+      expect(ex.stdout).toMatch(/│\s+month\s+│\s+cases\s+│/);
+      expect(ex.stdout).toMatch(/^month\s*$[\s\S]*^2025-12\s+\d+$/m);
     }
   });
 });

@@ -1,7 +1,7 @@
 // cbp export as a user runs it: the published snapshot's marts and facts as Parquet or CSV, partitioned by
 // month, read back by DuckDB; an --out that holds someone else's files is refused and left as it was.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -10,7 +10,7 @@ import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { openSnapshotSession, runAnalystQuery } from '../store/analyst.ts';
 import { openStore } from '../store/db.ts';
-import { EXPORT_TABLES } from '../store/export.ts';
+import { EXPORT_TABLES, exportedColumns } from '../store/export.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { insertChargebacks, insertEvents, insertStats, tc40 } from './ratios-fixtures.ts';
 import { cbp as runCbp, type CliRun } from './activities-fixtures.ts';
@@ -93,7 +93,8 @@ describe('cbp export', () => {
     const snap = await openSnapshotSession(snapshotPath);
     try {
       for (const t of ['mart_chargebacks', 'mart_ratios', 'alerts', 'dim_mids']) {
-        const want = (await runAnalystQuery(snap, `SELECT COLUMNS(*)::VARCHAR FROM ${t} ORDER BY ALL`)).getRowsJson();
+        // Amounts (DECIMAL in the snapshot) come as DOUBLE: pandas would read a Parquet DECIMAL as Python Decimal objects.
+        const want = (await runAnalystQuery(snap, `SELECT COLUMNS(*)::VARCHAR FROM (SELECT ${await exportedColumns(snap, t)} FROM ${t}) ORDER BY ALL`)).getRowsJson();
         const cols = (await runAnalystQuery(snap, `SELECT * FROM ${t} LIMIT 0`)).columnNames().map((c) => `"${c}"`).join(', ');
         const got = await duck(`SELECT COLUMNS(*)::VARCHAR FROM (SELECT ${cols} FROM read_parquet(${q(path.join(out, t, '**', '*.parquet'))})) ORDER BY ALL`);
         expect({ t, rows: got }).toEqual({ t, rows: want });
@@ -102,6 +103,9 @@ describe('cbp export', () => {
     } finally {
       snap.close();
     }
+    const types = await duck(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet(${q(path.join(out, 'mart_chargebacks', '**', '*.parquet'))}))`);
+    expect(types.filter(([, ty]) => /DECIMAL/.test(ty!))).toEqual([]);
+    expect(types).toContainEqual(['amount', 'DOUBLE']);
     const months = await duck(`SELECT month, count(*) FROM read_parquet(${q(path.join(out, 'mart_chargebacks', '**', '*.parquet'))}) GROUP BY ALL ORDER BY 1`);
     expect(months).toEqual([['2026-01', '3'], ['2026-02', '5']]);
   });
@@ -141,7 +145,7 @@ describe('cbp export', () => {
     expect(readdirSync(path.join(dir, 'exports')).filter((e) => e.startsWith('.'))).toEqual([]);
   });
 
-  it('replaces its own export when a dated table has no rows (it leaves no empty folder, and accepts one an earlier cbp left)', async () => {
+  it('writes a dated table with no rows as one file of no rows, which a reader of its folder reads as an empty table, and replaces that export (accepting the empty folder an earlier cbp left)', async () => {
     const out = path.join(dir, 'exports', 'again');
     const first = await cbp(['export', '--out', out, '--json']);
     expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: '' });
@@ -149,8 +153,13 @@ describe('cbp export', () => {
     const none = tables.filter((t) => t.rows === 0 && t.partitionedBy === 'month').map((t) => t.name);
     expect(none).toContain('int_order_validations_joined');
     expect(emptyFolders(out)).toEqual([]);
-    for (const t of none) expect(existsSync(path.join(out, t)), t).toBe(false);
+    for (const t of none) {
+      expect(files(path.join(out, t)), t).toEqual(['data.parquet']);
+      const read = await duck(`SELECT count(*), count(month) FROM read_parquet(${q(path.join(out, t, '**', '*.parquet'))})`);
+      expect(read, t).toEqual([['0', '0']]);
+    }
     // What an earlier cbp wrote for a table with no rows: an empty folder its manifest does not name.
+    rmSync(path.join(out, 'int_order_validations_joined'), { recursive: true });
     mkdirSync(path.join(out, 'int_order_validations_joined'));
     const again = await cbp(['export', '--out', out, '--json']);
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' });

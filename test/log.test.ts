@@ -90,6 +90,16 @@ describe('logger', () => {
     expect(JSON.parse(lines[0])).toMatchObject({ a: { id: 7 }, b: { id: 7 } });
   });
 
+  it('scrub() redacts a secret that is a word where it stands as a value, never the same word in a sentence', () => {
+    registerSecrets(['short']);
+    expect(scrub('CBP_WEBHOOK_PASSWORD is too short (5 characters, at least 16)')).toBe('CBP_WEBHOOK_PASSWORD is too short (5 characters, at least 16)');
+    expect(scrub('a short one, too short.')).toBe('a short one, too short.');
+    expect(scrub('http://cbp:short@127.0.0.1/x?token=short&a=b')).toBe('http://cbp:[REDACTED]@127.0.0.1/x?token=[REDACTED]&a=b');
+    expect(scrub('password "short" refused; got: short')).toBe('password "[REDACTED]" refused; got: [REDACTED]');
+    expect(scrub('short is the password')).toBe('[REDACTED] is the password');
+    expect(scrub('shortly, shorts')).toBe('shortly, shorts');
+  });
+
   it('scrub() replaces every registered secret and ignores values too short to be secrets', () => {
     expect(scrub(`a ${SECRET} b pw-hunter2-long c`)).toBe('a [REDACTED] b [REDACTED] c');
     expect(scrub('abc')).toBe('abc');

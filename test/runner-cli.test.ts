@@ -15,7 +15,7 @@ const NO_TEMPORAL = { TEMPORAL_ADDRESS: '127.0.0.1:1' };
 
 /** The cbp program in this process: exit code as the CLI maps it, and what it wrote. */
 async function inProcess(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const program = buildProgram();
+  const program = await buildProgram(['node', 'cbp', ...args]);
   let out = '';
   let err = '';
   const walk = (c: Command) => {

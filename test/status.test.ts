@@ -52,6 +52,22 @@ afterAll(async () => {
 });
 
 describe('cbp status', () => {
+  it("judges windows by the service's clock as last seen, not this machine's: a sandbox's clock ends where it was", async () => {
+    // An hour after the backfill by this machine's clock: the sandbox's clock (2026-01-01) moved on by that hour.
+    const local = new Date(Date.now() + 3_600_000);
+    const s = await collectStatus(cfg, { localNow: local });
+    expect(s.clock.judgedBy).toBe('service');
+    expect(s.asOf.slice(0, 10)).toBe('2026-01-01');
+    expect(s.clock.offsetSeconds).toBeLessThan(-86_400);
+    const byService = await collectStatus(cfg, { now: new Date(s.asOf) });
+    expect(s.windows).toEqual(byService.windows);
+    expect(humanStatus(s)).toMatch(/^cbp status as of 2026-01-01T\S+ \(the service's clock: [\d.]+ d behind this machine's /);
+    // By this machine's clock every window of the last 60 days would be pending.
+    const byLocal = await collectStatus(cfg, { now: local });
+    expect(byLocal.windows.done).toBe(0);
+    expect(s.windows.done).toBeGreaterThan(0);
+  });
+
   it('shows runs, loaded and pending windows, freshest data, journal backlog, quarantine and alerts in force', async () => {
     const s = await collectStatus(cfg, { now: AS_OF });
     expect(s.source).toBe('store');

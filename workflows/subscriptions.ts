@@ -8,7 +8,8 @@
 //   reported as left alone (guid, event type, url host);
 // - one of cbp's own per event type; its extra ones are duplicates and are deleted (the kept one: active
 //   first, then one that passed vetting, then the one already on the desired url, then the newest);
-// - an inactive one cbp has seen active (`cbp_seen_active`: it passed vetting, then was switched off) is
+// - an inactive one cbp has seen active (`cbp_seen_active`: a list showed it active, or its receiver stored its vetting
+//   delivery, registration.new: it passed vetting, then was switched off) is
 //   re-activated by an update (`active: true`), as the spec's state table says;
 // - an inactive one never seen active and older than the vetting period (24 h of retries after creation,
 //   plus a margin) by the service's clock failed vetting: the spec says only delete-and-create resolves it;

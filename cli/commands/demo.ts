@@ -6,7 +6,7 @@
 // same story's runs go through a real Temporal server (cli/demo-temporal.ts): a dev server and a worker started
 // here, the schedules applied, history as a schedule backfill and the nightly as a triggered schedule run.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { startLocalPostgres, type LocalPostgres } from '../../lib/local-postgres.ts';
 import { maskLake } from '../../lib/lake-setting.ts';
 import { createServer } from 'node:http';
@@ -15,9 +15,9 @@ import { writeFileSync } from 'node:fs';
 import { headroomWords } from '../../rules/headroom.ts';
 import { feeWords } from '../../rules/fees.ts';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../lib/config.ts';
+import { DATA_DIR_SETTINGS, loadConfig, type Config } from '../../lib/config.ts';
 import { sandboxEnv } from '../sandbox-env.ts';
-import { prepareDemoDir } from '../demo-dir.ts';
+import { DEMO_MARKER, prepareDemoDir } from '../demo-dir.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
@@ -81,6 +81,12 @@ export interface DemoResult {
 }
 
 /** Settings of the demo: the sandbox's base URLs and credentials, a store under dataDir. */
+/** The Temporal CLI as a command to type: relative inside the working folder (.tools/temporal/bin/temporal), else absolute. */
+export function shownCli(cli: string): string {
+  const r = path.relative(process.cwd(), path.resolve(cli));
+  return r && !r.startsWith('..') && !path.isAbsolute(r) ? r : path.resolve(cli);
+}
+
 /** The e-mail the demo's subscriptions give the service for its notices. */
 const DEMO_EMAIL = 'demo@cbp.example';
 
@@ -132,6 +138,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     tStep = now;
     if (signal?.aborted) throw signal.reason;
   };
+  const replacing = existsSync(path.join(path.resolve(opts.dataDir), DEMO_MARKER));
   const dataDir = prepareDemoDir(opts.dataDir, opts.configured ?? []);
   let postgres: LocalPostgres | undefined;
   let lake = opts.lake === 'local' ? undefined : opts.lake;
@@ -168,6 +175,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       thresholdsFile,
       JSON.stringify({ version: 1, mids: Object.fromEntries(world.mids.map((m) => [m.mid, { region: m.region }])) }, null, 2) + '\n',
     );
+    // The rules travel with the data: any command pointed at this folder (CBP_DATA_DIR) judges by them (lib/config.ts).
+    writeFileSync(path.join(dataDir, DATA_DIR_SETTINGS), JSON.stringify({ CBP_THRESHOLDS_FILE: 'thresholds.json' }, null, 2) + '\n');
     // Where alert notices go: a local endpoint standing in for the merchant's alerting webhook (HMAC-signed).
     alertSink = await startAlertSink();
     const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, lake);
@@ -175,6 +184,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const totalDays = opts.days ?? DEMO_DAYS;
     // The day the demo's service time ends on: the nightly covers it.
     const lastDay = utcDay(new Date(Date.parse(clock0) + totalDays * 86_400_000).toISOString());
+    write(
+      `Data folder ${rel(dataDir)}: ${replacing ? "an earlier demo's data there was replaced" : 'new'} · service time ${utcDay(clock0)}..${lastDay}` +
+        (opts.temporal
+          ? ` (with --temporal it ends today, since the nightly is a schedule's run as of now; the local demo's is ${DEMO_START}..${addDays(DEMO_START, DEMO_DAYS)})`
+          : ''),
+    );
 
     // The workflows' runs: the local runner, or through the Temporal server.
     const runner = pipeline.runner;
@@ -271,6 +286,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
 
     let nightly: NightlyResult;
     let nightlyAsOf: string;
+    let earlier: NightlyResult[] = [];
     if (!tdemo) {
       const to = addDays(utcDay(asOf), -1);
       const bf = await runner.backfill({ from: world.from, to, windowDays: opts.backfillWindowDays ?? 31, kinds: [...REPORT_KINDS], parallelism: 2 });
@@ -305,10 +321,16 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       workflows.push(t.workflowId);
       nightly = t.result;
       nightlyAsOf = `triggered run ${t.workflowId} as of ${nightly.asOf} (the trigger's time; sandbox clock ${asOf})`;
+      // The backfilled nights raised and sent the notices first: counted with the triggered run's.
+      earlier = nights.map((n) => n.result);
     }
+    const runsOf = [...earlier, nightly];
+    const queued = runsOf.reduce((n, r) => n + r.ratios.noticesQueued, 0);
+    const sent = runsOf.reduce((n, r) => n + r.notices.sent, 0);
     step(
       'nightly',
-      `${nightlyAsOf}: ${nightly.windows.length} windows, ${nightly.enrich.lookups} lookups, ${nightly.ratios.alerts} alert(s) firing, ${nightly.ratios.noticesQueued} notice(s) queued, ${nightly.notices.sent} delivered to the alert webhook`,
+      `${nightlyAsOf}: ${nightly.windows.length} windows, ${nightly.enrich.lookups} lookups, ${nightly.ratios.alerts} alert(s) firing, ${queued} notice(s) queued, ${sent} delivered to the alert webhook` +
+        (earlier.length ? ` (over the ${runsOf.length} nightly runs)` : ''),
     );
     if (nightly.warning) write(`WARNING: ${nightly.warning}`);
 
@@ -378,13 +400,13 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       write(`  npx cbp sql --snapshot ${relSnap} --file sql/queries/top_reason_codes.sql`);
     }
     const relDir = rel(dataDir);
-    if (!lake) write(`Or point any command at the demo's data and rules: CBP_DATA_DIR=${relDir} CBP_THRESHOLDS_FILE=${relDir}/thresholds.json npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
+    if (!lake) write(`Or point any command at the demo's data (its rules, ${rel(path.join(dataDir, DATA_DIR_SETTINGS))}, come with it): CBP_DATA_DIR=${relDir} npx cbp ratios --month ${month}   (see the README's analyst's guide)`);
     write(`The analyst's report (cbp report), to open in a browser: ${path.relative(process.cwd(), (await (await import('./report.ts')).writeReport({ config: cfg, out: path.join(dataDir, 'report.html') })).out)}`);
     if (temporal) {
       write('');
       write(
         `Temporal: ${workflows.length} workflow runs on ${temporal.address}. The worker and the dev server (pid ${temporal.serverPid}) are stopped, the schedules deleted; ` +
-          `the finished runs stay in ${rel(temporal.dbFile)}: \`temporal server start-dev --db-filename ${rel(temporal.dbFile)}\` shows them in the web UI (http://localhost:8233).`,
+          `the finished runs stay in ${rel(temporal.dbFile)}: \`${shownCli(opts.temporal!.cli)} server start-dev --db-filename ${rel(temporal.dbFile)}\` shows them in the web UI (http://localhost:8233).`,
       );
     }
     const ms = Date.now() - t0;

@@ -1,45 +1,50 @@
-// The subcommands of cbp. Each module exports `register(program, ctx)`; add one line per command.
-// Every `cbp` start loads all of them: a command imports what it uses at the top, except DuckDB (store/db,
-// store/analyst, store/snapshot, store/export), Temporal (worker/, ../temporal.ts), fastify (webhook/server,
-// sandbox/server, ./demo.ts), undici (client/, activities/) and nodemailer (alerts/notifiers/), which its
-// action imports when it runs: each adds 0.1-0.4 s to every start (bench/startup.bench.ts; test/cli.test.ts
-// fails when `cbp --version` or `--help` loads one).
+// The subcommands of cbp, by name. Each module exports `register(program, ctx)`; add one line per command.
+// A start loads only the module of the command it runs (`cbp sql ...` loads sql.ts and what it imports), all of them
+// for `cbp --help` or a name it does not know (commander lists them and suggests the nearest), none for
+// `cbp --version`. Within a module, DuckDB (store/db, store/analyst, store/snapshot, store/export), Temporal (worker/,
+// ../temporal.ts), fastify (webhook/server, sandbox/server, ./demo.ts), undici (client/, activities/) and nodemailer
+// (alerts/notifiers/) load in the action that uses them: each adds 0.1-0.4 s to a start (bench/startup.bench.ts;
+// test/cli.test.ts fails when `cbp --version` loads more than commander, or `--help` one of those).
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { register as config } from './config.ts';
-import { register as demo } from './demo-command.ts';
-import { register as webhook } from './webhook.ts';
-import { register as run } from './run.ts';
-import { register as db } from './db.ts';
-import { register as load } from './load.ts';
-import { register as sql } from './sql.ts';
-import { register as ratios } from './ratios.ts';
-import { register as alerts } from './alerts.ts';
-import { register as sandbox } from './sandbox.ts';
-import { register as worker } from './worker.ts';
-import { register as schedule } from './schedule.ts';
-import { register as status } from './status.ts';
-import { register as exportCmd } from './export.ts';
-import { register as report } from './report.ts';
-import { register as disputes } from './disputes.ts';
-// @register-imports (keep this marker: one import line per command above it)
 
-export const commands: Array<(program: Command, ctx: Ctx) => void> = [
-  config,
-  demo,
-  webhook,
-  run,
-  db,
-  load,
-  sql,
-  ratios,
-  alerts,
-  sandbox,
-  worker,
-  schedule,
-  status,
-  exportCmd,
-  report,
-  disputes,
-  // @register-list (keep this marker)
-];
+export type Register = (program: Command, ctx: Ctx) => void;
+
+export const COMMANDS: Record<string, () => Promise<Register>> = {
+  config: async () => (await import('./config.ts')).register,
+  demo: async () => (await import('./demo-command.ts')).register,
+  webhook: async () => (await import('./webhook.ts')).register,
+  run: async () => (await import('./run.ts')).register,
+  db: async () => (await import('./db.ts')).register,
+  load: async () => (await import('./load.ts')).register,
+  sql: async () => (await import('./sql.ts')).register,
+  ratios: async () => (await import('./ratios.ts')).register,
+  alerts: async () => (await import('./alerts.ts')).register,
+  sandbox: async () => (await import('./sandbox.ts')).register,
+  worker: async () => (await import('./worker.ts')).register,
+  schedule: async () => (await import('./schedule.ts')).register,
+  status: async () => (await import('./status.ts')).register,
+  export: async () => (await import('./export.ts')).register,
+  report: async () => (await import('./report.ts')).register,
+  disputes: async () => (await import('./disputes.ts')).register,
+};
+
+/**
+ * The commands a command line needs registered: the one it names (after the global options), none for a bare
+ * `--version`, every one otherwise (`--help`, no command, `help`, a name cbp does not know).
+ */
+export function commandsFor(args: readonly string[]): string[] {
+  const all = Object.keys(COMMANDS);
+  let version = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-c' || a === '--config') { i++; continue; }
+    if (a === '-V' || a === '--version') { version = true; continue; }
+    if (a.startsWith('-')) {
+      if (a === '-h' || a === '--help') return all;
+      continue;
+    }
+    return Object.hasOwn(COMMANDS, a) ? [a] : all;
+  }
+  return version ? [] : all;
+}

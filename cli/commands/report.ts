@@ -170,14 +170,18 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
       q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
       q.matchRates(store), q.quarantineByReason(store), q.freshness(store),
     ]);
+    const made = o.now ?? new Date();
+    const generatedAt = made.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const { serviceClock } = await import('../../store/status.ts');
+    const service = await serviceClock(store, made);
     const out6 = await import('../../store/report-outcomes.ts');
     const [due, prevention, vintage] = await Promise.all([
-      out6.dueSoon(store, scope, { within: DUE_WITHIN_DAYS, now: o.now ?? new Date() }), out6.preventionByPartner(store, scope), out6.vintage(store, scope),
+      out6.dueSoon(store, scope, { within: DUE_WITHIN_DAYS, now: made }), out6.preventionByPartner(store, scope), out6.vintage(store, scope),
     ]);
-    const generatedAt = (o.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z');
     data = {
       meta: {
         generatedAt,
+        serviceNow: service?.now ?? null,
         snapshot: shown(existsSync(snapshot) ? snapshot : cfg.dbPath),
         snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
         mids,

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
-import { alertsInForce, loadsByKind, quarantineByKind, ratioStatesOfLatestMonth, recentRuns, unknownRowsOf, type RatioStateLine } from '../../store/status.ts';
+import { alertsInForce, serviceClock, loadsByKind, quarantineByKind, ratioStatesOfLatestMonth, recentRuns, unknownRowsOf, type RatioStateLine } from '../../store/status.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
 import { StoreUnavailableError } from '../../store/errors.ts';
 import { sameVersion, storeVersion } from '../../store/generation.ts';
@@ -27,6 +27,12 @@ export interface StatusReport {
   path: string | null;
   note?: string;
   asOf: string;
+  /**
+   * Whose clock asOf is: `service` (ours moved by the offset between the service's clock and ours at the latest
+   * report fetch, as windows are judged: a sandbox's clock ends where its demo left it), `local` (nothing fetched
+   * yet) or `given` (--as-of). `offsetSeconds`: the service's clock minus ours, when known.
+   */
+  clock: { judgedBy: 'service' | 'local' | 'given'; localNow: string; offsetSeconds: number | null };
   runs: Array<{ run_id: string; workflow: string; status: string; started_at: string; finished_at: string; as_of: string | null; error: string | null }>;
   windows: { lookbackDays: number; windowDays: number; done: number; pending: Array<{ kind: string; window: string }> };
   /**
@@ -107,18 +113,29 @@ async function openForStatus(cfg: Config): Promise<{ store?: Store; source: Stat
   return { source: 'none', path: null, note: `no store at ${cfg.dbPath} yet: run \`cbp run backfill\` or \`cbp run nightly\` first` };
 }
 
-export async function collectStatus(cfg: Config, opts: { now?: Date; lookbackDays?: number; windowDays?: number; runs?: number } = {}): Promise<StatusReport> {
-  const now = opts.now ?? new Date();
+/** `now`: judge as of this instant (--as-of); without it, by the service's clock as last seen (`localNow`: our clock, for tests). */
+export async function collectStatus(
+  cfg: Config,
+  opts: { now?: Date; localNow?: Date; lookbackDays?: number; windowDays?: number; runs?: number } = {},
+): Promise<StatusReport> {
+  const localNow = opts.localNow ?? new Date();
   const lookbackDays = opts.lookbackDays ?? cfg.lookbackDays;
   const windowDays = opts.windowDays ?? cfg.windowDays;
   const journalDir = cfg.journalDir;
   const segments = existsSync(journalDir) ? listClosedSegments(journalDir) : [];
   const opened = await openForStatus(cfg);
+  const service = opts.now || !opened.store ? null : await serviceClock(opened.store, localNow);
+  const now = opts.now ?? (service ? new Date(service.now) : localNow);
   const report: StatusReport = {
     source: opened.source,
     path: opened.path,
     ...(opened.note ? { note: opened.note } : {}),
     asOf: now.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    clock: {
+      judgedBy: opts.now ? 'given' : service ? 'service' : 'local',
+      localNow: localNow.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      offsetSeconds: service ? Math.round(service.offsetMs / 1000) : null,
+    },
     runs: [],
     windows: { lookbackDays, windowDays, done: 0, pending: [] },
     freshest: [],
@@ -241,9 +258,17 @@ function snapshotLine(s: StatusReport['snapshot']): string {
   return `Snapshot ${s.path}: generation ${s.generation ?? 'unknown'}; whether it is behind cannot be told while the store is held by a writer`;
 }
 
+/** Whose clock the status is judged by, when it is not ours as it stands. */
+function clockNote(c: StatusReport['clock']): string {
+  if (c.judgedBy !== 'service' || c.offsetSeconds === null || Math.abs(c.offsetSeconds) < 60) return '';
+  const days = Math.abs(c.offsetSeconds) / 86_400;
+  const gap = days >= 1 ? `${days.toFixed(1)} d` : `${Math.round(Math.abs(c.offsetSeconds) / 60)} min`;
+  return ` (the service's clock: ${gap} ${c.offsetSeconds < 0 ? 'behind' : 'ahead of'} this machine's ${c.localNow}, as of the last fetch)`;
+}
+
 export function humanStatus(r: StatusReport): string {
   const out: string[] = [];
-  out.push(`cbp status as of ${r.asOf} — reading the ${r.source === 'none' ? 'nothing (no store)' : `${r.source} ${r.path}`}`);
+  out.push(`cbp status as of ${r.asOf}${clockNote(r.clock)} — reading the ${r.source === 'none' ? 'nothing (no store)' : `${r.source} ${r.path}`}`);
   if (r.note) out.push(`note: ${r.note}`);
   out.push('', 'Last runs:');
   out.push(r.runs.length ? renderTable(['run', 'workflow', 'status', 'finished', 'error'], r.runs.map((x) => [x.run_id, x.workflow, x.status, x.finished_at, x.error])) : '  (none recorded)');
@@ -298,10 +323,10 @@ export function register(program: Command, ctx: Ctx): void {
   program
     .command('status')
     .description('What ran, what is loaded or pending, journal backlog, quarantine, and the levels and watch states of the latest month (reads the store read-only, or the snapshot)')
-    .option('--as-of <iso>', 'judge pending windows as of this time (default: now; e.g. the sandbox clock)')
+    .option('--as-of <iso>', "judge pending windows as of this time (default: the service's clock, as of the last report fetch; our clock before any)")
     .option('--json', 'print the result as JSON')
     .action(async (o: { asOf?: string; json?: boolean }) => {
-      const at = o.asOf === undefined ? new Date() : new Date(parseInstant('--as-of', o.asOf));
+      const at = o.asOf === undefined ? undefined : new Date(parseInstant('--as-of', o.asOf));
       const r = await collectStatus(ctx.config(), { now: at });
       ctx.out(r, humanStatus, o.json);
     });

@@ -19,7 +19,11 @@ export interface Traced {
   stderr: string;
   /** Names of the packages imported (from node_modules), sorted. */
   packages: string[];
+  /** cbp's own modules imported, relative to the repository (cli/commands/sql.ts), sorted. */
+  files: string[];
 }
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Runs `node <entry> ...args` with the tracer, in `cwd` with `env` (CBP_ and TEMPORAL_ settings removed first). */
 export function traceImports(entry: string, args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<Traced> {
@@ -39,11 +43,16 @@ export function traceImports(entry: string, args: string[], opts: { cwd: string;
     child.on('close', (code) => {
       const urls = fs.existsSync(out) ? fs.readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
       const packages = new Set<string>();
+      const files = new Set<string>();
       for (const u of urls) {
         const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u);
         if (m) packages.add(m[1]);
+        else if (u.startsWith('file:')) {
+          const rel = path.relative(REPO, fileURLToPath(u));
+          if (!rel.startsWith('..')) files.add(rel.split(path.sep).join('/'));
+        }
       }
-      resolve({ code, stdout, stderr, packages: [...packages].sort() });
+      resolve({ code, stdout, stderr, packages: [...packages].sort(), files: [...files].sort() });
     });
   });
 }
