@@ -6,6 +6,7 @@
 import { activityContext, type ActivityDeps } from './deps.ts';
 import { createAlertActivities } from './alerts.ts';
 import { createEventActivities } from './events.ts';
+import { createDigestActivities } from './digest.ts';
 import { createOrderActivities } from './orders.ts';
 import { createReportActivities } from './reports.ts';
 import { createRunActivities } from './runs.ts';
@@ -32,5 +33,6 @@ export function createActivities(deps: ActivityDeps): Activities {
     recordRun: withPipelineNotices(ctx, { recordRun: runs.recordRun, deliverNotices: alerts.deliverNotices }),
     ...createSubscriptionActivities(ctx),
     ...createOrderActivities(ctx),
+    ...createDigestActivities(ctx),
   };
 }

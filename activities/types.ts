@@ -130,7 +130,7 @@ export interface PublishResult {
   generation?: number | null;
 }
 
-export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders' | 'maintainStore';
+export type WorkflowName = 'nightly' | 'backfill' | 'ingestEvents' | 'reconcileSubscriptions' | 'pushOrders' | 'maintainStore' | 'sendDigest';
 
 /** A row of the run log (store/runs.ts), written by the recordRun activity at a run's end. */
 export interface RunRecord extends RunRow {
@@ -154,6 +154,13 @@ export interface PipelineActivities {
   recordRun(run: RunRecord): Promise<void>;
   /** The store's upkeep (store/lake-maintain.ts): a lake's files merged and old snapshots expired; a file checkpointed. */
   maintainStore(input: MaintainInput): Promise<MaintainSummary>;
+  /** The digest e-mail: the rows at risk, the cases due soon, two trend charts (alerts/digest.ts). */
+  sendDigest(): Promise<DigestSummary>;
+}
+
+/** What a digest sent (alerts/digest.ts DigestSent). */
+export interface DigestSummary {
+  to: string; day: string; months: string[]; atRisk: number; atRiskTotal: number; due: number; charts: number; behind: string | null;
 }
 
 /** What the upkeep keeps: snapshots younger than keepDays, files until graceHours old (defaults 7 and 24). */
@@ -357,6 +364,7 @@ export const ACTIVITY_NAMES = [
   'publishSnapshot',
   'recordRun',
   'maintainStore',
+  'sendDigest',
   'listSubscriptions',
   'createSubscription',
   'updateSubscription',

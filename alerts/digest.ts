@@ -12,6 +12,8 @@ import { daysText } from './due.ts';
 import { noticeChart } from './notifiers/chart.ts';
 import type { NoticeChart } from './notifiers/types.ts';
 import type { Notice } from './engine.ts';
+import type { Config } from '../lib/config.ts';
+import { ConfigError } from '../lib/errors.ts';
 import { sendMail, type EmailNotifierOptions } from './notifiers/email.ts';
 
 /** At-risk rows a digest lists (the rest are counted), and trend charts it draws. */
@@ -108,4 +110,11 @@ export async function sendDigest(d: Digest, mail: EmailNotifierOptions): Promise
 
 export interface DigestSent {
   to: string; day: string; months: string[]; atRisk: number; atRiskTotal: number; due: number; charts: number; behind: string | null;
+}
+
+/** Where the digest goes (CBP_SMTP_URL, CBP_ALERT_EMAIL_FROM, CBP_ALERT_EMAIL_TO); a ConfigError naming what is missing. */
+export function digestMailOptions(cfg: Pick<Config, 'smtpUrl' | 'alertEmailFrom' | 'alertEmailTo'>): EmailNotifierOptions {
+  const missing = [!cfg.smtpUrl && 'CBP_SMTP_URL', !cfg.alertEmailTo && 'CBP_ALERT_EMAIL_TO'].filter((x): x is string => Boolean(x));
+  if (missing.length) throw new ConfigError(missing.map((k) => `${k} is not set: the digest is an e-mail (set CBP_SMTP_URL and CBP_ALERT_EMAIL_TO)`));
+  return { smtpUrl: cfg.smtpUrl as string, from: cfg.alertEmailFrom, to: cfg.alertEmailTo as string, name: 'digest' };
 }

@@ -118,6 +118,8 @@ export const SETTINGS = [
   s('alerts', 'smtpUrl', 'CBP_SMTP_URL', str, 'SMTP server for alert e-mails over TLS: smtps://user:pass@host:465, or smtp://user:pass@host:587?requireTLS=true (STARTTLS); plain smtp:// only on loopback', { secret: true, transport: 'smtp' }),
   s('alerts', 'alertEmailFrom', 'CBP_ALERT_EMAIL_FROM', str, 'Sender of alert e-mails', { default: 'cbp@localhost' }),
   s('alerts', 'alertEmailTo', 'CBP_ALERT_EMAIL_TO', str, 'Recipients of alert e-mails, comma-separated'),
+  s('alerts', 'digestAt', 'CBP_DIGEST_AT', z.string().trim().toLowerCase().regex(/^(off|(daily|mon|tue|wed|thu|fri|sat|sun) \d{1,2}:\d{2})$/, 'must be "<day> HH:MM" (day: mon..sun or daily) or "off"'), 'When the digest e-mail goes out (a schedule of its own, in CBP_SCHEDULE_TIMEZONE): "<day> HH:MM" with day mon..sun or daily, or off; sent to CBP_ALERT_EMAIL_TO over CBP_SMTP_URL', { default: 'mon 07:00' }),
+  s('alerts', 'digestDueDays', 'CBP_DIGEST_DUE_DAYS', int.min(0), 'The digest\'s "due soon" cases: open chargebacks due within this many days of the service\'s day (overdue ones too)', { default: '7' }),
   s('alerts', 'dueNoticeDays', 'CBP_DUE_NOTICE_DAYS', int.min(0), 'Days before a chargeback\'s representment due date its `due` notice goes out (once per case; again once overdue), judged by the service\'s clock', { default: '5' }),
   s('temporal', 'temporalAddress', 'TEMPORAL_ADDRESS', str, 'Temporal frontend host:port', { default: '127.0.0.1:7233' }),
   s('temporal', 'temporalNamespace', 'TEMPORAL_NAMESPACE', str, 'Temporal namespace', { default: 'default' }),

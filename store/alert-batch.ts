@@ -7,7 +7,7 @@ import { upsertSql } from './upsert.ts';
 import { valuesDigest } from '../lib/digest.ts';
 import type { AlertStateRow, Notice } from './alerts.ts';
 
-/** The columns of ratio_explanations but explained_at and digest (sql/migrations/012, 019), and their types. */
+/** The columns of ratio_explanations but explained_at and digest (sql/migrations/012, 020), and their types. */
 const EXPLANATION_COLS = [
   'mid', 'network', 'program', 'metric', 'month', 'is_projection', 'level', 'state', 'next_level', 'next_threshold', 'closeness',
   'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note',

@@ -144,6 +144,10 @@ export function createFakes(opts: FakeOptions = {}): { acts: WorkflowActs; state
       log('maintainStore', input);
       return { lake: false, mergedFiles: 0, expiredSnapshots: 0, deletedFiles: 0, dataFiles: 0 };
     },
+    async sendDigest() {
+      log('sendDigest');
+      return { to: 'ops@example.com', day: '2026-01-05', months: ['2025-12'], atRisk: 0, atRiskTotal: 0, due: 0, charts: 0, behind: null };
+    },
     async recordRun(run: RunRecord) {
       log('recordRun', run);
       state.runs.push(structuredClone(run));

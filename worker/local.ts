@@ -7,6 +7,8 @@ import { ingestEvents, type IngestInput } from '../workflows/ingest.ts';
 import { nightly, type NightlyInput, type NightlyResult } from '../workflows/nightly.ts';
 import { pushOrders, type PushOrdersInput, type PushOrdersResult } from '../workflows/push-orders.ts';
 import { reconcileSubscriptions, type ReconcileInput, type ReconcileResult } from '../workflows/reconcile.ts';
+import { sendDigest, type SendDigestInput } from '../workflows/digest.ts';
+import type { DigestSummary } from '../activities/types.ts';
 
 export interface LocalOptions {
   /** Default: the wall clock. */
@@ -32,6 +34,7 @@ export function createLocalRunner(activities: Activities, opts: LocalOptions = {
     ingestEvents: (input: IngestInput = {}): Promise<IngestResult> => ingestEvents(input, acts),
     reconcileSubscriptions: (input: ReconcileInput): Promise<ReconcileResult> => reconcileSubscriptions(input, acts),
     pushOrders: (input: PushOrdersInput): Promise<PushOrdersResult> => pushOrders(input, acts),
+    sendDigest: (input: SendDigestInput = {}): Promise<DigestSummary> => sendDigest(input, acts),
   };
 }
 

@@ -79,6 +79,7 @@ export const ACTIVITY_GROUPS = {
   publishSnapshot: 'store',
   recordRun: 'store',
   maintainStore: 'store',
+  sendDigest: 'service',
   listSubscriptions: 'service',
   createSubscription: 'service',
   updateSubscription: 'service',

@@ -7,4 +7,5 @@ export const WORKFLOW_TYPES = {
   reconcileSubscriptions: 'reconcileSubscriptionsWorkflow',
   pushOrders: 'pushOrdersWorkflow',
   maintainStore: 'maintainStoreWorkflow',
+  sendDigest: 'sendDigestWorkflow',
 } as const;

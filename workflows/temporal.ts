@@ -2,11 +2,12 @@
 // Only deterministic code is imported here (the bodies, pure helpers, types); bundleWorkflowCode checks it.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { ApplicationFailure, continueAsNew, log, proxyActivities, TemporalFailure, workflowInfo } from '@temporalio/workflow';
-import type { Activities, IngestResult, MaintainSummary, WorkflowActs } from '../activities/types.ts';
+import type { Activities, DigestSummary, IngestResult, MaintainSummary, WorkflowActs } from '../activities/types.ts';
 import { ACTIVITY_GROUPS, ORDER_ACTIVITY_OPTIONS, REPORT_ACTIVITY_OPTIONS, SERVICE_ACTIVITY_OPTIONS, STORE_ACTIVITY_OPTIONS } from './activity-options.ts';
 import { backfill, type BackfillInput, type BackfillResult } from './backfill.ts';
 import { ingestEvents, type IngestInput } from './ingest.ts';
 import { maintainStore, type MaintainStoreInput } from './maintain.ts';
+import { sendDigest, type SendDigestInput } from './digest.ts';
 import { nightly, type NightlyInput, type NightlyResult } from './nightly.ts';
 import { pushOrders, type PushOrdersInput, type PushOrdersResult } from './push-orders.ts';
 import { reconcileSubscriptions, type ReconcileInput, type ReconcileResult } from './reconcile.ts';
@@ -71,6 +72,10 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   if (result.status === 'continue') return continueAsNew<typeof backfillWorkflow>(result.next);
   if (result.warning) log.warn(result.warning, { runId: result.runId, open: result.open, serviceTime: result.serviceTime });
   return result;
+}
+
+export async function sendDigestWorkflow(input: SendDigestInput = {}): Promise<DigestSummary> {
+  return run(() => sendDigest({ ...input, runId: input.runId ?? runIdOf() }, activities()));
 }
 
 export async function maintainStoreWorkflow(input: MaintainStoreInput = {}): Promise<MaintainSummary> {
