@@ -3,16 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
-import { chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
+import { addEvent, chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
 import { preventionByPartner, vintage } from '../store/report-outcomes.ts';
 import { dueSection, preventionSection, vintageSection } from '../report/outcomes.ts';
-
-async function addEvent(s: Store, guid: string, type: string, payload: Record<string, unknown>, at = '2024-03-02T11:00:00Z') {
-  await s.run(
-    `INSERT INTO events_raw VALUES ($1, $2, $3::TIMESTAMP, $3::TIMESTAMP, $4::JSON, 'seg-1', 1, now()::TIMESTAMP)`,
-    [guid, type, at.replace('T', ' ').replace('Z', ''), JSON.stringify({ event_guid: guid, event_type: type, event_timestamp: at, ...payload })],
-  );
-}
 
 /** Four chargebacks, five prevention report rows and events of every partner (see each line's comment). */
 async function world(): Promise<Store> {

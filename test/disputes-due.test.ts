@@ -12,21 +12,13 @@ import { emailSubject } from '../alerts/notifiers/email.ts';
 import { webhookBody } from '../alerts/notifiers/webhook.ts';
 import type { Notice } from '../store/alerts.ts';
 import type { Notifier } from '../alerts/notifiers/types.ts';
-import { chargeback, tmpDir, writeJson } from './store-fixtures.ts';
+import { addEvent, chargeback, tmpDir, writeJson } from './store-fixtures.ts';
 import { cbp } from './activities-fixtures.ts';
 import { createActivities } from '../activities/index.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { loadConfig } from '../lib/config.ts';
 import { humanNightly } from '../cli/pipeline.ts';
 import type { NightlyResult } from '../workflows/nightly.ts';
-
-async function addEvent(s: Store, guid: string, type: string, payload: Record<string, unknown>) {
-  const at = '2024-03-02T11:00:00Z';
-  await s.run(
-    `INSERT INTO events_raw VALUES ($1, $2, $3::TIMESTAMP, $3::TIMESTAMP, $4::JSON, 'seg-1', 1, now()::TIMESTAMP)`,
-    [guid, type, '2024-03-02 11:00:00', JSON.stringify({ event_guid: guid, event_type: type, event_timestamp: at, ...payload })],
-  );
-}
 
 /**
  * On the service's day 2024-03-10: A due in 10 days, B in 2, C 2 days overdue, H 38 days overdue, I (MID-2) in 5;

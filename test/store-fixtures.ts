@@ -113,3 +113,11 @@ export async function dump(store: Store, tables = DATA_TABLES, exclude: string[]
   }
   return out;
 }
+
+/** Puts one event into events_raw as the ingest would (payload with its envelope fields). */
+export async function addEvent(s: Store, guid: string, type: string, payload: Rec, at = '2024-03-02T11:00:00Z'): Promise<void> {
+  await s.run(
+    `INSERT INTO events_raw VALUES ($1, $2, $3::TIMESTAMP, $3::TIMESTAMP, $4::JSON, 'seg-1', 1, now()::TIMESTAMP)`,
+    [guid, type, at.replace('T', ' ').replace('Z', ''), JSON.stringify({ event_guid: guid, event_type: type, event_timestamp: at, ...payload })],
+  );
+}
