@@ -21,6 +21,7 @@ import { register as schedule } from './schedule.ts';
 import { register as status } from './status.ts';
 import { register as exportCmd } from './export.ts';
 import { register as report } from './report.ts';
+import { register as metrics } from './metrics.ts';
 // @register-imports (keep this marker: one import line per command above it)
 
 export const commands: Array<(program: Command, ctx: Ctx) => void> = [
@@ -39,5 +40,6 @@ export const commands: Array<(program: Command, ctx: Ctx) => void> = [
   status,
   exportCmd,
   report,
+  metrics,
   // @register-list (keep this marker)
 ];
