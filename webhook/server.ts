@@ -142,7 +142,8 @@ export function journalRecord(raw: Buffer, receivedAt: Date): Buffer {
 
 /**
  * Builds the receiver (nothing listens): POST and PUT on the path take events, OPTIONS on the path answers
- * 200 for the service's vetting test, GET /healthz reports the journal.
+ * 200 for the service's vetting test, GET /healthz reports the journal (liveness), GET /readyz whether events
+ * can be stored now (readiness: 503 while they cannot, and pushes are then refused 503 too).
  */
 export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
   assertReceiverCredentials(opts.username, opts.password);
