@@ -71,7 +71,7 @@ export interface ActivityContext {
 }
 
 /** One store per process, opened on first use: what the Temporal worker passes as `store`. */
-export function sharedStore(open: () => Promise<Store>): { get: () => Promise<Store>; close: () => void } {
+export function sharedStore(open: () => Promise<Store>): { get: () => Promise<Store>; peek: () => Store | undefined; close: () => void } {
   let opening: Promise<Store> | undefined;
   let store: Store | undefined;
   return {
@@ -85,6 +85,8 @@ export function sharedStore(open: () => Promise<Store>): { get: () => Promise<St
       );
       return opening;
     },
+    /** The store if open, without opening it (the worker's metrics read it only once an activity has). */
+    peek: () => store,
     close() {
       store?.close();
       store = undefined;

@@ -2,8 +2,6 @@
 // as a child process of cbp: started on free loopback ports, waited for until its frontend answers, and
 // stopped (SIGTERM, then SIGKILL) by whoever started it. `cbp demo --temporal` and the tests use it.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { TemporalUnavailableError } from './temporal.ts';
 
@@ -31,17 +29,8 @@ export interface DevServer {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** A port free on 127.0.0.1 right now (the OS picks it; the server binds it a moment later). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from '../lib/free-port.ts';
+import { freePort } from '../lib/free-port.ts';
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();

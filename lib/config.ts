@@ -13,6 +13,8 @@ import { didYouMean, editDistance, nearestNames } from './suggest.ts';
 import { snapshotPathProblems } from './snapshot-path.ts';
 import { lakeCatalog, lakeSecrets, maskLake, storeSettingProblem } from './lake-setting.ts';
 import { httpsProblem, maskUrl, secretUrlParts, smtpProblem, urlSecrets } from './urls.ts';
+import { metricsAddrProblem } from './metrics-addr.ts';
+import { JOURNAL_MIN_FREE_DEFAULT } from './journal-space.ts';
 
 export interface SettingDef<K extends string = string, S extends z.ZodType = z.ZodType> {
   /** camelCase key, also the key in a config file */
@@ -47,6 +49,11 @@ const region = z
   .string()
   .transform((v) => v.trim().toUpperCase())
   .pipe(z.enum(REGIONS, { error: (i) => `must be one of ${REGIONS.join(', ')} (got ${JSON.stringify(i.input)})` }));
+/** host:port of a /metrics endpoint, or off (lib/metrics-http.ts). */
+const metricsAddr = str.superRefine((v, c) => {
+  const p = metricsAddrProblem(v);
+  if (p) c.addIssue({ code: 'custom', message: p });
+});
 const bool = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])
   .transform((v) => v === true || v === 'true' || v === '1' || v === 'yes');
@@ -109,6 +116,8 @@ export const SETTINGS = [
   s('webhook', 'webhookTlsKey', 'CBP_WEBHOOK_TLS_KEY', str, 'PEM key file for CBP_WEBHOOK_TLS_CERT', { path: true }),
   s('webhook', 'webhookBehindTlsProxy', 'CBP_WEBHOOK_BEHIND_TLS_PROXY', bool, 'A TLS proxy terminates https in front of the receiver: allows plain http on an address other than loopback', { default: 'false' }),
   s('webhook', 'webhookMaxConnections', 'CBP_WEBHOOK_MAX_CONNECTIONS', int.min(1), 'Connections the receiver holds at once; more are dropped at accept', { default: '1024' }),
+  s('webhook', 'journalMinFree', 'CBP_JOURNAL_MIN_FREE', size, 'Free space under the journal below which the receiver refuses pushes (503) and /readyz answers 503', { default: JOURNAL_MIN_FREE_DEFAULT }),
+  s('webhook', 'metricsAddr', 'CBP_METRICS_ADDR', metricsAddr, "host:port of the receiver's Prometheus /metrics (cbp webhook), never its public port; off: none", { default: '127.0.0.1:9787' }),
   s('webhook', 'subscriptionEmail', 'CBP_SUBSCRIPTION_EMAIL', z.string().email('must be an e-mail address'), 'E-mail that receives the service\'s subscription notices'),
   s('alerts', 'thresholdsFile', 'CBP_THRESHOLDS_FILE', str, 'Thresholds file (JSON or YAML); default: the reference programs', { path: true }),
   s('alerts', 'defaultRegion', 'CBP_DEFAULT_REGION', region, `Visa region a MID is evaluated under when the thresholds file gives it none (mids.<mid>.region): one of ${REGIONS.join(', ')}; it decides which VAMP thresholds apply (unset: the thresholds file's default_region, else US)`),
@@ -125,6 +134,7 @@ export const SETTINGS = [
   s('temporal', 'temporalNamespace', 'TEMPORAL_NAMESPACE', str, 'Temporal namespace', { default: 'default' }),
   s('temporal', 'temporalTaskQueue', 'TEMPORAL_TASK_QUEUE', str, 'Task queue of the cbp worker', { default: 'cbp' }),
   s('temporal', 'ingestTaskQueue', 'CBP_INGEST_TASK_QUEUE', str, "This host's own task queue for ingesting its journal, with receivers on several hosts (docs/lake.md): cbp worker serves it besides TEMPORAL_TASK_QUEUE, and cbp schedule apply gives it an ingest schedule of its own (cbp-ingest-<queue>). Unset: one ingest schedule on TEMPORAL_TASK_QUEUE"),
+  s('temporal', 'workerMetricsAddr', 'CBP_WORKER_METRICS_ADDR', metricsAddr, "host:port of the worker's Prometheus /metrics (cbp worker: the Temporal SDK's metrics, activities, pipeline gauges); off: none", { default: '127.0.0.1:9788' }),
   s('temporal', 'temporalApiKey', 'TEMPORAL_API_KEY', str, 'API key for Temporal Cloud', { secret: true }),
   s('temporal', 'temporalTlsCert', 'TEMPORAL_TLS_CERT', str, 'Client certificate file for mTLS to Temporal', { path: true }),
   s('temporal', 'temporalTlsKey', 'TEMPORAL_TLS_KEY', str, 'Client key file for mTLS to Temporal', { path: true }),

@@ -17,6 +17,10 @@ import { CbpError, ConfigError } from '../lib/errors.ts';
 import { basicAuthChecker, weakCredentialProblems, WWW_AUTHENTICATE } from './auth.ts';
 import { repeatedKeyOf } from './keys.ts';
 import { JournalUnavailableError, openJournal, type Journal, type JournalOptions, type JournalStatus } from './journal.ts';
+import { journalReadiness, JOURNAL_MIN_FREE_DEFAULT } from '../lib/journal-space.ts';
+import { sizeBytes } from '../lib/size.ts';
+import { registrySource, startMetricsEndpoint } from '../lib/metrics-http.ts';
+import { createReceiverMetrics, type ReceiverMetrics } from './metrics.ts';
 
 export const BODY_LIMIT_DEFAULT = 1024 * 1024;
 export const EVENTS_PATH_DEFAULT = '/events';
@@ -55,6 +59,13 @@ export interface ReceiverOptions {
   requestTimeoutMs?: number;
   /** An idle keep-alive connection (after an authenticated push) is closed after this many ms. Default 5 s. */
   keepAliveTimeoutMs?: number;
+  /** Counts requests, latencies and refusals (webhook/metrics.ts). Default: none. */
+  metrics?: ReceiverMetrics;
+  /**
+   * Whether events can be stored now (/readyz; a push is refused 503 when not). Default: always. startReceiver
+   * passes the journal folder's check: writable, and free space above CBP_JOURNAL_MIN_FREE.
+   */
+  readiness?: () => { ready: boolean; reasons: string[] };
 }
 
 const closers = new WeakMap<FastifyInstance, () => void>();
@@ -131,7 +142,8 @@ export function journalRecord(raw: Buffer, receivedAt: Date): Buffer {
 
 /**
  * Builds the receiver (nothing listens): POST and PUT on the path take events, OPTIONS on the path answers
- * 200 for the service's vetting test, GET /healthz reports the journal.
+ * 200 for the service's vetting test, GET /healthz reports the journal (liveness), GET /readyz whether events
+ * can be stored now (readiness: 503 while they cannot, and pushes are then refused 503 too).
  */
 export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
   assertReceiverCredentials(opts.username, opts.password);
@@ -191,6 +203,15 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     done(null, { raw: bytes, value: value as Record<string, unknown> } satisfies ParsedBody);
   });
 
+  const metrics = opts.metrics;
+  if (metrics) {
+    const routeOf = (url: string | undefined) => (url === eventsPath ? 'events' : url === '/healthz' ? 'healthz' : url === '/readyz' ? 'readyz' : 'other');
+    app.addHook('onResponse', async (req, reply) => {
+      metrics.answered(routeOf(req.routeOptions.url), reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
+  const readiness = opts.readiness ?? (() => ({ ready: true, reasons: [] }));
+
   app.addHook('onRequest', async (req, reply) => {
     if (closing) {
       reply.header('connection', 'close');
@@ -225,6 +246,7 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     if (!check(req.headers.authorization)) {
       // Worth an operator's attention: if the subscription's credentials and ours differ, every event is refused.
       req.log.warn({ status: 401, ip: req.ip }, 'event push refused: missing or wrong Basic credentials');
+      metrics?.refused();
       reply.header('www-authenticate', WWW_AUTHENTICATE);
       // Node would read the rest of the body to keep the connection alive; close it instead.
       reply.header('connection', 'close');
@@ -247,6 +269,13 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
     if (missing.length) {
       req.log.warn({ status: 400, missing }, 'event push refused: no event_guid or event_type');
       return sendError(reply, 400, `the event has no ${missing.join(' and no ')}; every event carries event_guid and event_type`);
+    }
+    // Never a 200 for an event that may not be stored: a folder gone or read-only, or a disk nearly full.
+    const ready = readiness();
+    if (!ready.ready) {
+      req.log.error({ reasons: ready.reasons }, 'event push refused: the journal cannot take events now');
+      reply.header('retry-after', '30');
+      return sendError(reply, 503, `the receiver cannot store events now (${ready.reasons.join('; ')}); send the event again`);
     }
     try {
       await sink.append(journalRecord(body.raw, now()));
@@ -292,6 +321,16 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
       return reply.code(ok ? 200 : 503).send({ ok, closing, journal: healthView(sink.status()) });
     }),
   });
+  // Readiness, unlike /healthz (liveness): can events be stored now? A load balancer sends pushes elsewhere on 503.
+  app.route({
+    method: 'GET',
+    url: '/readyz',
+    ...bodiless((_req, reply) => {
+      const r = readiness();
+      const reasons = [...(closing ? ['the receiver is shutting down'] : []), ...(sink.healthy ? [] : ['the journal is failing to write']), ...r.reasons];
+      return reply.code(reasons.length ? 503 : 200).send({ ready: reasons.length === 0, reasons });
+    }),
+  });
 
   return app;
 }
@@ -318,6 +357,10 @@ export interface StartReceiverOptions {
   logger?: Logger;
   /** Journal tuning (segment size and age, injected fs and clock). */
   journal?: Omit<JournalOptions, 'dir'>;
+  /** Free space under the journal below which pushes are refused 503 and /readyz fails, e.g. 256MB. Default 256MB. */
+  minFree?: string;
+  /** host:port of /metrics (lib/metrics-http.ts), or off. Default off here; `cbp webhook` passes CBP_METRICS_ADDR. */
+  metricsAddr?: string;
 }
 
 export interface RunningReceiver {
@@ -326,6 +369,8 @@ export interface RunningReceiver {
   journalDir: string;
   app: FastifyInstance;
   journal: Journal;
+  /** http://host:port/metrics, or null when metrics are off or their address could not be bound. */
+  metricsUrl: string | null;
   /** Graceful stop: new requests get 503, requests in flight finish their fsyncs, the segment is sealed. */
   close(): Promise<void>;
 }
@@ -371,7 +416,10 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
       }),
   });
   const eventsPath = opts.path ?? EVENTS_PATH_DEFAULT;
+  const minFreeBytes = sizeBytes(opts.minFree ?? JOURNAL_MIN_FREE_DEFAULT);
   let app: FastifyInstance;
+  let connections: () => Promise<number> = async () => 0;
+  const metrics = opts.metricsAddr ? createReceiverMetrics({ journalDir: opts.journalDir, minFreeBytes, connections: () => connections() }) : undefined;
   try {
     app = buildReceiver({
       username: opts.username,
@@ -384,11 +432,14 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
       headersTimeoutMs: opts.headersTimeoutMs,
       requestTimeoutMs: opts.requestTimeoutMs,
       keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
+      metrics,
+      readiness: () => journalReadiness(opts.journalDir, minFreeBytes),
     });
   } catch (e) {
     await journal.close();
     throw e;
   }
+  connections = () => new Promise((resolve) => app.server.getConnections((err, n) => resolve(err ? 0 : n)));
   const maxConnections = opts.maxConnections ?? MAX_CONNECTIONS_DEFAULT;
   app.server.maxConnections = maxConnections;
   // Worth an operator's attention (the service re-sends what was dropped), but a flood must not flood the
@@ -412,18 +463,21 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
   const addr = app.server.address() as AddressInfo;
   const shownHost = addr.family === 'IPv6' || addr.address.includes(':') ? `[${addr.address}]` : addr.address;
   const url = `${opts.https ? 'https' : 'http'}://${shownHost}:${addr.port}${eventsPath}`;
+  const endpoint = metrics && opts.metricsAddr ? await startMetricsEndpoint(opts.metricsAddr, registrySource(metrics.registry), { logger: opts.logger, what: 'receiver' }) : null;
   let closed: Promise<void> | null = null;
   return {
     url,
     journalDir: opts.journalDir,
     app,
     journal,
+    metricsUrl: endpoint?.url ?? null,
     close() {
       closed ??= (async () => {
         try {
           await app.close();
         } finally {
           await journal.close();
+          await endpoint?.close();
         }
       })();
       return closed;

@@ -29,21 +29,28 @@ export function toActivityFailure(e: unknown): unknown {
   });
 }
 
+/** Told of every activity run as it ends: its name, its seconds, and its error when it failed (worker/metrics.ts). */
+export type ActivityObserver = (activity: string, seconds: number, error?: unknown) => void;
+
 type AnyFn = (...args: never[]) => Promise<unknown>;
 
 /**
  * Wrap every function of an activities object so its CbpErrors reach Temporal as typed failures, and so it
  * heartbeats while it runs (every heartbeatMs, default 10 s; a no-op outside an activity context).
  */
-export function temporalActivities<T extends object>(acts: T, opts: { heartbeatMs?: number } = {}): T {
+export function temporalActivities<T extends object>(acts: T, opts: { heartbeatMs?: number; observe?: ActivityObserver } = {}): T {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(acts)) {
     if (typeof fn !== 'function') continue;
     const f = fn as AnyFn;
     const wrapped = async (...args: never[]) => {
+      const started = performance.now();
       try {
-        return await withHeartbeat(() => f.apply(acts, args), { intervalMs: opts.heartbeatMs });
+        const out = await withHeartbeat(() => f.apply(acts, args), { intervalMs: opts.heartbeatMs });
+        opts.observe?.(name, (performance.now() - started) / 1000);
+        return out;
       } catch (e) {
+        opts.observe?.(name, (performance.now() - started) / 1000, e);
         throw toActivityFailure(e);
       }
     };

@@ -7,7 +7,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities/types.ts';
 import type { Config } from '../lib/config.ts';
-import { temporalActivities } from './activity-errors.ts';
+import { temporalActivities, type ActivityObserver } from './activity-errors.ts';
 
 export const WORKER_DEFAULTS = {
   taskQueue: 'cbp',
@@ -63,6 +63,8 @@ export interface CreateWorkerOptions {
   shutdownGraceTime?: Duration;
   shutdownForceTime?: Duration;
   maxConcurrentActivityTaskExecutions?: number;
+  /** Told of every activity run as it ends (worker/metrics.ts counts them). */
+  observe?: ActivityObserver;
   /** Extra Worker options, applied last. */
   extra?: Partial<WorkerOptions>;
 }
@@ -73,7 +75,7 @@ export function workerOptions(opts: CreateWorkerOptions, connection: NativeConne
     connection,
     namespace: opts.namespace ?? WORKER_DEFAULTS.namespace,
     taskQueue: opts.taskQueue ?? WORKER_DEFAULTS.taskQueue,
-    activities: temporalActivities(opts.activities),
+    activities: temporalActivities(opts.activities, { observe: opts.observe }),
     ...workflowSource(opts.workflowBundle),
     shutdownGraceTime: opts.shutdownGraceTime ?? WORKER_DEFAULTS.shutdownGraceTime,
     shutdownForceTime: opts.shutdownForceTime ?? WORKER_DEFAULTS.shutdownForceTime,

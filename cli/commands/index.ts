@@ -27,6 +27,7 @@ export const COMMANDS: Record<string, () => Promise<Register>> = {
   export: async () => (await import('./export.ts')).register,
   report: async () => (await import('./report.ts')).register,
   disputes: async () => (await import('./disputes.ts')).register,
+  metrics: async () => (await import('./metrics.ts')).register,
 };
 
 /**

@@ -84,7 +84,7 @@ const STATUS_REJECTED_SHOWN = 10;
 /** Series at a level or watch the human view lists (levels first, then the closest to the next threshold). */
 const STATUS_STATES_SHOWN = 20;
 
-async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
+export async function openForStatus(cfg: Config): Promise<{ store?: Store; source: StatusReport['source']; path: string | null; note?: string }> {
   const { openStore } = await import('../../store/db.ts');
   // The snapshot opens as every reader's does (store/analyst.ts: read-only, no file access, settings locked).
   const { openAnalystSession, openLakeAnalystSession } = await import('../../store/analyst.ts');

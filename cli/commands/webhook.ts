@@ -4,6 +4,16 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
+import { METRICS_OFF, parseMetricsAddr as parseAddr } from '../../lib/metrics-addr.ts';
+
+/** A metrics address from a flag or setting; a UsageError naming where it came from otherwise. */
+export function parseMetricsAddr(addr: string, where: string): ReturnType<typeof parseAddr> {
+  try {
+    return parseAddr(addr);
+  } catch (e) {
+    throw new UsageError(`${where} ${addr}: ${(e as Error).message}`);
+  }
+}
 
 interface WebhookFlags {
   port?: string;
@@ -12,6 +22,7 @@ interface WebhookFlags {
   journal?: string;
   json?: boolean;
   behindTlsProxy?: boolean;
+  metricsAddr?: string;
 }
 
 function readPem(file: string, setting: string): Buffer {
@@ -30,7 +41,8 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--host <host>', 'address to listen on (default CBP_WEBHOOK_HOST, 127.0.0.1)')
     .option('--path <path>', 'path events are pushed to (default CBP_WEBHOOK_PATH, /events)')
     .option('--journal <dir>', 'journal directory (default CBP_JOURNAL_DIR, <CBP_DATA_DIR>/journal)')
-    .option('--json', 'print {"url", "journal"} as the first stdout line')
+    .option('--metrics-addr <host:port>', 'where /metrics is served, never the receiver\'s own port; off: nowhere (default CBP_METRICS_ADDR, 127.0.0.1:9787)')
+    .option('--json', 'print {"url", "journal", "metrics"} as the first stdout line')
     .option('--behind-tls-proxy', 'a TLS proxy terminates https in front: allows plain http on an address other than loopback (default CBP_WEBHOOK_BEHIND_TLS_PROXY, false)')
     .action(async (o: WebhookFlags) => {
       const cfg = ctx.config();
@@ -62,6 +74,12 @@ export function register(program: Command, ctx: Ctx): void {
       const behindTlsProxy = o.behindTlsProxy === true || cfg.webhookBehindTlsProxy;
       assertTransport(host, !!https, behindTlsProxy);
       const journalDir = o.journal ?? cfg.journalDir;
+      const metricsAddr = o.metricsAddr ?? cfg.metricsAddr;
+      const metricsAt = parseMetricsAddr(metricsAddr === undefined ? METRICS_OFF : metricsAddr, '--metrics-addr');
+      // The public port serves only what the service may reach: metrics stay on an address of their own.
+      if (metricsAt && metricsAt.port !== 0 && metricsAt.port === port && (metricsAt.host === host || ['0.0.0.0', '::'].includes(metricsAt.host) || ['0.0.0.0', '::'].includes(host))) {
+        throw new UsageError(`the metrics address ${metricsAddr} is the receiver's own port ${port}: give /metrics an address of its own (--metrics-addr, CBP_METRICS_ADDR)`);
+      }
       const logger = ctx.logger();
       const rx = await startReceiver({
         username,
@@ -75,6 +93,8 @@ export function register(program: Command, ctx: Ctx): void {
         https,
         bodyLimit: cfg.webhookBodyLimit,
         logger,
+        metricsAddr,
+        minFree: cfg.journalMinFree,
         journal: {
           segmentMaxBytes: cfg.journalSegmentMaxBytes,
           segmentMaxAgeMs: cfg.journalSegmentMaxAgeMs,
@@ -99,8 +119,8 @@ export function register(program: Command, ctx: Ctx): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
-      if (o.json) process.stdout.write(JSON.stringify({ url: rx.url, journal: rx.journalDir }) + '\n');
-      else process.stdout.write(`cbp webhook: receiving events at ${rx.url} (journal ${rx.journalDir}); Ctrl-C stops\n`);
+      if (o.json) process.stdout.write(JSON.stringify({ url: rx.url, journal: rx.journalDir, metrics: rx.metricsUrl }) + '\n');
+      else process.stdout.write(`cbp webhook: receiving events at ${rx.url} (journal ${rx.journalDir}${rx.metricsUrl ? `; metrics at ${rx.metricsUrl}` : ''}); Ctrl-C stops\n`);
       if (!https) {
         logger.info(
           { publicUrl: cfg.webhookPublicUrl ?? null },

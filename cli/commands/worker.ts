@@ -9,6 +9,9 @@ import type { Ctx } from '../context.ts';
 import { intOption } from './run.ts';
 import { CONNECT_TIMEOUT_MS } from '../options.ts';
 import { UsageError } from '../../lib/errors.ts';
+import { parseMetricsAddr } from './webhook.ts';
+import type { MetricsEndpoint } from '../../lib/metrics-http.ts';
+import type { ActivityObserver } from '../../worker/activity-errors.ts';
 
 const UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -30,20 +33,33 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--task-queue <name>', 'task queue (default TEMPORAL_TASK_QUEUE, cbp)')
     .option('--max-activities <n>', 'activities run at once (default 4)', intOption('--max-activities'))
     .option('--connect-timeout <ms>', `time allowed to reach Temporal (default ${CONNECT_TIMEOUT_MS})`, intOption('--connect-timeout'))
+    .option('--metrics-addr <host:port>', "where /metrics is served (the Temporal SDK's metrics, activities, pipeline gauges); off: nowhere (default CBP_WORKER_METRICS_ADDR, 127.0.0.1:9788)")
     .option('--grace <duration>', 'after SIGINT/SIGTERM, time running activities get to finish before they are cancelled, e.g. 30s, 2m (default 30s)', parseGrace)
-    .action(async (o: { taskQueue?: string; maxActivities?: number; connectTimeout?: number; grace?: number }) => {
+    .action(async (o: { taskQueue?: string; maxActivities?: number; connectTimeout?: number; grace?: number; metricsAddr?: string }) => {
       const { createActivities, sharedStore, storeOpener } = await import('../../activities/index.ts');
       const { createServiceClients } = await import('../../client/index.ts');
       const { createWorker, describeWorkflowSource, temporalTargetFromConfig, WORKER_DEFAULTS } = await import('../../worker/worker.ts');
       const { checkTemporal } = await import('../temporal.ts');
       const cfg = ctx.config();
+      const metricsAddr = o.metricsAddr ?? cfg.workerMetricsAddr;
+      const metricsOn = parseMetricsAddr(metricsAddr, '--metrics-addr') !== null;
       const target = temporalTargetFromConfig(cfg);
       await checkTemporal(target, o.connectTimeout ?? CONNECT_TIMEOUT_MS);
       const store = sharedStore(storeOpener(cfg));
       const clients = createServiceClients(cfg);
       const logger = ctx.logger();
+      let endpoint: MetricsEndpoint | null = null;
       try {
         const activities = createActivities({ config: cfg, store: store.get, clients, logger });
+        let observe: ActivityObserver | undefined;
+        if (metricsOn) {
+          // Before any worker exists: the Temporal runtime, and so its metrics exporter, is installed once per process.
+          const { createWorkerMetrics, installTemporalMetrics } = await import('../../worker/metrics.ts');
+          const { startMetricsEndpoint } = await import('../../lib/metrics-http.ts');
+          const metrics = createWorkerMetrics({ store: store.peek, snapshotPath: cfg.snapshotPath, temporalUrl: await installTemporalMetrics(), logger });
+          observe = metrics.observe;
+          endpoint = await startMetricsEndpoint(metricsAddr, metrics.source, { logger, what: 'worker' });
+        }
         const make = (taskQueue: string) => createWorker({
           activities,
           address: target.address,
@@ -53,6 +69,7 @@ export function register(program: Command, ctx: Ctx): void {
           ...(target.tls ? { tls: target.tls } : {}),
           ...(o.maxActivities ? { maxConcurrentActivityTaskExecutions: o.maxActivities } : {}),
           ...(o.grace !== undefined ? { shutdownGraceTime: o.grace } : {}),
+          ...(observe ? { observe } : {}),
         });
         const taskQueue = o.taskQueue ?? target.taskQueue;
         // With receivers on several hosts, this host's journal is ingested from a queue of its own (CBP_INGEST_TASK_QUEUE).
@@ -64,13 +81,14 @@ export function register(program: Command, ctx: Ctx): void {
         process.stderr.write(
           `cbp worker: serving task queue ${taskQueue}${hostQueue ? ` and this host's ingest queue ${hostQueue}` : ''} in namespace ${target.namespace} at ${target.address}` +
             `${target.apiKey ? ' (API key)' : target.tls ? ' (mTLS)' : ''} · workflows ${workflows} · ` +
-            `SIGINT/SIGTERM stops it (running activities get ${secondsText(graceMs)})\n`,
+            `${endpoint ? `metrics at ${endpoint.url} · ` : ''}SIGINT/SIGTERM stops it (running activities get ${secondsText(graceMs)})\n`,
         );
         // The SDK stops the worker on SIGINT/SIGTERM (shutdownGraceTime lets running activities finish).
         await Promise.all(workers.map((w) => w.run()));
         logger.info({ taskQueue }, 'cbp worker stopped');
         process.stderr.write('cbp worker: stopped\n');
       } finally {
+        await endpoint?.close();
         await clients.close().catch(() => undefined);
         store.close();
       }
