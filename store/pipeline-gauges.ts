@@ -1,4 +1,4 @@
-// The pipeline's state as numbers an operator alerts on (lib/pipeline-metrics.ts turns them into Prometheus gauges):
+// The pipeline's state as numbers an operator alerts on (activities/pipeline-metrics.ts turns them into Prometheus gauges):
 // the last successful run of each workflow, the data covered per report kind, the alert levels in force, the
 // quarantine, the rejected orders and the snapshot's lag behind the store. Read from the store (the worker's own,
 // or read-only by `cbp metrics`) or, while a writer holds it, from the snapshot, which cannot tell its own lag.

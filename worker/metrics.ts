@@ -6,10 +6,8 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
 import { Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { freePort } from '../lib/free-port.ts';
-import { registerPipelineGauges } from '../lib/pipeline-metrics.ts';
+import { readPipelineGauges, registerPipelineGauges, type GaugeStore } from '../activities/pipeline-metrics.ts';
 import { registrySource, type MetricsSource } from '../lib/metrics-http.ts';
-import { readPipelineGauges } from '../store/pipeline-gauges.ts';
-import type { Store } from '../store/db.ts';
 import type { ActivityObserver } from './activity-errors.ts';
 
 /** Seconds: a service call takes well under one, a report load or an evaluation minutes. */
@@ -40,7 +38,7 @@ function failureCode(e: unknown): string {
   return typeof name === 'string' && /^\w{1,64}$/.test(name) ? name : 'error';
 }
 
-export function createWorkerMetrics(opts: { store: () => Store | undefined; snapshotPath: string; temporalUrl?: string; logger?: Logger }): WorkerMetrics {
+export function createWorkerMetrics(opts: { store: () => GaugeStore | undefined; snapshotPath: string; temporalUrl?: string; logger?: Logger }): WorkerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const runs = new Counter({ name: 'cbp_activity_runs_total', help: 'Activity runs ended on this worker, by activity', labelNames: ['activity'], registers: [registry] });

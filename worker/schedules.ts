@@ -14,6 +14,7 @@ export const SCHEDULE_DEFAULTS = {
   nightlyScheduleId: 'cbp-nightly',
   ingestScheduleId: 'cbp-ingest',
   maintainScheduleId: 'cbp-maintain',
+  digestScheduleId: 'cbp-digest',
   /** The store's upkeep, an hour after the nightly's default time. */
   maintainAt: '03:30',
   taskQueue: 'cbp',
@@ -65,6 +66,16 @@ export interface ApplySchedulesOptions {
     graceHours?: number;
     paused?: boolean;
   };
+  /** The digest e-mail (scheduleOptionsFromConfig sets it when e-mail is configured and CBP_DIGEST_AT is not off). */
+  digest?: DigestScheduleOptions;
+}
+
+export interface DigestScheduleOptions {
+  scheduleId?: string;
+  /** "<day> HH:MM" (day mon..sun, or daily), CBP_DIGEST_AT */
+  at: string;
+  timezone?: string;
+  paused?: boolean;
 }
 
 export interface AppliedSchedule {
@@ -91,7 +102,18 @@ export function scheduleOptionsFromConfig(cfg: Config): ApplySchedulesOptions {
     // A lake's small files and snapshots pile up with every commit: its upkeep runs daily (cbp db maintain's defaults);
     // so does a file store's when retention is on (CBP_RETENTION_DAYS: the worker holds the store, cbp db maintain can't).
     ...(lakeCatalog(cfg.store) !== null || cfg.retentionDays !== undefined ? { maintain: { timezone: cfg.scheduleTimezone } } : {}),
+    // The digest goes by e-mail: scheduled only where one is configured, and not when CBP_DIGEST_AT is off.
+    ...(cfg.smtpUrl && cfg.alertEmailTo && cfg.digestAt !== 'off' ? { digest: { at: cfg.digestAt, timezone: cfg.scheduleTimezone } } : {}),
   };
+}
+
+const DAYS = { sun: 'SUNDAY', mon: 'MONDAY', tue: 'TUESDAY', wed: 'WEDNESDAY', thu: 'THURSDAY', fri: 'FRIDAY', sat: 'SATURDAY' } as const;
+
+/** "mon 07:00" → Monday 07:00; "daily 07:00" → every day. */
+export function parseDigestAt(at: string): { dayOfWeek?: (typeof DAYS)[keyof typeof DAYS]; hour: number; minute: number } {
+  const [day, time] = at.trim().toLowerCase().split(/\s+/);
+  if (!time || !(day === 'daily' || day in DAYS)) throw new WorkflowInputError(`digest time must be "<day> HH:MM" (day mon..sun or daily), got ${JSON.stringify(at)}`);
+  return { ...(day === 'daily' ? {} : { dayOfWeek: DAYS[day as keyof typeof DAYS] }), ...parseAt(time) };
 }
 
 export function parseAt(at: string): { hour: number; minute: number } {
@@ -144,6 +166,18 @@ export function scheduleDefinitions(opts: ApplySchedulesOptions): ScheduleOption
       // One upkeep at a time; a missed one is simply the next day's.
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
       state: { paused: m.paused ?? false },
+    });
+  }
+  if (opts.digest) {
+    const d = opts.digest;
+    const id = d.scheduleId ?? SCHEDULE_DEFAULTS.digestScheduleId;
+    defs.push({
+      scheduleId: id,
+      spec: { calendars: [{ ...parseDigestAt(d.at), comment: 'cbp digest e-mail' }], timezone: d.timezone ?? SCHEDULE_DEFAULTS.timezone },
+      action: { type: 'startWorkflow', workflowType: WORKFLOW_TYPES.sendDigest, workflowId: id, taskQueue, args: [{}] },
+      // One digest at a time; one missed by an outage is sent when the worker is back within a day.
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+      state: { paused: d.paused ?? false },
     });
   }
   return defs;

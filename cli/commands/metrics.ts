@@ -15,7 +15,7 @@ export function register(program: Command, ctx: Ctx): void {
       const { Registry } = await import('prom-client');
       const { openForStatus } = await import('./status.ts');
       const { readPipelineGauges } = await import('../../store/pipeline-gauges.ts');
-      const { registerPipelineGauges } = await import('../../lib/pipeline-metrics.ts');
+      const { registerPipelineGauges } = await import('../../activities/pipeline-metrics.ts');
       const { registerJournalGauges } = await import('../../webhook/metrics.ts');
       const { journalBacklog, diskSpace, journalReadiness } = await import('../../lib/journal-space.ts');
       const { sizeBytes } = await import('../../lib/size.ts');

@@ -223,6 +223,21 @@ function human(s: ReportSummary): string {
   ].join('\n');
 }
 
+/** `cbp report --email`: the digest (alerts/digest.ts) read as the report reads, and sent. */
+async function emailDigest(cfg: Config, snapshot?: string) {
+  const digest = await import('../../alerts/digest.ts');
+  const mail = digest.digestMailOptions(cfg);
+  const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
+  const store = await openReading(cfg, snapshot);
+  let d;
+  try {
+    d = await digest.buildDigest(store, rules, { now: new Date(), dueWithin: cfg.digestDueDays });
+  } finally {
+    store.close();
+  }
+  return digest.sendDigest(d, mail);
+}
+
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('report')
@@ -232,6 +247,7 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--mid <mid...>', 'only these MIDs (repeat, or separate with commas): every program of theirs gets a trend')
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--force', 'replace --out even when it is not a report cbp wrote')
+    .option('--email', 'send the digest instead: the at-risk rows with headroom and fees, the cases due soon and two trend charts, as one e-mail to CBP_ALERT_EMAIL_TO (writes the HTML file only with --out)')
     .option('--json', 'print what was written as JSON')
     .addHelpText('after', [
       '',
@@ -248,7 +264,12 @@ export function register(program: Command, ctx: Ctx): void {
       'The file has no script to run and fetches nothing; its figures are also in <script type="application/json"',
       'id="cbp-report-data">. An empty store is refused (exit 1) with what to load first.',
     ].join('\n'))
-    .action(async (o: { out?: string; month?: string; mid?: string[]; snapshot?: string; force?: boolean; json?: boolean }) => {
+    .action(async (o: { out?: string; month?: string; mid?: string[]; snapshot?: string; force?: boolean; json?: boolean; email?: boolean }) => {
+      if (o.email) {
+        const sent = await emailDigest(ctx.config(), o.snapshot);
+        ctx.out(sent, (d) => `digest sent to ${d.to} (service day ${d.day}): ${d.atRisk} of ${d.atRiskTotal} rows at risk, ${d.due} case(s) due soon, ${d.charts} chart(s)${d.behind ? `; the ratio table is behind: ${d.behind}` : ''}`, o.json);
+        if (!o.out) return;
+      }
       const s = await writeReport({ config: ctx.config(), out: o.out, month: o.month, mids: o.mid, snapshot: o.snapshot, force: o.force });
       // Only when an evaluation has run (a store that never ran one says so in the page's header alone).
       if (s.ratios_behind && s.evaluated) process.stderr.write(`cbp: the kept ratio table does not hold: ${s.ratios_behind}; the ratios were judged now\n`);

@@ -208,6 +208,20 @@ function registerOrders(run: Command, ctx: Ctx): void {
     });
 }
 
+function registerDigest(run: Command, ctx: Ctx): void {
+  run
+    .command('digest')
+    .description('Send the digest e-mail now: MIDs at risk with their headroom and fees, cases due soon, two trend charts (as the digest schedule does; CBP_SMTP_URL and CBP_ALERT_EMAIL_TO)')
+    .option('--json', 'print what was sent as JSON')
+    .action(async (o: { json?: boolean }) => {
+      const cfg = ctx.config();
+      // Refused before the store is opened when no e-mail is configured (exit 2, naming the settings).
+      (await import('../../alerts/digest.ts')).digestMailOptions(cfg);
+      const r = await withPipeline(cfg, true, 'digest', (p) => p.runner.sendDigest());
+      ctx.out(r, (d) => `digest sent to ${d.to} (service day ${d.day}): ${d.atRisk} of ${d.atRiskTotal} rows at risk, ${d.due} case(s) due soon, ${d.charts} chart(s)${d.behind ? `; the ratio table is behind: ${d.behind}` : ''}`, o.json);
+    });
+}
+
 /** The steps of `cbp run`: add one entry per step (each registers its own subcommand on the group). */
 const steps: Array<(run: Command, ctx: Ctx) => void> = [
   registerIngest,
@@ -215,10 +229,11 @@ const steps: Array<(run: Command, ctx: Ctx) => void> = [
   registerBackfill,
   registerSubscriptions,
   registerOrders,
+  registerDigest,
   // @run-steps (keep this marker: one entry per `cbp run` subcommand above it)
 ];
 
 export function register(program: Command, ctx: Ctx): void {
-  const run = program.command('run').description('Run one pipeline step now, in this process (ingest, nightly, backfill, subscriptions, orders)');
+  const run = program.command('run').description('Run one pipeline step now, in this process (ingest, nightly, backfill, subscriptions, orders, digest)');
   for (const step of steps) step(run, ctx);
 }

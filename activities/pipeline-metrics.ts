@@ -4,6 +4,10 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { PipelineGauges } from '../store/pipeline-gauges.ts';
 
+// What the worker's /metrics reads them with (worker/ reaches the store through activities/ only).
+export { readPipelineGauges } from '../store/pipeline-gauges.ts';
+export type { Store as GaugeStore } from '../store/db.ts';
+
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
 export interface PipelineMetrics {
