@@ -1,7 +1,7 @@
 // The receiver's metrics (prom-client, a registry of its own): requests by route and status, the acknowledgement
 // latency of accepted pushes (from the request's arrival to the 200, the journal's fsync included), credentials
 // refused, open connections, the journal's backlog waiting for ingest and the disk under it. Names and meanings:
-// docs/operations-metrics.md.
+// docs/operations.md "Metrics and alerting".
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { diskSpace, journalBacklog, journalReadiness } from '../lib/journal-space.ts';
 

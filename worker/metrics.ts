@@ -1,7 +1,7 @@
 // The worker's /metrics: the Temporal SDK's own runtime telemetry (its Prometheus exporter, bound to a private
 // loopback port and served through this endpoint), per activity its runs, failures and durations, and the
 // pipeline gauges, read from the store this worker holds after each activity (never at scrape time: a scrape
-// must not wait behind a long load). Names and meanings: docs/operations-metrics.md.
+// must not wait behind a long load). Names and meanings: docs/operations.md "Metrics and alerting".
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { Runtime } from '@temporalio/worker';
 import type { Logger } from 'pino';
