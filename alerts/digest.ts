@@ -118,3 +118,8 @@ export function digestMailOptions(cfg: Pick<Config, 'smtpUrl' | 'alertEmailFrom'
   if (missing.length) throw new ConfigError(missing.map((k) => `${k} is not set: the digest is an e-mail (set CBP_SMTP_URL and CBP_ALERT_EMAIL_TO)`));
   return { smtpUrl: cfg.smtpUrl as string, from: cfg.alertEmailFrom, to: cfg.alertEmailTo as string, name: 'digest' };
 }
+
+/** What a sent digest says on the command line. */
+export function digestSentText(d: DigestSent): string {
+  return `digest sent to ${d.to} (service day ${d.day}): ${d.atRisk} of ${d.atRiskTotal} rows at risk, ${d.due} case(s) due soon, ${d.charts} chart(s)${d.behind ? `; the ratio table is behind: ${d.behind}` : ''}`;
+}

@@ -267,7 +267,7 @@ export function register(program: Command, ctx: Ctx): void {
     .action(async (o: { out?: string; month?: string; mid?: string[]; snapshot?: string; force?: boolean; json?: boolean; email?: boolean }) => {
       if (o.email) {
         const sent = await emailDigest(ctx.config(), o.snapshot);
-        ctx.out(sent, (d) => `digest sent to ${d.to} (service day ${d.day}): ${d.atRisk} of ${d.atRiskTotal} rows at risk, ${d.due} case(s) due soon, ${d.charts} chart(s)${d.behind ? `; the ratio table is behind: ${d.behind}` : ''}`, o.json);
+        ctx.out(sent, (await import('../../alerts/digest.ts')).digestSentText, o.json);
         if (!o.out) return;
       }
       const s = await writeReport({ config: ctx.config(), out: o.out, month: o.month, mids: o.mid, snapshot: o.snapshot, force: o.force });

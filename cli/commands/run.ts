@@ -216,9 +216,10 @@ function registerDigest(run: Command, ctx: Ctx): void {
     .action(async (o: { json?: boolean }) => {
       const cfg = ctx.config();
       // Refused before the store is opened when no e-mail is configured (exit 2, naming the settings).
-      (await import('../../alerts/digest.ts')).digestMailOptions(cfg);
+      const digest = await import('../../alerts/digest.ts');
+      digest.digestMailOptions(cfg);
       const r = await withPipeline(cfg, true, 'digest', (p) => p.runner.sendDigest());
-      ctx.out(r, (d) => `digest sent to ${d.to} (service day ${d.day}): ${d.atRisk} of ${d.atRiskTotal} rows at risk, ${d.due} case(s) due soon, ${d.charts} chart(s)${d.behind ? `; the ratio table is behind: ${d.behind}` : ''}`, o.json);
+      ctx.out(r, digest.digestSentText, o.json);
     });
 }
 
