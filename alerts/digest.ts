@@ -114,9 +114,10 @@ export interface DigestSent {
 
 /** Where the digest goes (CBP_SMTP_URL, CBP_ALERT_EMAIL_FROM, CBP_ALERT_EMAIL_TO); a ConfigError naming what is missing. */
 export function digestMailOptions(cfg: Pick<Config, 'smtpUrl' | 'alertEmailFrom' | 'alertEmailTo'>): EmailNotifierOptions {
-  const missing = [!cfg.smtpUrl && 'CBP_SMTP_URL', !cfg.alertEmailTo && 'CBP_ALERT_EMAIL_TO'].filter((x): x is string => Boolean(x));
-  if (missing.length) throw new ConfigError(missing.map((k) => `${k} is not set: the digest is an e-mail (set CBP_SMTP_URL and CBP_ALERT_EMAIL_TO)`));
-  return { smtpUrl: cfg.smtpUrl as string, from: cfg.alertEmailFrom, to: cfg.alertEmailTo as string, name: 'digest' };
+  const { smtpUrl, alertEmailTo: to } = cfg;
+  if (smtpUrl && to) return { smtpUrl, from: cfg.alertEmailFrom, to, name: 'digest' };
+  const missing = [!smtpUrl && 'CBP_SMTP_URL', !to && 'CBP_ALERT_EMAIL_TO'].filter((x): x is string => Boolean(x));
+  throw new ConfigError(missing.map((k) => `${k} is not set: the digest is an e-mail (set CBP_SMTP_URL and CBP_ALERT_EMAIL_TO)`));
 }
 
 /** What a sent digest says on the command line. */
