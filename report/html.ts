@@ -82,10 +82,10 @@ function atRiskTable(rows: AtRiskRow[]): string {
 <td>${r.next_level ? `${esc(r.next_level)} at ${pctCell(r.next_threshold)}` : 'top level'}</td>
 <td class="n">${num(r.numerator_count)}</td>
 <td class="n">${r.projected_ratio === null ? '–' : `${pctCell(r.projected_ratio)}${r.projected_level ? ` <small>(${esc(r.projected_level)})</small>` : ''}`}</td>
-<td>${whyCell(r)}</td>
-<td>${[r.headroom, r.fee].filter(Boolean).map((t) => esc(t as string)).join('; ') || '–'}</td></tr>`).join('\n');
+<td>${[r.headroom, r.fee].filter(Boolean).map((t) => esc(t as string)).join('; ') || '–'}</td>
+<td>${whyCell(r)}</td></tr>`).join('\n');
   return `<table class="at-risk">
-<thead><tr><th>MID</th><th>network</th><th>program</th><th>metric</th><th>ratio</th><th>of threshold</th><th>state</th><th>next level</th><th>count</th><th>projected</th><th>why: a level held, or the next level not reached</th><th>headroom and fee (estimates)</th></tr></thead>
+<thead><tr><th>MID</th><th>network</th><th>program</th><th>metric</th><th>ratio</th><th>of threshold</th><th>state</th><th>next level</th><th>count</th><th>projected</th><th>headroom and fee (estimates)</th><th>why: a level held, or the next level not reached</th></tr></thead>
 <tbody>
 ${body}
 </tbody></table>`;
@@ -155,7 +155,7 @@ export function renderReport(data: ReportData): string {
 
   // 1. At risk now
   const s1 = `<section id="at-risk"><h2>1. At risk now — ${esc(shownNames)}</h2>
-<p class="lead">${esc(scope)}: one row per MID × program in force in each month, levels reached first, then by closeness to the next threshold (ratio ÷ threshold). Colours: <b style="color:${COLOURS.level}">level reached</b>, <b style="color:#a07400">watch</b> (within the watch band: every condition of a level met at ${Math.round(r.watchFraction * 100)} %, or a level met but not yet entered), <b style="color:${COLOURS.unknown}">unknown</b> (grey, striped: a source the figures need is not loaded; the why column names it and how to load it), <b style="color:${COLOURS.clear}">clear</b>. A level shown below its threshold is held: the why column says until when. The last column says how many more disputes (or chargebacks, fraud reports) this month would reach the next level, how many fewer would have left the level reached, and the level's program fee: estimates from the thresholds file, never invoices. The same months, rows, states and reasons as ${same}.</p>
+<p class="lead">${esc(scope)}: one row per MID × program in force in each month, levels reached first, then by closeness to the next threshold (ratio ÷ threshold). Colours: <b style="color:${COLOURS.level}">level reached</b>, <b style="color:#a07400">watch</b> (within the watch band: every condition of a level met at ${Math.round(r.watchFraction * 100)} %, or a level met but not yet entered), <b style="color:${COLOURS.unknown}">unknown</b> (grey, striped: a source the figures need is not loaded; the why column names it and how to load it), <b style="color:${COLOURS.clear}">clear</b>. A level shown below its threshold is held: the why column says until when. The column before the last says how many more disputes (or chargebacks, fraud reports) this month would reach the next level, how many fewer would have left the level reached, and the level's program fee: estimates from the thresholds file, never invoices. The same months, rows, states and reasons as ${same}.</p>
 ${r.shown.length ? atRiskTables(r) : '<p class="empty">No MID has figures for a program in force this month.</p>'}
 <p class="note">${plural(r.atRiskTotal, 'MID × program')} in force${r.shown.length > 1 ? ` (each month shown counted apart)` : ''} over ${plural(r.mids, 'MID')}: ${states.level} with a level reached, ${states.watch} watched${states.unknown ? `, ${states.unknown} unknown` : ''} shown${r.atRiskLeftOut ? `; ${plural(r.atRiskLeftOut, 'more clear row')} left out (<code>cbp ratios</code> lists them)` : ''}.</p>
 </section>`;

@@ -42,7 +42,7 @@ export function feeEstimate(set: RuleSet, row: RatioRow, rule: Rule): FeeEstimat
 
 /** A row's fee estimate as words ("estimated fee USD 28,000 (every counted event)"); null without one. */
 export function feeWords(r: FeeEstimate & { is_projection?: boolean }): string | null {
-  if (r.fee_estimate === null || !r.fee_currency) return null;
+  if (r.fee_estimate == null || !r.fee_currency) return null;
   const amount = r.fee_estimate.toLocaleString('en-US', { maximumFractionDigits: 2 });
   const basis = r.fee_basis === 'events_above_threshold' ? 'events above the threshold' : 'every counted event';
   return `${r.is_projection ? 'projected fee' : 'estimated fee'} ${r.fee_currency} ${amount} (${basis}; an estimate, not an invoice)`;

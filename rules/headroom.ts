@@ -113,10 +113,10 @@ export function headroomWords(r: Pick<RatioRow, 'program' | 'month' | 'is_projec
   const when = r.is_projection ? `than projected for ${r.month}` : r.is_partial ? 'this month' : `in ${r.month}`;
   const basis = r.headroom_basis === 'projected_month' && !r.is_projection ? ' (on the month\'s projected transactions)' : '';
   const out: string[] = [];
-  if (r.over_by_count !== null && r.level) {
+  if (r.over_by_count != null && r.level) {
     out.push(`${events(r.program, r.over_by_count, 'fewer')} ${when} would have left ${levelLabel(r.program, r.level)}${basis}`);
   }
-  if (r.headroom_count !== null && r.next_level) {
+  if (r.headroom_count != null && r.next_level) {
     const verb = r.is_partial || r.is_projection ? 'reach' : 'would have reached';
     out.push(r.headroom_count === 0
       ? `every condition of ${levelLabel(r.program, r.next_level)} is met ${when}${basis}`
