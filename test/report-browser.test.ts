@@ -180,9 +180,9 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
 
   it("takes the README's picture: the header, the first at-risk rows of each month and the first two trends", async () => {
     // A style sheet put in through the browser's protocol (the page's own scripts stay off): these rules only
-    // (five rows of each month's table, the latest complete month and the month to date; two trends: within the size kept).
+    // (four rows of each month's table, the latest complete month and the month to date; two trends: within the size kept).
     const style = `nav, th { position: static !important; }
-      section#at-risk tbody tr:nth-child(n+6), section#at-risk .note { display: none; }
+      section#at-risk tbody tr:nth-child(n+5), section#at-risk .note { display: none; }
       section#trends figure.chart:nth-of-type(n+3) { display: none; }`;
     await page.setViewportSize({ width: 1640, height: 1200 });
     try {
@@ -192,10 +192,11 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
       expect(bottom).toBeGreaterThan(500);
       const shot = path.join(ARTIFACTS, 'readme.png');
       await page.screenshot({ path: shot, fullPage: true, clip: { x: 0, y: 0, width: 1640, height: bottom + 10 } });
-      // Kept small enough for the repository (the committed one is checked too).
-      expect(fs.statSync(shot).size).toBeLessThan(300 * 1024);
+      // Kept small enough for the repository (the committed one is checked too): 400 KiB since the at-risk table has a
+      // column of headroom and fee words (issue #28; 355 KiB with four rows a month, 317 with three).
+      expect(fs.statSync(shot).size).toBeLessThan(400 * 1024);
       if (process.env.CBP_UPDATE_DOCS_SHOT === '1') fs.copyFileSync(shot, DOCS_SHOT);
-      expect(fs.statSync(DOCS_SHOT).size).toBeLessThan(300 * 1024);
+      expect(fs.statSync(DOCS_SHOT).size).toBeLessThan(400 * 1024);
     } finally {
       await page.evaluate("document.getElementById('readme-shot')?.remove()");
       await page.setViewportSize({ width: 1400, height: 1000 });
