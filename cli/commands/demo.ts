@@ -326,11 +326,13 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     }
     const runsOf = [...earlier, nightly];
     const queued = runsOf.reduce((n, r) => n + r.ratios.noticesQueued, 0);
-    const sent = runsOf.reduce((n, r) => n + r.notices.sent, 0);
+    // Deliveries count the due date notices too (alerts/due.ts): said apart from the alert notices, as the webhook got them.
+    const dueSent = alertSink.received.filter((x) => x.body.kind === 'due').length;
+    const sent = runsOf.reduce((n, r) => n + r.notices.sent, 0) - dueSent;
     step(
       'nightly',
       `${nightlyAsOf}: ${nightly.windows.length} windows, ${nightly.enrich.lookups} lookups, ${nightly.ratios.alerts} alert(s) firing, ${queued} notice(s) queued, ${sent} delivered to the alert webhook` +
-        (earlier.length ? ` (over the ${runsOf.length} nightly runs)` : ''),
+        (earlier.length ? ` (over the ${runsOf.length} nightly runs)` : '') + (dueSent ? `; and ${dueSent} due date notice(s)` : ''),
     );
     if (nightly.warning) write(`WARNING: ${nightly.warning}`);
 
