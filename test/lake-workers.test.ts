@@ -39,10 +39,16 @@ let pg: Postgres;
 const children: ChildProcess[] = [];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The workers' output so far, shown when a wait runs out. */
+const outputs: Array<() => string> = [];
+
+/** Polls until probe gives a value; past 4 minutes, fails with what it waited for and the workers' last output. */
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
+  const end = Date.now() + 240_000;
   for (;;) {
     const v = await probe();
     if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`waited 4 minutes for ${what}; the workers said:\n${outputs.map((o) => o().slice(-3000)).join('\n---\n')}`);
     await sleep(250);
   }
 }
@@ -63,6 +69,7 @@ async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: 
   });
   children.push(child);
   let out = '';
+  outputs.push(() => out);
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise((r) => child.on('exit', r));
