@@ -57,6 +57,15 @@ describe('headroom: the fewest more events that meet every condition of the next
     expect(d(130)).toMatchObject({ level: 'excessive', over_by_count: 30, fee_estimate: 750, fee_currency: 'USD', fee_basis: 'events_above_threshold' });
   });
 
+  it('American Express (> 1 %, three months in a row): 10 of 1,000 needs 1 more; a month met but not yet entered has 0 and says why', () => {
+    const a = (month: string, num: number) => row({ mid: 'a1', network: 'american_express', program: 'amex_excessive', month, num, den: 1_000 });
+    const [x] = explainRows([a('2026-06', 10)], rules);
+    expect(x).toMatchObject({ level: null, next_level: 'excessive', headroom_count: 1, headroom_basis: 'closed_month' });
+    const rows = explainRows([a('2026-04', 12), a('2026-05', 12)], rules);
+    expect(rows[1]).toMatchObject({ level: null, state: 'watch', headroom_count: 0, reason: 'needs 3 consecutive months (2 so far)' });
+    expect(headroomWords(rows[1])).toBe('every condition of American Express Excessive is met in 2026-05');
+  });
+
   it('null where no number of events can get there: a transaction minimum or an amount condition not met', () => {
     const d = one({ mid: 'd1', network: 'discover', program: 'discover_excessive', month: '2026-06', num: 50, den: 1_000, denominator_month: '2026-05', month_transaction_count: 60 });
     expect(d).toMatchObject({ next_level: 'excessive', headroom_count: null, headroom_basis: null });
