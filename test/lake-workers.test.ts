@@ -53,6 +53,19 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
   }
 }
 
+/** A promise, or past `ms` a failure saying what was awaited, with the workers' last output. */
+async function within<T>(what: string, p: Promise<T>, ms = 240_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${ms / 1000} s for ${what}; the workers said:\n${outputs.map((o) => o().slice(-4000)).join('\n---\n')}`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 type History = { events: Array<Record<string, any>> };
 const historyOf = async (h: WorkflowHandle): Promise<History> => JSON.parse(historyToJSON(await h.fetchHistory())) as History;
 
@@ -109,12 +122,12 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
       return on.size === 2 ? on : false;
     });
     expect(running).toEqual(new Set([String(w1.child.pid), String(w2.child.pid)]));
-    const status = await cbp(['status', '--json'], lakeEnv);
+    const status = await within('cbp status', cbp(['status', '--json'], lakeEnv));
     expect(status.code, status.stderr).toBe(0);
     w1.child.kill('SIGKILL');
-    await w1.exited;
+    await within('the killed worker to exit', w1.exited);
     await admin(sb, 'POST', '/faults', {});
-    const r = (await handle.result()) as BackfillResult;
+    const r = (await within('the backfill to finish on the worker left', handle.result())) as BackfillResult;
     expect(r).toMatchObject({ status: 'done', planned: 6, loaded: 6 });
     // The killed download was run again (on the worker left), once. (A store step the killed worker held beside it,
     // such as marking a window done, is run again too: only the downloads are counted.)
@@ -126,13 +139,17 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
     expect(downloads).toHaveLength(6);
     expect(downloads.filter((a) => a === 2)).toHaveLength(1);
     w2.child.kill('SIGTERM');
-    await w2.exited;
+    await within('the worker left to stop on SIGTERM', w2.exited);
 
     const store = await openStore({ dbPath: 'lake', lake, readOnly: true, migrate: false });
     let got;
     try {
       const loads = await store.all<{ files: number; loads: number }>("SELECT count(*)::INTEGER AS files, sum(load_count)::INTEGER AS loads FROM loads WHERE kind = 'chargebacks' GROUP BY window_start ORDER BY window_start");
-      expect(loads).toEqual(Array.from({ length: 6 }, () => ({ files: 1, loads: 1 })));
+      // One landing file a window, loaded once; the killed download's window twice at most: a worker killed after its
+      // load committed and before Temporal heard of it has its download run again, and the same file loaded again
+      // (the rows replace themselves: the lake equals the one-process run below).
+      expect(loads.map((l) => l.files)).toEqual([1, 1, 1, 1, 1, 1]);
+      expect(loads.filter((l) => l.loads !== 1)).toEqual(loads.filter((l) => l.loads === 2).slice(0, 1));
       got = await dumpStore(store);
     } finally {
       store.close();
