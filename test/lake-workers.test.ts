@@ -138,10 +138,10 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
       .map((e) => Number(e.activityTaskStartedEventAttributes.attempt ?? 1));
     // Every window downloaded; those the killed worker held run again, once each: at most the run's parallelism (none
     // when the kill came just after a download completed; two when it held both at once: under load both happen).
-    const again = downloads.filter((a) => a === 2).length;
+    // (A history keeps one started event an activity: its last attempt's.)
+    expect(downloads).toHaveLength(6);
+    const again = downloads.filter((a) => a > 1).length;
     expect(again).toBeLessThanOrEqual(input.parallelism ?? 2);
-    expect(downloads.every((a) => a === 1 || a === 2)).toBe(true);
-    expect(downloads).toHaveLength(6 + again);
     w2.child.kill('SIGTERM');
     await within('the worker left to stop on SIGTERM', w2.exited);
 
