@@ -9,7 +9,7 @@ import type { Store } from './db.ts';
 import { addMonths, sqlTimestamp } from '../lib/utc.ts';
 import { readRatioRows } from './ratios.ts';
 import type { RatioRow } from '../contract/ratios.ts';
-import { insertChunked } from './insert.ts';
+import { insertChunked, sqlLiteral } from './insert.ts';
 import { insertMarks, type SourceMark } from './source-marks.ts';
 
 // The sources' fingerprints, where their callers have always found them.
@@ -17,6 +17,7 @@ export { CAPTURE_MONTH, insertMarks, lastEvaluation, readMarks, sourceMarks, sou
 // The notice history and its deliveries, likewise.
 export * from './alert-history.ts';
 export * from './alert-batch.ts';
+export * from './alert-states.ts';
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
@@ -130,7 +131,7 @@ export interface RuleFloor {
 const ts = sqlTimestamp;
 
 /** A text literal (the rule set's enums need no quoting; a quote in one would still not end the literal). */
-const lit = (v: string) => `'${v.replaceAll("'", "''")}'`;
+const lit = sqlLiteral;
 
 /**
  * The SQL of a series' being hot, over the rows of `rows` (default w; alias w): a row meeting a level's watch band (ratio and
@@ -470,42 +471,4 @@ export async function clearExplanations(store: Store): Promise<void> {
 export async function noticeFlags(store: ReadStore): Promise<Map<string, boolean>> {
   const rows = await store.all<{ notice_id: string; notify: boolean }>('SELECT notice_id, notify FROM alerts');
   return new Map(rows.map((r) => [r.notice_id, r.notify === true]));
-}
-
-/**
- * The states earlier evaluations recorded for MIDs lo..hi, months from `from` on (default: every month), with their
- * figures: reached (what revised figures may take back), resolved and projected (a projection is not a level reached:
- * alerts/notices.ts judgeBatch reads it only to leave an unchanged state unwritten), series by series. Read chunk by
- * chunk (Store.mapRows): tens of thousands of states in a full evaluation.
- */
-export async function recordedStates(store: Pick<Store, 'transaction'>, q: { lo: string; hi: string; from?: string | null }): Promise<RecordedState[]> {
-  const params: Record<string, string> = { lo: q.lo, hi: q.hi };
-  let where = 'WHERE mid >= $lo AND mid <= $hi';
-  if (q.from) { where += ' AND month >= $from'; params.from = q.from; }
-  // Network, program and status read as ENUMs of the values there are (sorted, so that they sort as their text): one
-  // string each, not one per row. Both reads in one transaction: the values listed are those of the rows read.
-  return store.transaction(async (s) => {
-    const values = await s.columns(`SELECT list(DISTINCT network) AS network, list(DISTINCT program) AS program, list(DISTINCT status) AS status
-        FROM alert_states ${where}`, params);
-    const enumOf = (c: 'network' | 'program' | 'status') => {
-      const list = values.column(c)[0] as { items?: unknown[] } | null | undefined;
-      return list?.items?.length ? `${c}::ENUM(${list.items.map(String).sort().map(lit).join(', ')}) AS ${c}` : c;
-    };
-    return s.mapRows(
-      `SELECT mid, ${enumOf('network')}, ${enumOf('program')}, level, month, ${enumOf('status')}, rank, ratio, numerator, denominator, is_partial
-         FROM alert_states ${where}
-        ORDER BY mid, network, program, level, month`,
-      params,
-      (column) => {
-        const [mid, network, program, level, month, status, rank, ratio, numerator, denominator, isPartial] = [
-          'mid', 'network', 'program', 'level', 'month', 'status', 'rank', 'ratio', 'numerator', 'denominator', 'is_partial',
-        ].map(column);
-        return (i): RecordedState => ({
-          mid: mid[i] as string, network: network[i] as string, program: program[i] as string, level: level[i] as string,
-          month: month[i] as string, status: status[i] as string, rank: rank[i] as number, ratio: ratio[i] as number | null,
-          numerator: numerator[i] as number | null, denominator: denominator[i] as number | null, is_partial: isPartial[i] === true,
-        });
-      },
-    );
-  }, { generation: false });
 }

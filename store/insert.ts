@@ -11,3 +11,6 @@ export async function insertChunked(store: Pick<Store, 'run'>, head: string, col
     await store.run(`${head} (${cols.join(', ')}) VALUES ${values.join(', ')} ${tail}`, params as never);
   }
 }
+
+/** A text as a SQL string literal ('it''s'), for statements built with values inline. */
+export const sqlLiteral = (v: string) => `'${v.replaceAll("'", "''")}'`;
