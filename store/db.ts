@@ -124,6 +124,7 @@ export interface Store {
   releaseMemory(what?: 'all' | 'allocator'): Promise<boolean>;
   /** DuckDB's memory_limit as the store was opened with it ("192MB"): what work sized to memory reads. */
   readonly memoryLimit: string;
+  /** Closes the store; with queries in flight, interrupts them and closes once they have ended. */
   close(): void;
 }
 
@@ -302,6 +303,20 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     });
   };
 
+  // Queries in flight: closing the connection under one deadlocks the thread running it (DuckDB destroys the client
+  // context there, under its own lock) and the process never exits. close() interrupts them and closes after.
+  const inflight = new Set<Promise<unknown>>();
+  let closing = false;
+  const q = <T>(p: Promise<T>): Promise<T> => {
+    inflight.add(p);
+    void p.then(() => inflight.delete(p), () => inflight.delete(p));
+    return p;
+  };
+  const run = (sql: string, params?: Params) => {
+    if (closing) return Promise.reject(new Error('the store is closed'));
+    return q(conn.run(sql, params));
+  };
+
   const store: Store = {
     dbPath: lake ? lakeLabel(lake) : opts.dbPath,
     lake,
@@ -309,19 +324,20 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     instance,
     conn,
     async run(sql, params) {
-      await conn.run(sql, params);
+      await run(sql, params);
     },
     async all<T = Row>(sql: string, params?: Params) {
-      return rowObjects(await conn.run(sql, params)) as T[];
+      return rowObjects(await run(sql, params)) as T[];
     },
     async columns(sql: string, params?: Params) {
-      const reader = await conn.runAndReadAll(sql, params);
+      if (closing) throw new Error('the store is closed');
+      const reader = await q(conn.runAndReadAll(sql, params));
       const names = reader.columnNames();
       const cols = reader.getColumns();
       return { length: reader.currentRowCount, column: (name: string) => cols[names.indexOf(name)] ?? [] };
     },
     async mapRows<T>(sql: string, params: Params | undefined, prepare: (column: (name: string) => readonly unknown[]) => (row: number) => T): Promise<T[]> {
-      const result = await conn.run(sql, params);
+      const result = await run(sql, params);
       const index = new Map(result.columnNames().map((name, i) => [name, i]));
       const types = result.columnTypes();
       const out: T[] = new Array(result.rowCount);
@@ -357,14 +373,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
           // On a lake, a commit another process's commit conflicts with is run again whole (store/lake.ts).
           for (let attempt = 1; ; attempt++) {
             bumpOnCommit = txOpts?.generation !== false;
-            await conn.run('BEGIN TRANSACTION');
+            await run('BEGIN TRANSACTION');
             try {
               const out = await fn(store);
-              if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await conn.run(BUMP_GENERATION_SQL);
-              await conn.run('COMMIT');
+              if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await run(BUMP_GENERATION_SQL);
+              await run('COMMIT');
               return out;
             } catch (e) {
-              await conn.run('ROLLBACK').catch(() => undefined);
+              await run('ROLLBACK').catch(() => undefined);
               if (!lake || !isLakeConflict(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
               await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
             }
@@ -384,7 +400,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         // Setting the limit makes DuckDB hand its allocator's unused memory back to the system. Evicting down to a
         // few megabytes first frees every cached block no query holds; the limit is then what it was.
         const evict = what === 'all' ? "SET memory_limit = '16MB'; " : '';
-        await conn.run(`${evict}SET memory_limit = '${options.memory_limit}'`);
+        await run(`${evict}SET memory_limit = '${options.memory_limit}'`);
         return true;
       } catch {
         // Locked configuration, or blocks a running query holds: the limit stays as it was (the first SET failed).
@@ -392,8 +408,15 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       }
     },
     close() {
-      conn.closeSync();
-      instance.closeSync();
+      if (closing) return;
+      closing = true;
+      const shut = () => {
+        conn.closeSync();
+        instance.closeSync();
+      };
+      if (inflight.size === 0) return shut();
+      conn.interrupt();
+      void Promise.allSettled([...inflight]).then(shut);
     },
   };
 

@@ -76,7 +76,8 @@ async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: 
     cwd: ROOT,
     env: {
       ...base, ...sandboxEnv(sb, tempDir('cbp-host-')), ...lakeEnv, CBP_WEBHOOK_USERNAME: WEBHOOK.username, CBP_WEBHOOK_PASSWORD: WEBHOOK.password,
-      CBP_LOG_LEVEL: 'info', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: taskQueue, ...host,
+      CBP_LOG_LEVEL: 'info', TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', TEMPORAL_TASK_QUEUE: taskQueue,
+      CBP_WORKER_METRICS_ADDR: '127.0.0.1:0', ...host,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -197,6 +197,8 @@ async function childWorker(dir: string, taskQueue: string): Promise<ChildWorker>
       TEMPORAL_ADDRESS: env.address,
       TEMPORAL_NAMESPACE: env.namespace ?? 'default',
       TEMPORAL_TASK_QUEUE: taskQueue,
+      // Metrics on, as by default, on a port of its own: workers of parallel test files never share one.
+      CBP_WORKER_METRICS_ADDR: '127.0.0.1:0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

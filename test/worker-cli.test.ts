@@ -43,7 +43,7 @@ describe.skipIf(!cli && !required)(title, { timeout: 180_000 }, () => {
 
   it('prints the server, namespace and task queue it serves, and exits 0 on SIGTERM', async () => {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
-    const env = { ...base, TEMPORAL_ADDRESS: server!.address, TEMPORAL_TASK_QUEUE: 'cbp-worker-cli-test', CBP_DATA_DIR: path.join(dir, 'data') };
+    const env = { ...base, TEMPORAL_ADDRESS: server!.address, TEMPORAL_TASK_QUEUE: 'cbp-worker-cli-test', CBP_DATA_DIR: path.join(dir, 'data'), CBP_WORKER_METRICS_ADDR: '127.0.0.1:0' };
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp-dev.js'), 'worker', '--grace', '5s'], { cwd: dir, env, timeout: 170_000 });
     let stdout = '';

@@ -75,4 +75,20 @@ describe('worker metrics', () => {
     expect(sample(text, 'cbp_snapshot_generations_behind')).toBe(1);
     expect(sample(text, 'cbp_last_success_timestamp_seconds{workflow="nightly"}')).toBe(Date.parse('2026-11-03T02:40:00Z') / 1000);
   });
+
+  it('stop() waits for the read in flight and reads no more: the worker closes its store only then', async () => {
+    const dir = tempDir();
+    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    stores.push(store);
+    let reads = 0;
+    const counted = { ...store, exclusive: <T>(fn: (s: typeof store) => Promise<T>) => ((reads += 1), store.exclusive(fn)) };
+    const m = createWorkerMetrics({ store: () => counted, snapshotPath: path.join(dir, 'none.duckdb') });
+    const running = m.refreshPipeline();
+    let settled = false;
+    void running.then(() => (settled = true));
+    await m.stop();
+    expect(settled).toBe(true);
+    await m.refreshPipeline();
+    expect(reads).toBe(1);
+  });
 });

@@ -28,6 +28,8 @@ export interface WorkerMetrics {
   observe: ActivityObserver;
   /** Reads the pipeline gauges again from the store, if this worker has opened it; never throws. */
   refreshPipeline(): Promise<void>;
+  /** No more reads; resolves when the one running has ended (then the store may close). */
+  stop(): Promise<void>;
 }
 
 /** Why an activity failed, as a label: its stable code (CBP_ERR_...), else the error's name. */
@@ -49,6 +51,7 @@ export function createWorkerMetrics(opts: { store: () => GaugeStore | undefined;
 
   let refreshing: Promise<void> | null = null;
   let again = false;
+  let stopped = false;
   const readOnce = async () => {
     const store = opts.store();
     if (!store) return;
@@ -60,6 +63,7 @@ export function createWorkerMetrics(opts: { store: () => GaugeStore | undefined;
     }
   };
   const refreshPipeline = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
     if (refreshing) {
       again = true;
       return refreshing;
@@ -68,7 +72,7 @@ export function createWorkerMetrics(opts: { store: () => GaugeStore | undefined;
       do {
         again = false;
         await readOnce();
-      } while (again);
+      } while (again && !stopped);
     })().finally(() => (refreshing = null));
     return refreshing;
   };
@@ -92,5 +96,9 @@ export function createWorkerMetrics(opts: { store: () => GaugeStore | undefined;
       void refreshPipeline();
     },
     refreshPipeline,
+    async stop() {
+      stopped = true;
+      await refreshing;
+    },
   };
 }

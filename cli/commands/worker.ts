@@ -49,6 +49,7 @@ export function register(program: Command, ctx: Ctx): void {
       const clients = createServiceClients(cfg);
       const logger = ctx.logger();
       let endpoint: MetricsEndpoint | null = null;
+      let stopMetrics: (() => Promise<void>) | undefined;
       try {
         const activities = createActivities({ config: cfg, store: store.get, clients, logger });
         let observe: ActivityObserver | undefined;
@@ -58,6 +59,7 @@ export function register(program: Command, ctx: Ctx): void {
           const { startMetricsEndpoint } = await import('../../lib/metrics-http.ts');
           const metrics = createWorkerMetrics({ store: store.peek, snapshotPath: cfg.snapshotPath, temporalUrl: await installTemporalMetrics(), logger });
           observe = metrics.observe;
+          stopMetrics = metrics.stop;
           endpoint = await startMetricsEndpoint(metricsAddr, metrics.source, { logger, what: 'worker' });
         }
         const make = (taskQueue: string) => createWorker({
@@ -89,6 +91,7 @@ export function register(program: Command, ctx: Ctx): void {
         process.stderr.write('cbp worker: stopped\n');
       } finally {
         await endpoint?.close();
+        await stopMetrics?.();
         await clients.close().catch(() => undefined);
         store.close();
       }
