@@ -51,13 +51,16 @@ try {
   fs.copyFileSync(dbPath, path.join(dir, 'published', 'cbp.duckdb'));
   const hook = path.join(dir, 'peak-rss.mjs');
   fs.writeFileSync(hook, `import fs from 'node:fs';\nprocess.on('exit', () => { try { fs.writeFileSync(process.env.CBP_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n`);
-  // `cbp ratios` as a user runs it, a process of its own: the table (each month's 100 rows most at risk, and the
+  // `cbp ratios` as a user runs it (npx cbp), a process of its own: the table (each month's 100 rows most at risk, and the
   // months' counts), then --json (every row of its default months, streamed to a file as a user's redirect takes it).
+  // The built CLI (bin/cbp.js, what `npx cbp` runs), built now from these sources.
+  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${String(build.stderr).slice(0, 400)}`);
   const runRatios = (args: string[], outFile: string) => {
     const rssFile = path.join(dir, `ratios-${args.length}.rss`);
     const out = fs.openSync(outFile, 'w');
     const s = performance.now();
-    const c = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), 'ratios', ...args], {
+    const c = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp.js'), 'ratios', ...args], {
       cwd: ROOT, env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', out, 'pipe'],
     });
     const ms = performance.now() - s;
@@ -81,5 +84,7 @@ try {
   console.log(`  peak RSS, cbp ratios      ${`${ratiosRss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
   console.log(`  peak RSS, --json          ${`${json.rss.toFixed(0)} MiB`.padStart(9)} | ≤ 1024 MiB`);
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
+  // BENCH_KEEP=1 keeps the store (and the published copy) to look into.
+  if (process.env.BENCH_KEEP === '1') console.log(`kept: ${dir}`);
+  else fs.rmSync(dir, { recursive: true, force: true });
 }
