@@ -22,6 +22,8 @@ export const EXPORT_TABLES: readonly ExportTable[] = [
   { name: 'int_prevention_alerts_joined', about: 'prevention alerts with their events (by date_received)', day: 'date_received::DATE' },
   { name: 'int_rdr_cases_joined', about: 'RDR cases (by rdr_date)', day: 'rdr_date' },
   { name: 'int_order_validations_joined', about: 'order validations (by order_validation_timestamp)', day: 'order_validation_timestamp::DATE' },
+  { name: 'mart_prevention_outcomes', about: 'prevention alerts per MID, partner and month: completed, charged back anyway, duplicates, deflection', monthly: true },
+  { name: 'mart_disputes_by_vintage', about: 'disputes by the month of the sale and the month received, with delays (by received month)', day: "strptime(received_month || '-01', '%Y-%m-%d')::DATE" },
   { name: 'mid_stats', about: 'the MID report\'s figures per report window (by window_start)', day: 'window_start' },
   { name: 'dim_mids', about: 'merchant accounts (not partitioned)' },
   { name: 'mart_event_match_rates', about: 'how well reports and events find each other (not partitioned)', summary: true },
