@@ -307,15 +307,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   // context there, under its own lock) and the process never exits. close() interrupts them and closes after.
   const inflight = new Set<Promise<unknown>>();
   let closing = false;
-  const q = <T>(p: Promise<T>): Promise<T> => {
+  const q = <T>(start: () => Promise<T>): Promise<T> => {
+    if (closing) return Promise.reject(new Error('the store is closed'));
+    const p = start();
     inflight.add(p);
     void p.then(() => inflight.delete(p), () => inflight.delete(p));
     return p;
   };
-  const run = (sql: string, params?: Params) => {
-    if (closing) return Promise.reject(new Error('the store is closed'));
-    return q(conn.run(sql, params));
-  };
+  const run = (sql: string, params?: Params) => q(() => conn.run(sql, params));
 
   const store: Store = {
     dbPath: lake ? lakeLabel(lake) : opts.dbPath,
@@ -330,8 +329,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       return rowObjects(await run(sql, params)) as T[];
     },
     async columns(sql: string, params?: Params) {
-      if (closing) throw new Error('the store is closed');
-      const reader = await q(conn.runAndReadAll(sql, params));
+      const reader = await q(() => conn.runAndReadAll(sql, params));
       const names = reader.columnNames();
       const cols = reader.getColumns();
       return { length: reader.currentRowCount, column: (name: string) => cols[names.indexOf(name)] ?? [] };
