@@ -9,7 +9,7 @@ import {
   deliveryErrors,
   dueDeliveries,
   markDeliveryFailed,
-  markDeliverySent,
+  markDeliveriesSent,
   queueDeliveries,
   requeueFailedDeliveries,
   rewriteDeliveryErrors,
@@ -101,12 +101,13 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
     notifiers.map(async (notifier) => {
       const stats = (result.byNotifier[notifier.name] = { sent: 0, retrying: 0, failed: 0 });
       let lastError = '';
+      const marks = sentMarks(store, notifier.name, now);
       for (const due of await dueDeliveries(store, notifier.name, now)) {
         const { notice } = due;
         const attempts = due.attempts + 1;
         try {
           await notifier.send(notice, chartOf ? { chart: () => chartOf(notice) } : {});
-          await markDeliverySent(store, { noticeId: notice.notice_id, notifier: notifier.name, attempts, at: now });
+          marks.add({ noticeId: notice.notice_id, attempts });
           stats.sent++;
         } catch (e) {
           const failed = attempts >= maxAttempts;
@@ -124,6 +125,7 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
           else stats.retrying++;
         }
       }
+      await marks.done();
       if (stats.retrying + stats.failed > 0) {
         opts.logger?.warn(
           { notifier: notifier.name, sent: stats.sent, retrying: stats.retrying, failed: stats.failed, lastError },
@@ -138,6 +140,36 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
     result.failed += s.failed;
   }
   return result;
+}
+
+/**
+ * A notifier's sent marks as a group commit: each transaction writes every mark made while the one before it committed,
+ * so sending never waits for a commit, and a crash resends at most the deliveries of one commit (on a lake, a commit
+ * takes tens of milliseconds). docs/ratios.md, "Notices".
+ */
+function sentMarks(store: Store, notifier: string, at: Date) {
+  const queued: Array<{ noticeId: string; attempts: number }> = [];
+  let writing: Promise<void> | null = null;
+  let failure: { error: unknown } | null = null;
+  const write = async () => {
+    while (queued.length) {
+      const batch = queued.splice(0, 500);
+      await markDeliveriesSent(store, notifier, batch, at);
+    }
+  };
+  return {
+    add(mark: { noticeId: string; attempts: number }) {
+      queued.push(mark);
+      writing ??= write()
+        .catch((error: unknown) => { failure ??= { error }; })
+        .finally(() => { writing = null; });
+    },
+    /** Waits for every mark; throws if one could not be written (its deliveries stay pending: sent again next time). */
+    async done() {
+      while (writing) await writing;
+      if (failure) throw failure.error;
+    },
+  };
 }
 
 /**

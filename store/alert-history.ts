@@ -1,7 +1,7 @@
 // The notice history (alerts) and its deliveries (alert_outbox): what `cbp alerts` lists and alerts/outbox.ts delivers.
 // Apart from store/alerts.ts, which re-exports it. Its writes go through Store.transaction too.
 import type { Store } from './db.ts';
-import { upsertSql } from './upsert.ts';
+import { upsertSql, valuesList } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 import type { Delivery, Notice, OutboxRow } from './alerts.ts';
 
@@ -164,12 +164,14 @@ export async function dueDeliveries(store: ReadStore, notifier: string, now: Dat
   return rows.map((r) => ({ notice: toNotice(r), attempts: Number(r.outbox_attempts) }));
 }
 
-/** A delivery the notifier accepted: sent, never to be sent again. */
-export async function markDeliverySent(store: Store, d: { noticeId: string; notifier: string; attempts: number; at: Date }): Promise<void> {
+/** Deliveries a notifier accepted: sent, never to be sent again; written in one transaction. */
+export async function markDeliveriesSent(store: Store, notifier: string, sent: Array<{ noticeId: string; attempts: number }>, at: Date): Promise<void> {
+  if (!sent.length) return;
   await store.transaction((s) => s.run(
-    `UPDATE alert_outbox SET status = 'sent', attempts = $attempts, sent_at = $now::TIMESTAMP, last_error = NULL
-      WHERE notice_id = $id AND notifier = $name`,
-    { attempts: d.attempts, now: ts(d.at), id: d.noticeId, name: d.notifier },
+    `UPDATE alert_outbox o SET status = 'sent', attempts = m.attempts, sent_at = $${sent.length * 2 + 1}::TIMESTAMP, last_error = NULL
+       FROM (VALUES ${valuesList(sent.length, ['', '::INTEGER'])}) m(notice_id, attempts)
+      WHERE o.notice_id = m.notice_id AND o.notifier = $${sent.length * 2 + 2}`,
+    [...sent.flatMap((d) => [d.noticeId, d.attempts]), ts(at), notifier],
   ));
 }
 

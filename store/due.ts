@@ -4,7 +4,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { NOTICE_COLS, type Notice } from './alerts.ts';
-import { upsertSql } from './upsert.ts';
+import { upsertSql, valuesList } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 type ReadStore = Pick<Store, 'all'>;
@@ -85,10 +85,6 @@ export interface DueNoticeRow {
 const CHUNK = 100;
 
 /** A VALUES list of rows × cols positional parameters, from $1, each cast as `casts` says. */
-function valuesList(rows: number, casts: readonly string[]): string {
-  return Array.from({ length: rows }, (_, r) => `(${casts.map((c, i) => `$${r * casts.length + i + 1}${c}`).join(', ')})`).join(', ');
-}
-
 /**
  * Records due notices (a row of alerts each, and its case in due_notices), in one transaction; a notice id already
  * stored is left as it is, so raising the same notice twice records it once.

@@ -13,6 +13,7 @@ import { CHART_SIZE } from '../alerts/notifiers/chart.ts';
 import { pngSize } from '../alerts/notifiers/png.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
+import { recordDueNotices } from '../store/due.ts';
 
 interface Hit { path: string; headers: http.IncomingHttpHeaders; body: string }
 
@@ -171,6 +172,48 @@ describe('the outbox', () => {
     const r = await deliverNotices(store, [createWebhookNotifier({ name: 'pager', url: `${deadUrl}/down`, retries: 0 })], { now, maxAttempts: 3 });
     expect(r.failed).toBe(1);
     expect((await outboxRows(store)).find((o) => o.notifier === 'pager')!.status).toBe('failed');
+  });
+});
+
+describe('the outbox\'s sent marks', () => {
+  let store: Store;
+  let dir: string;
+  const now = new Date('2026-02-10T06:00:00Z');
+  beforeAll(async () => {
+    ({ store, dir } = await tempStore());
+    await recordDueNotices(store, Array.from({ length: 40 }, (_, i) => ({
+      notice: { ...notice, notice_id: `ntc_due_${String(i).padStart(2, '0')}`, kind: 'due', created_at: now.toISOString() },
+      case_number: `c${i}`, due_date: '2026-02-14', days_left: 4,
+    })));
+  });
+  afterAll(() => cleanup(store, dir));
+  const quick = (name: string, sent: string[]): Notifier => ({ name, send: async (n) => { sent.push(n.notice_id); } });
+
+  it('are written together while sends go on (a group commit): 40 deliveries in fewer transactions, each sent once', async () => {
+    let transactions = 0;
+    // Each commit made slow, as on a lake: the sends made meanwhile join the next one.
+    const slow: Store = { ...store, transaction: async (fn, o) => { transactions++; await new Promise((r) => setTimeout(r, 20)); return store.transaction(fn, o); } };
+    const sent: string[] = [];
+    const r = await deliverNotices(slow, [quick('fast', sent)], { now });
+    expect(r.byNotifier.fast).toEqual({ sent: 40, retrying: 0, failed: 0 });
+    expect(new Set(sent).size).toBe(40);
+    expect(transactions).toBeGreaterThan(1);
+    expect(transactions).toBeLessThan(10);
+    const rows = (await outboxRows(store)).filter((o) => o.notifier === 'fast');
+    expect(rows.map((o) => [o.status, o.attempts])).toEqual(Array(40).fill(['sent', 1]));
+    expect((await deliverNotices(store, [quick('fast', sent)], { now })).sent).toBe(0);
+  });
+
+  it('that cannot be written fail the delivery run, and leave the deliveries pending to be sent again', async () => {
+    // The first transaction queues the deliveries; every one after it (the marks) fails.
+    let calls = 0;
+    const broken: Store = { ...store, transaction: async (fn, o) => (++calls === 1 ? store.transaction(fn, o) : Promise.reject(new Error('disk full'))) };
+    const sent: string[] = [];
+    await expect(deliverNotices(broken, [quick('other', sent)], { now })).rejects.toThrow(/disk full/);
+    expect(sent.length).toBe(40);
+    const rows = (await outboxRows(store)).filter((o) => o.notifier === 'other');
+    expect(rows.length).toBe(40);
+    expect(rows.every((o) => o.status === 'pending')).toBe(true);
   });
 });
 
