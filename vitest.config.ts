@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongFirst from './test/helpers/sequencer.ts';
 
 // forks: DuckDB's and Temporal's native bridges have crashed under worker threads.
 export default defineConfig({
@@ -11,6 +12,7 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    sequence: { sequencer: LongFirst },
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

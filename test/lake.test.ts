@@ -1,7 +1,6 @@
 // The store as a DuckLake lake on a real PostgreSQL (a throwaway server of this suite, test/helpers/postgres.ts):
 // the demo's history gives the same rows on a lake as on a DuckDB file, any DuckDB client reads the lake's views
 // without cbp, and the settings are checked at start with the password never shown. docs/lake.md.
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -13,7 +12,6 @@ import { cbp } from './activities-fixtures.ts';
 import { gofakes3, lakeRequired, lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { spawn } from 'node:child_process';
 import { dumpStore } from './helpers/store-dump.ts';
-import { skipTemporal } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { recordWindowOutcome } from '../store/windows.ts';
@@ -225,30 +223,6 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       a.close();
       b.close();
     }
-  });
-
-  it.skipIf(skipTemporal)('runs `cbp demo --lake`: its own PostgreSQL, a Temporal dev server with two workers as on two hosts sharing the work, and nothing left running', async () => {
-    const dataDir = path.join(tempDir(), 'demo');
-    // (the demo on a dev server runs 2.5 minutes on 2 cores, more beside other tests: the kill timer is a hang guard)
-    const r = await cbp(['demo', '--lake', '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
-    expect(r.code, r.stderr).toBe(0);
-    const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(r.stderr)?.[1]);
-    expect(port).toBeGreaterThan(0);
-    expect(r.stderr).toMatch(/two workers in this process as on two hosts of the lake/);
-    const out = JSON.parse(r.stdout) as { ratios: unknown[]; alerts: unknown[]; temporal: { serverPid: number } };
-    expect(out.ratios.length).toBeGreaterThan(20);
-    expect(out.alerts.length).toBeGreaterThan(0);
-    // Both hosts fetched report windows (each lands what it fetches in its own folder).
-    const landed = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('.json') && !String(f).endsWith('.meta.json')).length : 0);
-    expect(landed(path.join(dataDir, 'landing'))).toBeGreaterThan(0);
-    expect(landed(path.join(dataDir, 'host-b', 'landing'))).toBeGreaterThan(0);
-    // Its PostgreSQL and its Temporal dev server are stopped.
-    const refused = await new Promise<boolean>((resolve) => {
-      const sock = net.connect(port, '127.0.0.1', () => { sock.destroy(); resolve(false); });
-      sock.once('error', () => resolve(true));
-    });
-    expect(refused).toBe(true);
-    expect(() => process.kill(out.temporal.serverPid, 0)).toThrow();
   });
 
   it.skipIf(!gofakes3 && !lakeRequired)('keeps its data in S3: a file store moved into a lake on an S3-compatible server reads the same, and nothing else of the bucket', async () => {
