@@ -3,19 +3,17 @@
 // next month to date for every MID, its chargebacks and TC40 events, and the evaluation after it — and `cbp ratios
 // --json` (its default months) and the table as a user runs them, a process of its own, on the published store. Goals: the nightly
 // ≤ 10 s, cbp ratios ≤ 3 s, the peak RSS of each ≤ 1 GiB, printed beside what was measured.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openStore } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { generateRatioData, loadMonthToDate } from './ratios-data.ts';
+import { buildCli, runCli } from './cli-run.ts';
 
 const MIDS = Number(process.env.BENCH_MIDS ?? 100_000);
 const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-portfolio-'));
 const rssMiB = () => process.resourceUsage().maxRSS / 1024;
 const monthAt = (k: number) => new Date(Date.UTC(2024, k, 1)).toISOString().slice(0, 7);
@@ -49,30 +47,18 @@ try {
   }
   fs.mkdirSync(path.join(dir, 'published'));
   fs.copyFileSync(dbPath, path.join(dir, 'published', 'cbp.duckdb'));
-  const hook = path.join(dir, 'peak-rss.mjs');
-  fs.writeFileSync(hook, `import fs from 'node:fs';\nprocess.on('exit', () => { try { fs.writeFileSync(process.env.CBP_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n`);
   // `cbp ratios` as a user runs it (npx cbp), a process of its own: the table (each month's 100 rows most at risk, and the
   // months' counts), then --json (every row of its default months, streamed to a file as a user's redirect takes it).
-  // The built CLI (bin/cbp.js, what `npx cbp` runs), built now from these sources.
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  if (build.status !== 0) throw new Error(`npm run build failed: ${String(build.stderr).slice(0, 400)}`);
-  const runRatios = (args: string[], outFile: string) => {
-    const rssFile = path.join(dir, `ratios-${args.length}.rss`);
-    const out = fs.openSync(outFile, 'w');
-    const s = performance.now();
-    const c = spawnSync(process.execPath, ['--import', hook, path.join(ROOT, 'bin/cbp.js'), 'ratios', ...args], {
-      cwd: ROOT, env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile }, stdio: ['ignore', out, 'pipe'],
-    });
-    const ms = performance.now() - s;
-    fs.closeSync(out);
+  buildCli();
+  const runRatios = (label: string, args: string[]) => {
+    const r = runCli(dir, label, ['ratios', ...args]);
+    const rss = r.rssKiB / 1024;
     // A failure is a figure too (printed beside its goal), not the end of the run.
-    const failed = c.status !== 0 ? `FAILED (exit ${c.status ?? c.signal}): ${String(c.stderr).split('\n')[0].slice(0, 160)}` : null;
-    const rss = fs.existsSync(rssFile) ? Number(fs.readFileSync(rssFile, 'utf8')) / 1024 : NaN;
-    console.log(`cbp ratios ${args.join(' ')} ${secs(ms)}, ${(fs.statSync(outFile).size / 1e6).toFixed(1)} MB   peak RSS ${rss.toFixed(0)} MiB${failed ? `   ${failed}` : ''}`);
-    return { ms, rss, failed };
+    console.log(`cbp ratios ${args.join(' ')} ${secs(r.ms)}, ${(r.stdoutBytes / 1e6).toFixed(1)} MB   peak RSS ${rss.toFixed(0)} MiB${r.failed ? `   ${r.failed}` : ''}`);
+    return { ms: r.ms, rss, failed: r.failed };
   };
-  const table = runRatios([], path.join(dir, 'ratios.txt'));
-  const json = runRatios(['--json'], path.join(dir, 'ratios.json'));
+  const table = runRatios('ratios', []);
+  const json = runRatios('ratios-json', ['--json']);
   const ratiosMs = table.ms;
   const ratiosRss = table.rss;
   const failed = table.failed;

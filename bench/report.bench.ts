@@ -1,62 +1,34 @@
 // cbp report for 1,000 MIDs x 36 months (x 4 networks), side by side with `cbp ratios --json` on the same
-// snapshot: each run as a user runs it (the CLI from the sources, a process of its own), its wall time and its
+// snapshot: each run as a user runs it (the built CLI, `npx cbp`, a process of its own), its wall time and its
 // peak RSS. Goal (issue #14): the report costs no more than 3x the query. Figures are generated inside DuckDB
 // as bench/ratios.bench.ts does (2 % of MIDs run hot), with chargebacks of every status and order age.
 // BENCH_MIDS / BENCH_MONTHS change the size; BENCH_PROF=DIR writes each run's CPU profile there; BENCH_KEEP=DIR builds
 // the store there and keeps it (to try commands on it afterwards: CBP_DATA_DIR=DIR).
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openStore } from '../store/db.ts';
 import { generateMidStats, generateTc40Events } from './ratios-data.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
+import { buildCli, runCli, type CliRun } from './cli-run.ts';
 
 const MIDS = Number(process.env.BENCH_MIDS ?? 1_000);
 const MONTHS = Number(process.env.BENCH_MONTHS ?? 36);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEEP = process.env.BENCH_KEEP;
-const dir = KEEP ? (fs.mkdirSync(KEEP, { recursive: true }), KEEP) : fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-report-'));
+const dir = KEEP ? (fs.mkdirSync(KEEP, { recursive: true }), path.resolve(KEEP)) : fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-report-'));
 const rssMiB = (kib: number) => (kib / 1024).toFixed(0);
 
-/** Loaded into each child with --import: writes the child's own peak RSS (KiB) to a file when it exits. */
-const hook = path.join(dir, 'peak-rss.mjs');
-fs.writeFileSync(hook, `import fs from 'node:fs';\nprocess.on('exit', () => { try { fs.writeFileSync(process.env.CBP_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); } catch {} });\n`);
-
-interface Run {
-  ms: number;
-  rssKiB: number;
-  stdoutBytes: number;
+/** cbp as a user runs it; a failure ends the bench (every figure below needs its run). */
+function cbp(label: string, args: string[]): CliRun {
+  const r = runCli(dir, label, args);
+  if (r.failed) throw new Error(`cbp ${args.join(' ')}: ${r.failed}`);
+  return r;
 }
 
-function cbp(label: string, args: string[]): Run {
-  const rssFile = path.join(dir, `${label}.rss`);
-  const s = performance.now();
-  // BENCH_PROF=DIR: each run writes a CPU profile there (node --cpu-prof), to see where the time goes.
-  const prof = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`, `--cpu-prof-name=${label}.cpuprofile`] : [];
-  // Standard output goes to a file, as a user's redirect would take it (every row of --all is over 1 GB).
-  const outFile = path.join(dir, `${label}.out`);
-  const out = fs.openSync(outFile, 'w');
-  let r: ReturnType<typeof spawnSync>;
-  try {
-    r = spawnSync(process.execPath, [...prof, '--import', hook, path.join(ROOT, 'bin/cbp-dev.js'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error', CBP_BENCH_RSS_FILE: rssFile },
-      stdio: ['ignore', out, 'pipe'],
-    });
-  } finally {
-    fs.closeSync(out);
-  }
-  const ms = performance.now() - s;
-  if (r.status !== 0) throw new Error(`cbp ${args.join(' ')} failed (exit ${r.status}): ${String(r.stderr).slice(0, 2000)}`);
-  const stdoutBytes = fs.statSync(outFile).size;
-  fs.rmSync(outFile);
-  return { ms, rssKiB: Number(fs.readFileSync(rssFile, 'utf8')), stdoutBytes };
-}
-
+/** DuckDB's own COPY of the rows `cbp ratios --all --json` streams (its time is measured against it). */
 let copyMs = 0;
+
 try {
   console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
   const t0 = performance.now();
@@ -91,19 +63,20 @@ try {
   fs.copyFileSync(path.join(dir, 'cbp.duckdb'), path.join(dir, 'published', 'cbp.duckdb'));
   console.log(`generated and published in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
+  buildCli();
   const version = cbp('version', ['--version']);
   const ratios = cbp('ratios', ['ratios', '--json']);
   const all = cbp('ratios-all', ['ratios', '--all', '--json']);
   const out = path.join(dir, 'report.html');
   const report = cbp('report', ['report', '--out', out, '--json']);
   const summary = JSON.parse(fs.readFileSync(out, 'utf8').match(/<script type="application\/json" id="cbp-report-data">([\s\S]*?)<\/script>/)![1]) as { ratios: { mids: number; atRiskTotal: number; trends: unknown[] } };
-  const line = (label: string, r: Run, extra: string) =>
+  const line = (label: string, r: CliRun, extra: string) =>
     console.log(`${label.padEnd(40)} ${(r.ms / 1000).toFixed(2).padStart(7)} s   peak RSS ${rssMiB(r.rssKiB).padStart(5)} MiB   ${extra}`);
   line('cbp --version (start-up alone)', version, '');
   line('cbp ratios --json (its default months)', ratios, `${(ratios.stdoutBytes / 1e6).toFixed(1)} MB of JSON`);
   line('cbp ratios --all --json (every month, streamed)', all, `${(all.stdoutBytes / 1e6).toFixed(1)} MB of JSON; DuckDB's COPY of the rows ${(copyMs / 1000).toFixed(2)} s`);
   line('cbp report', report, `${(fs.statSync(out).size / 1024).toFixed(0)} KiB of HTML, ${summary.ratios.mids} MIDs, ${summary.ratios.atRiskTotal} MID x programs, ${summary.ratios.trends.length} trends`);
-  const net = (r: Run) => Math.max(1, r.ms - version.ms);
+  const net = (r: CliRun) => Math.max(1, r.ms - version.ms);
   const goal = (label: string, v: string, g: string) => console.log(`  ${label.padEnd(44)} ${v.padStart(12)} | ${g}`);
   console.log('side by side, measured | goal:');
   goal('cbp ratios --json, time', `${(ratios.ms / 1000).toFixed(2)} s`, '≤ 3 s');

@@ -24,6 +24,11 @@ export interface AnalystSessionOptions {
   threads?: number;
   /** The one folder the session may write files into (cbp export's staging folder). None by default. */
   writableDir?: string;
+  /**
+   * cbp's own statements only, never an analyst's SQL: the configuration stays unlocked, so that the session can give
+   * back DuckDB's cache between the steps of a long read (Store.releaseMemory). File and network access stay off.
+   */
+  ownStatementsOnly?: boolean;
 }
 
 /** A statement an analyst session refuses: it would write or read a file, attach a database, or change a setting. */
@@ -59,7 +64,7 @@ async function openLocked(where: { dbPath: string; lake?: LakeOptions }, opts: A
   } else {
     instanceOptions.enable_external_access = 'false';
   }
-  initStatements.push('SET lock_configuration = true');
+  if (!opts.ownStatementsOnly) initStatements.push('SET lock_configuration = true');
   let store: Store;
   try {
     store = await openStore({
@@ -134,6 +139,8 @@ export interface ReadingPaths {
   memoryLimit?: string;
   /** DuckDB threads (default: the core count) */
   threads?: number;
+  /** see AnalystSessionOptions.ownStatementsOnly */
+  ownStatementsOnly?: boolean;
 }
 
 /**
@@ -147,11 +154,12 @@ export async function openReadingSession(paths: ReadingPaths, snapshot?: string)
   const onLake = paths.lake !== undefined && snapshot === undefined;
   const fromSnapshot = !onLake && (snapshot !== undefined || existsSync(snap));
   if (!onLake && !fromSnapshot && !existsSync(paths.dbPath)) throw new NotFoundError(`Neither a snapshot (${snap}) nor a store (${paths.dbPath}) exists yet: load some reports first.`);
+  const opts = { memoryLimit: paths.memoryLimit, threads: paths.threads, ownStatementsOnly: paths.ownStatementsOnly };
   const store = onLake
-    ? await openLakeAnalystSession(paths.lake!, { memoryLimit: paths.memoryLimit, threads: paths.threads })
+    ? await openLakeAnalystSession(paths.lake!, opts)
     : fromSnapshot
-      ? await openSnapshotSession(snap, { workingStore: paths.dbPath, memoryLimit: paths.memoryLimit, threads: paths.threads })
-      : await openAnalystSession(paths.dbPath, { memoryLimit: paths.memoryLimit, threads: paths.threads });
+      ? await openSnapshotSession(snap, { ...opts, workingStore: paths.dbPath })
+      : await openAnalystSession(paths.dbPath, opts);
   try {
     const need = Math.max(0, ...readMigrations(DEFAULT_MIGRATIONS_DIR).map((m) => m.version));
     const [row] = await store.all<{ v: number | null }>('SELECT max(version)::INTEGER AS v FROM schema_migrations').catch(() => [{ v: null }]);

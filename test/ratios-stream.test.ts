@@ -10,6 +10,7 @@ import { limitView, ratiosView, renderRatios, type RatioOutRow, type RatiosQuery
 import { shownRatios, streamRatiosJson, type StreamQuery } from '../store/ratios-stream.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { cbp } from './activities-fixtures.ts';
+import { openReadingSession } from '../store/analyst.ts';
 import { cleanup, tempStore } from './ratios-fixtures.ts';
 
 let t: { store: Store; dir: string; dbPath: string };
@@ -82,5 +83,35 @@ describe('cbp ratios --json from the kept table', () => {
     // One row a line inside one array.
     expect(r.stdout.split('\n')[1]).toMatch(/^\{"mid":/);
     expect(JSON.parse(r.stdout)).toEqual(await viewed({ all: true }));
+  }, 60_000);
+
+  it("gives back DuckDB's cache after each month in a session of cbp's own statements; an analyst's session stays locked", async () => {
+    const want = await viewed({ all: true });
+    t.store.close();
+    try {
+      const paths = { snapshotPath: path.join(t.dir, 'none.duckdb'), dbPath: t.dbPath };
+      const own = await openReadingSession({ ...paths, ownStatementsOnly: true });
+      let released = 0;
+      const release = own.releaseMemory.bind(own);
+      own.releaseMemory = async (what) => ((await release(what)) ? (released++, true) : false);
+      let text = '';
+      try {
+        await streamRatiosJson(own, { scope: 'all' }, (s) => { text += s; });
+      } finally {
+        own.close();
+      }
+      const rows = JSON.parse(text) as Array<{ month: string }>;
+      expect(rows).toEqual(want);
+      expect(released).toBe(new Set(rows.map((r) => r.month)).size);
+      const locked = await openReadingSession(paths);
+      try {
+        expect(await locked.releaseMemory()).toBe(false);
+        await expect(locked.run("SET memory_limit = '1GB'")).rejects.toThrow(/lock/i);
+      } finally {
+        locked.close();
+      }
+    } finally {
+      t.store = await openStore({ dbPath: t.dbPath });
+    }
   }, 60_000);
 });

@@ -29,10 +29,10 @@ import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet
  * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
  * analyst session (store/analyst.ts: no file or network access, configuration locked).
  */
-export async function openForReading(ctx: Ctx, snapshot?: string, threads?: number): Promise<Store> {
+export async function openForReading(ctx: Ctx, snapshot?: string, threads?: number, ownStatementsOnly?: boolean): Promise<Store> {
   const cfg = ctx.config();
   const analyst = await import('../../store/analyst.ts');
-  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, lake: configuredLake(cfg), memoryLimit: cfg.storeMemoryLimit, threads }, snapshot);
+  return analyst.openReadingSession({ snapshotPath: cfg.snapshotPath, dbPath: cfg.dbPath, lake: configuredLake(cfg), memoryLimit: cfg.storeMemoryLimit, threads, ownStatementsOnly }, snapshot);
 }
 
 /** One row of `cbp ratios --json`: the ratio row, its explanation, and the currency of its MID's amounts. */
@@ -310,9 +310,10 @@ export function register(program: Command, ctx: Ctx): void {
         }
         if (o.json && keptHolds) {
           // A fresh session streams: the freshness check's memory (80 MiB at 10,000 MIDs) is given back with the first.
+          // It runs cbp's statements only, so it can give back its cache after each month (flat in the months).
           const threads = (await streamNeedsOneThread(store, stream)) ? 1 : undefined;
           store.close();
-          store = await openForReading(ctx, o.snapshot, threads);
+          store = await openForReading(ctx, o.snapshot, threads, true);
           await streamRatiosJson(store, stream, writeOut);
           return;
         }
