@@ -93,6 +93,22 @@ describe('ingest of journal segments', () => {
     expect((await store.all<{ n: number }>('SELECT count(*)::INTEGER n FROM events_raw'))[0].n).toBe(4);
   });
 
+  it('keeps apart the segments of two receivers opened in the same millisecond (two hosts): each recorded as loaded once', async () => {
+    const store = await newStore();
+    const same = new Date('2026-11-01T10:00:00Z');
+    const dirs = [tmp(), tmp()];
+    for (const [h, dir] of dirs.entries()) {
+      const j = openJournal({ dir, checkIntervalMs: 0, now: () => same });
+      for (let i = 0; i < 3; i++) await j.append(journalRecord(Buffer.from(JSON.stringify(cbNew(`ev_${h}_${i}`))), same));
+      await j.close(); // seals
+    }
+    const [a, b] = dirs.map((d) => listClosedSegments(d)[0]!);
+    expect(a).not.toBe(b);
+    for (const dir of dirs) await ingestEvents({ store, journalDir: dir });
+    const loads = await store.all<{ segment: string; loaded: number; load_count: number }>('SELECT segment, loaded::INTEGER AS loaded, load_count FROM event_loads ORDER BY segment');
+    expect(loads.map((l) => [l.segment, l.loaded, l.load_count])).toEqual([a, b].sort().map((s) => [s, 3, 1]));
+  });
+
   it('stores the payload byte for byte as the service sent it', async () => {
     const store = await newStore();
     const dir = tmp();

@@ -122,7 +122,7 @@ describe('journal', () => {
     now += 1_000;
     await j.rotateIfDue();
     expect(listClosedSegments(dir)).toHaveLength(1);
-    expect(listClosedSegments(dir)[0]).toMatch(/^seg-0000000001-20261101T000000000Z\.closed$/);
+    expect(listClosedSegments(dir)[0]).toMatch(/^seg-0000000001-20261101T000000000Z-[0-9a-f]{8}\.closed$/);
     await j.append('{"a":2}');
     expect(j.status().segment).toMatch(/^seg-0000000002-.*\.ndjson$/);
   });

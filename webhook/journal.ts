@@ -4,10 +4,10 @@
 // one fdatasync (group commit), so N concurrent requests cost far fewer than N syncs.
 //
 // Files (segment names: lib/journal-files.ts, shared with the ingest):
-//   seg-<seq>-<opened>.ndjson   the open segment (only the live receiver writes it; ingest never reads it)
-//   seg-<seq>-<opened>.closed   a sealed segment: complete lines only, ready for ingest
-//   archive/                    sealed segments ingest has committed to the store
-//   receiver.lock               the owner's OS lock (webhook/lock.ts); its content names the owner's pid
+//   seg-<seq>-<opened>-<tag>.ndjson   the open segment (only the live receiver writes it; ingest never reads it)
+//   seg-<seq>-<opened>-<tag>.closed   a sealed segment: complete lines only, ready for ingest
+//   archive/                          sealed segments ingest has committed to the store
+//   receiver.lock                     the owner's OS lock (webhook/lock.ts); its content names the owner's pid
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
