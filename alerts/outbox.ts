@@ -103,6 +103,7 @@ export async function deliverNotices(store: Store, notifiers: Notifier[], opts: 
       let lastError = '';
       const marks = sentMarks(store, notifier.name, now);
       for (const due of await dueDeliveries(store, notifier.name, now)) {
+        if (marks.failed()) break; // what is sent now could not be marked: it waits for the next run
         const { notice } = due;
         const attempts = due.attempts + 1;
         try {
@@ -164,6 +165,7 @@ function sentMarks(store: Store, notifier: string, at: Date) {
         .catch((error: unknown) => { failure ??= { error }; })
         .finally(() => { writing = null; });
     },
+    failed: () => failure !== null,
     /** Waits for every mark; throws if one could not be written (its deliveries stay pending: sent again next time). */
     async done() {
       while (writing) await writing;

@@ -210,7 +210,9 @@ describe('the outbox\'s sent marks', () => {
     const broken: Store = { ...store, transaction: async (fn, o) => (++calls === 1 ? store.transaction(fn, o) : Promise.reject(new Error('disk full'))) };
     const sent: string[] = [];
     await expect(deliverNotices(broken, [quick('other', sent)], { now })).rejects.toThrow(/disk full/);
-    expect(sent.length).toBe(40);
+    // Sending stops once a mark fails: a few went out before the first commit failed, not all 40.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.length).toBeLessThan(40);
     const rows = (await outboxRows(store)).filter((o) => o.notifier === 'other');
     expect(rows.length).toBe(40);
     expect(rows.every((o) => o.status === 'pending')).toBe(true);
