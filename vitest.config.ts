@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import LongFirst from './test/helpers/sequencer.ts';
 
 // forks: DuckDB's and Temporal's native bridges have crashed under worker threads.
 export default defineConfig({
@@ -12,7 +11,6 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    sequence: { sequencer: LongFirst },
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
