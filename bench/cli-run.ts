@@ -3,9 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { PACKAGE_ROOT as ROOT } from '../lib/package-root.ts';
 
 export interface CliRun {
   ms: number;

@@ -84,7 +84,6 @@ export interface DueNoticeRow {
 /** Rows written per statement: one upsert of many rows (a transaction of hundreds of single-row upserts ran out of memory). */
 const CHUNK = 100;
 
-/** A VALUES list of rows × cols positional parameters, from $1, each cast as `casts` says. */
 /**
  * Records due notices (a row of alerts each, and its case in due_notices), in one transaction; a notice id already
  * stored is left as it is, so raising the same notice twice records it once.

@@ -48,12 +48,8 @@ export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn' | 'rele
   await write('[');
   // A month at a time: each query sorts one month's rows (every month in one sort did not fit 192MB at 10,000 MIDs).
   const months = span === null ? [] : (await monthSizes(store, span)).map((m) => m.month);
-  let n = 0;
-  for (const month of months) {
-    n += await streamMonths(store, q, [month], write, 0, n);
-    // The month's blocks cached (about 3 MiB a month at 10,000 MIDs) are given back: false in a locked session.
-    await store.releaseMemory('all');
-  }
+  // After each month, the blocks DuckDB cached for it (about 3 MiB at 10,000 MIDs) are given back (not in a locked session).
+  const n = await streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'));
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
@@ -78,7 +74,9 @@ export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQ
 }
 
 /** Each month's rows, sorted, as JSON lines after the '[' (returns how many). */
-async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0, before = 0): Promise<number> {
+async function streamMonths(
+  store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0, afterMonth?: () => Promise<unknown>,
+): Promise<number> {
   let n = 0;
   for (const month of months) {
     const where = ['m.state IS NOT NULL', 'm.month = $month'];
@@ -106,9 +104,10 @@ async function streamMonths(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, 
       const vector = chunk.getColumnVector(0);
       const lines: string[] = new Array(chunk.rowCount);
       for (let i = 0; i < chunk.rowCount; i++) lines[i] = String(vector.getItem(i));
-      await write(`${n + before === 0 ? '\n' : ',\n'}${lines.join(',\n')}`);
+      await write(`${n === 0 ? '\n' : ',\n'}${lines.join(',\n')}`);
       n += chunk.rowCount;
     }
+    await afterMonth?.();
   }
   return n;
 }
