@@ -16,6 +16,9 @@ async function world(): Promise<Store> {
     chargeback({ case_number: 'CB-2', arn: '', order_id: 'ORD-2', date_received: '2024-03-05 09:00:00', transaction_date: '2024-01-15', amount: 50, status: 'Pending' }),
     chargeback({ case_number: 'CB-3', arn: 'A3', date_received: '2024-02-01 09:00:00', transaction_date: '2024-01-31', amount: 20, status: 'Won' }),
     chargeback({ case_number: 'CB-4', mid: 'MID-2', arn: 'A4', date_received: '2024-03-01 09:00:00', transaction_date: '', amount: 10, currency: 'EUR', status: 'Lost' }),
+    // MID-3: the dispute RDR case R-3 resolved (same ARN), and a chargeback found by order_id alone (P6, P7)
+    chargeback({ case_number: 'CB-5', mid: 'MID-3', arn: 'A10', date_received: '2024-03-12 09:00:00', transaction_date: '', amount: 30, status: 'Lost' }),
+    chargeback({ case_number: 'CB-6', mid: 'MID-3', arn: '', order_id: 'ORD-6', date_received: '2024-03-20 09:00:00', transaction_date: '', amount: 40, status: 'New' }),
   ]), { kind: 'chargebacks', seenAt: '2024-03-20T00:00:00Z' });
   await loadReport(s, writeJson(dir, 'pv.json', [
     // completed, then charged back (CB-1, received after it)
@@ -28,11 +31,17 @@ async function world(): Promise<Store> {
     prevention({ alert_case_id: 'P4', source_partner: 'Ethoca', arn: '', order_id: 'ORD-2', statuses: ['Complete'], date_received: '2024-03-06T08:00:00Z' }),
     // February: completed, charged back the same day (CB-3)
     prevention({ alert_case_id: 'P5', source_partner: 'Ethoca', arn: 'A3', order_id: '', statuses: ['Complete'], date_received: '2024-02-01T08:00:00Z' }),
+    // MID-3, no ARN: completed, then charged back (CB-6, found by order_id); P7 names the same order: a duplicate, charged back
+    prevention({ alert_case_id: 'P6', source_partner: 'Ethoca', mid: 'MID-3', merchant_descriptor: 'THIRD', arn: '', order_id: 'ORD-6', statuses: ['Complete'], date_received: '2024-03-14T08:00:00Z' }),
+    prevention({ alert_case_id: 'P7', source_partner: 'Verifi', mid: 'MID-3', merchant_descriptor: 'THIRD', arn: '', order_id: 'ORD-6', statuses: ['Pending'], date_received: '2024-03-15T08:00:00Z' }),
   ]), { kind: 'prevention', seenAt: '2024-03-20T00:00:00Z' });
   // RDR accepted, MID from its descriptor (MID-1's, from the prevention report): deflected
   await addEvent(s, 'r1', 'rdr.new', { rdr_guid: 'rdr_1', rdr_case_number: 'R-1', rdr_resolution: 'Accepted', arn: 'A7', merchant_descriptor: 'SHOP*EXAMPLE', rdr_date: '2024-03-08' });
   // RDR declined, then charged back (CB-4): its MID is the chargeback's
   await addEvent(s, 'r2', 'rdr.new', { rdr_guid: 'rdr_2', rdr_case_number: 'R-2', rdr_resolution: 'Declined', arn: 'A4', merchant_descriptor: 'OTHER', rdr_date: '2024-02-28' });
+  // RDR accepted, its dispute (CB-5) in the chargeback report a day later: that chargeback is the dispute RDR resolved,
+  // no double loss; it gives the case its MID (MID-3)
+  await addEvent(s, 'r3', 'rdr.new', { rdr_guid: 'rdr_3', rdr_case_number: 'R-3', rdr_resolution: 'Accepted', arn: 'A10', merchant_descriptor: 'NONE', rdr_date: '2024-03-11' });
   // an order validation answered (matched to its order)
   const ov = { order_validation_guid: 'ov_1', order_validation_timestamp: '2024-03-09T10:00:00Z', arn: 'A8' };
   await addEvent(s, 'o1', 'order_validation.new', ov);
@@ -61,9 +70,18 @@ describe('mart_prevention_outcomes', () => {
       row('MID-1', 'RDR', '2024-03', 1, 1, 0, 0, 0, 1),
       row('MID-1', 'Verifi CDRN', '2024-03', 2, 1, 1, 0, 1, 1), // P2, P3
       row('MID-2', 'RDR', '2024-02', 1, 0, 1, 0, 0, 0),
+      row('MID-3', 'Ethoca', '2024-03', 1, 1, 1, 1, 0, 0), // P6
+      row('MID-3', 'RDR', '2024-03', 1, 1, 0, 0, 0, 1), // R-3: CB-5 is the dispute it resolved
+      row('MID-3', 'Verifi CDRN', '2024-03', 1, 0, 1, 0, 1, 0), // P7
     ]);
     const dup = await s.all("SELECT alert_id FROM int_prevention_cases_unioned WHERE duplicate ORDER BY 1");
-    expect(dup).toEqual([{ alert_id: 'P3' }, { alert_id: 'pre_x' }]);
+    expect(dup).toEqual([{ alert_id: 'P3' }, { alert_id: 'P7' }, { alert_id: 'pre_x' }]);
+    // which rule found each charge-back
+    const matched = await s.all("SELECT alert_id, matched_on FROM int_prevention_cases_unioned WHERE charged_back ORDER BY 1");
+    expect(matched).toEqual([
+      { alert_id: 'P1', matched_on: 'arn' }, { alert_id: 'P3', matched_on: 'arn' }, { alert_id: 'P5', matched_on: 'arn' },
+      { alert_id: 'P6', matched_on: 'order_id' }, { alert_id: 'P7', matched_on: 'order_id' }, { alert_id: 'R-2', matched_on: 'arn' },
+    ]);
     s.close();
   });
 });
@@ -84,6 +102,7 @@ describe('mart_disputes_by_vintage', () => {
       { mid: 'MID-1', transaction_month: '2024-02', received_month: '2024-03', months_after: '1', currency: 'USD', disputes: 1, amount: 100, avg_delay_days: 19, median_delay_days: 19, max_delay_days: '19' },
       // CB-4 has no transaction date
       { mid: 'MID-2', transaction_month: null, received_month: '2024-03', months_after: null, currency: 'EUR', disputes: 1, amount: 10, avg_delay_days: null, median_delay_days: null, max_delay_days: null },
+      { mid: 'MID-3', transaction_month: null, received_month: '2024-03', months_after: null, currency: 'USD', disputes: 2, amount: 70, avg_delay_days: null, median_delay_days: null, max_delay_days: null },
     ]);
     s.close();
   });

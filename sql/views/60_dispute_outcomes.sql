@@ -51,9 +51,14 @@ alerts AS (
     FROM int_order_validations_joined o
 ),
 -- The first chargeback on the alert's transaction received on or after the alert's day: by ARN where both carry
--- one, else by order_id (in the alert's MID when it has one).
+-- one, else by order_id (in the alert's MID when it has one); matched_on says which. An accepted RDR case's
+-- chargeback is the dispute RDR resolved (VAMP leaves it out too): it gives the case its MID, not a charge-back.
 followed AS (
-  SELECT a.partner, a.alert_id, min(c.date_received) AS charged_back_at, arg_min(c.mid, c.date_received) AS cb_mid
+  SELECT a.partner, a.alert_id,
+         min(c.date_received) FILTER (WHERE NOT (a.partner = 'RDR' AND a.completed)) AS charged_back_at,
+         arg_min(CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN 'arn' ELSE 'order_id' END, c.date_received)
+           FILTER (WHERE NOT (a.partner = 'RDR' AND a.completed)) AS matched_on,
+         arg_min(c.mid, c.date_received) AS cb_mid
     FROM alerts a JOIN int_chargebacks_joined c
       ON c.date_received::DATE >= a.alerted_at::DATE
      AND (CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN c.arn = a.arn
@@ -62,7 +67,7 @@ followed AS (
 )
 SELECT a.partner, a.alert_id, coalesce(a.mid, f.cb_mid, d.descriptor_mid) AS mid, a.arn, a.order_id, a.alerted_at,
        strftime(a.alerted_at, '%Y-%m') AS month, a.completed,
-       f.charged_back_at IS NOT NULL AS charged_back, f.charged_back_at,
+       f.charged_back_at IS NOT NULL AS charged_back, f.charged_back_at, f.matched_on,
        -- an earlier alert (any partner) named the same transaction: ARN, else order_id
        CASE WHEN coalesce(a.arn, a.order_id) IS NULL THEN false
             ELSE row_number() OVER (PARTITION BY CASE WHEN a.arn IS NOT NULL THEN 'arn:' || a.arn ELSE 'order:' || a.order_id END
