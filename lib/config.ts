@@ -107,6 +107,7 @@ export const SETTINGS = [
   s('store', 'retentionDays', 'CBP_RETENTION_DAYS', int.min(1, 'must be 1 or more (unset: keep every raw file)'), 'Opt-in: days the maintenance step (cbp db maintain) keeps landing files and archived journal segments the store has loaded; older ones are deleted and reported (unset: every raw file is kept, the raw-first rule)'),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),
+  s('webhook', 'webhookPreviousPassword', 'CBP_WEBHOOK_PREVIOUS_PASSWORD', str, 'During a rotation, the old password, accepted beside CBP_WEBHOOK_PASSWORD until removed', { secret: true }),
   s('webhook', 'webhookHost', 'CBP_WEBHOOK_HOST', str, 'Address the receiver listens on', { default: '127.0.0.1' }),
   s('webhook', 'webhookPort', 'CBP_WEBHOOK_PORT', port, 'Port the receiver listens on (0: any free port)', { default: '8787' }),
   s('webhook', 'webhookPath', 'CBP_WEBHOOK_PATH', str, 'Path events are posted to', { default: '/events' }),

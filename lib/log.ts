@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 
 const SECRET_KEYS = [
   'authorization', 'Authorization', 'password', 'apiSecret', 'api_secret', 'token', 'authorization_key',
-  'reportingKey', 'companyToken', 'company_token', 'dataPassword', 'webhookPassword', 'secret', 'key',
+  'reportingKey', 'companyToken', 'company_token', 'dataPassword', 'webhookPassword', 'webhookPreviousPassword', 'secret', 'key',
 ];
 const paths = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers.${k}`, `req.headers.${k}`]);
 

@@ -17,16 +17,25 @@ export function parseBasic(header: string | undefined): BasicCredentials | null 
   return { username: decoded.slice(0, i), password: decoded.slice(i + 1) };
 }
 
-/** Builds a checker bound to the expected credentials; digests of the expected values are computed once. */
-export function basicAuthChecker(expected: BasicCredentials): (header: string | undefined) => boolean {
+/** Which password a push carried: the current one, the previous one (during a rotation), or none that fits. */
+export type AuthMatch = 'current' | 'previous' | null;
+
+/**
+ * Builds a checker bound to the expected credentials and, during a rotation, the previous password; digests of the
+ * expected values are computed once.
+ */
+export function basicAuthChecker(expected: BasicCredentials, previousPassword?: string): (header: string | undefined) => AuthMatch {
   const user = secretDigest(expected.username);
   const pass = secretDigest(expected.password);
+  const prev = previousPassword ? secretDigest(previousPassword) : null;
   return (header) => {
     const got = parseBasic(header);
-    // Compare both even when the first differs, so timing does not reveal which one was wrong.
+    // Compare every one even when the first differs, so timing does not reveal which one was wrong.
     const u = sameSecret(got?.username ?? '', user);
     const p = sameSecret(got?.password ?? '', pass);
-    return got !== null && u && p;
+    const q = prev !== null && sameSecret(got?.password ?? '', prev);
+    if (got === null || !u) return null;
+    return p ? 'current' : q ? 'previous' : null;
   };
 }
 
@@ -38,7 +47,7 @@ export const PASSWORD_MIN_LENGTH = 16;
  * What makes the receiver's Basic credentials too weak to put on a network, one line each (empty when they
  * are fine). Never quotes the password.
  */
-export function weakCredentialProblems(expected: BasicCredentials): string[] {
+export function weakCredentialProblems(expected: BasicCredentials, previousPassword?: string): string[] {
   const make = `make one with \`openssl rand -base64 24\` and give the same one to the service's subscriptions (cbp run subscriptions)`;
   const out: string[] = [];
   const length = [...expected.password].length;
@@ -47,6 +56,10 @@ export function weakCredentialProblems(expected: BasicCredentials): string[] {
   }
   if (expected.password.toLowerCase() === expected.username.toLowerCase()) {
     out.push(`CBP_WEBHOOK_PASSWORD is the same as CBP_WEBHOOK_USERNAME: the password must be a secret of its own; ${make}`);
+  }
+  // The previous password is accepted too while it is set, so it must be as strong.
+  if (previousPassword !== undefined && [...previousPassword].length < PASSWORD_MIN_LENGTH) {
+    out.push(`CBP_WEBHOOK_PREVIOUS_PASSWORD is too short (${[...previousPassword].length} characters, at least ${PASSWORD_MIN_LENGTH}): it is accepted beside CBP_WEBHOOK_PASSWORD; set it only to the password being rotated out`);
   }
   return out;
 }

@@ -14,6 +14,8 @@ export interface ReceiverMetrics {
   answered(route: string, status: number, seconds: number): void;
   /** A request refused for missing or wrong Basic credentials. */
   refused(): void;
+  /** A push accepted with the previous password (a rotation under way). */
+  previousPassword(): void;
 }
 
 /** The journal gauges every process can read from the folder alone (the receiver, `cbp metrics`). */
@@ -63,6 +65,7 @@ export function createReceiverMetrics(opts: { journalDir: string; minFreeBytes: 
     registers: [registry],
   });
   const refused = new Counter({ name: 'cbp_webhook_auth_refused_total', help: 'Requests refused for missing or wrong Basic credentials', registers: [registry] });
+  const previous = new Counter({ name: 'cbp_webhook_previous_password_total', help: 'Pushes accepted with CBP_WEBHOOK_PREVIOUS_PASSWORD (a rotation under way)', registers: [registry] });
   const connections = opts.connections;
   if (connections) {
     new Gauge({
@@ -82,5 +85,6 @@ export function createReceiverMetrics(opts: { journalDir: string; minFreeBytes: 
       if (route === 'events' && status === 200) ack.observe(seconds);
     },
     refused: () => refused.inc(),
+    previousPassword: () => previous.inc(),
   };
 }

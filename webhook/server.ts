@@ -45,6 +45,8 @@ export interface EventSink {
 export interface ReceiverOptions {
   username: string;
   password: string;
+  /** During a rotation, the password being rotated out: accepted beside `password` (CBP_WEBHOOK_PREVIOUS_PASSWORD). */
+  previousPassword?: string;
   sink: EventSink;
   /** Path events are pushed to. Default /events. */
   path?: string;
@@ -98,8 +100,8 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
  * Throws ConfigError when the Basic credentials are missing or too weak to put on a network: a receiver is
  * only as safe as its password, and a short one falls to guessing.
  */
-export function assertReceiverCredentials(username: string | undefined, password: string | undefined): void {
-  const problems = weakCredentialProblems({ username: username ?? '', password: password ?? '' });
+export function assertReceiverCredentials(username: string | undefined, password: string | undefined, previousPassword?: string): void {
+  const problems = weakCredentialProblems({ username: username ?? '', password: password ?? '' }, previousPassword);
   if (problems.length) throw new ConfigError(problems);
 }
 
@@ -146,14 +148,15 @@ export function journalRecord(raw: Buffer, receivedAt: Date): Buffer {
  * can be stored now (readiness: 503 while they cannot, and pushes are then refused 503 too).
  */
 export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
-  assertReceiverCredentials(opts.username, opts.password);
+  assertReceiverCredentials(opts.username, opts.password, opts.previousPassword);
   const eventsPath = opts.path ?? EVENTS_PATH_DEFAULT;
   const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS_DEFAULT;
   const requestTimeout = Math.max(opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS_DEFAULT, headersTimeout);
   // Node checks both timeouts on this interval (30 s by default, which would stretch a 10 s limit to 40 s).
   const timeouts = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeout / 4))) };
   const now = opts.now ?? (() => new Date());
-  const check = basicAuthChecker({ username: opts.username, password: opts.password });
+  const check = basicAuthChecker({ username: opts.username, password: opts.password }, opts.previousPassword);
+  let previousLoggedAt = -Infinity;
   const sink = opts.sink;
   let closing = false;
 
@@ -243,7 +246,16 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, `no such address: ${req.method} ${req.url.split('?')[0]}`));
 
   const requireAuth = async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!check(req.headers.authorization)) {
+    const match = check(req.headers.authorization);
+    if (match === 'previous') {
+      metrics?.previousPassword();
+      // Once a minute at most: the rotation is done when these stop (docs/operations.md).
+      if (Date.now() - previousLoggedAt >= 60_000) {
+        previousLoggedAt = Date.now();
+        req.log.warn('event push accepted with CBP_WEBHOOK_PREVIOUS_PASSWORD: a subscription still holds the old password (cbp run subscriptions --force-auth)');
+      }
+    }
+    if (!match) {
       // Worth an operator's attention: if the subscription's credentials and ours differ, every event is refused.
       req.log.warn({ status: 401, ip: req.ip }, 'event push refused: missing or wrong Basic credentials');
       metrics?.refused();
@@ -338,6 +350,7 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
 export interface StartReceiverOptions {
   username: string;
   password: string;
+  previousPassword?: string;
   journalDir: string;
   host?: string;
   port?: number;
@@ -401,7 +414,7 @@ export function assertTransport(host: string, tls: boolean, behindTlsProxy: bool
 export async function startReceiver(opts: StartReceiverOptions): Promise<RunningReceiver> {
   const host = opts.host ?? '127.0.0.1';
   // Checked before the journal is touched, so a refused start changes nothing on disk.
-  assertReceiverCredentials(opts.username, opts.password);
+  assertReceiverCredentials(opts.username, opts.password, opts.previousPassword);
   assertTransport(host, !!opts.https, opts.behindTlsProxy ?? false);
   const journal = openJournal({
     ...opts.journal,
@@ -424,6 +437,7 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
     app = buildReceiver({
       username: opts.username,
       password: opts.password,
+      previousPassword: opts.previousPassword,
       sink: journal,
       path: eventsPath,
       bodyLimit: opts.bodyLimit,

@@ -63,7 +63,8 @@ export function register(program: Command, ctx: Ctx): void {
       const eventsPath = o.path ?? cfg.webhookPath;
       if (!eventsPath.startsWith('/')) throw new UsageError(`--path ${eventsPath}: expected a path starting with /, e.g. /events`);
       const { assertReceiverCredentials, assertTransport, startReceiver } = await import('../../webhook/server.ts');
-      assertReceiverCredentials(username, password);
+      const previousPassword = cfg.webhookPreviousPassword;
+      assertReceiverCredentials(username, password, previousPassword);
       const certFile = cfg.webhookTlsCert;
       const keyFile = cfg.webhookTlsKey;
       if (!!certFile !== !!keyFile) {
@@ -84,6 +85,7 @@ export function register(program: Command, ctx: Ctx): void {
       const rx = await startReceiver({
         username,
         password,
+        previousPassword,
         host,
         behindTlsProxy,
         maxConnections: cfg.webhookMaxConnections,
