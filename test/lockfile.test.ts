@@ -45,15 +45,19 @@ export function satisfiesEngine(version: string, range: string): boolean {
 }
 
 describe('the Node versions cbp supports', () => {
-  it('every locked package accepts the oldest Node the package names (engines), so npm ci there warns of none', () => {
+  it('every locked package accepts the lowest Node of each range the package names (engines), so npm ci there warns of none', () => {
     const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { engines?: { node?: string } }> };
-    const floor = /^>=\s*([\d.]+)$/.exec((JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node)![1]!;
-    const refused = Object.entries(lock.packages)
-      .filter(([name, p]) => name && p.engines?.node && !satisfiesEngine(floor, p.engines.node))
-      .map(([name, p]) => `${name} ${p.engines!.node}`);
+    const range = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    // The first version of each part of the range ("^20.19.0 || >=22.12.0": 20.19.0 and 22.12.0), and the newest majors.
+    const floors = range.split('||').map((part) => /^\s*(?:\^|>=)\s*([\d.]+)\s*$/.exec(part)![1]!);
+    const versions = [...floors, '24.0.0', '26.0.0'];
+    for (const v of versions) expect(satisfiesEngine(v, range), v).toBe(true);
+    const refused = versions.flatMap((v) => Object.entries(lock.packages)
+      .filter(([name, p]) => name && p.engines?.node && !satisfiesEngine(v, p.engines.node))
+      .map(([name, p]) => `Node ${v}: ${name} ${p.engines!.node}`));
     expect(refused).toEqual([]);
-    // The README says the same floor.
-    expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toContain(`Node.js ${floor} or newer`);
+    // The README says the same versions.
+    expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toContain(`Node.js ${floors.map((f) => f.replace(/\.0$/, '')).join(' or ')} or newer`);
   });
 
   it('reads the engine ranges the lock holds', () => {
