@@ -143,6 +143,17 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   let postgres: LocalPostgres | undefined;
   let lake = opts.lake === 'local' ? undefined : opts.lake;
   const rel = (p: string) => path.relative(process.cwd(), p) || p;
+  const totalDays = opts.days ?? DEMO_DAYS;
+  // The service time: from the sandbox's start day, and the day it ends on (the nightly covers it).
+  const firstDay = utcDay(opts.start ?? DEMO_START);
+  const lastDay = addDays(firstDay, totalDays);
+  // The first line: whose data this folder now holds.
+  write(
+    `Data folder ${rel(dataDir)}: ${replacing ? "an earlier demo's data there was replaced" : 'new'} · service time ${firstDay}..${lastDay}` +
+      (opts.temporal
+        ? ` (with --temporal it ends today, since the nightly is a schedule's run as of now; the local demo's is ${DEMO_START}..${addDays(DEMO_START, DEMO_DAYS)})`
+        : ''),
+  );
 
   let sb: RunningSandbox | undefined;
   let receiver: RunningReceiver | undefined;
@@ -181,16 +192,6 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     alertSink = await startAlertSink();
     const cfg = demoConfig(sb, dataDir, { ...webhook, url: receiver.url }, thresholdsFile, alertSink.url, lake);
     pipeline = await openPipeline(cfg, { logger: createLogger({ level: 'warn' }), now: () => new Date().toISOString() });
-    const totalDays = opts.days ?? DEMO_DAYS;
-    // The day the demo's service time ends on: the nightly covers it.
-    const lastDay = utcDay(new Date(Date.parse(clock0) + totalDays * 86_400_000).toISOString());
-    write(
-      `Data folder ${rel(dataDir)}: ${replacing ? "an earlier demo's data there was replaced" : 'new'} · service time ${utcDay(clock0)}..${lastDay}` +
-        (opts.temporal
-          ? ` (with --temporal it ends today, since the nightly is a schedule's run as of now; the local demo's is ${DEMO_START}..${addDays(DEMO_START, DEMO_DAYS)})`
-          : ''),
-    );
-
     // The workflows' runs: the local runner, or through the Temporal server.
     const runner = pipeline.runner;
     let runs: Pick<typeof runner, 'reconcileSubscriptions' | 'pushOrders'> = runner;
