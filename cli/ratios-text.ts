@@ -146,7 +146,13 @@ function headroomLines(rows: RatioOutRow[], width: number): string[] {
   return out.length ? ['headroom (estimates):', ...out] : [];
 }
 
-export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
+/** What the rules name and do not judge (rules/defaults.json not_modelled): each reason without its asides, to its first "; ". */
+export function notModelledNote(list: Array<{ reason: string }>): string | null {
+  const short = list.map((n) => n.reason.replace(/\s*\([^()]*\)/g, '').split('; ')[0].trim());
+  return short.length ? `Not modelled (docs/ratios.md "Not modelled"): ${short.join('; ')}.` : null;
+}
+
+export function renderRatios(v: RatiosView, width = TABLE_WIDTH, notModelled: Array<{ reason: string }> = []): string {
   const out: string[] = [];
   if (v.rows.length === 0) {
     out.push(v.months.length === 0 && v.scope === 'latest' ? 'No ratio rows yet: load a MID report first (cbp run nightly, or cbp load).' : 'No ratio rows match.');
@@ -185,6 +191,8 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH): string {
     notes.push(`Region: every MID shown was evaluated as ${only.region ?? 'no region'}${only.region_source === 'default' ? '*' : ''}.`);
   }
   if (v.midsWithoutRegion.length) notes.push(`* ${noRegionNote(v.midsWithoutRegion.length, v.defaultRegion, v.defaultRegionFrom)}.`);
+  const nm = v.rows.length ? notModelledNote(notModelled) : null;
+  if (nm) notes.push(nm);
   if (notes.length) out.push('', ...notes.flatMap((t) => wrap(t, width)));
   return out.join('\n');
 }

@@ -43,6 +43,18 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000107 american_express amex_excessive: level excessive/);
     expect(r.stdout).toMatch(/Alert webhook received \(signed sha256=[0-9a-f]+…\): 860100000108 discover discover_excessive: level excessive/);
     expect(r.stdout).toMatch(/Alerts raised/);
+    // Headroom of the MIDs at risk. 860100000102 (CEMEA VAMP: 2.2 %, ≥ 150): 217 over 7,989 → over by
+    // ⌊217 − 175.758⌋ + 1 = 42 (the 150 minimum: 68); fee USD 8 × 217 = 1,736.
+    expect(r.stdout).toMatch(/^860100000102 \| visa +\| vamp +\| 217 +\| 7989 +\| 2\.72 +\| excessive$/m);
+    expect(r.stdout).toContain('\nHeadroom of the MIDs at risk, 2025-12 (estimates: docs/ratios.md "Headroom" and "Fees"):\n');
+    expect(r.stdout).toContain('\n  860100000102 visa vamp (level excessive): 42 fewer Visa disputes or TC40 fraud reports in 2025-12 would have left VAMP Excessive; estimated fee USD 1,736 (every counted event; an estimate, not an invoice)\n');
+    // Every MID at a level in the ratio table has its line, saying how many fewer would have left the level.
+    const table = /^Chargeback ratios, 2025-12[^\n]*\n([\s\S]*?)\n\(VAMP adds/m.exec(r.stdout)![1]!.split('\n').slice(2);
+    const atLevel = table.map((l) => l.split('|').map((c) => c.trim())).filter((c) => c[6]);
+    expect(atLevel.length).toBeGreaterThanOrEqual(4);
+    for (const [mid, network, program, , , , level] of atLevel) {
+      expect(r.stdout, `${mid} ${network} ${program}`).toMatch(new RegExp(`^  ${mid} ${network} ${program} \\(level ${level!.split(',')[0]}\\): [\\d,]+ fewer .* would have left `, 'm'));
+    }
     // The cases due soon, judged on the sandbox's day; their due notices went to the alert webhook, summed up there.
     expect(r.stdout).toMatch(/Cases due soon \(open, representment due within 7 days or overdue\) as of the service's day 2026-01-15: [1-9]\d*, \d+ overdue; [1-9]\d* due notice\(s\) sent to the alert webhook/);
     expect(r.stdout).toMatch(/^due_date\s+\| days_left \| mid\s+\| case_number/m);

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
 import { addEvent, chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
-import { preventionByPartner, vintage } from '../store/report-outcomes.ts';
+import { dueSoon, preventionByPartner, vintage } from '../store/report-outcomes.ts';
+import { recordReportFetch } from '../store/windows.ts';
 import { dueSection, preventionSection, vintageSection } from '../report/outcomes.ts';
 
 /** Four chargebacks, five prevention report rows and events of every partner (see each line's comment). */
@@ -132,5 +133,36 @@ describe('the report\'s prevention and vintage sections', () => {
     expect(html).toContain('3 chargebacks on sales of these months; 3 (100 %) arrived a month or more after the sale');
     expect(html).toContain('Median days from sale to dispute, per month of sale: 2024-01: 25.5 d · 2024-02: 19 d');
     expect(dueSection({ asOf: '2024-03-10', fromService: true, within: 7, cases: [] })).toContain('No open case is due within these days');
+  });
+});
+
+describe('the report\'s due-soon section with cases in it', () => {
+  it('lists the open cases of the scope due within the days or overdue: overdue first and marked, then soonest, days left shown', async () => {
+    const dir = tmpDir();
+    const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    // On the service's day 2024-03-10: D-1 due in 6 days, D-3 in 2, D-4 3 days overdue, D-2 today; D-5 in 15 days
+    // (past the 7), D-6 Won (closed), D-7 another MID's.
+    const cases: Array<[string, string, string, string?]> = [
+      ['D-1', 'New', '2024-03-16'], ['D-3', 'Pending', '2024-03-12'], ['D-4', 'New', '2024-03-07'], ['D-2', 'New', '2024-03-10'],
+      ['D-5', 'New', '2024-03-25'], ['D-6', 'Won', '2024-03-11'], ['D-7', 'New', '2024-03-11', 'MID-2'],
+    ];
+    await loadReport(s, writeJson(dir, 'cb.json', cases.map(([c, status, , mid]) => chargeback({ case_number: c, status, mid: mid ?? 'MID-1' }))), { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
+    for (const [c, , due, mid] of cases) await addEvent(s, `n-${c}`, 'chargeback.new', { case_number: c, mid: mid ?? 'MID-1', chargeback_guid: `chb-${c}`, due_date: due });
+    await recordReportFetch(s, { kind: 'chargebacks', window: { from: '2024-03-01', to: '2024-03-07' }, serviceTime: '2024-03-10T06:00:00Z', fetchedAt: '2024-03-10T06:00:01Z', records: 7, quarantined: 0 });
+    // The machine's clock is years later: the days count from the service's day.
+    const due = await dueSoon(s, { from: '2024-03', to: '2024-03', mids: ['MID-1'] }, { within: 7, now: new Date('2030-01-01T00:00:00Z') });
+    s.close();
+    expect(due).toMatchObject({ asOf: '2024-03-10', fromService: true, within: 7 });
+    const html = dueSection(due);
+    expect([...html.matchAll(/<tr class="(\w+)" data-case="([^"]+)">\n<td>([^<]*(?:<b class="overdue">OVERDUE<\/b>[^<]*)?)<\/td><td>([\d-]+)<\/td>/g)].map((m) => m.slice(1))).toEqual([
+      ['overdue', 'D-4', '<b class="overdue">OVERDUE</b> 3 d', '2024-03-07'],
+      ['due', 'D-2', 'due today', '2024-03-10'],
+      ['due', 'D-3', '2 d left', '2024-03-12'],
+      ['due', 'D-1', '6 d left', '2024-03-16'],
+    ]);
+    expect(html).toContain('<td>MID-1</td><td>D-3</td><td>Pending</td><td>mastercard</td>\n<td class="n">94.76 USD</td><td>4837</td></tr>');
+    expect(html).toContain('within 7 days of 2024-03-10 (the service\'s day), or overdue');
+    expect(html).toContain('<p class="note">4 cases, 1 overdue.</p>');
+    expect(html).not.toContain('No open case is due');
   });
 });

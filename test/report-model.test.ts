@@ -90,3 +90,35 @@ describe('the report reads only what it shows', () => {
     }
   }, 60_000);
 });
+
+describe('the at-risk table\'s headroom and fee column', () => {
+  it('says in words how many fewer events would have left the level, how many more reach the next, and the fee', async () => {
+    const t = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
+    try {
+      await insertStats(t, [
+        // m1: ECM in 2026-03, 224 chargebacks over 2026-02's 10,000 transactions (2.24 %).
+        { mid: 'm1', month: '2026-02', network: 'mastercard', cb: 10, tx: 10_000 },
+        { mid: 'm1', month: '2026-03', network: 'mastercard', cb: 224, tx: 10_000 },
+        // d1: Discover Excessive in 2026-03, 130 chargebacks over 2026-02's 10,000 sales (1.3 % > 1 %).
+        { mid: 'd1', month: '2026-02', network: 'discover', cb: 5, tx: 10_000 },
+        { mid: 'd1', month: '2026-03', network: 'discover', cb: 130, tx: 9_000 },
+      ]);
+      const b = new RatioSectionBuilder({ month: '2026-03', rules, picked: [] });
+      await forEachExplainedBatch(t, { asOf: '2026-04-01T00:00:00Z' }, rules, (rows) => b.add(rows), { batchMids: 10 });
+      const s = b.finish();
+      const html = renderReport({ meta: meta(), ratios: s, disputes: empty, quality: { matchRates: [], quarantine: [], freshness: [] } });
+      /** The headroom and fee cell (the one before last) of a MID's row in the at-risk table. */
+      const cell = (mid: string, program: string) => {
+        const tr = new RegExp(`<tr class="state-\\w+" data-mid="${mid}" data-program="${program}" data-month="2026-03">([\\s\\S]*?)</tr>`).exec(html)?.[1] ?? '';
+        const tds = [...tr.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1]);
+        return tds[tds.length - 2];
+      };
+      // ECM's 1.5 % is 150 and its minimum 100: over by ⌊224 − 150⌋ + 1 = 75 (the minimum: 125); HECM's 3 % and 300: 76 more.
+      expect(cell('m1', 'ecp')).toBe('75 fewer Mastercard chargebacks in 2026-03 would have left ECM; 76 more Mastercard chargebacks in 2026-03 would have reached HECM');
+      // Discover's > 1 % of 10,000: over by 130 − 100 = 30; fee USD 25 × (130 − 100) = 750.
+      expect(cell('d1', 'discover_excessive')).toBe('30 fewer Discover chargebacks in 2026-03 would have left Discover Excessive; estimated fee USD 750 (events above the threshold; an estimate, not an invoice)');
+    } finally {
+      t.close();
+    }
+  }, 60_000);
+});

@@ -32,8 +32,9 @@ describe('headroom: the fewest more events that meet every condition of the next
     expect(headroomWords(x)).toBe('2,000 more Visa disputes or TC40 fraud reports this month reach VAMP Excessive (on the month\'s projected transactions)');
   });
 
-  it('exactly at the threshold (≥) is reached: 150 of 10,000 at ECM needs 0 more for the ratio', () => {
+  it('exactly at ECM\'s 1.5 % (≥) is reached: 149 of 10,000 needs 1 more; 150 is at ECM, and 1 fewer would have left it', () => {
     expect(ecp(149, 10_000)).toMatchObject({ level: null, next_level: 'ecm', headroom_count: 1, headroom_basis: 'previous_month' });
+    expect(ecp(150, 10_000)).toMatchObject({ level: 'ecm', next_level: 'hecm', over_by_count: 1 });
   });
 
   it('ECM against HECM: 200 of 10,000 (2 %) is 51 over ECM and 100 short of HECM, on the previous month exactly', () => {

@@ -4,7 +4,7 @@
 // to date, projection, TC40s not yet captured) and why it did not reach the next level; amounts with their
 // currency. --json gives every column, unrounded. Reads the published snapshot, else the store read-only.
 import type { Command } from 'commander';
-import { renderRatios } from '../ratios-text.ts';
+import { renderRatios, TABLE_WIDTH } from '../ratios-text.ts';
 import { configuredLake } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
@@ -323,6 +323,7 @@ export function register(program: Command, ctx: Ctx): void {
       }
       if (o.json && view.behind) process.stderr.write(`cbp: the kept ratio table is behind: ${view.behind}; the rows below were judged now\n`);
       if (o.json) ctx.out(view.rows, undefined, true);
-      else ctx.out(view, (v: RatiosView) => renderRatios(v));
+      // The note of what is not modelled is the configured rules' (the defaults' and the thresholds file's).
+      else ctx.out(view, (v: RatiosView) => renderRatios(v, TABLE_WIDTH, rules.notModelled ?? []));
     });
 }

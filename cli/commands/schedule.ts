@@ -1,4 +1,4 @@
-// cbp schedule: the Temporal Schedules of cbp (nightly and the frequent event ingest), and history loads
+// cbp schedule: the Temporal Schedules of cbp (nightly, the frequent event ingest, upkeep and the digest), and history loads
 // through Temporal (a schedule backfill with BUFFER_ALL, or the backfill workflow with --workflow).
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
@@ -22,7 +22,7 @@ export function register(program: Command, ctx: Ctx): void {
 
   schedule
     .command('apply')
-    .description('Create or update the cbp-nightly and cbp-ingest schedules (idempotent: a second run changes nothing)')
+    .description('Create or update the cbp-nightly and cbp-ingest schedules, cbp-maintain when a lake or CBP_RETENTION_DAYS needs upkeep, and cbp-digest when CBP_SMTP_URL and CBP_ALERT_EMAIL_TO are set and CBP_DIGEST_AT is not off (default mon 07:00) (idempotent: a second run changes nothing)')
     .option('--connect-timeout <ms>', `time allowed to reach Temporal (default ${CONNECT_TIMEOUT_MS})`, intOption('--connect-timeout'))
     .option('--json', 'print the result as JSON')
     .action(async (o: { connectTimeout?: number; json?: boolean }) => {
