@@ -9,6 +9,10 @@ import { coverageSpans, spanCoveredTo } from './windows.ts';
 import { rejectedOrders } from './orders.ts';
 import { storeVersion } from './generation.ts';
 import { snapshotFileGeneration } from './snapshot.ts';
+import { REPORT_KINDS } from '../contract/reporting.ts';
+
+/** Every kind a quarantine row can have: the report kinds (store/load) and the webhook's events (store/ingest.ts). */
+export const QUARANTINE_KINDS: readonly string[] = [...REPORT_KINDS, 'event'];
 
 export interface PipelineGauges {
   /** Where the figures come from: the store, or the snapshot while a writer holds the store. */
@@ -17,6 +21,7 @@ export interface PipelineGauges {
   coveredTo: Array<{ kind: string; at: string }>;
   /** Series (mid × network × program) at each level in their latest month evaluated. */
   alertLevels: Array<{ network: string; program: string; level: string; series: number }>;
+  /** Every known kind, 0 where none: an alert on growth sees a kind's first rows as a rise from 0. */
   quarantine: Array<{ kind: string; rows: number }>;
   rejectedOrders: number;
   snapshot: {
@@ -37,6 +42,13 @@ async function orNone<T>(read: () => Promise<T>, none: T): Promise<T> {
     // An older store or snapshot without this table: nothing to count.
     return none;
   }
+}
+
+/** The quarantine's counts with a 0 for every known kind without rows (any other kind kept as found), by kind. */
+function withEveryKind(found: Array<{ kind: string; rows: number }>): Array<{ kind: string; rows: number }> {
+  const rows = new Map<string, number>(QUARANTINE_KINDS.map((k) => [k, 0]));
+  for (const q of found) rows.set(q.kind, q.rows);
+  return [...rows].map(([kind, n]) => ({ kind, rows: n })).sort((a, b) => a.kind.localeCompare(b.kind));
 }
 
 /** Reads the gauges' figures; `source` says whether `store` is the store itself or the snapshot. */
@@ -73,7 +85,7 @@ export async function readPipelineGauges(store: Store, opts: { snapshotPath: str
     lastSuccess: lastSuccess.map((r) => ({ workflow: r.workflow, at: r.at })),
     coveredTo: [...covered].map(([kind, at]) => ({ kind, at })).sort((a, b) => a.kind.localeCompare(b.kind)),
     alertLevels: [...levels.values()],
-    quarantine: await quarantineByKind(store),
+    quarantine: withEveryKind(await quarantineByKind(store)),
     rejectedOrders: Number(rejected),
     snapshot: {
       exists: snap.exists,

@@ -2,6 +2,7 @@
 // by status, the acknowledgement latency, refused credentials, the journal's backlog and disk; /readyz and a
 // push answered 503, never 200, while the journal folder is gone or its disk is below CBP_JOURNAL_MIN_FREE.
 import * as fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,42 @@ function sample(text: string, series: string): number | undefined {
 function cbp(args: string[], env: Record<string, string> = {}, cwd = ROOT) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CBP_'))) as Record<string, string>;
   return spawnSync(process.execPath, [CBP, ...args], { cwd, env: { ...base, ...env }, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** A raw keep-alive connection that has pushed one event and read its 200: the receiver keeps it open. */
+async function pushedConnection(url: string, guid: string): Promise<net.Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  const body = event(guid);
+  socket.write(
+    `POST /events HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${auth()}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n\r\n${body}`,
+  );
+  const head = await new Promise<string>((resolve, reject) => {
+    let got = '';
+    const onData = (d: Buffer) => {
+      got += d.toString();
+      const end = got.indexOf('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(got)?.[1] ?? NaN);
+      if (end >= 0 && got.length >= end + 4 + length) {
+        socket.off('data', onData);
+        resolve(got);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+  });
+  expect(head).toMatch(/^HTTP\/1\.1 200 /);
+  expect(head).not.toMatch(/^connection: close/im);
+  return socket;
+}
+
+/** Closes a client socket and waits until it is closed on this side. */
+function closeSocket(socket: net.Socket): Promise<void> {
+  return new Promise((resolve) => {
+    socket.once('close', () => resolve());
+    socket.end();
+  });
 }
 
 describe('receiver metrics', () => {
@@ -78,10 +115,35 @@ describe('receiver metrics', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(sample(text, 'cbp_webhook_requests_total{route="events",status="200"}')).toBe(1);
-    expect(sample(text, 'cbp_webhook_open_connections')).toBeGreaterThanOrEqual(0);
     expect(text).toMatch(/^process_cpu_seconds_total /m);
     // The public port has no /metrics.
     expect((await fetch(new URL('/metrics', rx.url))).status).toBe(404);
+  });
+
+  it('counts the connections open to the public port: 2 held by keep-alive clients, then 1, then 0', async () => {
+    const dir = tempDir();
+    // Idle connections are kept long enough for the test to count them itself.
+    const rx = await startReceiver({ username: USER, password: PASS, journalDir: dir, port: 0, metricsAddr: '127.0.0.1:0', keepAliveTimeoutMs: 120_000, journal: { checkIntervalMs: 0 } });
+    running.push(rx);
+    const open = async () => sample(await (await fetch(rx.metricsUrl!)).text(), 'cbp_webhook_open_connections');
+    // The server notices a client's close a moment after the client does: read again, a bounded number of times.
+    const settled = async (want: number) => {
+      let n = await open();
+      for (let i = 0; i < 200 && n !== want; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        n = await open();
+      }
+      return n;
+    };
+    expect(await open()).toBe(0);
+    const a = await pushedConnection(rx.url, 'c1');
+    const b = await pushedConnection(rx.url, 'c2');
+    // The scrapes go to the metrics address: they are not counted.
+    expect(await open()).toBe(2);
+    await closeSocket(a);
+    expect(await settled(1)).toBe(1);
+    await closeSocket(b);
+    expect(await settled(0)).toBe(0);
   });
 
   it('reads a metrics address as host:port or off, and refuses anything else', () => {
