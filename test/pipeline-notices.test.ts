@@ -90,4 +90,29 @@ describe('pipeline notices under the local runner', () => {
     const kept = await t.store.all<{ kind: string }>("SELECT kind FROM alerts WHERE kind LIKE 'pipeline_%' ORDER BY created_at");
     expect(kept.map((r) => r.kind)).toEqual(['pipeline_failed', 'pipeline_failed', 'pipeline_recovered']);
   });
+
+  it('sends pipeline_failed for a backfill and for an order push that fail for good, once each', async () => {
+    const t = await notifyingActivities(() => ({
+      async fetchAndLoad() {
+        throw new CbpError('CBP_ERR_SERVICE_UNAVAILABLE', 'the service answered 503 after every retry');
+      },
+      async pushOrderBatch() {
+        throw new CbpError('CBP_ERR_SERVICE_FORBIDDEN', 'the order data interface refused the credential (HTTP 403)');
+      },
+    }));
+    ({ store, dir } = t);
+    let clock = Date.parse('2026-03-01T02:00:00Z');
+    const runner = createLocalRunner(t.activities, { now: () => new Date((clock += 1000)).toISOString() });
+    const backfill = { from: '2026-01-01', to: '2026-01-02', windowDays: 1, kinds: ['chargebacks' as const] };
+    const push = { source: `${t.dir}/orders.ndjson` };
+
+    await expect(runner.backfill(backfill)).rejects.toThrow(/503/);
+    await expect(runner.backfill(backfill)).rejects.toThrow(/503/);
+    await expect(runner.pushOrders(push)).rejects.toThrow(/403/);
+    expect(t.notifier.sent.map((n) => [n.kind, n.program, n.level])).toEqual([
+      ['pipeline_failed', 'backfill', 'CBP_ERR_SERVICE_UNAVAILABLE'],
+      ['pipeline_failed', 'pushOrders', 'CBP_ERR_SERVICE_FORBIDDEN'],
+    ]);
+    expect(t.notifier.sent[1].message).toMatch(/\[CBP_ERR_SERVICE_FORBIDDEN\].*see more: cbp status/);
+  });
 });
