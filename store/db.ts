@@ -222,6 +222,14 @@ export function fastColumn(chunk: DuckDBDataChunk, index: number, type: DuckDBTy
 
 const LITTLE_ENDIAN = os.endianness() === 'LE';
 
+/**
+ * Frees a fetched chunk's data now (its texts included): DuckDB frees it only when the JS object holding it is
+ * collected, and V8 does not see that memory (a month of `cbp ratios --json` held ~40 MiB so). The chunk is empty after.
+ */
+export function releaseChunk(chunk: DuckDBDataChunk): void {
+  duckdb.data_chunk_reset(chunk.chunk);
+}
+
 async function createWaitingForLock(dbPath: string, options: Record<string, string>, waitMs: number): Promise<DuckDBInstance> {
   const until = Date.now() + waitMs;
   for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {

@@ -2,7 +2,7 @@
 // of lines to stdout, so memory stays flat in the number of rows (10,000 MIDs x 36 months is 5.76 million rows).
 // Used when the table is current and was written under the rules configured now; the rows, their order and their
 // fields are those ratiosView gives (cli/commands/ratios.ts), one JSON object a line inside one array.
-import type { Store } from './db.ts';
+import { releaseChunk, type Store } from './db.ts';
 import { EXPLAINED_RATIO_FIELDS } from '../contract/ratios.ts';
 
 export interface StreamQuery {
@@ -43,13 +43,15 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
  * Rows: those a rule in force reads (a state), at risk first within each month (a series by the higher closeness of
  * its observed and projected rows), as ratiosView sorts them.
  */
-export async function streamRatiosJson(store: Pick<Store, 'all' | 'conn' | 'releaseMemory'>, q: StreamQuery, write: (text: string) => unknown): Promise<number> {
+export async function streamRatiosJson(
+  store: Pick<Store, 'all' | 'conn' | 'releaseMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceRows?: number } = {},
+): Promise<number> {
   const span = await monthsOf(store, q);
   await write('[');
-  // A month at a time: each query sorts one month's rows (every month in one sort did not fit 192MB at 10,000 MIDs).
-  const months = span === null ? [] : (await monthSizes(store, span)).map((m) => m.month);
-  // After each month, the blocks DuckDB cached for it (about 3 MiB at 10,000 MIDs) are given back (not in a locked session).
-  const n = await streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'));
+  // A month at a time, each in slices (see streamMonths); after each slice the blocks DuckDB cached for it are given
+  // back (not in a locked session).
+  const months = span === null ? [] : await monthSizes(store, span);
+  const n = await streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceRows);
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
@@ -73,43 +75,76 @@ export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQ
   return span !== null && (await monthSizes(store, span)).some((m) => m.n > ONE_THREAD_ROWS);
 }
 
-/** Each month's rows, sorted, as JSON lines after the '[' (returns how many). */
+/** Kept-table rows a slice of a month's stream is sized for; at most MAX_SLICES slices a month. */
+const SLICE_ROWS = 40_000;
+const MAX_SLICES = 8;
+
+/**
+ * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Without a limit, a month of more than
+ * SLICE_ROWS rows is streamed in slices of its series' closeness (the first sort key), highest first: each query sorts
+ * a slice, not the month, and each chunk's memory is given back as soon as it is read (releaseChunk).
+ */
 async function streamMonths(
-  store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0, afterMonth?: () => Promise<unknown>,
+  store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: Array<{ month: string; n: number }>, write: (text: string) => unknown, limit = 0,
+  afterSlice?: () => Promise<unknown>, sliceRows = SLICE_ROWS,
 ): Promise<number> {
   let n = 0;
-  for (const month of months) {
+  for (const { month, n: size } of months) {
     const where = ['m.state IS NOT NULL', 'm.month = $month'];
     const params: Record<string, string> = { month };
     if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
     if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
     if (q.projection === false) where.push('NOT m.is_projection');
-    const fields = FIELDS.map((f) => `${f}: m.${f}`).join(', ');
-    const result = await store.conn.stream(
-      // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
-      // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
-      `WITH cur AS (SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid),
+    // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
+    // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
+    const ctes = `WITH cur AS (SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid),
        rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
-       top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL),
-       sorted AS (
-         SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN cur c ON c.mid = m.mid
-          ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
-       SELECT to_json({${fields}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
-         FROM sorted m`,
-      params,
-    );
-    for (;;) {
-      const chunk = await result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      const vector = chunk.getColumnVector(0);
-      const lines: string[] = new Array(chunk.rowCount);
-      for (let i = 0; i < chunk.rowCount; i++) lines[i] = String(vector.getItem(i));
-      await write(`${n === 0 ? '\n' : ',\n'}${lines.join(',\n')}`);
-      n += chunk.rowCount;
+       top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL)`;
+    const slices = limit > 0 ? 1 : Math.min(MAX_SLICES, Math.ceil(size / sliceRows));
+    for (const [hi, lo] of await sliceBounds(store, ctes, params, slices)) {
+      // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
+      const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');
+      const result = await store.conn.stream(
+        `${ctes},
+         sorted AS (
+           SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN cur c ON c.mid = m.mid
+            WHERE ${cut}
+            ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
+         SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
+           FROM sorted m`,
+        params,
+      );
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        const rows = chunk.rowCount;
+        const vector = chunk.getColumnVector(0);
+        const lines: string[] = new Array(rows);
+        for (let i = 0; i < rows; i++) lines[i] = String(vector.getItem(i));
+        releaseChunk(chunk);
+        await write(`${n === 0 ? '\n' : ',\n'}${lines.join(',\n')}`);
+        n += rows;
+      }
+      await afterSlice?.();
     }
-    await afterMonth?.();
   }
   return n;
+}
+
+/** A DOUBLE as SQL, exactly (the shortest text that reads back as the same number; Infinity and NaN quoted). */
+const doubleLiteral = (v: number) => (Number.isFinite(v) ? `${v.toString()}::DOUBLE` : `'${v.toString()}'::DOUBLE`);
+
+/**
+ * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open): equal values fall in
+ * one slice, so the slices in turn give the month's order.
+ */
+async function sliceBounds(store: Pick<Store, 'all'>, ctes: string, params: Record<string, string>, slices: number): Promise<Array<[number | null, number | null]>> {
+  if (slices <= 1) return [[null, null]];
+  const fractions = Array.from({ length: slices - 1 }, (_, i) => (slices - 1 - i) / slices);
+  const [r] = await store.all<{ b: number[] | null }>(`${ctes} SELECT quantile_disc(top, [${fractions.join(', ')}]) AS b FROM top`, params);
+  const cuts = [...new Set((r?.b ?? []).map(Number))].sort((a, b) => b - a);
+  const edges = [null, ...cuts, null];
+  return edges.slice(0, -1).map((hi, i) => [hi, edges[i + 1]]);
 }
 
 /** A month `cbp ratios` shows, with its rows' counts (those shown may be fewer). */
@@ -145,7 +180,7 @@ export async function shownRatios(store: Pick<Store, 'all' | 'conn'>, q: StreamQ
             max(days_in_month) FILTER (WHERE NOT is_projection) AS dim
        FROM mart_ratios WHERE ${where.join(' AND ')} GROUP BY month ORDER BY month`, params);
   const lines: string[] = [];
-  await streamMonths(store, q, counts.map((c) => String(c.month)), (text) => { lines.push(text); }, limit);
+  await streamMonths(store, q, counts.map((c) => ({ month: String(c.month), n: Number(c.n) })), (text) => { lines.push(text); }, limit);
   const rows = lines.length ? (JSON.parse(`[${lines.join('')}]`) as unknown[]) : [];
   const months = counts.map((c): ShownMonth => {
     const partial = c.partial === true;
