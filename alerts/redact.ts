@@ -2,7 +2,6 @@
 // Slack-style hook answers 500 with the request path (its token), an SMTP server rejects AUTH quoting the
 // password, a proxy repeats the URL percent-encoded. Every error text goes through a redactor built from the
 // configured secrets (and the notifiers' own) before it reaches alert_outbox.last_error or a log line.
-import { isWordSecret, redactWordSecret } from '../lib/scrub.ts';
 
 /** Shorter values are not redacted: "smtp" or "cbp" would blank out half of every message (as lib/log.ts). */
 export const MIN_SECRET_LENGTH = 4;
@@ -54,14 +53,11 @@ function escapeRegExp(s: string): string {
 
 /**
  * A function that replaces every form of every given secret by [REDACTED], case-insensitively (percent-encoding
- * may use %2f or %2F), longest first so a secret inside a longer one is not left half-visible; a short lower-case
- * word only where it is not a word of a sentence (values, not words: lib/scrub.ts).
+ * may use %2f or %2F), longest first so a secret inside a longer one is not left half-visible.
  */
 export function createRedactor(values: Iterable<string | undefined | null>): (text: string) => string {
   const forms = secretForms(values).sort((a, b) => b.length - a.length);
-  const words = forms.filter(isWordSecret);
-  const others = forms.filter((f) => !isWordSecret(f));
   if (forms.length === 0) return (text) => text;
-  const re = others.length ? new RegExp(others.map(escapeRegExp).join('|'), 'gi') : null;
-  return (text) => words.reduce((t, w) => redactWordSecret(t, w, REDACTED), re ? text.replace(re, REDACTED) : text);
+  const re = new RegExp(forms.map(escapeRegExp).join('|'), 'gi');
+  return (text) => text.replace(re, REDACTED);
 }

@@ -2,7 +2,6 @@
 // by key (any field named like a credential, at any depth, in any case) and by value (every registered
 // secret is scrubbed from messages, interpolated values, objects, errors and child bindings).
 import pino, { type Logger } from 'pino';
-import { isWordSecret, redactWordSecret } from './scrub.ts';
 
 const SECRET_KEYS = [
   'authorization', 'Authorization', 'password', 'apiSecret', 'api_secret', 'token', 'authorization_key',
@@ -18,12 +17,25 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
   secrets.sort((a, b) => b.length - a.length);
 }
 
-/** Replaces every registered secret inside a string by [REDACTED]: values, not words (lib/scrub.ts). */
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Replaces every registered secret inside a string by [REDACTED]: values, not words. A secret that is a short
+ * lower-case word (under 12 letters, e.g. a too-short password "short") is kept where it stands as a word of a
+ * sentence (after a word and a space, before a space, punctuation or the end: "is too short (") and inside longer
+ * words; elsewhere (in a URL, quoted, after `=` or `:`, first) it is redacted. Any other secret, everywhere.
+ */
 export function scrub(text: string): string {
   let out = text;
   for (const s of secrets) {
     if (!out.includes(s)) continue;
-    out = isWordSecret(s) ? redactWordSecret(out, s) : out.split(s).join('[REDACTED]');
+    if (!/^[a-z]{4,11}$/.test(s)) {
+      out = out.split(s).join('[REDACTED]');
+      continue;
+    }
+    const re = new RegExp(`(?<![A-Za-z0-9_])${escape(s)}(?![A-Za-z0-9_])`, 'g');
+    out = out.replace(re, (m, at: number, all: string) =>
+      /[A-Za-z] $/.test(all.slice(0, at)) && /^(?:$|[ .,;!?)])/.test(all.slice(at + m.length)) ? m : '[REDACTED]');
   }
   return out;
 }

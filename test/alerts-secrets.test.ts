@@ -197,12 +197,4 @@ describe('the redactor', () => {
   it('leaves short values and ordinary text alone', () => {
     expect(createRedactor(['abc', '', undefined as never])('abc and more')).toBe('abc and more');
   });
-
-  it('redacts values, not words: a secret that is a short word stays as a word of a sentence, and goes everywhere else', () => {
-    const redact = createRedactor(['short']);
-    expect(redact('CBP_WEBHOOK_PASSWORD is too short (5 characters, at least 16)')).toBe('CBP_WEBHOOK_PASSWORD is too short (5 characters, at least 16)');
-    expect(redact('login failed for password=short; url https://u:short@host/')).toBe('login failed for password=[REDACTED]; url https://u:[REDACTED]@host/');
-    // Its base64 form (SMTP AUTH) is no word: redacted wherever it stands.
-    expect(redact(`AUTH ${Buffer.from('short').toString('base64')}`)).toBe('AUTH [REDACTED]');
-  });
 });
