@@ -51,19 +51,25 @@ alerts AS (
     FROM int_order_validations_joined o
 ),
 -- The first chargeback on the alert's transaction received on or after the alert's day: by ARN where both carry
--- one, else by order_id (in the alert's MID when it has one); matched_on says which. An accepted RDR case's
--- chargeback is the dispute RDR resolved (VAMP leaves it out too): it gives the case its MID, not a charge-back.
-followed AS (
-  SELECT a.partner, a.alert_id,
-         min(c.date_received) FILTER (WHERE NOT (a.partner = 'RDR' AND a.completed)) AS charged_back_at,
-         arg_min(CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN 'arn' ELSE 'order_id' END, c.date_received)
-           FILTER (WHERE NOT (a.partner = 'RDR' AND a.completed)) AS matched_on,
-         arg_min(c.mid, c.date_received) AS cb_mid
+-- one, else by order_id (in the alert's MID when it has one); matched_on says which (ARN first on the same day).
+-- An accepted RDR case's chargeback on its ARN is the dispute RDR resolved (VAMP leaves it out the same way): it
+-- gives the case its MID, not a charge-back.
+matches AS (
+  SELECT a.partner, a.alert_id, c.date_received, c.mid,
+         CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN 'arn' ELSE 'order_id' END AS matched_on,
+         a.partner = 'RDR' AND a.completed AND a.arn IS NOT NULL AND c.arn = a.arn AS resolved_by_rdr
     FROM alerts a JOIN int_chargebacks_joined c
       ON c.date_received::DATE >= a.alerted_at::DATE
      AND (CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN c.arn = a.arn
                ELSE a.order_id IS NOT NULL AND c.order_id = a.order_id AND (a.mid IS NULL OR c.mid = a.mid) END)
-   GROUP BY a.partner, a.alert_id
+),
+followed AS (
+  SELECT partner, alert_id,
+         min(date_received) FILTER (WHERE NOT resolved_by_rdr) AS charged_back_at,
+         arg_min(matched_on, {'at': date_received, 'on': matched_on}) FILTER (WHERE NOT resolved_by_rdr) AS matched_on,
+         arg_min(mid, date_received) AS cb_mid
+    FROM matches
+   GROUP BY partner, alert_id
 )
 SELECT a.partner, a.alert_id, coalesce(a.mid, f.cb_mid, d.descriptor_mid) AS mid, a.arn, a.order_id, a.alerted_at,
        strftime(a.alerted_at, '%Y-%m') AS month, a.completed,
