@@ -1,6 +1,9 @@
 // Rotating the receiver's password without refusing a push: CBP_WEBHOOK_PREVIOUS_PASSWORD is accepted beside the new
 // one until removed, counted (cbp_webhook_previous_password_total) and logged once a minute; it must be as strong.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildReceiver } from '../webhook/server.ts';
@@ -33,6 +36,9 @@ describe('webhook password rotation', () => {
       expect((await push(auth('some-other-password-42'), 'g4')).statusCode).toBe(401);
       // The old password with another username is no credential either.
       expect((await push(auth(OLD, 'someone-else'), 'g5')).statusCode).toBe(401);
+      // Let in but not stored (no JSON): not counted as accepted.
+      const notJson = await app.inject({ method: 'POST', url: '/events', headers: { authorization: auth(OLD), 'content-type': 'text/plain' }, payload: 'x' });
+      expect(notJson.statusCode).toBe(415);
       const text = await metrics.registry.metrics();
       expect(text).toMatch(/^cbp_webhook_previous_password_total 2$/m);
       expect(text).toMatch(/^cbp_webhook_auth_refused_total 2$/m);
@@ -73,4 +79,37 @@ describe('webhook password rotation', () => {
     expect(cfg.webhookPreviousPassword).toBe(OLD);
     expect(secretValues(cfg)).toContain(OLD);
   });
+
+  it('cbp webhook takes CBP_WEBHOOK_PREVIOUS_PASSWORD beside the new one, and prints neither', async () => {
+    const dir = tempDir();
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CBP_')));
+    const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'cbp-dev.js');
+    const child = spawn(process.execPath, [cli, 'webhook', '--port', '0', '--json', '--journal', path.join(dir, 'journal'), '--metrics-addr', 'off'], {
+      env: { ...base, CBP_WEBHOOK_USERNAME: USER, CBP_WEBHOOK_PASSWORD: NEW, CBP_WEBHOOK_PREVIOUS_PASSWORD: OLD, CBP_LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout!.on('data', (c: Buffer) => {
+          stdout += c.toString();
+          if (stdout.includes('\n')) resolve((JSON.parse(stdout.split('\n')[0]!) as { url: string }).url);
+        });
+        child.on('exit', (code) => reject(new Error(`cbp webhook exited (${code}) before its start line: ${stderr}`)));
+      });
+      const push = (p: string, guid: string) => fetch(url, { method: 'POST', headers: { authorization: auth(p), 'content-type': 'application/json' }, body: event(guid) });
+      expect((await push(OLD, 'c1')).status).toBe(200);
+      expect((await push(NEW, 'c2')).status).toBe(200);
+      expect((await push('some-other-password-42', 'c3')).status).toBe(401);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, stderr).toBe(0);
+    expect(stderr).toContain('CBP_WEBHOOK_PREVIOUS_PASSWORD');
+    expect(stdout + stderr).not.toContain(OLD);
+    expect(stdout + stderr).not.toContain(NEW);
+  }, 60_000);
 });

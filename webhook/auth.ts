@@ -61,5 +61,8 @@ export function weakCredentialProblems(expected: BasicCredentials, previousPassw
   if (previousPassword !== undefined && [...previousPassword].length < PASSWORD_MIN_LENGTH) {
     out.push(`CBP_WEBHOOK_PREVIOUS_PASSWORD is too short (${[...previousPassword].length} characters, at least ${PASSWORD_MIN_LENGTH}): it is accepted beside CBP_WEBHOOK_PASSWORD; set it only to the password being rotated out`);
   }
+  if (previousPassword !== undefined && previousPassword.toLowerCase() === expected.username.toLowerCase()) {
+    out.push('CBP_WEBHOOK_PREVIOUS_PASSWORD is the same as CBP_WEBHOOK_USERNAME: it is accepted beside CBP_WEBHOOK_PASSWORD; set it only to the password being rotated out');
+  }
   return out;
 }

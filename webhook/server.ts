@@ -156,6 +156,7 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
   const timeouts = { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeout / 4))) };
   const now = opts.now ?? (() => new Date());
   const check = basicAuthChecker({ username: opts.username, password: opts.password }, opts.previousPassword);
+  const withPrevious = new WeakSet<FastifyRequest>();
   let previousLoggedAt = -Infinity;
   const sink = opts.sink;
   let closing = false;
@@ -247,14 +248,7 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
 
   const requireAuth = async (req: FastifyRequest, reply: FastifyReply) => {
     const match = check(req.headers.authorization);
-    if (match === 'previous') {
-      metrics?.previousPassword();
-      // Once a minute at most: the rotation is done when these stop (docs/operations.md).
-      if (Date.now() - previousLoggedAt >= 60_000) {
-        previousLoggedAt = Date.now();
-        req.log.warn('event push accepted with CBP_WEBHOOK_PREVIOUS_PASSWORD: a subscription still holds the old password (cbp run subscriptions --force-auth)');
-      }
-    }
+    if (match === 'previous') withPrevious.add(req);
     if (!match) {
       // Worth an operator's attention: if the subscription's credentials and ours differ, every event is refused.
       req.log.warn({ status: 401, ip: req.ip }, 'event push refused: missing or wrong Basic credentials');
@@ -295,6 +289,14 @@ export function buildReceiver(opts: ReceiverOptions): FastifyInstance {
       if (!(e instanceof JournalUnavailableError)) req.log.error({ err: (e as Error).message }, 'journal append failed');
       reply.header('retry-after', '1');
       return sendError(reply, 503, e instanceof JournalUnavailableError ? e.message : 'the event could not be stored; send it again');
+    }
+    // A push stored with the old password: counted, and logged once a minute at most (a rotation is done when these stop).
+    if (withPrevious.has(req)) {
+      metrics?.previousPassword();
+      if (Date.now() - previousLoggedAt >= 60_000) {
+        previousLoggedAt = Date.now();
+        req.log.warn('event push accepted with CBP_WEBHOOK_PREVIOUS_PASSWORD: a subscription still holds the old password (cbp run subscriptions --force-auth)');
+      }
     }
     return reply.code(200).send({ received: true, event_guid: String(body.value.event_guid) });
   };
