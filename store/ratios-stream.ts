@@ -44,14 +44,14 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
  * its observed and projected rows), as ratiosView sorts them.
  */
 export async function streamRatiosJson(
-  store: Pick<Store, 'all' | 'conn' | 'releaseMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceRows?: number } = {},
+  store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number } = {},
 ): Promise<number> {
   const span = await monthsOf(store, q);
   await write('[');
   // A month at a time, each in slices (see streamMonths); after each slice the blocks DuckDB cached for it are given
   // back (not in a locked session).
-  const months = span === null ? [] : await monthSizes(store, span);
-  const n = await streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceRows);
+  const months = span === null ? [] : (await monthSizes(store, span)).map((m) => m.month);
+  const n = await streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceSeries);
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
@@ -75,23 +75,38 @@ export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQ
   return span !== null && (await monthSizes(store, span)).some((m) => m.n > ONE_THREAD_ROWS);
 }
 
-/** Kept-table rows a slice of a month's stream is sized for; at most MAX_SLICES slices a month. */
-const SLICE_ROWS = 40_000;
-const MAX_SLICES = 8;
+/** Series a slice of a month's stream is sized for: a month of more is streamed in 2, 4 or 8 slices. */
+const SLICE_SERIES = 12_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
 const PIECE_LINES = 32;
 
 /**
  * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Without a limit, a month of more than
- * SLICE_ROWS rows is streamed in slices of its series' closeness (the first sort key), highest first: each query sorts
- * a slice, not the month, and each chunk's memory is given back as soon as it is read (releaseChunk).
+ * SLICE_SERIES series shown is streamed in slices of its series' closeness (the first sort key), highest first: each
+ * query sorts a slice, not the month, and each chunk's memory is given back as soon as it is read (releaseChunk). The
+ * MIDs' currencies are read once, into a temp table of the session.
  */
 async function streamMonths(
-  store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: Array<{ month: string; n: number }>, write: (text: string) => unknown, limit = 0,
-  afterSlice?: () => Promise<unknown>, sliceRows = SLICE_ROWS,
+  store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0,
+  afterSlice?: () => Promise<unknown>, sliceSeries = SLICE_SERIES,
+): Promise<number> {
+  const cur = `cbp_stream_currencies_${process.pid}_${++streams}`;
+  await store.run(`CREATE TEMP TABLE ${cur} AS SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid`);
+  try {
+    return await streamEach(store, q, months, write, limit, afterSlice, sliceSeries, cur);
+  } finally {
+    await store.run(`DROP TABLE IF EXISTS ${cur}`);
+  }
+}
+
+let streams = 0;
+
+async function streamEach(
+  store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit: number,
+  afterSlice: (() => Promise<unknown>) | undefined, sliceSeries: number, cur: string,
 ): Promise<number> {
   let n = 0;
-  for (const { month, n: size } of months) {
+  for (const month of months) {
     const where = ['m.state IS NOT NULL', 'm.month = $month'];
     const params: Record<string, string> = { month };
     if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
@@ -99,17 +114,15 @@ async function streamMonths(
     if (q.projection === false) where.push('NOT m.is_projection');
     // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
     // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
-    const ctes = `WITH cur AS (SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid),
-       rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
+    const ctes = `WITH rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
        top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL)`;
-    const slices = limit > 0 ? 1 : Math.min(MAX_SLICES, Math.ceil(size / sliceRows));
-    for (const [hi, lo] of await sliceBounds(store, ctes, params, slices)) {
+    for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, ctes, params, sliceSeries)) {
       // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
       const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');
       const result = await store.conn.stream(
         `${ctes},
          sorted AS (
-           SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN cur c ON c.mid = m.mid
+           SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN ${cur} c ON c.mid = m.mid
             WHERE ${cut}
             ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
          SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
@@ -140,16 +153,20 @@ async function streamMonths(
 const doubleLiteral = (v: number) => (Number.isFinite(v) ? `${v.toString()}::DOUBLE` : `'${v.toString()}'::DOUBLE`);
 
 /**
- * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open): equal values fall in
- * one slice, so the slices in turn give the month's order.
+ * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open), as many as its series
+ * need (1, 2, 4 or 8): equal values fall in one slice, so the slices in turn give the month's order.
  */
-async function sliceBounds(store: Pick<Store, 'all'>, ctes: string, params: Record<string, string>, slices: number): Promise<Array<[number | null, number | null]>> {
-  if (slices <= 1) return [[null, null]];
-  const fractions = Array.from({ length: slices - 1 }, (_, i) => (slices - 1 - i) / slices);
-  const [r] = await store.all<{ b: number[] | null }>(`${ctes} SELECT quantile_disc(top, [${fractions.join(', ')}]) AS b FROM top`, params);
-  const cuts = [...new Set((r?.b ?? []).map(Number))].sort((a, b) => b - a);
+async function sliceBounds(
+  store: Pick<Store, 'all'>, ctes: string, params: Record<string, string>, sliceSeries: number,
+): Promise<Array<readonly [number | null, number | null]>> {
+  const q = (k: number) => `quantile_disc(top, [${Array.from({ length: k - 1 }, (_, i) => (k - 1 - i) / k).join(', ')}])`;
+  const [r] = await store.all<{ n: number; q2: number[]; q4: number[]; q8: number[] }>(
+    `${ctes} SELECT count(*)::INTEGER AS n, ${q(2)} AS q2, ${q(4)} AS q4, ${q(8)} AS q8 FROM top`, params);
+  const n = Number(r?.n ?? 0);
+  const picked = n <= sliceSeries ? [] : n <= 2 * sliceSeries ? r!.q2 : n <= 4 * sliceSeries ? r!.q4 : r!.q8;
+  const cuts = [...new Set(picked.map(Number))].sort((a, b) => b - a);
   const edges = [null, ...cuts, null];
-  return edges.slice(0, -1).map((hi, i) => [hi, edges[i + 1]]);
+  return edges.slice(0, -1).map((hi, i) => [hi, edges[i + 1]] as const);
 }
 
 /** A month `cbp ratios` shows, with its rows' counts (those shown may be fewer). */
@@ -169,7 +186,7 @@ export interface ShownMonth {
  * and with the fields of `cbp ratios --json`, and each month's counts. A terminal's table of 10,000 MIDs (50,000 rows
  * a month) took 10.5 s and 1.1 GiB built in JS.
  */
-export async function shownRatios(store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, limit: number): Promise<{ rows: unknown[]; months: ShownMonth[] }> {
+export async function shownRatios(store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, limit: number): Promise<{ rows: unknown[]; months: ShownMonth[] }> {
   const span = await monthsOf(store, q);
   if (span === null) return { rows: [], months: [] };
   const where = ['state IS NOT NULL', 'month >= $from', 'month <= $to'];
@@ -185,7 +202,7 @@ export async function shownRatios(store: Pick<Store, 'all' | 'conn'>, q: StreamQ
             max(days_in_month) FILTER (WHERE NOT is_projection) AS dim
        FROM mart_ratios WHERE ${where.join(' AND ')} GROUP BY month ORDER BY month`, params);
   const lines: string[] = [];
-  await streamMonths(store, q, counts.map((c) => ({ month: String(c.month), n: Number(c.n) })), (text) => { lines.push(text); }, limit);
+  await streamMonths(store, q, counts.map((c) => String(c.month)), (text) => { lines.push(text); }, limit);
   const rows = lines.length ? (JSON.parse(`[${lines.join('')}]`) as unknown[]) : [];
   const months = counts.map((c): ShownMonth => {
     const partial = c.partial === true;

@@ -310,7 +310,7 @@ export function register(program: Command, ctx: Ctx): void {
         }
         if (o.json && keptHolds) {
           // A fresh session streams: the freshness check's memory (80 MiB at 10,000 MIDs) is given back with the first.
-          // It runs cbp's statements only, so it can give back its cache after each month (flat in the months).
+          // It runs cbp's statements only, so it can give back its cache after each slice (flat in the months).
           const threads = (await streamNeedsOneThread(store, stream)) ? 1 : undefined;
           store.close();
           store = await openForReading(ctx, o.snapshot, threads, true);
