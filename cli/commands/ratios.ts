@@ -18,7 +18,7 @@ import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
 import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
 import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
-import { shownRatios, streamNeedsOneThread, streamRatiosJson, type ShownMonth } from '../../store/ratios-stream.ts';
+import type { ShownMonth } from '../../store/ratios-stream.ts';
 import { keptTableCheck } from '../kept-table.ts';
 
 export { renderRatios, TABLE_WIDTH } from '../ratios-text.ts';
@@ -301,6 +301,8 @@ export function register(program: Command, ctx: Ctx): void {
       try {
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
+        // Loaded when the command runs: the stream reads DuckDB's chunks (store/db.ts), which --help must not load.
+        const { shownRatios, streamNeedsOneThread, streamRatiosJson } = await import('../../store/ratios-stream.ts');
         const keptHolds = !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds;
         const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
         // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
