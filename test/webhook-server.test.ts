@@ -6,11 +6,9 @@ import { Client } from 'undici';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import {
-  assertTransport,
   beginClose,
   buildReceiver,
   HEADERS_TIMEOUT_MS_DEFAULT,
-  isLoopbackHost,
   KEEP_ALIVE_TIMEOUT_MS_DEFAULT,
   MAX_CONNECTIONS_DEFAULT,
   REQUEST_TIMEOUT_MS_DEFAULT,
@@ -19,6 +17,7 @@ import {
   type RunningReceiver,
   type StartReceiverOptions,
 } from '../webhook/server.ts';
+import { assertTransport, isLoopbackHost } from '../webhook/transport.ts';
 import { listClosedSegments, nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { tempDir } from './helpers/tmp.ts';

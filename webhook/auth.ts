@@ -1,5 +1,6 @@
 // HTTP Basic check for event pushes: the only scheme the service supports, compared in constant time.
 import { sameSecret, secretDigest } from '../lib/secrets.ts';
+import { ConfigError } from '../lib/errors.ts';
 
 export interface BasicCredentials {
   username: string;
@@ -65,4 +66,13 @@ export function weakCredentialProblems(expected: BasicCredentials, previousPassw
     out.push('CBP_WEBHOOK_PREVIOUS_PASSWORD is the same as CBP_WEBHOOK_USERNAME: it is accepted beside CBP_WEBHOOK_PASSWORD; set it only to the password being rotated out');
   }
   return out;
+}
+
+/**
+ * Throws ConfigError when the Basic credentials are missing or too weak to put on a network: a receiver is
+ * only as safe as its password, and a short one falls to guessing.
+ */
+export function assertReceiverCredentials(username: string | undefined, password: string | undefined, previousPassword?: string): void {
+  const problems = weakCredentialProblems({ username: username ?? '', password: password ?? '' }, previousPassword);
+  if (problems.length) throw new ConfigError(problems);
 }

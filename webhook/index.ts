@@ -4,9 +4,6 @@ export {
   startReceiver,
   beginClose,
   journalRecord,
-  assertReceiverCredentials,
-  assertTransport,
-  isLoopbackHost,
   BODY_LIMIT_DEFAULT,
   EVENTS_PATH_DEFAULT,
   HEADERS_TIMEOUT_MS_DEFAULT,
@@ -14,6 +11,7 @@ export {
   MAX_CONNECTIONS_DEFAULT,
 } from './server.ts';
 export type { EventSink, ReceiverOptions, StartReceiverOptions, RunningReceiver } from './server.ts';
+export { assertTransport, isLoopbackHost } from './transport.ts';
 export {
   openJournal,
   Journal,
@@ -31,6 +29,6 @@ export {
   LOCK_FILE,
 } from './journal.ts';
 export type { JournalFs, JournalOptions, JournalEvent, JournalStatus } from './journal.ts';
-export { basicAuthChecker, parseBasic, weakCredentialProblems, PASSWORD_MIN_LENGTH, WWW_AUTHENTICATE } from './auth.ts';
+export { assertReceiverCredentials, basicAuthChecker, parseBasic, weakCredentialProblems, PASSWORD_MIN_LENGTH, WWW_AUTHENTICATE } from './auth.ts';
 export { repeatedKeyOf, repeatedTopLevelKey } from './keys.ts';
 export type { BasicCredentials } from './auth.ts';

@@ -10,11 +10,12 @@
 // credentials (401, 404, 405, OPTIONS, /healthz, 503) closes its connection: only the service's own pushes
 // may hold one of the capped connections open between requests.
 import { isUtf8 } from 'node:buffer';
-import { isIP, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { CbpError, ConfigError } from '../lib/errors.ts';
-import { basicAuthChecker, weakCredentialProblems, WWW_AUTHENTICATE } from './auth.ts';
+import { CbpError } from '../lib/errors.ts';
+import { assertReceiverCredentials, basicAuthChecker, WWW_AUTHENTICATE } from './auth.ts';
+import { assertTransport } from './transport.ts';
 import { repeatedKeyOf } from './keys.ts';
 import { JournalUnavailableError, openJournal, type Journal, type JournalOptions, type JournalStatus } from './journal.ts';
 import { journalReadiness, JOURNAL_MIN_FREE_DEFAULT } from '../lib/journal-space.ts';
@@ -94,15 +95,6 @@ export class EventBodyError extends CbpError {
 
 function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send({ error: true, message });
-}
-
-/**
- * Throws ConfigError when the Basic credentials are missing or too weak to put on a network: a receiver is
- * only as safe as its password, and a short one falls to guessing.
- */
-export function assertReceiverCredentials(username: string | undefined, password: string | undefined, previousPassword?: string): void {
-  const problems = weakCredentialProblems({ username: username ?? '', password: password ?? '' }, previousPassword);
-  if (problems.length) throw new ConfigError(problems);
 }
 
 /** What /healthz shows of the journal: counts and state, never a file path or a file name. */
@@ -388,28 +380,6 @@ export interface RunningReceiver {
   metricsUrl: string | null;
   /** Graceful stop: new requests get 503, requests in flight finish their fsyncs, the segment is sealed. */
   close(): Promise<void>;
-}
-
-/** True for an address only this machine reaches: 127.0.0.0/8, ::1, localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  const v4 = h.startsWith('::ffff:') && isIP(h.slice(7)) === 4 ? h.slice(7) : h;
-  if (isIP(v4) === 4) return v4.startsWith('127.');
-  if (isIP(h) === 6) return /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(h);
-  return false;
-}
-
-/**
- * Refuses plain http on an address other than loopback unless a TLS proxy is declared in front: Basic
- * credentials and events would cross the network in clear, and the service pushes to https only anyway.
- */
-export function assertTransport(host: string, tls: boolean, behindTlsProxy: boolean): void {
-  if (tls || behindTlsProxy || isLoopbackHost(host)) return;
-  throw new ConfigError([
-    `the receiver would serve plain http on ${host}, which is not a loopback address: its Basic credentials and events would cross the network unencrypted. ` +
-      'Serve https (set CBP_WEBHOOK_TLS_CERT and CBP_WEBHOOK_TLS_KEY), or listen on 127.0.0.1 behind a TLS proxy, or, when a TLS proxy in front reaches this address over a network you trust, say so with --behind-tls-proxy (CBP_WEBHOOK_BEHIND_TLS_PROXY=true)',
-  ]);
 }
 
 /** Opens the journal (lock, recovery), builds the receiver and listens. */

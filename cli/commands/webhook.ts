@@ -62,7 +62,9 @@ export function register(program: Command, ctx: Ctx): void {
       }
       const eventsPath = o.path ?? cfg.webhookPath;
       if (!eventsPath.startsWith('/')) throw new UsageError(`--path ${eventsPath}: expected a path starting with /, e.g. /events`);
-      const { assertReceiverCredentials, assertTransport, startReceiver } = await import('../../webhook/server.ts');
+      const { startReceiver } = await import('../../webhook/server.ts');
+      const { assertReceiverCredentials } = await import('../../webhook/auth.ts');
+      const { assertTransport } = await import('../../webhook/transport.ts');
       const previousPassword = cfg.webhookPreviousPassword;
       assertReceiverCredentials(username, password, previousPassword);
       const certFile = cfg.webhookTlsCert;
