@@ -90,63 +90,54 @@ async function streamMonths(
   store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0,
   afterSlice?: () => Promise<unknown>, sliceSeries = SLICE_SERIES,
 ): Promise<number> {
-  const cur = `cbp_stream_currencies_${process.pid}_${++streams}`;
-  await store.run(`CREATE TEMP TABLE ${cur} AS SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid`);
+  const cur = 'cbp_stream_currencies';
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${cur} AS SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid`);
   try {
-    return await streamEach(store, q, months, write, limit, afterSlice, sliceSeries, cur);
+    let n = 0;
+    for (const month of months) {
+      const where = ['m.state IS NOT NULL', 'm.month = $month'];
+      const params: Record<string, string> = { month };
+      if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
+      if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
+      if (q.projection === false) where.push('NOT m.is_projection');
+      // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
+      // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
+      const ctes = `WITH rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
+         top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL)`;
+      for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, ctes, params, sliceSeries)) {
+        // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
+        const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');
+        const result = await store.conn.stream(
+          `${ctes},
+           sorted AS (
+             SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN ${cur} c ON c.mid = m.mid
+              WHERE ${cut}
+              ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
+           SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
+             FROM sorted m`,
+          params,
+        );
+        for (;;) {
+          const chunk = await result.fetchChunk();
+          if (!chunk || chunk.rowCount === 0) break;
+          const rows = chunk.rowCount;
+          const vector = chunk.getColumnVector(0);
+          const lines: string[] = new Array(rows);
+          for (let i = 0; i < rows; i++) lines[i] = String(vector.getItem(i));
+          releaseChunk(chunk);
+          // In pieces of a few lines: a text of a whole chunk (2.5 MB) is a large object, which V8 collects late.
+          for (let i = 0; i < rows; i += PIECE_LINES) {
+            await write(`${n + i === 0 ? '\n' : ',\n'}${lines.slice(i, i + PIECE_LINES).join(',\n')}`);
+          }
+          n += rows;
+        }
+        await afterSlice?.();
+      }
+    }
+    return n;
   } finally {
     await store.run(`DROP TABLE IF EXISTS ${cur}`);
   }
-}
-
-let streams = 0;
-
-async function streamEach(
-  store: Pick<Store, 'all' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit: number,
-  afterSlice: (() => Promise<unknown>) | undefined, sliceSeries: number, cur: string,
-): Promise<number> {
-  let n = 0;
-  for (const month of months) {
-    const where = ['m.state IS NOT NULL', 'm.month = $month'];
-    const params: Record<string, string> = { month };
-    if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
-    if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
-    if (q.projection === false) where.push('NOT m.is_projection');
-    // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
-    // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
-    const ctes = `WITH rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
-       top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL)`;
-    for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, ctes, params, sliceSeries)) {
-      // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
-      const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');
-      const result = await store.conn.stream(
-        `${ctes},
-         sorted AS (
-           SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN ${cur} c ON c.mid = m.mid
-            WHERE ${cut}
-            ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
-         SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
-           FROM sorted m`,
-        params,
-      );
-      for (;;) {
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        const rows = chunk.rowCount;
-        const vector = chunk.getColumnVector(0);
-        const lines: string[] = new Array(rows);
-        for (let i = 0; i < rows; i++) lines[i] = String(vector.getItem(i));
-        releaseChunk(chunk);
-        // In pieces of a few lines: a text of a whole chunk (2.5 MB) is a large object, which V8 collects late.
-        for (let i = 0; i < rows; i += PIECE_LINES) {
-          await write(`${n + i === 0 ? '\n' : ',\n'}${lines.slice(i, i + PIECE_LINES).join(',\n')}`);
-        }
-        n += rows;
-      }
-      await afterSlice?.();
-    }
-  }
-  return n;
 }
 
 /** A DOUBLE as SQL, exactly (the shortest text that reads back as the same number; Infinity and NaN quoted). */
