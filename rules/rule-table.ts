@@ -1,0 +1,51 @@
+// The rules in force as the SQL judge reads them (sql/migrations/021_ratio_rules.sql): one row per rule of each
+// rules class, the classes of MIDs and groups with an entry of their own, the groups' members, and the fees.
+import { createHash } from 'node:crypto';
+import { regionInfo, rulesFor } from './evaluate.ts';
+import { watchOf, type RuleSet } from './thresholds.ts';
+
+export interface RuleRow {
+  class: string; ord: number; id: string; network: string; program: string; level: string; rank: number; metric: string;
+  comparison: string; threshold: number; conditions: Array<{ field: string; cmp: string; value: number }>;
+  months_to_enter: number; months_to_leave: number; from_month: string; to_month: string;
+  early_warning: boolean; step_down: boolean; supersedes: string[]; certainty: string; certainty_note: string | null;
+}
+export interface ClassRow { id: string; class: string; region: string; region_source: string }
+export interface GroupRow { group_id: string; mid: string; program: string }
+export interface FeeRow { network: string; program: string; level: string; per_event: number; currency: string; basis: string; from_month: string; to_month: string }
+
+export interface RuleTables { rules: RuleRow[]; classes: ClassRow[]; groups: GroupRow[]; fees: FeeRow[]; hash: string; defaultRegion: string; watchFraction: number }
+
+const fromMonth = (d: string | null) => (d ? d.slice(0, 7) : '0000-00');
+const toMonth = (d: string | null) => (d ? d.slice(0, 7) : '9999-99');
+
+/** A rule set's identity: another one means every month is judged again. */
+export function rulesHash(set: RuleSet): string {
+  return createHash('sha256').update(JSON.stringify(set)).digest('hex').slice(0, 32);
+}
+
+/** The rule set as tables: class '' for every MID without an entry of its own, 'mid:<id>' for a MID's or a group's. */
+export function ruleTables(set: RuleSet): RuleTables {
+  const rules: RuleRow[] = [];
+  const classes: ClassRow[] = [];
+  const add = (cls: string, id: string) => {
+    rulesFor(cls === '' ? { ...set, mids: {}, groups: {} } : set, id).forEach((r, ord) => rules.push({
+      class: cls, ord, id: r.id, network: r.network, program: r.program, level: r.level, rank: r.rank, metric: r.metric,
+      comparison: r.comparison, threshold: r.ratio_threshold, conditions: r.conditions.map((c) => ({ field: c.field, cmp: c.comparison, value: c.value })),
+      months_to_enter: r.months_to_enter, months_to_leave: r.months_to_leave, from_month: fromMonth(r.effective_from), to_month: toMonth(r.effective_to),
+      early_warning: r.early_warning, step_down: r.step_down_at_once, supersedes: r.supersedes, certainty: r.certainty, certainty_note: r.certainty_note ?? null,
+    }));
+    if (cls !== '') {
+      const { region, source } = regionInfo(set, id);
+      classes.push({ id, class: cls, region, region_source: source });
+    }
+  };
+  add('', '\u0000');
+  for (const id of new Set([...Object.keys(set.mids), ...Object.keys(set.groups ?? {})])) add(`mid:${id}`, id);
+  const groups = Object.entries(set.groups ?? {}).flatMap(([group_id, g]) => g.mids.flatMap((mid) => g.programs.map((program) => ({ group_id, mid, program }))));
+  const fees = (set.fees ?? []).filter((f) => f.enabled).map((f) => ({
+    network: f.network, program: f.program, level: f.level, per_event: f.per_event, currency: f.currency, basis: f.basis,
+    from_month: fromMonth(f.effective_from), to_month: toMonth(f.effective_to),
+  }));
+  return { rules, classes, groups, fees, hash: rulesHash(set), defaultRegion: set.defaultRegion, watchFraction: watchOf(set).fraction };
+}
