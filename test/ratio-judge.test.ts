@@ -139,7 +139,16 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
     is_partial BOOLEAN, missing_sources VARCHAR, ratio DOUBLE, numerator_count DOUBLE, numerator_amount DOUBLE, denominator_count DOUBLE,
     denominator_amount DOUBLE, month_transaction_count DOUBLE, month_transaction_amount DOUBLE)`);
   await insertChunked(store, 'INSERT INTO judge_rows', ROW_COLS, rows.map((r) => ROW_COLS.map((c) => r[c])), '');
-  await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_rows', ${t.watchFraction})`);
+  // The observed months in two passes, the later seeded by the earlier's runs (a refresh from SPLIT), then projections.
+  await store.run('CREATE OR REPLACE TEMP TABLE judge_streaks AS SELECT * FROM ratio_streaks LIMIT 0');
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_before AS SELECT * FROM judge_rows WHERE month < '${SPLIT}'`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_after AS SELECT * FROM judge_rows WHERE month >= '${SPLIT}'`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks')`);
+  await store.run('INSERT INTO judge_streaks SELECT mid, network, program, level, month_idx, met_run, miss_run, held FROM judge_runs');
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_after', ${t.watchFraction}, seeds := 'judge_streaks')`);
+  await store.run('DELETE FROM judge_streaks');
+  await store.run('INSERT INTO judge_streaks SELECT mid, network, program, level, month_idx, met_run, miss_run, held FROM judge_runs');
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_rows', ${t.watchFraction}, v := 1, seeds := 'judge_streaks')`);
   const levels = await store.all<{ mid: string; network: string; program: string; month: string; v: number; level: string | null; watch: string | null; superseded_by: string | null; met: string[] | null }>(
     "SELECT mid, network, program, month, v, level, watch, superseded_by, met FROM ratio_series_levels('judge_runs')");
   const runs = await store.all<{ mid: string; network: string; program: string; month: string; v: number; s: string }>(
@@ -181,6 +190,8 @@ beforeAll(async () => { ({ store, dir } = await tempStore()); });
 afterAll(() => { store.close(); fs.rmSync(dir, { recursive: true, force: true }); });
 
 const BATCH = 500;
+/** The month a second pass starts from, seeded by the first's runs. */
+const SPLIT = '2025-07';
 const property = () => fc.asyncProperty(batchArb(BATCH), async (cases) => {
   const diff = await firstDifference(store, cases);
   if (diff) throw new Error(diff);
@@ -196,6 +207,7 @@ describe('the SQL judge equals the oracle', () => {
     ['a streak off by one', "cls = 'H' AND met_run >= enter", "cls = 'H' AND met_run > enter"],
     ['a month to date counted as a miss', "WHEN coalesce(sm.partial OR sm.unknown, FALSE) THEN 'N'", "WHEN coalesce(sm.unknown, FALSE) THEN 'N'"],
     ['the step-down disabled', '(step_down AND coalesce(low_hit_rank < rank, FALSE))', '(FALSE)'],
+    ['a refresh that drops the met run it starts from', "WHEN 'S' THEN seed_met", "WHEN 'S' THEN 0"],
   ];
   for (const [name, from, to] of faults) {
     it(`fails with ${name} planted`, async () => {

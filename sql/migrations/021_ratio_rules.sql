@@ -57,3 +57,16 @@ CREATE TABLE IF NOT EXISTS ratio_fees (
   from_month VARCHAR NOT NULL,
   to_month VARCHAR NOT NULL
 );
+
+-- The judge's runs of every series × level × month as of the last refresh (observed figures): where a refresh of later
+-- months starts from (sql/views/43_ratio_judge.sql ratio_level_runs' seeds).
+CREATE TABLE IF NOT EXISTS ratio_streaks (
+  mid VARCHAR NOT NULL,        -- the MID, or the group monitored as one
+  network VARCHAR NOT NULL,
+  program VARCHAR NOT NULL,
+  level VARCHAR NOT NULL,
+  month_idx INTEGER NOT NULL,  -- year * 12 + month - 1
+  met_run INTEGER NOT NULL,
+  miss_run INTEGER NOT NULL,
+  held BOOLEAN NOT NULL
+);

@@ -64,79 +64,99 @@ SELECT group_id, network, program, metric, month, is_projection, bool_or(is_part
 FROM x WHERE group_id IS NOT NULL
 GROUP BY group_id, network, program, metric, month, is_projection;
 
--- One row per judged series × reading × month × level: the level's hit, streaks and standing that month. Reading v 0 is
--- the observed figures; v 1, for a series with a projection, its projected months judged as closed on that history.
--- A month is H (a rule of the level in force is met), M (a closed month, none met), N (month to date, or a source
--- missing: neither) or R (no rule of the level in force: the streaks reset). The met run counts H since the last M or R,
--- the miss run M since the last H or R; a level is entered at an H whose met run reaches months_to_enter, left at an R,
--- at an M whose miss run reaches months_to_leave, or at an M that meets a lower level (step_down); it is held while the
--- last entry is later than the last leaving.
-CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction) AS TABLE
+-- One row per judged series × month × level for one reading v: 0 the observed figures; 1, for a series with a
+-- projection, its projected months judged as closed on that history. A month is H (a rule of the level in force is
+-- met), M (a closed month, none met), N (month to date, or a source missing: neither) or R (no rule of the level in
+-- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R; a level
+-- is entered at an H whose met run reaches months_to_enter, left at an R, at an M whose miss run reaches
+-- months_to_leave, or at an M that meets a lower level (step_down); it is held while the last entry is later than the
+-- last leaving. seeds (ratio_streaks' columns): runs kept of earlier months; a series starts from its latest one before
+-- its first month in rows, so a refresh judges only the months that changed.
+CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
   SELECT j.*, ratio_month_idx(j.month) AS month_idx FROM ratio_judged_rows(rows) j
 ), proj AS (
-  SELECT DISTINCT mid, network, program, month_idx FROM r WHERE is_projection
-), v AS (
-  SELECT r.*, 0 AS v FROM r WHERE NOT is_projection
+  SELECT mid, network, program, min(month_idx) AS first_idx FROM r WHERE is_projection GROUP BY ALL
+), x AS (
+  SELECT r.* FROM r WHERE v = 0 AND NOT is_projection
   UNION ALL
-  SELECT r.* REPLACE (r.is_partial AND NOT r.is_projection AS is_partial, CASE WHEN NOT r.is_projection THEN r.missing_sources END AS missing_sources), 1
-  FROM r
-  SEMI JOIN (SELECT DISTINCT mid, network, program FROM proj) s ON s.mid = r.mid AND s.network = r.network AND s.program = r.program
-  ANTI JOIN (SELECT * FROM proj) p ON NOT r.is_projection AND p.mid = r.mid AND p.network = r.network AND p.program = r.program AND p.month_idx = r.month_idx
+  SELECT r.* REPLACE (r.is_partial AND NOT r.is_projection AS is_partial, CASE WHEN NOT r.is_projection THEN r.missing_sources END AS missing_sources)
+  FROM r JOIN proj p ON p.mid = r.mid AND p.network = r.network AND p.program = r.program AND r.month_idx >= p.first_idx
+  WHERE v = 1 AND (r.is_projection OR NOT EXISTS (SELECT 1 FROM r q WHERE q.is_projection AND q.mid = r.mid AND q.network = r.network
+                                                   AND q.program = r.program AND q.month_idx = r.month_idx))
 ), sm AS (
-  SELECT mid, network, program, v, month_idx, bool_or(is_partial) AS partial, bool_or(missing_sources IS NOT NULL) AS unknown
-  FROM v GROUP BY ALL
+  SELECT mid, network, program, month_idx, bool_or(is_partial) AS partial, bool_or(missing_sources IS NOT NULL) AS unknown
+  FROM x GROUP BY ALL
+), span AS (
+  SELECT mid, network, program, min(month_idx) AS lo, max(month_idx) AS hi FROM sm GROUP BY ALL
+), seed AS (
+  SELECT k.mid, k.network, k.program, k.level, arg_max(k.month_idx, k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run,
+         arg_max(k.miss_run, k.month_idx) AS miss_run, arg_max(k.held, k.month_idx) AS held
+  FROM query_table(seeds) k JOIN span s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.month_idx < s.lo
+  GROUP BY ALL
 ), grid AS (
-  SELECT b.*, coalesce(c.class, '') AS class
-  FROM (SELECT mid, network, program, v, unnest(range(min(month_idx), max(month_idx) + 1)) AS month_idx FROM sm GROUP BY ALL) b
-  LEFT JOIN ratio_rule_classes c ON c.id = b.mid
+  SELECT s.mid, s.network, s.program, coalesce(c.class, '') AS class, unnest(range(coalesce(k.seed_idx + 1, s.lo), s.hi + 1)) AS month_idx
+  FROM span s
+  LEFT JOIN (SELECT mid, network, program, max(month_idx) AS seed_idx FROM seed GROUP BY ALL) k
+    ON k.mid = s.mid AND k.network = s.network AND k.program = s.program
+  LEFT JOIN ratio_rule_classes c ON c.id = s.mid
 ), rm AS (
-  SELECT g.mid, g.network, g.program, g.v, g.month_idx, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord,
+  SELECT g.mid, g.network, g.program, g.class, g.month_idx, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric,
     ru.months_to_enter, ru.months_to_leave, ru.step_down, ru.supersedes,
     ru.from_idx <= g.month_idx AND g.month_idx <= ru.to_idx AS live,
-    coalesce(ratio_meets(ru, x, 1.0), FALSE) AS meets,
-    coalesce(ratio_meets(ru, x, watch_fraction), FALSE) AS band
+    coalesce(ratio_meets(ru, y, 1.0), FALSE) AS meets,
+    coalesce(ratio_meets(ru, y, watch_fraction), FALSE) AS band
   FROM grid g
   JOIN int_ratio_rules ru ON ru.class = g.class AND ru.network = g.network AND ru.program = g.program
-  LEFT JOIN v x ON x.mid = g.mid AND x.network = g.network AND x.program = g.program AND x.v = g.v
-               AND x.month_idx = g.month_idx AND x.metric = ru.metric
+  LEFT JOIN x y ON y.mid = g.mid AND y.network = g.network AND y.program = g.program AND y.month_idx = g.month_idx AND y.metric = ru.metric
 ), lm AS (
-  SELECT mid, network, program, v, month_idx, level,
+  SELECT mid, network, program, month_idx, level, any_value(class) AS class,
     any_value(level_rank) AS rank, any_value(level_ord) AS level_ord, any_value(level_early) AS early,
     bool_or(live) AS live,
     bool_or(live AND meets) AS hit,
     min(ord) FILTER (WHERE live AND meets) AS hit_ord,
+    min(ord) FILTER (WHERE live AND metric = 'count') AS count_ord,
+    min(ord) FILTER (WHERE live AND metric = 'amount') AS amount_ord,
+    min(ord) FILTER (WHERE live) AS live_ord,
     bool_or(live AND (meets OR band)) AS near,
     greatest(1, max(months_to_enter) FILTER (WHERE live)) AS enter,
     greatest(1, max(months_to_leave) FILTER (WHERE live)) AS leave,
     coalesce(bool_or(step_down) FILTER (WHERE live), FALSE) AS step_down,
     flatten(list(supersedes) FILTER (WHERE live)) AS supersedes
-  FROM rm GROUP BY mid, network, program, v, month_idx, level
+  FROM rm GROUP BY mid, network, program, month_idx, level
 ), c AS (
   SELECT lm.*, coalesce(sm.partial, FALSE) AS partial, coalesce(sm.unknown, FALSE) AS unknown,
     CASE WHEN NOT lm.live THEN 'R' WHEN lm.hit THEN 'H' WHEN coalesce(sm.partial OR sm.unknown, FALSE) THEN 'N' ELSE 'M' END AS cls,
-    min(CASE WHEN lm.hit AND NOT lm.early THEN lm.rank END) OVER (PARTITION BY lm.mid, lm.network, lm.program, lm.v, lm.month_idx) AS low_hit_rank
-  FROM lm LEFT JOIN sm USING (mid, network, program, v, month_idx)
+    min(CASE WHEN lm.hit AND NOT lm.early THEN lm.rank END) OVER (PARTITION BY lm.mid, lm.network, lm.program, lm.month_idx) AS low_hit_rank,
+    NULL::INTEGER AS seed_met, NULL::INTEGER AS seed_miss, NULL::BOOLEAN AS seed_held
+  FROM lm LEFT JOIN sm USING (mid, network, program, month_idx)
+  UNION ALL BY NAME
+  SELECT mid, network, program, month_idx, level, 'S' AS cls, met_run AS seed_met, miss_run AS seed_miss, held AS seed_held FROM seed
 ), g AS (
   SELECT *,
     count_if(cls IN ('M', 'R')) OVER w AS met_group,
     count_if(cls IN ('H', 'R')) OVER w AS miss_group
-  FROM c WINDOW w AS (PARTITION BY mid, network, program, v, level ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
+  FROM c WINDOW w AS (PARTITION BY mid, network, program, level ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 ), runs AS (
   SELECT *,
-    count_if(cls = 'H') OVER (PARTITION BY mid, network, program, v, level, met_group ORDER BY month_idx ROWS UNBOUNDED PRECEDING) AS met_run,
-    count_if(cls = 'M') OVER (PARTITION BY mid, network, program, v, level, miss_group ORDER BY month_idx ROWS UNBOUNDED PRECEDING) AS miss_run
+    sum(CASE cls WHEN 'H' THEN 1 WHEN 'S' THEN seed_met ELSE 0 END)
+      OVER (PARTITION BY mid, network, program, level, met_group ORDER BY month_idx ROWS UNBOUNDED PRECEDING)::INTEGER AS met_run,
+    sum(CASE cls WHEN 'M' THEN 1 WHEN 'S' THEN seed_miss ELSE 0 END)
+      OVER (PARTITION BY mid, network, program, level, miss_group ORDER BY month_idx ROWS UNBOUNDED PRECEDING)::INTEGER AS miss_run
   FROM g
 ), ev AS (
   SELECT *,
-    cls = 'H' AND met_run >= enter AS enters,
-    cls = 'R' OR (cls = 'M' AND (miss_run >= leave OR (step_down AND coalesce(low_hit_rank < rank, FALSE)))) AS leaves
+    (cls = 'H' AND met_run >= enter) OR (cls = 'S' AND seed_held) AS enters,
+    cls = 'R' OR (cls = 'M' AND (miss_run >= leave OR (step_down AND coalesce(low_hit_rank < rank, FALSE)))) OR (cls = 'S' AND NOT seed_held) AS leaves
   FROM runs
+), st AS (
+  SELECT *,
+    coalesce(max(CASE WHEN enters THEN month_idx END) OVER w > coalesce(max(CASE WHEN leaves THEN month_idx END) OVER w, -1), FALSE) AS held
+  FROM ev WINDOW w AS (PARTITION BY mid, network, program, level ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 )
-SELECT mid, network, program, v, month_idx, ratio_idx_month(month_idx) AS month, level, rank, level_ord, live, hit, hit_ord, near,
-  enter, leave, met_run, miss_run, partial, unknown, supersedes,
-  coalesce(max(CASE WHEN enters THEN month_idx END) OVER w > coalesce(max(CASE WHEN leaves THEN month_idx END) OVER w, -1), FALSE) AS held
-FROM ev WINDOW w AS (PARTITION BY mid, network, program, v, level ORDER BY month_idx ROWS UNBOUNDED PRECEDING);
+SELECT mid, network, program, class, v::INTEGER AS v, month_idx, ratio_idx_month(month_idx) AS month, level, rank, level_ord, live, hit, hit_ord,
+  count_ord, amount_ord, live_ord, near, enter, leave, met_run, miss_run, held, partial, unknown, supersedes
+FROM st WHERE cls <> 'S';
 
 -- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch
 -- band it is in, and the level that supersedes it that month (EFM over ECP: a level met whose rules name its program).
