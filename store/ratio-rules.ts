@@ -21,7 +21,7 @@ export async function writeRuleTables(s: Pick<Store, 'run'>, t: RuleTables): Pro
   { conditions: CONDITIONS, supersedes: '::JSON::VARCHAR[]' });
   await insertChunked(s, 'INSERT INTO ratio_rule_classes', ['id', 'class', 'region', 'region_source'], t.classes.map((c) => [c.id, c.class, c.region, c.region_source]), '');
   await insertChunked(s, 'INSERT INTO ratio_rule_groups', ['group_id', 'mid', 'program'], t.groups.map((g) => [g.group_id, g.mid, g.program]), '');
-  await insertChunked(s, 'INSERT INTO ratio_fees', ['network', 'program', 'level', 'per_event', 'currency', 'basis', 'from_month', 'to_month'],
-    t.fees.map((f) => [f.network, f.program, f.level, f.per_event, f.currency, f.basis, f.from_month, f.to_month]), '');
+  await insertChunked(s, 'INSERT INTO ratio_fees', ['ord', 'network', 'program', 'level', 'per_event', 'currency', 'basis', 'from_month', 'to_month'],
+    t.fees.map((f, ord) => [ord, f.network, f.program, f.level, f.per_event, f.currency, f.basis, f.from_month, f.to_month]), '');
   await s.run('INSERT INTO ratio_rule_set VALUES ($1, $2, $3, now()::TIMESTAMP)', [t.hash, t.defaultRegion, t.watchFraction]);
 }

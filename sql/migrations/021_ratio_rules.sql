@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS ratio_rule_set (
 );
 
 CREATE TABLE IF NOT EXISTS ratio_fees (
+  ord INTEGER NOT NULL,               -- of two in force for a level and month, the first is taken
   network VARCHAR NOT NULL,
   program VARCHAR NOT NULL,
   level VARCHAR NOT NULL,

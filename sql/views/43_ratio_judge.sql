@@ -2,6 +2,12 @@
 -- (ratio_rules, migration 021). docs/ratios.md "Levels" states the rules this implements; test/ratio-judge.test.ts
 -- holds it equal to the oracle (test/oracle/evaluate.ts) on random series.
 
+CREATE OR REPLACE MACRO ratio_field_label(field) AS (
+  CASE field WHEN 'numerator_count' THEN 'count' WHEN 'numerator_amount' THEN 'amount' WHEN 'denominator_count' THEN 'transactions'
+             WHEN 'denominator_amount' THEN 'transaction amount' WHEN 'month_transaction_count' THEN 'transactions in the month'
+             WHEN 'month_transaction_amount' THEN 'transaction amount in the month' END
+);
+
 -- Each rule with its level's rank, order and early-warning flag, and its conditions as minimums per field.
 CREATE OR REPLACE VIEW int_ratio_rules AS
 SELECT r.*,
@@ -12,6 +18,8 @@ SELECT r.*,
     + month(strptime(CASE WHEN from_month = '0000-00' THEN '0001-01' ELSE from_month END || '-01', '%Y-%m-%d')) - 1)::INTEGER AS from_idx,
   CASE WHEN to_month = '9999-99' THEN 2147483647
        ELSE (left(to_month, 4)::INTEGER * 12 + right(to_month, 2)::INTEGER - 1) END AS to_idx,
+  cbp_percent(threshold) AS threshold_text,
+  [{'field': c.field, 'cmp': c.cmp, 'value': c.value, 'label': ratio_field_label(c.field), 'value_text': cbp_figure(c.value)} FOR c IN conditions] AS conds,
   CASE WHEN comparison = '>=' THEN threshold END AS ratio_ge,
   CASE WHEN comparison = '>' THEN threshold END AS ratio_gt,
   list_max([c.value FOR c IN conditions IF c.field = 'numerator_count' AND c.cmp = '>=']) AS nc_ge,
@@ -170,10 +178,11 @@ WITH s AS (
     bool_or(partial) AS partial, bool_or(unknown) AS unknown
   FROM query_table(runs) GROUP BY ALL
 ), sup AS (
-  SELECT mid, network, v, month_idx, program, max(superseded_by) AS superseded_by
-  FROM (SELECT mid, network, v, month_idx, unnest(supersedes) AS program, level AS superseded_by
+  -- (of two levels superseding one program, the later in the rules' order)
+  SELECT mid, network, v, month_idx, sup_program AS program, arg_max(superseded_by, (program, level_ord)) AS superseded_by
+  FROM (SELECT mid, network, program, v, month_idx, level_ord, unnest(supersedes) AS sup_program, level AS superseded_by
           FROM query_table(runs) WHERE hit AND len(supersedes) > 0)
-  GROUP BY ALL
+  GROUP BY mid, network, v, month_idx, sup_program
 )
 SELECT s.* EXCLUDE (near_level), CASE WHEN s.level IS NULL THEN s.near_level END AS watch,
   CASE WHEN s.level IS NOT NULL THEN sup.superseded_by END AS superseded_by
