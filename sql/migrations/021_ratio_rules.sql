@@ -59,15 +59,32 @@ CREATE TABLE IF NOT EXISTS ratio_fees (
   to_month VARCHAR NOT NULL
 );
 
--- The judge's runs of every series × level × month as of the last refresh (observed figures): where a refresh of later
--- months starts from (sql/views/43_ratio_judge.sql ratio_level_runs' seeds).
+-- The judge's runs of every series × level × month (sql/views/43_ratio_judge.sql ratio_level_runs' columns) as of the
+-- last refresh: v 0 the observed figures (where a refresh of later months starts from), v 1 the projected months.
 CREATE TABLE IF NOT EXISTS ratio_streaks (
   mid VARCHAR NOT NULL,        -- the MID, or the group monitored as one
   network VARCHAR NOT NULL,
   program VARCHAR NOT NULL,
-  level VARCHAR NOT NULL,
+  class VARCHAR NOT NULL,
+  v INTEGER NOT NULL,
   month_idx INTEGER NOT NULL,  -- year * 12 + month - 1
+  month VARCHAR NOT NULL,
+  level VARCHAR NOT NULL,
+  rank INTEGER NOT NULL,
+  level_ord INTEGER NOT NULL,
+  live BOOLEAN NOT NULL,
+  hit BOOLEAN NOT NULL,
+  hit_ord INTEGER,
+  count_ord INTEGER,
+  amount_ord INTEGER,
+  live_ord INTEGER,
+  near BOOLEAN NOT NULL,
+  enter INTEGER,
+  leave INTEGER,
   met_run INTEGER NOT NULL,
   miss_run INTEGER NOT NULL,
-  held BOOLEAN NOT NULL
+  held BOOLEAN NOT NULL,
+  partial BOOLEAN NOT NULL,
+  unknown BOOLEAN NOT NULL,
+  supersedes VARCHAR[]
 );

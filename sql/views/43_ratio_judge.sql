@@ -60,7 +60,8 @@ WITH x AS (
   SELECT r.*, g.group_id FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
 )
 SELECT mid, network, program, metric, month, is_projection, is_partial, missing_sources, ratio,
-  numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount
+  numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
+  days_covered, days_in_month
 FROM x WHERE group_id IS NULL
 UNION ALL
 SELECT group_id, network, program, metric, month, is_projection, bool_or(is_partial),
@@ -68,7 +69,7 @@ SELECT group_id, network, program, metric, month, is_projection, bool_or(is_part
   CASE WHEN metric = 'count' THEN sum(numerator_count) ELSE sum(numerator_amount) END
     / nullif(CASE WHEN metric = 'count' THEN sum(denominator_count) ELSE sum(denominator_amount) END, 0),
   sum(numerator_count), sum(numerator_amount), sum(denominator_count), sum(denominator_amount),
-  sum(month_transaction_count), sum(month_transaction_amount)
+  sum(month_transaction_count), sum(month_transaction_amount), min(days_covered), any_value(days_in_month)
 FROM x WHERE group_id IS NOT NULL
 GROUP BY group_id, network, program, metric, month, is_projection;
 
@@ -78,7 +79,7 @@ GROUP BY group_id, network, program, metric, month, is_projection;
 -- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R; a level
 -- is entered at an H whose met run reaches months_to_enter, left at an R, at an M whose miss run reaches
 -- months_to_leave, or at an M that meets a lower level (step_down); it is held while the last entry is later than the
--- last leaving. seeds (ratio_streaks' columns): runs kept of earlier months; a series starts from its latest one before
+-- last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
 -- its first month in rows, so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
@@ -100,7 +101,7 @@ WITH r AS (
 ), seed AS (
   SELECT k.mid, k.network, k.program, k.level, arg_max(k.month_idx, k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run,
          arg_max(k.miss_run, k.month_idx) AS miss_run, arg_max(k.held, k.month_idx) AS held
-  FROM query_table(seeds) k JOIN span s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.month_idx < s.lo
+  FROM query_table(seeds) k JOIN span s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo
   GROUP BY ALL
 ), grid AS (
   SELECT s.mid, s.network, s.program, coalesce(c.class, '') AS class, unnest(range(coalesce(k.seed_idx + 1, s.lo), s.hi + 1)) AS month_idx

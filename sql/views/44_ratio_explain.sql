@@ -43,15 +43,36 @@ CREATE OR REPLACE MACRO ratio_over_by(ru, x) AS (
                   coalesce(list_min([ratio_down_to(c.value, c.cmp, x.numerator_count) FOR c IN ru.conditions IF c.field = 'numerator_count']), 'inf'::DOUBLE)) END
 );
 
+-- What headroom reads of a row: whether its denominator is the previous month's, an open month's factor to its end
+-- (hf, for same-month figures), the basis that makes, and the denominator so read.
+CREATE OR REPLACE MACRO ratio_headroom_inputs(r) AS (
+  {'den_prev': ratio_den_prev(r.program),
+   'hf': CASE WHEN NOT ratio_den_prev(r.program) AND NOT r.is_projection AND r.is_partial AND coalesce(r.days_covered, 0) <> 0
+                   AND coalesce(r.days_in_month, 0) <> 0 THEN r.days_in_month::DOUBLE / r.days_covered ELSE 1.0 END,
+   'basis': CASE WHEN ratio_den_prev(r.program) THEN 'previous_month'
+                 WHEN r.is_projection OR (r.is_partial AND coalesce(r.days_covered, 0) <> 0 AND coalesce(r.days_in_month, 0) <> 0) THEN 'projected_month'
+                 ELSE 'closed_month' END}
+);
+
+-- The fee of a count row x at rule ru's level (f: the fee in force, per_event × every counted event or those above the
+-- threshold's count), rounded to cents; NULL without a fee or figures.
+CREATE OR REPLACE MACRO ratio_fee(f, ru, x) AS (
+  CASE WHEN f IS NULL OR x.metric <> 'count' OR x.numerator_count IS NULL THEN NULL
+       WHEN f.basis = 'events_above_threshold' AND x.denominator_count IS NULL THEN NULL
+       ELSE round((CASE WHEN f.basis = 'events_above_threshold' THEN greatest(0, x.numerator_count - floor(round(ru.threshold * x.denominator_count, 9)))
+                        ELSE x.numerator_count END) * f.per_event * 100) / 100 END
+);
+
+-- The fee in force for each network × program × level and month (of two, the first in the thresholds file).
+CREATE OR REPLACE MACRO ratio_fees_in(months) AS TABLE
+SELECT f.network, f.program, f.level, m.month, arg_min({'per_event': f.per_event, 'currency': f.currency, 'basis': f.basis}, f.ord) AS f
+FROM ratio_fees f JOIN (SELECT DISTINCT month FROM query_table(months)) m ON f.from_month <= m.month AND m.month <= f.to_month
+GROUP BY ALL;
+
 -- rows: ratio rows (ratio_rows_covered_between's columns); runs: their judged runs, both readings (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
 WITH x AS (
-  SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, r.is_projection::INTEGER AS v, ratio_den_prev(r.program) AS den_prev,
-    CASE WHEN NOT ratio_den_prev(r.program) AND NOT r.is_projection AND r.is_partial AND coalesce(r.days_covered, 0) <> 0
-              AND coalesce(r.days_in_month, 0) <> 0 THEN r.days_in_month::DOUBLE / r.days_covered ELSE 1.0 END AS hf,
-    CASE WHEN ratio_den_prev(r.program) THEN 'previous_month'
-         WHEN r.is_projection OR (r.is_partial AND coalesce(r.days_covered, 0) <> 0 AND coalesce(r.days_in_month, 0) <> 0) THEN 'projected_month'
-         ELSE 'closed_month' END AS basis
+  SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, r.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(r))
   FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
 ), sl AS (
   SELECT * FROM ratio_series_levels(runs)
@@ -71,9 +92,7 @@ WITH x AS (
   JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
   GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month, m.metric
 ), fee AS (
-  SELECT f.network, f.program, f.level, m.month, arg_min({'per_event': f.per_event, 'currency': f.currency, 'basis': f.basis}, f.ord) AS f
-  FROM ratio_fees f JOIN (SELECT DISTINCT month FROM x) m ON f.from_month <= m.month AND m.month <= f.to_month
-  GROUP BY ALL
+  SELECT * FROM ratio_fees_in(rows)
 ), e AS (
   SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial, coalesce(lv.mine, FALSE) AS mine, lv.cur, lv.nxt,
     CASE WHEN x.den_prev THEN x.denominator_count ELSE x.denominator_count * x.hf END AS den_h,
@@ -124,8 +143,7 @@ SELECT k.* EXCLUDE (judged_as, v, den_prev, hf, basis, s_level, watch, s_superse
   CASE WHEN mine THEN headroom_count END AS headroom_count,
   CASE WHEN mine THEN over_by_count END AS over_by_count,
   CASE WHEN mine AND (headroom_count IS NOT NULL OR over_by_count IS NOT NULL) THEN basis END AS headroom_basis,
-  CASE WHEN fee_ok THEN round((CASE WHEN fee.basis = 'events_above_threshold' THEN greatest(0, numerator_count - floor(round(cr.threshold * denominator_count, 9)))
-                                    ELSE numerator_count END) * fee.per_event * 100) / 100 END AS fee_estimate,
+  CASE WHEN fee_ok THEN ratio_fee(fee, cr, k) END AS fee_estimate,
   CASE WHEN fee_ok THEN fee.currency END AS fee_currency,
   CASE WHEN fee_ok THEN fee.basis END AS fee_basis
 FROM (SELECT k.*, mine AND has_cr AND superseded_by IS NULL AND fee IS NOT NULL AND metric = 'count' AND numerator_count IS NOT NULL
