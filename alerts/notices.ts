@@ -1,20 +1,18 @@
-// The alert state machine's pure part: from ratio rows, the rules and what earlier evaluations recorded, to
-// notices by transition (reached, escalated, resolved, projected) and the states to record. No I/O: the
-// store's side (reading the ratios and recorded states, writing states and notices) is store/alerts.ts, and
-// alerts/engine.ts runs one through the other. Notice ids are a hash of what the notice says, so evaluating
-// the same data twice says nothing new.
+// Notices from the judged months (the SQL judge's state changes: alerts/judged-month.ts) and what earlier evaluations
+// recorded: transitions (reached, escalated, resolved, projected, watch, unknown), the paging rules, and the states to
+// record. No I/O. Notice ids are a hash of what the notice says, so judging the same data twice says nothing new.
 import { createHash } from 'node:crypto';
-import { addMonths, evaluateRows, rulesFor, seriesIndex, seriesKey, type MonthLevel, type RatioRow, type SeriesLevels } from '../rules/evaluate.ts';
-import { evaluateProjections } from '../rules/projection.ts';
+import { addMonths } from '../lib/utc.ts';
+import { rulesFor } from '../rules/rule-set.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
-import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState, RuleFloor } from '../store/alerts.ts';
+import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState } from '../store/alerts.ts';
 import { noticeMessage } from './notice-text.ts';
-import { headroomBasis, headroomCount, headroomWords, overByCount } from '../rules/headroom.ts';
-import { feeEstimate, feeWords } from '../rules/fees.ts';
+import { headroomWords } from '../rules/headroom.ts';
+import { feeWords } from '../rules/fees.ts';
+import { seriesIndex, seriesKey, type JudgedMonth, type SeriesMonths } from './judged-month.ts';
 
-export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind, type RuleFloor } from '../store/alerts.ts';
-// A notice's text, where its callers have always found it.
-export { noticeMessage, type ProjectionBasis } from './notice-text.ts';
+export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind } from '../store/alerts.ts';
+export { noticeMessage } from './notice-text.ts';
 
 export function noticeId(kind: NoticeKind, mid: string, network: string, program: string, level: string, month: string): string {
   const h = createHash('sha256').update([kind, mid, network, program, level, month].join('\u0000')).digest('hex');
@@ -25,7 +23,7 @@ export function noticeId(kind: NoticeKind, mid: string, network: string, program
  * A level entered in a month another program's level supersedes (EFM over ECP, rules/evaluate.ts markSuperseded):
  * the notice says that the network assesses the other one instead. The notice id stays that of the level.
  */
-function supersededNote(kind: NoticeKind, l: MonthLevel): string {
+function supersededNote(kind: NoticeKind, l: JudgedMonth): string {
   if (!l.superseded_by || (kind !== 'reached' && kind !== 'escalated')) return '';
   const name = /^(ecm|hecm|efm)$/.test(l.superseded_by) ? l.superseded_by.toUpperCase() : l.superseded_by;
   return `; ${name} is met too this month, and ${l.network === 'mastercard' ? 'Mastercard' : 'the network'} assesses ${name} instead`;
@@ -35,36 +33,37 @@ function supersededNote(kind: NoticeKind, l: MonthLevel): string {
  * What a notice adds of headroom and fees (issue #28): a watch notice, how many more events reach the watched level; a
  * projected one, how many fewer would stay below it; a level reached, escalated or projected, its fee estimate.
  */
-function headroomNote(kind: NoticeKind, l: MonthLevel, level: string, set: RuleSet | undefined): string {
+function headroomNote(kind: NoticeKind, l: JudgedMonth, level: string, rule: JudgedMonth['rule']): string {
   const row = l.row;
-  const rule = l.rule;
   if (!row || !rule || rule.level !== level || (kind !== 'watch' && kind !== 'reached' && kind !== 'escalated' && kind !== 'projected')) return '';
+  const f = l.figures;
   const h = kind === 'watch'
-    ? { headroom_count: headroomCount(row, rule), over_by_count: null, next_level: level, level: null }
-    : { headroom_count: null, over_by_count: overByCount(row, rule), next_level: null, level };
-  const words = kind === 'watch' || kind === 'projected' ? headroomWords({ ...row, ...h, headroom_basis: headroomBasis(row).basis }) : null;
-  const fee = kind !== 'watch' && set && !l.superseded_by ? feeWords({ ...feeEstimate(set, row, rule), is_projection: kind === 'projected' }) : null;
+    ? { headroom_count: f.watch_headroom, over_by_count: null, next_level: level, level: null }
+    : { headroom_count: null, over_by_count: f.over_by_count, next_level: null, level };
+  const words = kind === 'watch' || kind === 'projected'
+    ? headroomWords({ program: l.program as never, month: l.month, is_projection: row.is_projection, is_partial: row.is_partial, ...h, headroom_basis: f.headroom_basis })
+    : null;
+  const fee = kind !== 'watch' && !l.superseded_by ? feeWords({ ...f, is_projection: kind === 'projected' }) : null;
   const all = [words, fee].filter(Boolean).join('; ');
   return all ? `; ${all}` : '';
 }
 
-function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string | null, notify: boolean, now: string, set?: RuleSet): Notice {
-  // A watch notice is about the watched level's rule and its row (the series is at no level).
-  const watched = kind === 'watch' ? l.streaks.find((s) => s.level === level)?.live[0] : undefined;
-  if (watched) l = { ...l, rule: watched, row: (l.row?.metric === watched.metric ? l.row : null) ?? l.row };
-  const row: RatioRow | null = l.row;
+function build(kind: NoticeKind, l: JudgedMonth, level: string, previous: string | null, notify: boolean, now: string): Notice {
+  // A watch notice is about the watched level's rule (the series is at no level).
+  const rule = kind === 'watch' ? l.watchRule : l.rule;
+  const row = l.row;
   const base = {
     kind, mid: l.mid, network: l.network, program: l.program, level, previous_level: previous, month: l.month,
     metric: row?.metric ?? null,
-    rule_id: kind === 'resolved' ? null : l.rule?.id ?? null,
-    comparison: kind === 'resolved' ? null : l.rule?.comparison ?? null,
-    ratio_threshold: kind === 'resolved' ? null : l.rule?.ratio_threshold ?? null,
+    rule_id: kind === 'resolved' ? null : rule?.id ?? null,
+    comparison: kind === 'resolved' ? null : rule?.comparison ?? null,
+    ratio_threshold: kind === 'resolved' ? null : rule?.ratio_threshold ?? null,
     numerator: row?.numerator ?? null,
     denominator: row?.denominator ?? null,
     denominator_month: row?.denominator_month ?? null,
     ratio: row?.ratio ?? null,
-    ratio_pct: row?.ratio_pct ?? null,
-    ratio_bps: row?.ratio_bps ?? null,
+    ratio_pct: row?.ratio == null ? null : row.ratio * 100,
+    ratio_bps: row?.ratio == null ? null : row.ratio * 10_000,
     is_projection: kind === 'projected',
     is_partial: l.is_partial,
   };
@@ -73,20 +72,20 @@ function build(kind: NoticeKind, l: MonthLevel, level: string, previous: string 
     notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
     ...base,
     notify,
-    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : '') + headroomNote(kind, l, level, set),
+    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : '') + headroomNote(kind, l, level, rule),
     created_at: now,
   };
 }
 
 /** A level at a series' month in an index (undefined: none). */
-function levelAt(index: Map<string, SeriesLevels>, x: { mid: string; network: string; program: string; month: string }): MonthLevel | undefined {
+function levelAt(index: Map<string, SeriesMonths>, x: { mid: string; network: string; program: string; month: string }): JudgedMonth | undefined {
   return index.get(seriesKey(x))?.byMonth.get(x.month);
 }
 
-const byMonthOrder = (a: MonthLevel, b: MonthLevel) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0);
+const byMonthOrder = (a: JudgedMonth, b: JudgedMonth) => (a.month < b.month ? -1 : a.month > b.month ? 1 : 0);
 
 /** A series' levels by month (stable: levels of one month keep their order); the list itself when already sorted. */
-function monthSorted(levels: MonthLevel[]): MonthLevel[] {
+function monthSorted(levels: JudgedMonth[]): JudgedMonth[] {
   for (let i = 1; i < levels.length; i++) if (levels[i - 1].month > levels[i].month) return [...levels].sort(byMonthOrder);
   return levels;
 }
@@ -98,31 +97,31 @@ function monthSorted(levels: MonthLevel[]): MonthLevel[] {
  * notifySince are marked for delivery; earlier ones are history (a first load of 36 months must not page
  * anyone 36 times).
  */
-export function deriveNotices(levels: MonthLevel[], projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean; rules?: RuleSet }): Notice[] {
+export function deriveNotices(levels: JudgedMonth[], projections: JudgedMonth[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
   return noticesOf(seriesIndex(levels), projections, opts);
 }
 
-function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], opts: { notifySince: string; now: string; watch?: boolean; rules?: RuleSet }): Notice[] {
+function noticesOf(index: Map<string, SeriesMonths>, projections: JudgedMonth[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
   const out: Notice[] = [];
   for (const series of index.values()) {
-    let prev: MonthLevel | null = null;
+    let prev: JudgedMonth | null = null;
     for (const l of monthSorted(series.levels)) {
       const notify = l.month >= opts.notifySince;
       const pl = prev?.level ?? null;
       const pr = prev?.rank ?? null;
-      if (l.level !== null && (pl === null || pr === null)) out.push(build('reached', l, l.level, null, notify, opts.now, opts.rules));
-      else if (l.level !== null && pr !== null && l.rank !== null && l.rank > pr) out.push(build('escalated', l, l.level, pl, notify, opts.now, opts.rules));
+      if (l.level !== null && (pl === null || pr === null)) out.push(build('reached', l, l.level, null, notify, opts.now));
+      else if (l.level !== null && pr !== null && l.rank !== null && l.rank > pr) out.push(build('escalated', l, l.level, pl, notify, opts.now));
       else if (pl !== null && (l.level === null || (l.rank !== null && pr !== null && l.rank < pr))) {
-        out.push(build('resolved', l, pl, l.level, notify, opts.now, opts.rules));
+        out.push(build('resolved', l, pl, l.level, notify, opts.now));
       }
       // The watch band entered (thresholds file watch.notify): once per month the series is in it.
-      if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now, opts.rules));
+      if (opts.watch && l.level === null && l.watch !== null && pl === null) out.push(build('watch', l, l.watch, null, notify, opts.now));
       // A closed month that cannot be judged (a source not loaded) where a level is held unmet, or near: what to load,
       // once a month. A level met on what is loaded needs no more (a missing source can only add to its numerator), and
       // a month to date holds its level anyway (its chargeback report lags the MID report by a day as a rule).
       const heldUnmet = l.level !== null && !l.met.includes(l.level);
       if (l.missing_sources && !l.is_projection && !l.is_partial && (heldUnmet || (opts.watch && l.level === null && l.watch !== null))) {
-        out.push(build('unknown', l, (l.level ?? l.watch) as string, l.level, notify, opts.now, opts.rules));
+        out.push(build('unknown', l, (l.level ?? l.watch) as string, l.level, notify, opts.now));
       }
       // A month missing from the series (no row at all) does not reset the previous level.
       prev = l;
@@ -132,7 +131,7 @@ function noticesOf(index: Map<string, SeriesLevels>, projections: MonthLevel[], 
     if (p.level === null || p.rank === null) continue;
     const a = levelAt(index, p);
     if (a && a.rank !== null && a.rank >= p.rank) continue;
-    out.push(build('projected', p, p.level, a?.level ?? null, p.month >= opts.notifySince, opts.now, opts.rules));
+    out.push(build('projected', p, p.level, a?.level ?? null, p.month >= opts.notifySince, opts.now));
   }
   return out;
 }
@@ -158,16 +157,16 @@ export interface RecordedLevel {
  * only for months at or after notifySince.
  */
 export function revisedNotices(
-  levels: MonthLevel[],
+  levels: JudgedMonth[],
   recorded: RecordedLevel[],
   opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined },
 ): Notice[] {
   return revisedOf(seriesIndex(levels), recorded, opts);
 }
 
-function revisedOf(index: Map<string, SeriesLevels>, recorded: RecordedLevel[], opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined }): Notice[] {
+function revisedOf(index: Map<string, SeriesMonths>, recorded: RecordedLevel[], opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined }): Notice[] {
   const out: Notice[] = [];
-  let series: SeriesLevels | undefined;
+  let series: SeriesMonths | undefined;
   let last: RecordedLevel | undefined;
   for (const r of recorded) {
     // Recorded states come series by series too (store/alerts.ts recordedStates): one key per run of them.
@@ -189,14 +188,14 @@ function revisedOf(index: Map<string, SeriesLevels>, recorded: RecordedLevel[], 
  * the series' latest month, when that month still has a level. When cbp first meets a merchant already in
  * a program (a backfill found the level months ago), this is the notice that must reach someone once.
  */
-export function standingNotices(levels: MonthLevel[], notices: Notice[], notifySince: string): Notice[] {
+export function standingNotices(levels: JudgedMonth[], notices: Notice[], notifySince: string): Notice[] {
   return standingOf(seriesIndex(levels), notices, notifySince);
 }
 
-function standingOf(index: Map<string, SeriesLevels>, notices: Notice[], notifySince: string): Notice[] {
-  const latest = new Map<string, MonthLevel>();
+function standingOf(index: Map<string, SeriesMonths>, notices: Notice[], notifySince: string): Notice[] {
+  const latest = new Map<string, JudgedMonth>();
   for (const [k, series] of index) {
-    let cur: MonthLevel | undefined;
+    let cur: JudgedMonth | undefined;
     for (const l of series.levels) if (!cur || l.month > cur.month) cur = l;
     if (cur) latest.set(k, cur);
   }
@@ -276,8 +275,8 @@ export interface BatchJudgement {
   levelsReached: number;
   projectedLevels: number;
   /** the month-by-month levels judged (observed) and the projected months' */
-  levels: MonthLevel[];
-  projections: MonthLevel[];
+  levels: JudgedMonth[];
+  projections: JudgedMonth[];
 }
 
 /**
@@ -290,13 +289,14 @@ export interface BatchJudgement {
  * a breach found by a backfill in the current months still pages.
  */
 export function judgeBatch(
-  rows: RatioRow[],
+  judged: JudgedMonth[],
+  allProjections: JudgedMonth[],
   recorded: RecordedState[],
   opts: {
     rules: RuleSet; notifySince: string; now: string; known: ReadonlyMap<string, boolean>;
     /**
-     * First month judged (an incremental evaluation): rows start earlier only for the streaks' sake (see
-     * alerts/engine.ts lookbackMonths); levels, notices and states are of months from here on. null: every month.
+     * First month noticed: the judged months start the month before it (transitions into it are from there); levels,
+     * notices and states are of months from here on. null: every month.
      */
     fromMonth?: string | null;
     /** each series' latest level notice before fromMonth (store/alerts.ts priorNotices): a level standing since then */
@@ -310,15 +310,13 @@ export function judgeBatch(
     const ranks = rulesFor(rules, r.mid).filter((x) => x.network === r.network && x.program === r.program && x.level === r.level).map((x) => x.rank);
     return ranks.length ? Math.max(...ranks) : undefined;
   };
-  const judged = evaluateRows(rows, rules);
   const levels = from === null ? judged : judged.filter((l) => l.month >= from);
-  const allProjections = evaluateProjections(rows, rules);
   const projections = from === null ? allProjections : allProjections.filter((l) => l.month >= from);
   // Transitions into the first month judged are from the month before it.
   const before = from === null ? judged : judged.filter((l) => l.month >= addMonths(from, -1));
   const beforeIndex = seriesIndex(before);
   const index = before === levels ? beforeIndex : seriesIndex(levels);
-  const derived = noticesOf(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify, rules });
+  const derived = noticesOf(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify });
   const notices = from === null ? derived : derived.filter((n) => n.month >= from);
   // Projected states are read only to leave unchanged ones unwritten (below): a projection is not a level recorded.
   const levelsRecorded = recorded.filter((s) => s.status !== 'projected');
@@ -358,15 +356,15 @@ export function judgeBatch(
  * (a level reached in a month it was projected for is reached), then the levels resolved notices leave
  * (status resolved, rank -1).
  */
-export function stateRows(b: { reached: MonthLevel[]; projected: MonthLevel[]; levels: MonthLevel[]; notices: Notice[]; now: string }): AlertStateRow[] {
+export function stateRows(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; levels: JudgedMonth[]; notices: Notice[]; now: string }): AlertStateRow[] {
   return statesOf({ ...b, index: seriesIndex(b.levels) });
 }
 
-function statesOf(b: { reached: MonthLevel[]; projected: MonthLevel[]; index: Map<string, SeriesLevels>; notices: Notice[]; now: string }): AlertStateRow[] {
+function statesOf(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; index: Map<string, SeriesMonths>; notices: Notice[]; now: string }): AlertStateRow[] {
   // One row per state, in the order each was first added (a later one of the same state replaces it there).
   const rows: AlertStateRow[] = [];
   const at = stateSlots<number>();
-  const add = (l: MonthLevel, level: string, status: AlertStateRow['status'], rank: number) => {
+  const add = (l: JudgedMonth, level: string, status: AlertStateRow['status'], rank: number) => {
     const row: AlertStateRow = {
       mid: l.mid, network: l.network, program: l.program, level, month: l.month, status, rank,
       ratio: l.row?.ratio ?? null, numerator: l.row?.numerator ?? null, denominator: l.row?.denominator ?? null,
@@ -449,33 +447,6 @@ export function changedStates(states: AlertStateRow[], recorded: RecordedState[]
     return r === undefined || r.status !== s.status || r.rank !== s.rank || r.is_partial !== s.is_partial
       || held(r.ratio) !== held(s.ratio) || held(r.numerator) !== held(s.numerator) || held(r.denominator) !== held(s.denominator);
   });
-}
-
-/**
- * The lowest ratio threshold of each network × program × metric some enabled rule reads, scaled by the
- * watch fraction (a series in a watch band is judged too), per range of months the rules are in force: a
- * month at or above its floor makes the series worth judging (a retired program's months after it ended do not).
- */
-export function targetFloors(set: RuleSet): RuleFloor[] {
-  const f = watchOf(set).fraction;
-  const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)].filter((r) => r.enabled);
-  const m = new Map<string, RuleFloor>();
-  for (const r of all) {
-    const from_month = r.effective_from ? r.effective_from.slice(0, 7) : '0000-00';
-    const to_month = r.effective_to ? r.effective_to.slice(0, 7) : '9999-99';
-    const k = `${r.network}|${r.program}|${r.metric}|${from_month}|${to_month}`;
-    const min = r.ratio_threshold * f;
-    const cur = m.get(k);
-    if (!cur) m.set(k, { network: r.network, program: r.program, metric: r.metric, min, from_month, to_month });
-    else cur.min = Math.min(cur.min, min);
-  }
-  return [...m.values()];
-}
-
-/** network|program|metric pairs some enabled rule reads: the only ratio rows evaluation needs. */
-export function ruleTargets(set: RuleSet): string[] {
-  const all = [...set.rules, ...Object.values(set.mids).flatMap((m) => m.rules)];
-  return [...new Set(all.filter((r) => r.enabled).map((r) => `${r.network}|${r.program}|${r.metric}`))].sort();
 }
 
 /**

@@ -1,33 +1,56 @@
-// Whether the kept ratio table (ratio_mart) holds what the rules configured now say of the data: current
-// (store/ratio-mart.ts martFreshness) and written under these rules. `cbp ratios` and `cbp report` read it then.
+// Whether the kept ratio table (ratio_mart) holds what the rules configured now say of the data, and bringing it there
+// before a read: `cbp ratios`, `cbp report` and `cbp export` never read a table judged by other rules or older data
+// without saying so.
+import { existsSync } from 'node:fs';
 import type { Store } from '../store/db.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
-import { rulesHash } from '../alerts/engine.ts';
-import { lastEvaluation } from '../store/alerts.ts';
-import { martFreshness } from '../store/ratio-mart.ts';
+import { rulesHash } from '../rules/rule-table.ts';
+import { keptRulesHash } from '../store/ratio-rules.ts';
+import { martFreshness, MART_CATCH_UP } from '../store/ratio-mart.ts';
+import type { Config } from '../lib/config.ts';
 
-/** Whether the kept table holds what these rules say of the data now; if not, why (and whether an evaluation ever ran). */
+/** Whether the kept table holds what these rules say of the data now; if not, why. */
 export interface KeptCheck {
   holds: boolean;
   /** why not, and what to run; null when it holds */
   behind: string | null;
-  /** a rule evaluation has run on this store (it is behind, or ran under other rules) */
-  evaluated: boolean;
 }
 
 /** Whether the kept table holds, and why not. */
 export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet): Promise<KeptCheck> {
-  let fresh;
-  try {
-    fresh = await martFreshness(store);
-  } catch {
-    return { holds: false, behind: 'the kept ratio table could not be read: run `cbp alerts evaluate`', evaluated: false };
-  }
-  const last = await lastEvaluation(store).catch(() => null);
-  if (!fresh.current) return { holds: false, behind: fresh.behind, evaluated: last !== null };
-  if (!last || last.rulesHash !== rulesHash(rules)) {
-    return { holds: false, behind: 'the last rule evaluation ran under other rules than those configured now: run `cbp alerts evaluate`', evaluated: last !== null };
-  }
-  return { holds: true, behind: null, evaluated: true };
+  const fresh = await martFreshness(store).catch(() => null);
+  if (!fresh) return { holds: false, behind: `the ratio table could not be read: run \`${MART_CATCH_UP}\`` };
+  if (!fresh.current) return { holds: false, behind: fresh.behind };
+  const kept = await keptRulesHash(store).catch(() => null);
+  if (kept !== rulesHash(rules)) return { holds: false, behind: `the ratio table was judged by other rules than those configured now: run \`${MART_CATCH_UP}\`` };
+  return { holds: true, behind: null };
 }
 
+/**
+ * Judges the store's ratio table again where the data or the rules changed, and publishes the snapshot readers read,
+ * before a read. Does nothing when another process holds the store (a worker: it keeps the table current itself) or
+ * an explicit snapshot is read; the read then says whether the table is behind.
+ */
+export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapshotPath' | 'storeMemoryLimit' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir'>, rules: RuleSet, snapshot?: string): Promise<void> {
+  if (snapshot !== undefined) return;
+  const { openStore } = await import('../store/db.ts');
+  const { configuredStore } = await import('../store/lake.ts');
+  const opts = configuredStore(cfg);
+  if (!opts.lake && !existsSync(cfg.dbPath)) return;
+  let store: Store;
+  try {
+    store = await openStore({ ...opts, lockWaitMs: 0 });
+  } catch {
+    return;
+  }
+  try {
+    const { refreshRatios } = await import('../store/ratio-refresh.ts');
+    const r = await refreshRatios(store, rules);
+    if (r.fromMonth !== undefined && cfg.snapshotPath && !store.lake) {
+      const { publishIfBehind } = await import('../store/snapshot.ts');
+      await publishIfBehind(store, { snapshotPath: cfg.snapshotPath });
+    }
+  } finally {
+    store.close();
+  }
+}

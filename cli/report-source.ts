@@ -1,13 +1,9 @@
-// Where `cbp report`'s ratio section comes from. The kept ratio table (mart_ratios, written by each rule evaluation)
-// when it holds what the rules configured now say: SQL counts every row of the report's months and picks what the
-// section shows (the at-risk rows, the trends' series, the heat map's MIDs), and only those rows reach the builder.
-// Else every row is judged now (alerts/explain.ts), as before the table existed. Both give the same section.
+// Where `cbp report`'s ratio section comes from: the kept ratio table (mart_ratios). SQL counts every row of the report's
+// months and picks what the section shows (the at-risk rows, the trends' series, the heat map's MIDs), and only those
+// rows reach the builder.
 import type { Store } from '../store/db.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
-import { rulesFor } from '../rules/evaluate.ts';
-import { forEachExplainedBatch } from '../alerts/explain.ts';
-import { ruleTables } from '../alerts/engine.ts';
-import { stageRules } from '../store/alerts.ts';
+import { rulesFor } from '../rules/rule-set.ts';
 import { keptTableCheck, type KeptCheck } from './kept-table.ts';
 import {
   forEachPickedBatch, keptAtRisk, keptHeat, keptRowsOfMids, keptTotals, pickSeries, type EntryThreshold, type SeriesKey,
@@ -20,22 +16,8 @@ export { keptTableCheck, type KeptCheck };
 type ReadStore = Pick<Store, 'all' | 'run' | 'columns' | 'mapRows' | 'conn'>;
 
 export interface SectionQuery extends RatioSectionOptions {
-  /** MIDs read at once when judged now */
-  batchMids: number;
   /** rows passed on at once from the kept table (default 5,000) */
   batchRows?: number;
-}
-
-/** The section judged now: every row of every MID explained under the rules (alerts/explain.ts), through the builder. */
-export async function judgedSection(store: ReadStore, q: SectionQuery): Promise<RatioSection> {
-  const builder = new RatioSectionBuilder(q);
-  // The series no rule could move are read for the 13 months alone, the others' whole history; rows no rule reads are not read.
-  const asOf = `${q.month}-01T00:00:00Z`;
-  const picked = q.picked ?? [];
-  for (const mid of picked.length ? picked : [undefined]) {
-    await forEachExplainedBatch(store, { mid, asOf }, q.rules, (rows) => builder.add(rows), { batchMids: q.batchMids, shownFrom: builder.months[0], ruleReadOnly: true });
-  }
-  return builder.finish();
 }
 
 /** The entry threshold of each rules class × network × program × metric × month (what the heat map divides by). */
@@ -64,7 +46,6 @@ export async function keptSection(store: ReadStore, q: SectionQuery): Promise<Ra
   const builder = new RatioSectionBuilder(q);
   const first = builder.months[0];
   const { trendCap = SECTION_CAPS.trendCap, heatCap = SECTION_CAPS.heatCap, clearCap = SECTION_CAPS.clearCap } = q;
-  const conditions = await stageRules(store, { ...ruleTables(q.rules), grouped: [] });
   const picked = q.picked ?? [];
   // MIDs asked for: every row of theirs is shown (each gets its trends), so they are read whole.
   if (picked.length) {
@@ -78,21 +59,19 @@ export async function keptSection(store: ReadStore, q: SectionQuery): Promise<Ra
   await pickSeries(store, shown.flatMap((m) => risk.clear.filter((k) => k.month === m).sort(byRisk).slice(0, Math.max(0, clearCap))), shown[0]);
   await pickSeries(store, [...risk.trendTop].sort(byRisk).slice(0, Math.max(0, trendCap)), first);
   // The heat map's MIDs are read whole; the other picks only for the months they need.
-  const heat = await keptHeat(store, { first, month: q.month, watchFraction: watchOf(q.rules).fraction, cap: Math.max(0, heatCap), conditions, entries: entryThresholds(q.rules, builder.months) });
+  const heat = await keptHeat(store, { first, month: q.month, watchFraction: watchOf(q.rules).fraction, cap: Math.max(0, heatCap), entries: entryThresholds(q.rules, builder.months) });
   const whole = [...heat.top].sort((a, b) => b.last - a.last || b.peak - a.peak || a.mid.localeCompare(b.mid)).slice(0, Math.max(0, heatCap)).map((h) => h.mid);
   await forEachPickedBatch(store, { first, month: q.month, shownFrom: shown[0], whole, batchRows: q.batchRows ?? 5_000 }, (rows, parts) => builder.add(rows, parts));
   return builder.finish({ mids: totals.mids, partial: totals.partial, atRisk: risk.total, trends: risk.trends, heat: heat.total });
 }
 
-/** The ratio section, from where it was read, and why not the kept table when it was judged now. */
+/** The ratio section, and whether the kept table it was read from is behind the data or the rules. */
 export interface SectionRead {
   section: RatioSection;
-  from: 'kept' | 'judged';
   check: KeptCheck;
 }
 
-/** The ratio section of `cbp report`: from the kept table when it holds, else judged now. */
+/** The ratio section of `cbp report`, from the kept table. */
 export async function readRatioSection(store: ReadStore, q: SectionQuery): Promise<SectionRead> {
-  const check = await keptTableCheck(store, q.rules);
-  return check.holds ? { section: await keptSection(store, q), from: 'kept', check } : { section: await judgedSection(store, q), from: 'judged', check };
+  return { section: await keptSection(store, q), check: await keptTableCheck(store, q.rules) };
 }

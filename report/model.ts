@@ -7,7 +7,7 @@ import { headroomWords } from '../rules/headroom.ts';
 import { feeWords } from '../rules/fees.ts';
 import type { ExplainedRatioRow, RatioRow, RatioState } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
-import { inForce, meets, rulesFor } from '../rules/evaluate.ts';
+import { inForce, meets, rulesFor } from '../rules/rule-set.ts';
 import { watchOf, type Rule, type RuleSet } from '../rules/thresholds.ts';
 import { latestMonths, type MonthScope, type ShownMonth } from './months.ts';
 import type { TrendMonth, TrendSeries, TrendThreshold } from './trend.ts';

@@ -1,6 +1,6 @@
 // Which MIDs were evaluated under the default region (no region of their own in the thresholds file), and
 // the one sentence `cbp ratios` and the nightly's summary say about them.
-import { groupOf, regionInfo } from './evaluate.ts';
+import { groupOf, regionInfo } from './rule-set.ts';
 import type { RuleSet } from './thresholds.ts';
 
 /** The MIDs among mids judged under the default region: no mids.<mid>.region, nor a region of their VAMP group. */

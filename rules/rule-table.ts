@@ -1,7 +1,7 @@
 // The rules in force as the SQL judge reads them (sql/migrations/021_ratio_rules.sql): one row per rule of each
 // rules class, the classes of MIDs and groups with an entry of their own, the groups' members, and the fees.
 import { createHash } from 'node:crypto';
-import { regionInfo, rulesFor } from './evaluate.ts';
+import { regionInfo, rulesFor } from './rule-set.ts';
 import { watchOf, type RuleSet } from './thresholds.ts';
 
 export interface RuleRow {

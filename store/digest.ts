@@ -15,9 +15,7 @@ export interface DigestRiskRow {
 /** Observed rows at a level, on watch or unknown, levels first, then by closeness; at most `limit`, and how many there are. */
 export async function digestRiskRows(store: ReadStore, limit: number): Promise<{ months: string[]; rows: DigestRiskRow[]; total: number }> {
   const [last] = await store.all<{ month: string | null; partial: boolean | null }>(`
-    SELECT max(month) AS month, bool_or(is_partial) FILTER (WHERE month = (SELECT max(month) FROM ratio_mart
-             WHERE month <= (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1))) AS partial
-      FROM ratio_mart WHERE month <= (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1)`);
+    SELECT max(month) AS month, bool_or(is_partial) FILTER (WHERE month = (SELECT max(month) FROM ratio_mart)) AS partial FROM ratio_mart`);
   if (!last?.month) return { months: [], rows: [], total: 0 };
   const month = String(last.month);
   const [y, m] = month.split('-').map(Number);

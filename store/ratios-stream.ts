@@ -18,14 +18,14 @@ export interface StreamQuery {
 /** The fields of a `cbp ratios --json` row, in its order (ExplainedRatioRow, then the currency). */
 const FIELDS: readonly string[] = EXPLAINED_RATIO_FIELDS;
 
-/** The months the scope shows, from the kept table (latest: up to the month the last evaluation ran as of). */
+/** The months the scope shows, from the kept table (latest: its newest month, and the one before while it is open). */
 async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ from: string; to: string } | null> {
   if (q.scope === 'month') return { from: q.month as string, to: q.month as string };
   if (q.scope === 'all') return { from: '0000-00', to: '9999-99' };
   // Two plain reads (the month's zonemaps answer the second): one statement with the month as a subquery took 1 s.
   const mid = q.mid !== undefined ? 'AND mid = $mid' : '';
   const [r] = await store.all<{ month: string | null }>(
-    `SELECT max(month) AS month FROM ratio_mart WHERE month <= (SELECT as_of_month FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1) ${mid}`,
+    `SELECT max(month) AS month FROM ratio_mart WHERE TRUE ${mid}`,
     q.mid !== undefined ? { mid: q.mid } : undefined,
   );
   if (!r?.month) return null;

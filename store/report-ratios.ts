@@ -1,7 +1,7 @@
 // What `cbp report` reads of the kept ratio table (mart_ratios over ratio_mart) when it holds what the rules configured
 // now say: counts over every row of the report's months, which rows its sections show (the at-risk rows, the trends'
-// series, the heat map's MIDs), and only those rows. The rules are staged first (store/alerts.ts stageRules: _cbp_rules,
-// _cbp_mid_class); cli/report-source.ts runs the steps. Temp tables only: a read-only snapshot allows them.
+// series, the heat map's MIDs), and only those rows, with the rules kept beside them (ratio_rules); cli/report-source.ts
+// runs the steps. Temp tables only: a read-only snapshot allows them.
 import { EXPLAINED_RATIO_FIELDS, type ExplainedRatioRow } from '../contract/ratios.ts';
 import type { Store } from './db.ts';
 import { fastColumn } from './db.ts';
@@ -11,7 +11,7 @@ type ReadStore = Pick<Store, 'all' | 'run' | 'mapRows'>;
 type StreamStore = ReadStore & Pick<Store, 'conn'>;
 
 /** Rows some staged rule reads (store/alerts.ts ratioRowsToExplain's ruleReadOnly). */
-const RULE_READ = '(m.network, m.program, m.metric) IN (SELECT (network, program, metric) FROM _cbp_rules)';
+const RULE_READ = '(m.network, m.program, m.metric) IN (SELECT (network, program, metric) FROM ratio_rules)';
 
 /** Months first .. month (YYYY-MM) of mart_ratios m, the rows a rule reads, of the MIDs picked (none: every MID). */
 function rowsWhere(q: { first: string; month: string; mids?: string[] }): { where: string; params: Record<string, string> } {
@@ -105,32 +105,25 @@ export interface HeatKey {
 
 /**
  * The heat map's cells as report/model.ts heatCell draws them, the most severe of each MID × month: how many MIDs have
- * one, and those that may make the cap (ties included). conditions: stageRules' condition columns.
+ * one, and those that may make the cap (ties included).
  */
 export async function keptHeat(
-  store: ReadStore, q: { first: string; month: string; watchFraction: number; cap: number; conditions: number; entries: EntryThreshold[] },
+  store: ReadStore, q: { first: string; month: string; watchFraction: number; cap: number; entries: EntryThreshold[] },
 ): Promise<{ total: number; top: HeatKey[] }> {
   await store.run('CREATE OR REPLACE TEMP TABLE _cbp_report_entry (class VARCHAR, network VARCHAR, program VARCHAR, metric VARCHAR, month VARCHAR, entry DOUBLE)');
   await insertRows(store, '_cbp_report_entry', q.entries.map((e) => [e.class, e.network, e.program, e.metric, e.month, e.entry]));
   const { where, params } = rowsWhere(q);
-  // A rule of the row's class, network × program × metric, in force in its month, met with every condition (rules/evaluate.ts meets).
-  const conds = Array.from({ length: q.conditions }, (_, i) => {
-    const k = `k.c${i + 1}`;
-    const v = `cbp_condition_value(${k}_field, m.numerator_count, m.numerator_amount, m.denominator_count, m.denominator_amount, m.month_transaction_count, m.month_transaction_amount)`;
-    return ` AND (${k}_field IS NULL OR CASE ${k}_cmp WHEN '>=' THEN ${v} >= ${k}_value ELSE ${v} > ${k}_value END)`;
-  }).join('');
   // met: its own scan (small result), so that the cells stream through one scan instead of a CTE read twice (kept in memory).
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_report_heat_rows AS
     WITH met AS (
       SELECT DISTINCT m.mid, m.network, m.program, m.metric, m.month
-        FROM mart_ratios m LEFT JOIN _cbp_mid_class c ON c.mid = m.mid
-        JOIN _cbp_rules k ON k.class = coalesce(c.class, '') AND k.network = m.network AND k.program = m.program AND k.metric = m.metric
+        FROM mart_ratios m LEFT JOIN ratio_rule_classes c ON c.id = m.mid
+        JOIN int_ratio_rules k ON k.class = coalesce(c.class, '') AND k.network = m.network AND k.program = m.program AND k.metric = m.metric
          AND k.from_month <= m.month AND k.to_month >= m.month
-       WHERE ${where} AND NOT m.is_projection AND m.state IS NOT NULL AND m.state <> 'unknown' AND isfinite(m.ratio)
-         AND CASE k.comparison WHEN '>=' THEN m.ratio >= k.threshold ELSE m.ratio > k.threshold END${conds}
+       WHERE ${where} AND NOT m.is_projection AND m.state IS NOT NULL AND m.state <> 'unknown' AND ratio_meets(k, m, 1.0)
     ), w AS (
       SELECT m.mid, m.network, m.program, m.metric, m.month, m.state, CASE WHEN m.ratio IS NOT NULL AND e.entry > 0 THEN m.ratio / e.entry END AS v
-        FROM mart_ratios m LEFT JOIN _cbp_mid_class c ON c.mid = m.mid
+        FROM mart_ratios m LEFT JOIN ratio_rule_classes c ON c.id = m.mid
         LEFT JOIN _cbp_report_entry e ON e.class = coalesce(c.class, '') AND e.network = m.network AND e.program = m.program AND e.metric = m.metric AND e.month = m.month
        WHERE ${where} AND NOT m.is_projection AND m.state IS NOT NULL
     ), cell AS (

@@ -1,5 +1,5 @@
-// The sources' fingerprints per month (what a rule evaluation and the kept ratio inputs compare to know which months
-// changed), and the last evaluation's. docs/ratios.md "Evaluation: which months, which rows, how".
+// The sources' fingerprints per month: what the ratio table and the kept ratio inputs compare to know which months
+// changed. docs/ratios.md "When the table is current".
 import type { Store } from './db.ts';
 import { insertChunked } from './insert.ts';
 
@@ -76,14 +76,7 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
   return { marks: kept ? [...marks, ...kept] : marks, tc40Events };
 }
 
-/** The fingerprints the last evaluation kept, and what it was (null: none yet). */
-export async function lastEvaluation(store: ReadStore): Promise<{ marks: SourceMark[]; asOfMonth: string; rulesHash: string } | null> {
-  const [e] = await store.all<{ as_of_month: string; rules_hash: string }>('SELECT as_of_month, rules_hash FROM ratio_evaluations ORDER BY evaluated_at DESC LIMIT 1');
-  if (!e) return null;
-  return { asOfMonth: String(e.as_of_month), rulesHash: String(e.rules_hash), marks: await readMarks(store, 'ratio_source_marks') };
-}
-
-/** The tables that keep source fingerprints: what the last evaluation saw, and what the kept ratio inputs reflect. */
+/** The tables that keep source fingerprints: what the ratio table reflects, and what the kept ratio inputs reflect. */
 export type MarksTable = 'ratio_source_marks' | 'ratio_input_marks';
 
 /** The fingerprints a marks table keeps. */

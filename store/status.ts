@@ -1,7 +1,7 @@
 // What `cbp status` reads from the store (or the snapshot): the run log, the loads log, the quarantine and the
 // alert levels in force.
 // Each reader gives nothing, rather than failing, on an older store or snapshot that lacks its table.
-import { latestExplainedMonth } from './ratios-shown.ts';
+import { latestMartMonth } from './ratios-shown.ts';
 import type { Store } from './db.ts';
 
 type ReadStore = Pick<Store, 'all' | 'columns' | 'mapRows'>;
@@ -65,7 +65,7 @@ export async function alertsInForce(store: ReadStore): Promise<Array<{ mid: stri
   );
 }
 
-/** A series at a level or in the watch band, as the last rule evaluation explained it (ratio_explanations). */
+/** A series at a level or in the watch band, as the ratio table judges it. */
 export interface RatioStateLine {
   mid: string;
   network: string;
@@ -82,18 +82,17 @@ export interface RatioStateLine {
 }
 
 /**
- * The watch states and levels of the latest month the last rule evaluation judged (observed rows, not
+ * The watch states and levels of the ratio table's latest month (observed rows, not
  * projections): one row per mid × network × program (its metric at a level first, then the closest), levels
  * first, then the closest to the next threshold. `month` is null when no evaluation recorded any row.
  */
 export async function ratioStatesOfLatestMonth(store: ReadStore): Promise<{ month: string | null; rows: RatioStateLine[] }> {
-  // Only the judged series' rows are stored: the month is the newest with figures up to the one evaluated.
-  const month = await latestExplainedMonth(store);
+  const month = await latestMartMonth(store).catch(() => null);
   if (month === null) return { month: null, rows: [] };
   const rows = await rowsOrNone<RatioStateLine>(
     store,
     `SELECT mid, network, program, metric, month, state, level, next_level, closeness, reason, region, region_source
-       FROM ratio_explanations
+       FROM mart_ratios
       WHERE month = $month AND NOT is_projection AND state IN ('watch', 'level')
       QUALIFY row_number() OVER (PARTITION BY mid, network, program ORDER BY state = 'level' DESC, closeness DESC NULLS LAST, metric) = 1
       ORDER BY state = 'level' DESC, closeness DESC NULLS LAST, mid, network, program`,

@@ -12,14 +12,11 @@ import { addMonths } from '../../lib/utc.ts';
 import { NETWORKS } from '../../contract/common.ts';
 import type { Store } from '../../store/db.ts';
 import { midCurrencies } from '../../store/currency.ts';
-import { forEachExplainedBatch } from '../../alerts/explain.ts';
-import { rulesHash, touchedMonths } from '../../alerts/engine.ts';
-import { lastEvaluation, sourceMarks } from '../../store/alerts.ts';
-import { explainedRowsBetween, latestExplainedMonth } from '../../store/ratios-shown.ts';
-import { latestRatioMonth, toRatioRow } from '../../store/ratios.ts';
+import { martRowsBetween, latestMartMonth } from '../../store/ratios-shown.ts';
+import { toRatioRow } from '../../store/ratios.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
 import type { ShownMonth } from '../../store/ratios-stream.ts';
-import { keptTableCheck } from '../kept-table.ts';
+import { keptTableCheck, refreshBeforeReading } from '../kept-table.ts';
 
 export { renderRatios, TABLE_WIDTH } from '../ratios-text.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
@@ -52,8 +49,6 @@ export interface RatiosQuery {
   metric?: string;
   allPrograms?: boolean;
   projection?: boolean;
-  /** judge every month under the rules configured now, even when the last evaluation's explanations still hold */
-  recompute?: boolean;
 }
 
 /** What `cbp ratios` shows: the rows, and what the human view says around them. */
@@ -74,7 +69,7 @@ export interface RatiosView {
   midsWithoutCurrency: string[];
   allPrograms: boolean;
   /** where the explanations come from: the last evaluation's (its rules and data unchanged since), or judged now */
-  explained: 'stored' | 'recomputed';
+  explained: 'stored';
   /** why the kept ratio table is behind the data, and what to run (store/ratio-mart.ts); null when it is current */
   behind: string | null;
 }
@@ -128,22 +123,6 @@ function sortMonth(rows: RatioOutRow[]): RatioOutRow[] {
   });
 }
 
-/**
- * Whether the explanations the last rule evaluation stored (ratio_explanations) still hold: evaluated under
- * these very rules (alerts/engine.ts rulesHash) and on the data as the store holds it now (no source month
- * added, changed or gone since: store/alerts.ts sourceMarks). False on a store or snapshot without them.
- */
-async function storedExplanationsHold(store: Pick<Store, 'all'>, rules: RuleSet): Promise<boolean> {
-  try {
-    const last = await lastEvaluation(store);
-    if (!last || last.rulesHash !== rulesHash(rules)) return false;
-    const now = await sourceMarks(store);
-    return !now.some((m) => m.month > last.asOfMonth) && touchedMonths(last.marks, now).length === 0;
-  } catch {
-    return false;
-  }
-}
-
 function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
   const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -195,19 +174,13 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
     // Keep memory to the months that can still be shown.
     if (scope === 'latest') kept = kept.filter((r) => r.month >= addMonths(latest, -1));
   };
-  // The rows no rule reads have no stored explanation: with --all-programs, --metric or --program, judge now.
-  const storedFits = scope !== 'all' && !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined;
-  const newest = storedFits && (await storedExplanationsHold(store, rules)) ? (q.month ?? (await latestExplainedMonth(store))) : null;
-  let explained: RatiosView['explained'] = 'recomputed';
+  // Every row is in the kept table, judged by the rules in force (the caller made it current when it could).
+  const newest = q.month ?? (await latestMartMonth(store, q.mid));
+  const explained: RatiosView['explained'] = 'stored';
   if (newest !== null) {
-    explained = 'stored';
-    const rows = (await explainedRowsBetween(store, { from: scope === 'latest' ? addMonths(newest, -1) : newest, to: newest, mid: q.mid })).map(storedRow);
+    const from = scope === 'all' ? '0000-00' : scope === 'latest' ? addMonths(newest, -1) : newest;
+    const rows = (await martRowsBetween(store, { from, to: scope === 'all' ? '9999-99' : newest, mid: q.mid })).map(storedRow);
     take(pick(rows) as ExplainedRatioRow[]);
-  } else {
-    // Only the months shown need every series; the series no rule could move are read for those months alone.
-    const newestMonth = scope === 'latest' ? await latestRatioMonth(store, q.mid) : null;
-    const shownFrom = scope === 'month' ? q.month : newestMonth !== null ? addMonths(newestMonth, -1) : undefined;
-    await forEachExplainedBatch(store, { mid: q.mid, month: q.month }, rules, take, { batchMids: RATIOS_BATCH_MIDS, pick, shownFrom });
   }
   // No flags: the latest month, and the one before when the latest is month to date.
   const shownMonths =
@@ -237,7 +210,7 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
     midsWithoutCurrency: mids.filter((m) => (currencies.get(m) ?? []).length !== 1),
     allPrograms: q.allPrograms === true,
     explained,
-    behind: explained === 'stored' ? null : await martFreshness(store).then((f) => f.behind, () => null),
+    behind: await martFreshness(store).then((f) => f.behind, () => null),
   };
 }
 
@@ -285,17 +258,17 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--metric <metric>', `only this metric (${METRICS.join(', ')})`)
     .option('--all-programs', 'also programs not in force: retired ones (VDMP, VFMP) and ones no enabled rule reads (monthly)')
     .option('--no-projection', 'leave out the projected rows of open months')
-    .option('--recompute', "judge every month under the rules configured now, even when the last evaluation's explanations still hold (same rules, same data)")
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--limit <n>', 'the table shows each month\'s n rows most at risk (0: every row; --json gives every row)', '100')
     .option('--json', 'print an array of rows with every column (ratio as an unrounded fraction)')
-    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; recompute?: boolean; snapshot?: string; limit: string; json?: boolean }) => {
+    .action(async (o: { month?: string; all?: boolean; mid?: string; network?: string; program?: string; metric?: string; allPrograms?: boolean; projection: boolean; snapshot?: string; limit: string; json?: boolean }) => {
       if (!/^\d+$/.test(o.limit)) throw new UsageError(`--limit must be a whole number of rows (0: every row), got ${JSON.stringify(o.limit)}`);
       const limit = Number(o.limit);
-      const q: RatiosQuery = { month: o.month, all: o.all, mid: o.mid, network: o.network, program: o.program, metric: o.metric, allPrograms: o.allPrograms, projection: o.projection, recompute: o.recompute };
+      const q: RatiosQuery = { month: o.month, all: o.all, mid: o.mid, network: o.network, program: o.program, metric: o.metric, allPrograms: o.allPrograms, projection: o.projection };
       checkRatiosQuery(q);
       const cfg = ctx.config();
       const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
+      await refreshBeforeReading(cfg, rules, o.snapshot);
       let store = await openForReading(ctx, o.snapshot);
       let view: RatiosView;
       try {
@@ -303,7 +276,7 @@ export function register(program: Command, ctx: Ctx): void {
         // judge: current, and written under these rules, for the rows a rule in force reads.
         // Loaded when the command runs: the stream reads DuckDB's chunks (store/db.ts), which --help must not load.
         const { shownRatios, streamNeedsOneThread, streamRatiosJson } = await import('../../store/ratios-stream.ts');
-        const keptHolds = !q.recompute && !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds;
+        const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds;
         const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
         // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
         if (!o.json && keptHolds) {
@@ -323,7 +296,7 @@ export function register(program: Command, ctx: Ctx): void {
       } finally {
         store.close();
       }
-      if (o.json && view.behind) process.stderr.write(`cbp: the kept ratio table is behind: ${view.behind}; the rows below were judged now\n`);
+      if (view.behind) process.stderr.write(`cbp: the ratio table is behind the data: ${view.behind}\n`);
       if (o.json) ctx.out(view.rows, undefined, true);
       // The note of what is not modelled is the configured rules' (the defaults' and the thresholds file's).
       else ctx.out(view, (v: RatiosView) => renderRatios(v, TABLE_WIDTH, rules.notModelled ?? []));

@@ -1,7 +1,7 @@
 // Projection to month end from the run rate, so a breach can be announced before the month closes.
 // The SQL (sql/views/40_ratios.sql) writes projected rows (is_projection = true) beside the month-to-date
 // ones; this module judges them as if the month had closed, on top of the real streak history.
-import { watchOf, type RuleSet } from './thresholds.ts';
+import { watchOf, type RuleSet } from '../../rules/thresholds.ts';
 import { evaluateSeries, groupSeries, markSuperseded, rulesFor, seriesKey, withGroups, type MonthLevel, type RatioRow } from './evaluate.ts';
 
 /** Month-end factor of a month-to-date figure covering daysCovered of daysInMonth days. */

@@ -3,12 +3,12 @@
 // it stopped short, the region it was judged under, the merchant it is monitored as, and how far the data
 // lets the level be trusted. Pure: rows and a rule set in, explained rows out (contract/ratios.ts
 // RatioExplanation; docs/ratios.md "Columns"). The same columns are on mart_ratios, as of the last evaluation.
-import type { ExplainedRatioRow, RatioExplanation, RatioRow } from '../contract/ratios.ts';
+import type { ExplainedRatioRow, RatioExplanation, RatioRow } from '../../contract/ratios.ts';
 import { evaluateRows, groupOf, meets, regionInfo, seriesIndex, seriesKey, type LevelRun, type MonthLevel } from './evaluate.ts';
 import { headroomBasis, headroomCount, overByCount } from './headroom.ts';
 import { feeEstimate, NO_FEE } from './fees.ts';
 import { evaluateProjections } from './projection.ts';
-import type { ConditionField, Rule, RuleSet } from './thresholds.ts';
+import type { ConditionField, Rule, RuleSet } from '../../rules/thresholds.ts';
 
 const LABEL: Record<ConditionField, string> = {
   numerator_count: 'count',

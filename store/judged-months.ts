@@ -1,0 +1,53 @@
+// The judged months notices are made from (sql/views/45_ratio_notices.sql), read from the kept runs after a refresh.
+import type { Store } from './db.ts';
+import type { JudgedMonth, TellingRule } from '../alerts/judged-month.ts';
+
+const monthIdx = (m: string) => Number(m.slice(0, 4)) * 12 + Number(m.slice(5, 7)) - 1;
+
+/**
+ * The months of every series at a level or in a watch band from `from` (observed: from the month before it) to
+ * `last`, or with a level recorded since `from`; `from` null: every month. Sorted by series and month.
+ */
+export async function judgedMonths(store: Store, q: { from: string | null; last: string }): Promise<{ levels: JudgedMonth[]; projections: JudgedMonth[] }> {
+  const first = q.from === null ? 0 : monthIdx(q.from);
+  const last = monthIdx(q.last);
+  const rows = await store.exclusive(async () => {
+    await store.run(`CREATE OR REPLACE TEMP VIEW _notice_runs AS SELECT * FROM ratio_streaks
+      WHERE month_idx <= ${last} AND ((v = 0 AND month_idx >= ${first - 1}) OR (v = 1 AND month_idx >= ${first}))`);
+    await store.run(`CREATE OR REPLACE TEMP VIEW _notice_rows AS SELECT * REPLACE (network::VARCHAR AS network, program::VARCHAR AS program,
+      metric::VARCHAR AS metric) FROM ratio_mart WHERE ratio_month_idx(month) BETWEEN ${first - 1} AND ${last}`);
+    try {
+      return await store.all<Record<string, unknown>>(`SELECT * FROM ratio_notice_months('_notice_runs', '_notice_rows', $1)
+        ORDER BY mid, network, program, v, month`, [q.from ?? '0000-00']);
+    } finally {
+      await store.run('DROP VIEW IF EXISTS _notice_runs; DROP VIEW IF EXISTS _notice_rows');
+    }
+  });
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const rule = (r: Record<string, unknown>, p: '' | 'watch_'): TellingRule | null => (r[`${p}rule_id`] == null ? null : {
+    id: String(r[`${p}rule_id`]), level: String(r[`${p}rule_level`]), metric: String(r[`${p}rule_metric`]),
+    comparison: String(r[p ? 'watch_comparison' : 'comparison']), ratio_threshold: Number(r[p ? 'watch_threshold' : 'ratio_threshold']),
+  });
+  const levels: JudgedMonth[] = [];
+  const projections: JudgedMonth[] = [];
+  for (const r of rows) {
+    const projected = Number(r.v) === 1;
+    const m: JudgedMonth = {
+      mid: String(r.mid), network: String(r.network), program: String(r.program), month: String(r.month),
+      level: str(r.level), rank: num(r.rank), met: (r.met as string[] | null) ?? [], watch: str(r.watch), superseded_by: str(r.superseded_by),
+      is_partial: r.is_partial === true, is_projection: projected, missing_sources: str(r.missing_sources),
+      row: r.metric == null ? null : {
+        metric: String(r.metric), numerator: num(r.numerator), denominator: num(r.denominator), denominator_month: str(r.denominator_month),
+        ratio: num(r.ratio), days_covered: num(r.days_covered), days_in_month: num(r.days_in_month), is_projection: projected, is_partial: r.is_partial === true,
+      },
+      rule: rule(r, ''), watchRule: rule(r, 'watch_'),
+      figures: {
+        watch_headroom: num(r.watch_headroom), over_by_count: num(r.over_by_count), headroom_basis: str(r.headroom_basis) as never,
+        fee_estimate: num(r.fee_estimate), fee_currency: str(r.fee_currency), fee_basis: str(r.fee_basis) as never,
+      },
+    };
+    (projected ? projections : levels).push(m);
+  }
+  return { levels, projections };
+}

@@ -1,0 +1,108 @@
+// Keeps the ratio table (ratio_mart) current: after any write to a source, or a change of the rules in force, the months
+// from the earliest that changed are judged again in SQL (sql/views/43_ratio_judge.sql, 44_ratio_explain.sql), each
+// series starting from its runs of the month before (ratio_streaks). docs/ratios.md "When the table is current".
+import type { Store } from './db.ts';
+import { CAPTURE_MONTH, insertMarks, readMarks, type SourceMark } from './source-marks.ts';
+import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
+import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
+import { ruleTables } from '../rules/rule-table.ts';
+import type { RuleSet } from '../rules/thresholds.ts';
+
+/** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction. */
+export const JUDGE_INPUT_ROWS = 250_000;
+
+export interface RatioRefresh {
+  /** the first month judged again; null: every month; undefined: nothing had changed */
+  fromMonth: string | null | undefined;
+  /** ratio rows written */
+  rows: number;
+  /** why every month was judged, when it was */
+  why?: string;
+}
+
+const monthIdx = (m: string) => Number(m.slice(0, 4)) * 12 + Number(m.slice(5, 7)) - 1;
+
+/**
+ * Brings the kept inputs and the ratio table up to date with the sources and `rules`. Every month is judged when the
+ * rules changed, the table was never written whole (or a write was cut short), or `full`; else the months from the
+ * earliest whose sources changed, and none when nothing did.
+ */
+export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
+  return store.exclusive(async () => {
+    const t = ruleTables(rules);
+    const rulesChanged = (await keptRulesHash(store)) !== t.hash;
+    const inputs = await refreshRatioInputs(store, { all: opts.full });
+    const [state] = await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state LIMIT 1');
+    const touched = touchedMonths(await readMarks(store, 'ratio_source_marks'), inputs.marks);
+    const why = opts.full ? 'asked for' : rulesChanged ? 'the rules changed' : !state ? 'never written' : !state.complete ? 'the last write did not finish'
+      : inputs.full ? 'the inputs were computed again' : touched.includes(CAPTURE_MONTH) ? 'events were first captured at another day' : undefined;
+    if (why === undefined && touched.length === 0) return { fromMonth: undefined, rows: 0 };
+    const fromMonth = why === undefined ? touched[0] : null;
+    const from = fromMonth ?? '0000-01';
+    await store.transaction(async (s) => {
+      if (rulesChanged) await writeRuleTables(s, t);
+      await s.run('DELETE FROM ratio_mart_state');
+      await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
+      await s.run('DELETE FROM ratio_streaks WHERE month_idx >= $1', [monthIdx(from)]);
+      await s.run('DELETE FROM ratio_mart WHERE month >= $1', [from]);
+    });
+    let rows = 0;
+    for (const chunk of await chunks(store, from, opts.inputRows ?? JUDGE_INPUT_ROWS)) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+    await saveMarks(store, inputs.marks);
+    return { fromMonth, rows, ...(why ? { why } : {}) };
+  });
+}
+
+/** A chunk: the MIDs lo..hi but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
+type Chunk = { lo: string; hi: string } | { grouped: true };
+
+/** MID ranges of at most `most` kept-input rows from `from` on, and the grouped MIDs last. */
+async function chunks(store: Store, from: string, most: number): Promise<Chunk[]> {
+  const mids = await store.all<{ mid: string; n: number }>(
+    'SELECT mid, count(*)::INTEGER AS n FROM ratio_month_inputs WHERE month >= $1 GROUP BY mid ORDER BY mid', [from]);
+  const out: Chunk[] = [];
+  let cur: { lo: string; hi: string; n: number } | null = null;
+  for (const { mid, n } of mids) {
+    if (cur && cur.n + n <= most) { cur.hi = mid; cur.n += n; continue; }
+    if (cur) out.push({ lo: cur.lo, hi: cur.hi });
+    cur = { lo: mid, hi: mid, n };
+  }
+  if (cur) out.push({ lo: cur.lo, hi: cur.hi });
+  const [g] = await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups');
+  if (g.n > 0) out.push({ grouped: true });
+  return out;
+}
+
+/** Judges one chunk's rows from `from` on and writes its runs and ratio rows, in one transaction. */
+async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
+  const grouped = 'EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = r.mid AND g.program = r.program)';
+  const where = 'grouped' in chunk ? grouped : `r.mid >= $lo AND r.mid <= $hi AND NOT ${grouped}`;
+  const params: Record<string, string> = 'grouped' in chunk ? {} : { lo: chunk.lo, hi: chunk.hi };
+  const first = `strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE`;
+  try {
+    return await store.transaction(async (s) => {
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
+        SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where}`, params);
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction})`);
+      await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
+      await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1)`);
+      await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
+      const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
+        SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
+               CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
+          FROM ratio_explain('_ratio_rows', '_ratio_runs')`);
+      return Number(r?.Count ?? 0);
+    });
+  } finally {
+    await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs');
+  }
+}
+
+/** Records the fingerprints the table now reflects, and that it is whole. */
+async function saveMarks(store: Store, marks: SourceMark[]): Promise<void> {
+  await store.transaction(async (s) => {
+    await s.run('DELETE FROM ratio_source_marks');
+    await insertMarks(s, 'ratio_source_marks', marks);
+    await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
+  });
+}
