@@ -1,11 +1,13 @@
-// The alert state machine's pure part (alerts/notices.ts), without a store: ratio rows, the rules and what
-// earlier evaluations recorded in; notices, their delivery flags and the states to record out.
+// The alert state machine's pure part (alerts/notices.ts), without a store: ratio rows judged by the oracle's rules
+// (test/oracle/judged.ts) and what earlier evaluations recorded in; notices, their delivery flags and the states to record out.
 import { describe, expect, it } from 'vitest';
-import { deliveryState, judgeBatch, noticeId, ruleTargets, stateRows, targetFloors } from '../alerts/notices.ts';
-import type { MonthLevel, RatioRow } from '../rules/evaluate.ts';
+import { deliveryState, noticeId, stateRows } from '../alerts/notices.ts';
+import { evaluateRows, type RatioRow } from './oracle/evaluate.ts';
+import { evaluateProjections } from './oracle/projection.ts';
+import { judgeRows, oracleMonths } from './oracle/judged.ts';
 import { parseThresholds } from '../rules/thresholds.ts';
 import type { AlertStateRow, Delivery, RecordedState } from '../store/alerts.ts';
-import { explainEach } from '../rules/explain.ts';
+import { explainEach } from './oracle/explain.ts';
 
 const rule = (id: string, level: string, rank: number, ratio: number, extra: Record<string, unknown> = {}) => ({
   id, network: 'mastercard', program: 'ecp', level, rank, metric: 'count', comparison: '>=', ratio_threshold: ratio, ...extra,
@@ -33,7 +35,7 @@ const id = (kind: 'reached' | 'escalated' | 'resolved', level: string, month: st
 
 describe('alert notices, judged without a store', () => {
   it('gives each transition a notice, pages only the months from notifySince, and records a state per level reached', () => {
-    const j = judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: new Map() });
+    const j = judgeRows(series, [], { rules, notifySince: '2026-03', now, known: new Map() });
     expect(j.notices.map((n) => [n.kind, n.level, n.previous_level, n.month, n.notify])).toEqual([
       ['reached', 'low', null, '2026-02', false],
       ['escalated', 'high', 'low', '2026-03', true],
@@ -50,11 +52,11 @@ describe('alert notices, judged without a store', () => {
 
   it('says nothing already recorded again, and promotes once a notice recorded as history that is now to be paged', () => {
     const known = new Map([[id('reached', 'low', '2026-02'), false], [id('escalated', 'high', '2026-03'), false]]);
-    const j = judgeBatch(series, [], { rules, notifySince: '2026-03', now, known });
+    const j = judgeRows(series, [], { rules, notifySince: '2026-03', now, known });
     expect(j.fresh).toEqual([]);
     expect(j.promoted.map((n) => n.notice_id)).toEqual([id('escalated', 'high', '2026-03')]);
     const paged = new Map([...known, [id('escalated', 'high', '2026-03'), true]]);
-    expect(judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: paged }).promoted).toEqual([]);
+    expect(judgeRows(series, [], { rules, notifySince: '2026-03', now, known: paged }).promoted).toEqual([]);
   });
 
 
@@ -62,40 +64,40 @@ describe('alert notices, judged without a store', () => {
     const missing = 'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30';
     // The MID report alone reads 0.1 % for April: the level is held, not left.
     const held = [...series, { ...row('m1', '2026-04', 0.001), missing_sources: missing }];
-    const j = judgeBatch(held, [], { rules, notifySince: '2026-04', now, known: new Map() });
+    const j = judgeRows(held, [], { rules, notifySince: '2026-04', now, known: new Map() });
     expect(j.notices.filter((n) => n.month === '2026-04').map((n) => [n.kind, n.level, n.previous_level, n.notify])).toEqual([['unknown', 'high', 'high', true]]);
     const [u] = j.notices.filter((n) => n.kind === 'unknown');
     expect(u.message).toBe(`m1 mastercard ecp: UNKNOWN — 2026-04 cannot be judged, level high is held until it can: 0.100 % (10 / 10000), threshold >= 2.000 %; ${missing}`);
     expect(u.notice_id).toBe(noticeId('unknown', 'm1', 'mastercard', 'ecp', 'high', '2026-04'));
     // Judged again: nothing new.
-    expect(judgeBatch(held, [], { rules, notifySince: '2026-04', now, known: new Map(j.notices.map((n) => [n.notice_id, n.notify])) }).fresh).toEqual([]);
+    expect(judgeRows(held, [], { rules, notifySince: '2026-04', now, known: new Map(j.notices.map((n) => [n.notice_id, n.notify])) }).fresh).toEqual([]);
     // A month to date says nothing of it: it holds its level anyway.
     const mtd = [...series, { ...row('m1', '2026-04', 0.001), missing_sources: missing, is_partial: true }];
-    expect(judgeBatch(mtd, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices.filter((n) => n.kind === 'unknown')).toEqual([]);
+    expect(judgeRows(mtd, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices.filter((n) => n.kind === 'unknown')).toEqual([]);
     const cold = [row('m3', '2026-03', 0.001), { ...row('m3', '2026-04', 0.001), missing_sources: missing }];
-    expect(judgeBatch(cold, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices).toEqual([]);
+    expect(judgeRows(cold, [], { rules, notifySince: '2026-04', now, known: new Map() }).notices).toEqual([]);
   });
   it('takes back a recorded level its month no longer reaches: a resolved notice, and the state resolved', () => {
     const recorded: RecordedState[] = [{ mid: 'm1', network: 'mastercard', program: 'ecp', level: 'high', month: '2026-03', status: 'reached' }];
-    const j = judgeBatch([row('m1', '2026-03', 0.004)], recorded, { rules, notifySince: '2026-03', now, known: new Map() });
+    const j = judgeRows([row('m1', '2026-03', 0.004)], recorded, { rules, notifySince: '2026-03', now, known: new Map() });
     expect(j.notices.map((n) => [n.kind, n.level, n.previous_level, n.month, n.notify])).toEqual([['resolved', 'high', null, '2026-03', true]]);
     expect(j.states.map((s) => [s.level, s.month, s.status, s.rank, s.ratio])).toEqual([['high', '2026-03', 'resolved', -1, 0.004]]);
     // A level recorded as resolved is not taken back again.
-    const again = judgeBatch([row('m1', '2026-03', 0.004)], [{ ...recorded[0], status: 'resolved' }], { rules, notifySince: '2026-03', now, known: new Map() });
+    const again = judgeRows([row('m1', '2026-03', 0.004)], [{ ...recorded[0], status: 'resolved' }], { rules, notifySince: '2026-03', now, known: new Map() });
     expect(again.notices).toEqual([]);
   });
 
   it('leaves out a state recorded as it is, and keeps one whose status, rank, figures or month-to-date flag changed', () => {
-    const first = judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: new Map() }).states;
+    const first = judgeRows(series, [], { rules, notifySince: '2026-03', now, known: new Map() }).states;
     const recorded: RecordedState[] = first.map((s) => ({ ...s }));
-    const known = new Map(judgeBatch(series, [], { rules, notifySince: '2026-03', now, known: new Map() }).notices.map((n) => [n.notice_id, n.notify]));
-    expect(judgeBatch(series, recorded, { rules, notifySince: '2026-03', now, known }).states).toEqual([]);
+    const known = new Map(judgeRows(series, [], { rules, notifySince: '2026-03', now, known: new Map() }).notices.map((n) => [n.notice_id, n.notify]));
+    expect(judgeRows(series, recorded, { rules, notifySince: '2026-03', now, known }).states).toEqual([]);
     // Read without its figures (a caller that has only the status), a recorded state counts as changed.
     const bare = recorded.map(({ mid, network, program, level, month, status }) => ({ mid, network, program, level, month, status }));
-    expect(judgeBatch(series, bare, { rules, notifySince: '2026-03', now, known }).states).toHaveLength(2);
+    expect(judgeRows(series, bare, { rules, notifySince: '2026-03', now, known }).states).toHaveLength(2);
     for (const change of [{ ratio: 0.0121 }, { numerator: null }, { denominator: 9_999 }, { rank: 3 }, { is_partial: true }, { status: 'projected' }]) {
       const one = [{ ...recorded[0], ...change }, recorded[1]];
-      const states = judgeBatch(series, one, { rules, notifySince: '2026-03', now, known }).states;
+      const states = judgeRows(series, one, { rules, notifySince: '2026-03', now, known }).states;
       expect(states.map((s) => [s.level, s.month, s.status])).toEqual([['low', '2026-02', 'reached']]);
     }
   });
@@ -107,38 +109,35 @@ describe('alert notices, judged without a store', () => {
     ];
     const mixed = [two[7], two[0], two[5], two[2], two[4], two[1], two[6], two[3]];
     const opts = { rules, notifySince: '2026-01', now, known: new Map<string, boolean>() };
-    const sorted = judgeBatch(two, [], opts);
+    const sorted = judgeRows(two, [], opts);
     // Recorded states of both MIDs, interleaved, one of them a level the figures no longer hold (taken back).
     const recorded: RecordedState[] = [...sorted.states.map((x) => ({ ...x })), { mid: 'm3', network: 'mastercard', program: 'ecp', level: 'high', month: '2026-02', status: 'reached' }];
     const shuffled = [...recorded].reverse();
     const byId = (xs: Array<{ notice_id: string }>) => xs.map((n) => JSON.stringify(n)).sort();
     const byKey = (xs: AlertStateRow[]) => xs.map((x) => JSON.stringify(x)).sort();
-    const a = judgeBatch(two, recorded, opts);
-    const b = judgeBatch(mixed, shuffled, opts);
+    const a = judgeRows(two, recorded, opts);
+    const b = judgeRows(mixed, shuffled, opts);
     expect(a.notices.some((n) => n.kind === 'resolved' && n.mid === 'm3' && n.month === '2026-02')).toBe(true);
     expect(byId(b.notices)).toEqual(byId(a.notices));
     expect(byKey(b.states)).toEqual(byKey(a.states));
-    const explained = (rows: RatioRow[], j: typeof a) => {
+    // Explanations come from the oracle's months of the same rows (the batch's months are the SQL judge's shape, without streaks).
+    const explained = (rows: RatioRow[]) => {
       const out: string[] = [];
-      explainEach(rows, j.levels, j.projections, rules, (r, e) => out.push(JSON.stringify([r.mid, r.month, e])));
+      explainEach(rows, evaluateRows(rows, rules), evaluateProjections(rows, rules), rules, (r, e) => out.push(JSON.stringify([r.mid, r.month, e])));
       return out.sort();
     };
-    expect(explained(mixed, b)).toEqual(explained(two, a));
+    expect(explained(mixed)).toEqual(explained(two));
   });
 
   it('records one state per level and month: a level reached in a month it was projected for is reached', () => {
-    const level = (over: Partial<MonthLevel>): MonthLevel => ({
-      mid: 'm1', network: 'mastercard', program: 'ecp', month: '2026-04', level: 'low', rank: 1, met: ['low'], row: row('m1', '2026-04', 0.011),
-      rule: null, is_partial: true, is_projection: false, watch: null, superseded_by: null, streaks: [], ...over,
-    });
-    const states = stateRows({ reached: [level({})], projected: [level({ is_projection: true })], levels: [level({})], notices: [], now });
+    // April to date at 1.1 % (low), and its projection at the same figures (low too).
+    const mtd = { ...row('m1', '2026-04', 0.011), is_partial: true };
+    const { levels, projections } = oracleMonths([mtd, { ...mtd, is_projection: true }], rules);
+    expect([levels, projections].map((ls) => ls.map((l) => [l.month, l.level, l.rank, l.is_partial, l.is_projection]))).toEqual([
+      [['2026-04', 'low', 1, true, false]], [['2026-04', 'low', 1, true, true]],
+    ]);
+    const states = stateRows({ reached: levels, projected: projections, levels, notices: [], now });
     expect(states.map((s) => [s.level, s.month, s.status, s.is_partial])).toEqual([['low', '2026-04', 'reached', true]]);
-  });
-
-  it('reads only the ratios some enabled rule reads, down to the lowest threshold\'s watch band, a MID\'s own rules included', () => {
-    expect(ruleTargets(rules)).toEqual(['mastercard|ecp|count']);
-    // 0.8 % × the default watch fraction 0.8
-    expect(targetFloors(rules)).toEqual([{ network: 'mastercard', program: 'ecp', metric: 'count', min: 0.008 * 0.8, from_month: '0000-00', to_month: '9999-99' }]);
   });
 
   it('tells where a notice stands from its deliveries', () => {

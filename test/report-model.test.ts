@@ -1,14 +1,19 @@
 // The report's choices of what to show, in process over a real store: at most 20 trends, the MIDs at a level
 // first, and the page saying how many were left out; the heat map capped the same way; clear rows capped in
-// the at-risk table; and --mid's MIDs charted whatever their state.
+// the at-risk table; and --mid's MIDs charted whatever their state. The store's ratio rows are explained by the
+// oracle (test/oracle/explain.ts); the section read from the kept table (cli/report-source.ts) must be the same.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forEachExplainedBatch, type ExplainedBatchOptions } from '../alerts/explain.ts';
+import { explainRows } from './oracle/explain.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
+import { keptSection } from '../cli/report-source.ts';
 import { RatioSectionBuilder, type RatioSection } from '../report/model.ts';
 import { renderReport } from '../report/html.ts';
-import { loadRules, parseThresholds } from '../rules/thresholds.ts';
+import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { openStore, type Store } from '../store/db.ts';
+import { computeRatios, forEachRatioBatch, type RatioQuery } from '../store/ratios.ts';
+import { refreshRatios } from '../store/ratio-refresh.ts';
+import type { ExplainedRatioRow } from '../contract/ratios.ts';
 import { REPORT_STATUSES } from '../store/report.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { insertStats, type StatFixture } from './ratios-fixtures.ts';
@@ -28,10 +33,15 @@ beforeAll(async () => {
 });
 afterAll(() => store?.close());
 
+/** The store's ratio rows (q's MID, months up to q.asOf's) in batches of batchMids MIDs, each explained by the oracle. */
+async function forEachExplainedBatch(s: Store, q: RatioQuery, set: RuleSet, fn: (rows: ExplainedRatioRow[]) => void, batchMids: number): Promise<void> {
+  await forEachRatioBatch(s, q, (rows) => fn(explainRows(rows, set)), batchMids);
+}
+
 async function section(opts: { picked?: string[]; heatCap?: number } = {}): Promise<RatioSection> {
   const b = new RatioSectionBuilder({ month: '2026-03', rules, ...opts });
   for (const mid of opts.picked?.length ? opts.picked : [undefined]) {
-    await forEachExplainedBatch(store, { mid, asOf: '2026-03-01T00:00:00Z' }, rules, (rows) => b.add(rows), { batchMids: 10 });
+    await forEachExplainedBatch(store, { mid, asOf: '2026-03-01T00:00:00Z' }, rules, (rows) => b.add(rows), 10);
   }
   return b.finish();
 }
@@ -70,18 +80,18 @@ describe('the report chooses what to show, and says what it left out', () => {
 });
 
 describe('the report reads only what it shows', () => {
-  it('builds the same section from the rows it reads (13 months of series no rule moves, rows some rule reads) as from every row', async () => {
+  it('builds the same section from the rows it reads (the kept table: counted and picked in SQL, rows some rule reads) as from every row', async () => {
     const t = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
     try {
       await generateRatioData(t, { mids: 150, months: 30 });
       const set = parseThresholds(JSON.stringify({ watch: { fraction: 0.75, notify: false }, groups: { acme: { mids: ['mid000004', 'mid000090'], programs: ['vamp'] } } }), 't.json');
-      const build = async (opts: ExplainedBatchOptions) => {
-        const b = new RatioSectionBuilder({ month: '2026-05', rules: set, picked: [] });
-        await forEachExplainedBatch(t, { asOf: '2026-05-01T00:00:00Z' }, set, (rows) => b.add(rows), opts);
-        return b.finish();
-      };
-      const every = await build({ batchMids: 40 });
-      const read = await build({ batchMids: 40, shownFrom: every.months[0], ruleReadOnly: true });
+      // Every row, explained by the oracle in one go (the group's members together).
+      const b = new RatioSectionBuilder({ month: '2026-05', rules: set, picked: [] });
+      b.add(explainRows(await computeRatios(t, { asOf: '2026-05-01T00:00:00Z' }), set));
+      const every = b.finish();
+      // The rows read: the kept table judged under the same rules, only what the section shows read from it.
+      await refreshRatios(t, set);
+      const read = await keptSection(t, { month: '2026-05', rules: set, picked: [] });
       expect(read).toEqual(every);
       expect(every.trends.length).toBeGreaterThan(0);
       expect(every.atRisk.some((r) => r.state === 'level')).toBe(true);
@@ -104,7 +114,7 @@ describe('the at-risk table\'s headroom and fee column', () => {
         { mid: 'd1', month: '2026-03', network: 'discover', cb: 130, tx: 9_000 },
       ]);
       const b = new RatioSectionBuilder({ month: '2026-03', rules, picked: [] });
-      await forEachExplainedBatch(t, { asOf: '2026-04-01T00:00:00Z' }, rules, (rows) => b.add(rows), { batchMids: 10 });
+      await forEachExplainedBatch(t, { asOf: '2026-04-01T00:00:00Z' }, rules, (rows) => b.add(rows), 10);
       const s = b.finish();
       const html = renderReport({ meta: meta(), ratios: s, disputes: empty, quality: { matchRates: [], quarantine: [], freshness: [] } });
       /** The headroom and fee cell (the one before last) of a MID's row in the at-risk table. */

@@ -1,7 +1,7 @@
-// Rule evaluation on hand-made ratio rows: levels, count floors, streaks, effective dates, projections.
+// The oracle's rule evaluation on hand-made ratio rows: levels, count floors, streaks, effective dates, projections.
 import { describe, expect, it } from 'vitest';
-import { evaluateRows, evaluateSeries, meets, rulesFor, type RatioRow } from '../rules/evaluate.ts';
-import { evaluateProjections, projectValue, runRateFactor } from '../rules/projection.ts';
+import { evaluateRows, evaluateSeries, meets, rulesFor, type RatioRow } from './oracle/evaluate.ts';
+import { evaluateProjections, projectValue, runRateFactor } from './oracle/projection.ts';
 import { loadRules, parseThresholds } from '../rules/thresholds.ts';
 import { ratioRow } from './ratios-fixtures.ts';
 
@@ -143,7 +143,7 @@ describe('projection', () => {
 
 describe('months', () => {
   it('steps months across year boundaries both ways', async () => {
-    const { addMonths, inForce } = await import('../rules/evaluate.ts');
+    const { addMonths, inForce } = await import('./oracle/evaluate.ts');
     expect(addMonths('2025-12', 1)).toBe('2026-01');
     expect(addMonths('2026-01', -1)).toBe('2025-12');
     expect(addMonths('2026-03', -15)).toBe('2024-12');

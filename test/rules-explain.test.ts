@@ -1,10 +1,10 @@
-// Worked examples for every rule of issue #13 and the explanation each ratio row carries (rules/explain.ts):
+// Worked examples for every rule of issue #13 and the explanation each ratio row carries (the oracle's, test/oracle/explain.ts):
 // entry, the boundary exactly at the threshold, exit after N months, HECM to ECM, EFM over ECM, Discover's
 // month, a VAMP group of MIDs, the watch band, regions.
 import { describe, expect, it } from 'vitest';
-import { evaluateRows, withGroups, type RatioRow } from '../rules/evaluate.ts';
-import { explainRows } from '../rules/explain.ts';
-import { judgeBatch } from '../alerts/notices.ts';
+import { evaluateRows, withGroups, type RatioRow } from './oracle/evaluate.ts';
+import { explainRows } from './oracle/explain.ts';
+import { judgeRows } from './oracle/judged.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { ratioRow, type RatioRowFixture } from './ratios-fixtures.ts';
 
@@ -86,7 +86,7 @@ describe('Mastercard EFM', () => {
 
   it('says so in the ECM notice of a month EFM is met too, and not in the EFM one', () => {
     const rows = [ecp('2026-01', 200, 10_000), efm('2026-01', 60, 10_000, 60_000)];
-    const { notices } = judgeBatch(rows, [], { rules, notifySince: '2026-01', now: '2026-02-01T00:00:00Z', known: new Map() });
+    const { notices } = judgeRows(rows, [], { rules, notifySince: '2026-01', now: '2026-02-01T00:00:00Z', known: new Map() });
     const ecm = notices.find((n) => n.program === 'ecp' && n.kind === 'reached')!;
     expect(ecm.message).toMatch(/level ecm reached in 2026-01: .*; EFM is met too this month, and Mastercard assesses EFM instead$/);
     expect(notices.find((n) => n.program === 'efm' && n.kind === 'reached')!.message).not.toMatch(/assesses/);

@@ -1,10 +1,11 @@
-// Headroom, over-by and fee estimates (issue #28) on hand-computed cases, program by program: rules/headroom.ts,
-// rules/fees.ts through rules/explain.ts, as `cbp ratios` and mart_ratios show them.
+// Headroom, over-by and fee estimates (issue #28) on hand-computed cases, program by program: the oracle's
+// (test/oracle/headroom.ts, test/oracle/fees.ts through test/oracle/explain.ts; the SQL judge behind `cbp ratios` and
+// mart_ratios is held equal to it) and rules/headroom.ts' words.
 import { describe, expect, it } from 'vitest';
-import type { RatioRow } from '../rules/evaluate.ts';
-import { explainRows } from '../rules/explain.ts';
+import type { RatioRow } from './oracle/evaluate.ts';
+import { explainRows } from './oracle/explain.ts';
 import { headroomWords } from '../rules/headroom.ts';
-import { judgeBatch } from '../alerts/notices.ts';
+import { judgeRows } from './oracle/judged.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { ratioRow, type RatioRowFixture } from './ratios-fixtures.ts';
 
@@ -111,13 +112,13 @@ describe('notices say it in words', () => {
   it('a watch notice says how many more events reach the level; a projected one how many fewer stay below, and its fee', () => {
     const set = parseThresholds(JSON.stringify({ watch: { fraction: 0.8, notify: true } }), 't.json');
     // 1.3 % of 200,000 (2,600) is in VAMP's watch band (0.8 × 1.5 % = 1.2 %, 0.8 × 1,500 = 1,200): 400 more reach 1.5 %.
-    const watch = judgeBatch([row({ mid: 'v1', network: 'visa', program: 'vamp', month: '2026-06', num: 2_600, den: 200_000 })], [],
+    const watch = judgeRows([row({ mid: 'v1', network: 'visa', program: 'vamp', month: '2026-06', num: 2_600, den: 200_000 })], [],
       { rules: set, notifySince: '2026-06', now: '2026-07-01T00:00:00Z', known: new Map() }).notices.find((n) => n.kind === 'watch')!;
     expect(watch.message).toMatch(/; 400 more Visa disputes or TC40 fraud reports in 2026-06 would have reached VAMP Excessive$/);
     // Half a month at 1,000 of 100,000 (1 %), projected 3,600 of 200,000 (1.8 %): 601 fewer would stay below; USD 28,800.
     const rows = [row({ mid: 'v1', network: 'visa', program: 'vamp', month: '2026-06', num: 1_000, den: 100_000, is_partial: true, days_covered: 15, days_in_month: 30 }),
       row({ mid: 'v1', network: 'visa', program: 'vamp', month: '2026-06', num: 3_600, den: 200_000, is_partial: true, is_projection: true, days_covered: 15, days_in_month: 30 })];
-    const projected = judgeBatch(rows, [], { rules, notifySince: '2026-06', now: '2026-06-16T00:00:00Z', known: new Map() }).notices.find((n) => n.kind === 'projected')!;
+    const projected = judgeRows(rows, [], { rules, notifySince: '2026-06', now: '2026-06-16T00:00:00Z', known: new Map() }).notices.find((n) => n.kind === 'projected')!;
     expect(projected.message).toMatch(/; 601 fewer Visa disputes or TC40 fraud reports than projected for 2026-06 would have left VAMP Excessive; projected fee USD 28,800 \(every counted event; an estimate, not an invoice\)$/);
   });
 });

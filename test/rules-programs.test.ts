@@ -1,9 +1,9 @@
 // The programs as published in the second reading (issue #28, ../shared/reference/card-network-programs.md): VAMP's
 // exit after one month below, ECM's and EFM's after three, the two CEMEA readings, Australia's EFM, and what is named
-// as not modelled. Hand-computed rows through rules/explain.ts.
+// as not modelled. Hand-computed rows through the oracle's explanation (test/oracle/explain.ts).
 import { describe, expect, it } from 'vitest';
-import type { RatioRow } from '../rules/evaluate.ts';
-import { explainRows } from '../rules/explain.ts';
+import type { RatioRow } from './oracle/evaluate.ts';
+import { explainRows } from './oracle/explain.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { ratioRow, type RatioRowFixture } from './ratios-fixtures.ts';
 

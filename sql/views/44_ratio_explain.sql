@@ -11,26 +11,30 @@ CREATE OR REPLACE MACRO ratio_cond_values(ru, x) AS (
                              x.month_transaction_count, x.month_transaction_amount)} FOR c IN ru.conds]
 );
 
--- What of rule ru row x fails, as text ("ratio 1.31 % < 1.50 %; count 43 < 1,500 minimum"); NULL when nothing does.
+-- What of rule ru row x fails, as a list of texts ("ratio 1.31 % < 1.50 %", "count 43 < 1,500 minimum"); empty when
+-- nothing does. (Lists, not nullif of texts: a macro's argument is copied wherever it is used.)
 CREATE OR REPLACE MACRO ratio_failed(ru, x, cv) AS (
-  nullif(concat_ws('; ',
-    CASE WHEN x.ratio IS NULL OR NOT isfinite(x.ratio) THEN 'no ratio (' || coalesce(x.no_ratio_reason, 'no figures') || ')'
-         WHEN ru.comparison = '>=' AND NOT (x.ratio >= ru.threshold) THEN 'ratio ' || cbp_percent(x.ratio) || ' < ' || ru.threshold_text
-         WHEN ru.comparison = '>' AND NOT (x.ratio > ru.threshold) THEN 'ratio ' || cbp_percent(x.ratio) || ' not above ' || ru.threshold_text END,
-    nullif(array_to_string([cbp_failed_condition(p, p.v) FOR p IN cv], '; '), '')), '')
+  list_filter([CASE WHEN x.ratio IS NULL OR NOT isfinite(x.ratio) THEN 'no ratio (' || coalesce(x.no_ratio_reason, 'no figures') || ')'
+                    WHEN ru.comparison = '>=' AND NOT (x.ratio >= ru.threshold) THEN 'ratio ' || cbp_percent(x.ratio) || ' < ' || ru.threshold_text
+                    WHEN ru.comparison = '>' AND NOT (x.ratio > ru.threshold) THEN 'ratio ' || cbp_percent(x.ratio) || ' not above ' || ru.threshold_text END]
+              || [cbp_failed_condition(p, p.v) FOR p IN cv], lambda t: t IS NOT NULL)
 );
 
--- The fewest more events k >= 0 making every condition of ru hold (count rows and rules only); NULL where none can.
+-- The fewest more events k >= 0 making every condition of rule ru hold for row x (count rows and rules only); NULL where
+-- none can: a condition on amounts or transactions not met (same-month figures of an open month projected, x.hf).
 CREATE OR REPLACE MACRO ratio_up_to(target, cmp, num) AS (
   greatest(0, CASE WHEN cmp = '>=' THEN ceil(round(target - num, 9)) ELSE floor(round(target - num, 9)) + 1 END)::DOUBLE
 );
-CREATE OR REPLACE MACRO ratio_headroom(ru, x, cv) AS (
+CREATE OR REPLACE MACRO ratio_headroom(ru, x) AS (
   CASE WHEN x.metric <> 'count' OR ru.metric <> 'count' OR x.numerator_count IS NULL OR NOT coalesce(x.den_h > 0, FALSE) THEN NULL
-       WHEN coalesce(list_bool_or([NOT coalesce(CASE WHEN p.cmp = '>=' THEN p.hv >= p.value ELSE p.hv > p.value END, FALSE)
-                                   FOR p IN [struct_insert(q, hv := q.v * CASE WHEN q.field LIKE 'month_transaction_%' OR (NOT x.den_prev AND q.field LIKE 'denominator_%') THEN x.hf ELSE 1 END)
-                                             FOR q IN cv] IF p.field <> 'numerator_count']), FALSE) THEN NULL
+       WHEN NOT (ratio_holds(x.numerator_amount, ru.na_ge, ru.na_gt, 1)
+                 AND ratio_holds(x.denominator_count * CASE WHEN x.den_prev THEN 1 ELSE x.hf END, ru.dc_ge, ru.dc_gt, 1)
+                 AND ratio_holds(x.denominator_amount * CASE WHEN x.den_prev THEN 1 ELSE x.hf END, ru.da_ge, ru.da_gt, 1)
+                 AND ratio_holds(x.month_transaction_count * x.hf, ru.mc_ge, ru.mc_gt, 1)
+                 AND ratio_holds(x.month_transaction_amount * x.hf, ru.ma_ge, ru.ma_gt, 1)) THEN NULL
        ELSE greatest(ratio_up_to(ru.threshold * x.den_h, ru.comparison, x.numerator_count),
-                     coalesce(list_max([ratio_up_to(p.value, p.cmp, x.numerator_count) FOR p IN cv IF p.field = 'numerator_count']), 0)) END
+                     CASE WHEN ru.nc_ge IS NULL THEN 0 ELSE ratio_up_to(ru.nc_ge, '>=', x.numerator_count) END,
+                     CASE WHEN ru.nc_gt IS NULL THEN 0 ELSE ratio_up_to(ru.nc_gt, '>', x.numerator_count) END) END
 );
 
 -- The fewest events m >= 1 fewer that would have left the row below ru's ratio or one of its count minimums.
@@ -40,14 +44,15 @@ CREATE OR REPLACE MACRO ratio_down_to(target, cmp, num) AS (
 CREATE OR REPLACE MACRO ratio_over_by(ru, x) AS (
   CASE WHEN x.metric <> 'count' OR x.numerator_count IS NULL OR NOT coalesce(x.den_h > 0, FALSE) THEN NULL
        ELSE least(ratio_down_to(ru.threshold * x.den_h, ru.comparison, x.numerator_count),
-                  coalesce(list_min([ratio_down_to(c.value, c.cmp, x.numerator_count) FOR c IN ru.conditions IF c.field = 'numerator_count']), 'inf'::DOUBLE)) END
+                  CASE WHEN ru.nc_ge IS NULL THEN 'inf' ELSE ratio_down_to(ru.nc_ge, '>=', x.numerator_count) END,
+                  CASE WHEN ru.nc_gt IS NULL THEN 'inf' ELSE ratio_down_to(ru.nc_gt, '>', x.numerator_count) END) END
 );
 
 -- What headroom reads of a row: whether its denominator is the previous month's, an open month's factor to its end
--- (hf, for same-month figures), the basis that makes, and the denominator so read.
+-- (hf: the month's own figures are projected, a previous month's denominator is not), and the basis that makes.
 CREATE OR REPLACE MACRO ratio_headroom_inputs(r) AS (
   {'den_prev': ratio_den_prev(r.program),
-   'hf': CASE WHEN NOT ratio_den_prev(r.program) AND NOT r.is_projection AND r.is_partial AND coalesce(r.days_covered, 0) <> 0
+   'hf': CASE WHEN NOT r.is_projection AND r.is_partial AND coalesce(r.days_covered, 0) <> 0
                    AND coalesce(r.days_in_month, 0) <> 0 THEN r.days_in_month::DOUBLE / r.days_covered ELSE 1.0 END,
    'basis': CASE WHEN ratio_den_prev(r.program) THEN 'previous_month'
                  WHEN r.is_projection OR (r.is_partial AND coalesce(r.days_covered, 0) <> 0 AND coalesce(r.days_in_month, 0) <> 0) THEN 'projected_month'
@@ -71,9 +76,11 @@ GROUP BY ALL;
 
 -- rows: ratio rows (ratio_rows_covered_between's columns); runs: their judged runs, both readings (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
-WITH x AS (
+WITH x0 AS (
   SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, r.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(r))
   FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
+), x AS (
+  SELECT x0.*, CASE WHEN den_prev THEN denominator_count ELSE denominator_count * hf END AS den_h FROM x0
 ), sl AS (
   SELECT * FROM ratio_series_levels(runs)
 ), lv AS (
@@ -91,49 +98,46 @@ WITH x AS (
   CROSS JOIN (VALUES ('count'), ('amount')) m(metric)
   JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
   GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month, m.metric
-), fee AS (
-  SELECT * FROM ratio_fees_in(rows)
 ), e AS (
-  SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial, coalesce(lv.mine, FALSE) AS mine, lv.cur, lv.nxt,
-    CASE WHEN x.den_prev THEN x.denominator_count ELSE x.denominator_count * x.hf END AS den_h,
-    cr AS cr, nr AS nr, cr.ord IS NOT NULL AS has_cr, ratio_cond_values(nr, x) AS cv,
-    fee.f AS fee
+  -- everything read of the rules here, where they are joined: cr the level held's rule of the row's metric, nr the next's
+  SELECT x.* EXCLUDE (den_prev), coalesce(lv.mine, FALSE) AS mine, lv.level AS s_level, lv.watch, lv.partial AS s_partial, lv.cur, lv.nxt,
+    CASE WHEN coalesce(lv.mine, FALSE) THEN lv.superseded_by END AS superseded_by,
+    cr.ord IS NOT NULL AS has_cr, nr.threshold AS next_threshold,
+    CASE WHEN cr.ord IS NOT NULL THEN cr.certainty WHEN lv.nxt IS NOT NULL THEN nr.certainty END AS certainty,
+    CASE WHEN cr.ord IS NOT NULL THEN cr.certainty_note WHEN lv.nxt IS NOT NULL THEN nr.certainty_note END AS certainty_note,
+    CASE WHEN lv.nxt IS NOT NULL THEN nr.threshold WHEN cr.ord IS NOT NULL THEN cr.threshold END AS measured_threshold,
+    CASE WHEN lv.nxt IS NOT NULL THEN ratio_failed(nr, x, ratio_cond_values(nr, x)) END AS failed,
+    CASE WHEN lv.nxt IS NOT NULL THEN ratio_headroom(nr, x) END AS headroom_count,
+    CASE WHEN cr.ord IS NOT NULL AND ratio_meets(cr, x, 1.0) THEN ratio_over_by(cr, x) END AS over_by_count,
+    CASE WHEN cr.ord IS NOT NULL AND lv.superseded_by IS NULL THEN ratio_fee(fee.f, cr, x) END AS fee_estimate, fee.f AS fee
   FROM x
   LEFT JOIN lv ON lv.mid = x.judged_as AND lv.network = x.network AND lv.program = x.program AND lv.v = x.v AND lv.month = x.month AND lv.metric = x.metric
   LEFT JOIN int_ratio_rules cr ON cr.class = lv.class AND cr.ord = lv.cur.ord
   LEFT JOIN int_ratio_rules nr ON nr.class = lv.class AND nr.ord = lv.nxt.ord
-  LEFT JOIN fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
-), j AS (
-  SELECT e.*,
-    CASE WHEN mine THEN s_level END AS level,
-    CASE WHEN NOT mine THEN NULL WHEN s_level IS NOT NULL THEN 'level' WHEN watch IS NOT NULL THEN 'watch' ELSE 'clear' END AS state0,
-    CASE WHEN mine THEN s_superseded_by END AS superseded_by,
-    CASE WHEN has_cr THEN cr.certainty WHEN nxt IS NOT NULL THEN nr.certainty END AS certainty,
-    CASE WHEN has_cr THEN cr.certainty_note WHEN nxt IS NOT NULL THEN nr.certainty_note END AS certainty_note,
-    CASE WHEN nxt IS NOT NULL THEN nr.threshold WHEN has_cr THEN cr.threshold END AS measured_threshold,
-    CASE WHEN nxt IS NOT NULL THEN ratio_headroom(nr, e, cv) END AS headroom_count,
-    CASE WHEN has_cr AND ratio_meets(cr, e, 1.0) THEN ratio_over_by(cr, e) END AS over_by_count
+  LEFT JOIN ratio_fees_in(rows) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
+), t AS (
+  SELECT e.*, CASE WHEN mine THEN s_level END AS level,
+    array_to_string(list_filter(
+      [CASE WHEN superseded_by IS NOT NULL THEN 'assessed as ' || ratio_level_name(superseded_by) END,
+       CASE WHEN mine AND s_level IS NOT NULL AND NOT cur.hit AND NOT s_partial
+            THEN ratio_level_name(s_level) || ' kept until ' || cur.leave || ' consecutive months below (' || cur.miss_run || ' so far)' END]
+      || CASE WHEN len(failed) > 0 THEN failed
+              WHEN nxt IS NOT NULL AND NOT nxt.held THEN ['needs ' || nxt.enter || ' consecutive months (' || nxt.met_run || ' so far)'] ELSE [] END
+      || [CASE WHEN certainty = 'unconfirmed' AND certainty_note IS NOT NULL AND (s_level IS NOT NULL OR coalesce(nxt.hit, FALSE)) THEN certainty_note END],
+      lambda y: y IS NOT NULL), '; ') AS reason_text,
+    CASE WHEN NOT mine THEN NULL WHEN s_level IS NOT NULL THEN 'level' WHEN watch IS NOT NULL THEN 'watch' ELSE 'clear' END AS state0
   FROM e
-), k AS (
-  SELECT j.*,
-    nullif(concat_ws('; ',
-      CASE WHEN superseded_by IS NOT NULL THEN 'assessed as ' || ratio_level_name(superseded_by) END,
-      CASE WHEN level IS NOT NULL AND NOT cur.hit AND NOT s_partial
-           THEN ratio_level_name(level) || ' kept until ' || cur.leave || ' consecutive months below (' || cur.miss_run || ' so far)' END,
-      CASE WHEN nxt IS NOT NULL THEN coalesce(ratio_failed(nr, j, cv), CASE WHEN NOT nxt.held THEN 'needs ' || nxt.enter || ' consecutive months (' || nxt.met_run || ' so far)' END) END,
-      CASE WHEN certainty = 'unconfirmed' AND certainty_note IS NOT NULL AND (level IS NOT NULL OR coalesce(nxt.hit, FALSE)) THEN certainty_note END), '') AS reason0
-  FROM j
 )
-SELECT k.* EXCLUDE (judged_as, v, den_prev, hf, basis, s_level, watch, s_superseded_by, s_partial, mine, cur, nxt, den_h, cr, nr, has_cr, fee, state0,
-                    certainty, certainty_note, measured_threshold, headroom_count, over_by_count, reason0, level, superseded_by, fee_ok, cv),
+SELECT t.* EXCLUDE (judged_as, v, hf, basis, den_h, mine, s_level, watch, s_partial, cur, nxt, has_cr, next_threshold, certainty, certainty_note,
+                    measured_threshold, failed, headroom_count, over_by_count, fee_estimate, fee, level, reason_text, state0, superseded_by),
   level,
   CASE WHEN state0 = 'clear' AND missing_sources IS NOT NULL THEN 'unknown' ELSE state0 END AS state,
   CASE WHEN mine THEN nxt.level END AS next_level,
-  CASE WHEN mine THEN nr.threshold END AS next_threshold,
+  CASE WHEN mine THEN next_threshold END AS next_threshold,
   CASE WHEN mine AND ratio IS NOT NULL AND measured_threshold > 0 THEN ratio / measured_threshold END AS closeness,
   CASE WHEN state0 IS NULL THEN NULL
-       WHEN missing_sources IS NULL AND NOT numerator_floor THEN reason0
-       ELSE nullif(concat_ws('; ', missing_sources, CASE WHEN numerator_floor THEN 'disputes counted from the MID report (the chargeback report lists fewer)' END, reason0), '') END AS reason,
+       ELSE nullif(concat_ws('; ', missing_sources, CASE WHEN numerator_floor THEN 'disputes counted from the MID report (the chargeback report lists fewer)' END,
+                             nullif(reason_text, '')), '') END AS reason,
   coalesce(rc.region, (SELECT default_region FROM ratio_rule_set LIMIT 1)) AS region,
   CASE WHEN rc.region IS NOT NULL THEN rc.region_source ELSE 'default' END AS region_source,
   judged_as AS monitored_as,
@@ -143,9 +147,8 @@ SELECT k.* EXCLUDE (judged_as, v, den_prev, hf, basis, s_level, watch, s_superse
   CASE WHEN mine THEN headroom_count END AS headroom_count,
   CASE WHEN mine THEN over_by_count END AS over_by_count,
   CASE WHEN mine AND (headroom_count IS NOT NULL OR over_by_count IS NOT NULL) THEN basis END AS headroom_basis,
-  CASE WHEN fee_ok THEN ratio_fee(fee, cr, k) END AS fee_estimate,
-  CASE WHEN fee_ok THEN fee.currency END AS fee_currency,
-  CASE WHEN fee_ok THEN fee.basis END AS fee_basis
-FROM (SELECT k.*, mine AND has_cr AND superseded_by IS NULL AND fee IS NOT NULL AND metric = 'count' AND numerator_count IS NOT NULL
-                  AND (fee.basis <> 'events_above_threshold' OR denominator_count IS NOT NULL) AS fee_ok FROM k) k
-LEFT JOIN ratio_rule_classes rc ON rc.id = k.judged_as;
+  CASE WHEN mine THEN fee_estimate END AS fee_estimate,
+  CASE WHEN mine AND fee_estimate IS NOT NULL THEN fee.currency END AS fee_currency,
+  CASE WHEN mine AND fee_estimate IS NOT NULL THEN fee.basis END AS fee_basis
+FROM t
+LEFT JOIN ratio_rule_classes rc ON rc.id = t.judged_as;

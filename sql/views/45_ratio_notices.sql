@@ -45,7 +45,7 @@ SELECT t.mid, t.network, t.program, t.month, t.v, t.level, t.rank, t.met, t.watc
   t.wr.threshold AS watch_threshold,
   t.x.metric, t.x.numerator, t.x.denominator, t.x.denominator_month, t.x.ratio, t.x.days_covered, t.x.days_in_month,
   t.x.basis AS headroom_basis,
-  CASE WHEN t.wr.id IS NOT NULL THEN ratio_headroom(t.wr, t.x, ratio_cond_values(t.wr, t.x)) END AS watch_headroom,
+  CASE WHEN t.wr.id IS NOT NULL THEN ratio_headroom(t.wr, t.x) END AS watch_headroom,
   CASE WHEN t.ru.id IS NOT NULL THEN ratio_over_by(t.ru, t.x) END AS over_by_count,
   CASE WHEN t.ru.id IS NOT NULL THEN ratio_fee(f.f, t.ru, t.x) END AS fee_estimate,
   CASE WHEN t.ru.id IS NOT NULL AND ratio_fee(f.f, t.ru, t.x) IS NOT NULL THEN f.f.currency END AS fee_currency,

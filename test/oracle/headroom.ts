@@ -26,8 +26,14 @@ export function headroomBasis(row: RatioRow): { basis: HeadroomBasis; factor: nu
 function fieldOf(row: RatioRow, field: string, factor: number, previousMonth: boolean): number | null {
   const v = row[field as keyof RatioRow] as number | null | undefined;
   if (v === null || v === undefined) return null;
-  const sameMonth = SAME_MONTH_FIELDS.has(field) || (!previousMonth && (field === 'denominator_count' || field === 'denominator_amount'));
-  return sameMonth ? v * factor : v;
+  // The month's own transactions of an open month are projected whatever the denominator's month (Discover's 100 net sales).
+  if (SAME_MONTH_FIELDS.has(field)) return v * monthFactor(row);
+  return !previousMonth && (field === 'denominator_count' || field === 'denominator_amount') ? v * factor : v;
+}
+
+/** An open month's factor to its end (1 for a closed month or a projection). */
+function monthFactor(row: RatioRow): number {
+  return !row.is_projection && row.is_partial && row.days_covered && row.days_in_month ? row.days_in_month / row.days_covered : 1;
 }
 
 /**
