@@ -3,6 +3,8 @@
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
 import { applyRetention } from '../store/retention.ts';
+import { refreshRatios } from '../store/ratio-refresh.ts';
+import { loadRules } from '../rules/thresholds.ts';
 import type { ActivityContext } from './deps.ts';
 import { enrichEvents } from './enrich.ts';
 import type { PipelineActivities } from './types.ts';
@@ -18,7 +20,15 @@ export function createEventActivities(ctx: ActivityContext): Pick<PipelineActivi
     },
 
     async ingestEvents() {
-      const r = await withStore('ingestEvents', (store) => ingestJournal({ store, journalDir, now }));
+      const r = await withStore('ingestEvents', async (store) => {
+        const done = await ingestJournal({ store, journalDir, now });
+        // Events are a source of the ratios (TC40 reports, RDR): the table judged again where they changed it.
+        if (done.loaded > 0) {
+          const rules = ctx.deps.rules ?? loadRules(ctx.config.thresholdsFile, { defaultRegion: ctx.config.defaultRegion });
+          await refreshRatios(store, rules);
+        }
+        return done;
+      });
       ctx.deps.onIngested?.(r);
       return { segments: r.segments.length - r.failed, events: r.loaded, duplicates: r.duplicates, quarantined: r.quarantined, failed: r.failed };
     },

@@ -9,7 +9,7 @@ import { ruleTables } from '../rules/rule-table.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 
 /** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction. */
-export const JUDGE_INPUT_ROWS = 20_000;
+export const JUDGE_INPUT_ROWS = 100_000;
 
 export interface RatioRefresh {
   /** the first month judged again; null: every month; undefined: nothing had changed */

@@ -1,7 +1,9 @@
-// The alert state machine over a real store: reached once, escalated, resolved, projected; idempotent.
+// The alert state machine over a real store (evaluateAlerts: the ratio table judged in SQL, then notices): reached once,
+// escalated, resolved, projected; idempotent; states and ratio rows rewritten only from the months that changed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
-import { deriveNotices, evaluateAfterLoad, evaluateAlerts, listAlerts, noticeId, revisedNotices } from '../alerts/engine.ts';
+import { evaluateAfterLoad, evaluateAlerts, listAlerts } from '../alerts/engine.ts';
+import { deriveNotices, noticeId, revisedNotices } from '../alerts/notices.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -66,7 +68,7 @@ describe('alert notices', () => {
     ]);
   });
 
-  it('rewrites a state only when it changed: updated_at is when it last did, first_seen_at when it was first recorded', async () => {
+  it('rewrites a state only when it changed (updated_at when it last did, first_seen_at when first recorded), and ratio rows from the first month changed on', async () => {
     const own = await tempStore();
     try {
       const mc = (month: string, cb: number) => ({ mid: 'm1', network: 'mastercard' as const, month, cb, tx: 10_000 });
@@ -91,58 +93,58 @@ describe('alert notices', () => {
       expect(after['ecm 2026-02']).toEqual(['2026-04-02 06:00:00', '2026-04-04 06:00:00', 0.025]);
       expect(after['ecm 2026-01']).toEqual(first['ecm 2026-01']);
       expect(after['ecm 2026-03']).toEqual(first['ecm 2026-03']);
-      // The explanations likewise: only February's, whose figures changed, is written again (its row replaced: a new
-      // rowid); every one says it is from the last evaluation.
-      const explained = async () => Object.fromEntries((await own.store.all<{ k: string; id: string; at: string; reason: string | null; closeness: number }>(
-        `SELECT program || ' ' || metric || ' ' || month || ' ' || is_projection AS k, rowid::VARCHAR AS id, explained_at::VARCHAR AS at, reason, closeness
-           FROM ratio_explanations WHERE mid = 'm1'`,
+      // The ratio table likewise: a full evaluation writes every row again (judged_at, shown as explained_at, now),
+      // the same values; after February is revised again, the next evaluation judges from February on (its rows and
+      // the later months' rewritten), the months before left as they were.
+      const judged = async () => Object.fromEntries((await own.store.all<{ k: string; at: string; reason: string | null; closeness: number; state: string | null }>(
+        `SELECT program || ' ' || metric || ' ' || month || ' ' || is_projection AS k, explained_at::VARCHAR AS at, reason, closeness, state
+           FROM mart_ratios WHERE mid = 'm1'`,
       )).map((r) => [r.k, r]));
-      const before = await explained();
-      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-05T06:00:00Z'), full: true });
-      const again = await explained();
+      const before = await judged();
+      const full2 = await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-05T06:00:00Z'), full: true });
+      expect(full2.fromMonth).toBeNull();
+      const again = await judged();
       expect(Object.keys(again).sort()).toEqual(Object.keys(before).sort());
-      expect(Object.values(again).every((r) => r.at === '2026-04-05 06:00:00')).toBe(true);
-      expect(Object.values(again).map((r) => r.id)).toEqual(Object.values(before).map((r) => r.id));
+      const values = (x: Record<string, { reason: string | null; closeness: number; state: string | null }>) =>
+        Object.fromEntries(Object.entries(x).map(([k, r]) => [k, [r.reason, r.closeness, r.state]]));
+      expect(values(again)).toEqual(values(before));
+      for (const k of Object.keys(again)) expect([k, again[k].at > before[k].at]).toEqual([k, true]);
       await own.store.run("DELETE FROM mid_stats WHERE mid = 'm1' AND window_start = DATE '2026-02-01'");
       await insertStats(own.store, [mc('2026-02', 260)]);
-      await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-06T06:00:00Z'), full: true });
-      const revised = await explained();
+      const inc = await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-06T06:00:00Z') });
+      expect(inc.fromMonth).toBe('2026-02');
+      const revised = await judged();
+      expect(Object.keys(revised).sort()).toEqual(Object.keys(again).sort());
       const feb = 'ecp count 2026-02 false';
-      expect(revised[feb].id).not.toBe(again[feb].id);
+      expect(revised[feb].at > again[feb].at).toBe(true);
       expect(revised[feb].closeness).not.toBe(again[feb].closeness);
       const kept = Object.keys(again).filter((k) => !k.includes('2026-02') && !k.includes('2026-03'));
       expect(kept.length).toBeGreaterThan(0);
-      for (const k of kept) expect([k, revised[k].id]).toEqual([k, again[k].id]);
-      expect(Object.values(revised).every((r) => r.at === '2026-04-06 06:00:00')).toBe(true);
+      for (const k of kept) expect([k, revised[k].at]).toEqual([k, again[k].at]);
+      for (const k of Object.keys(again).filter((x) => x.includes('2026-03'))) expect([k, revised[k].at > again[k].at]).toEqual([k, true]);
     } finally {
       await cleanup(own.store, own.dir);
     }
   });
 
-  it('writes an explanation again when its stored digest does not match it: none kept (an older store), or its key held twice', async () => {
+  it('writes the ratio table whole again on a full evaluation: a row altered by hand is set right, a row held twice held once', async () => {
     const own = await tempStore();
     try {
       const mc = (month: string, cb: number) => ({ mid: 'm1', network: 'mastercard' as const, month, cb, tx: 10_000 });
       await insertStats(own.store, [mc('2025-12', 10), mc('2026-01', 200), mc('2026-02', 210), mc('2026-03', 220)]);
       const t1 = new Date('2026-04-02T06:00:00Z');
       await evaluateAlerts(own.store, { asOf: t1, rules, now: t1 });
-      const rows = async () => own.store.all<{ k: string; id: string; reason: string | null; digest: string | null }>(
-        `SELECT program || ' ' || metric || ' ' || month || ' ' || is_projection AS k, rowid::VARCHAR AS id, reason, digest
-           FROM ratio_explanations WHERE mid = 'm1' ORDER BY k, id`);
+      const rows = async () => own.store.all<{ k: string; reason: string | null; state: string | null; closeness: number | null }>(
+        `SELECT program || ' ' || metric || ' ' || month || ' ' || is_projection AS k, reason, state, closeness
+           FROM mart_ratios WHERE mid = 'm1' ORDER BY k`);
       const before = await rows();
       expect(before.length).toBeGreaterThanOrEqual(4);
-      expect(before.every((r) => /^[0-9a-f]{16}$/.test(String(r.digest)))).toBe(true);
-      const [jan, feb] = ['ecp count 2026-01 false', 'ecp count 2026-02 false'].map((k) => before.find((r) => r.k === k)!);
-      // January's row as an older cbp left it (no digest), and with a reason of its own; February's held twice.
-      await own.store.run("UPDATE ratio_explanations SET digest = NULL, reason = 'stale' WHERE rowid = $id::BIGINT", { id: jan.id });
-      await own.store.run('INSERT INTO ratio_explanations SELECT * FROM ratio_explanations WHERE rowid = $id::BIGINT', { id: feb.id });
+      // January's row with a reason and state of its own; February's held twice.
+      await own.store.run("UPDATE ratio_mart SET reason = 'stale', state = 'clear' WHERE mid = 'm1' AND program = 'ecp' AND metric = 'count' AND month = '2026-01' AND NOT is_projection");
+      await own.store.run("INSERT INTO ratio_mart SELECT * FROM ratio_mart WHERE mid = 'm1' AND program = 'ecp' AND metric = 'count' AND month = '2026-02' AND NOT is_projection");
+      expect((await rows()).length).toBe(before.length + 1);
       await evaluateAlerts(own.store, { asOf: t1, rules, now: new Date('2026-04-03T06:00:00Z'), full: true });
-      const after = await rows();
-      expect(after.map((r) => [r.k, r.reason, r.digest])).toEqual(before.map((r) => [r.k, r.reason, r.digest]));
-      // The others were left where they were.
-      const kept = before.filter((r) => r !== jan && r !== feb);
-      expect(kept.map((r) => after.find((a) => a.k === r.k)!.id)).toEqual(kept.map((r) => r.id));
-      expect(after.find((r) => r.k === jan.k)!.id).not.toBe(jan.id);
+      expect(await rows()).toEqual(before);
     } finally {
       await cleanup(own.store, own.dir);
     }
@@ -186,14 +188,14 @@ describe('alert notices', () => {
   it('pages, once, a level reached months ago (history) that is still in force', async () => {
     const s1 = (month: string, cb: number, mid = 's1') => ({ mid, network: 'mastercard' as const, month, cb, tx: 10_000 });
     await insertStats(store, [s1('2025-12', 10), s1('2026-01', 200), s1('2026-02', 200), s1('2026-03', 200), s1('2026-04', 200), s1('2026-05', 200)]);
-    // s2 the same: two MIDs, judged as one group or as two below.
+    // s2 the same: two MIDs in one batch.
     await insertStats(store, ['2025-12', '2026-01', '2026-02', '2026-03', '2026-04', '2026-05'].map((m, i) => s1(m, i ? 200 : 10, 's2')));
     await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: false, now });
     const history = await listAlerts(store, { mid: 's1' });
     expect(history.map((a) => [a.kind, a.level, a.month, a.notify])).toEqual([['reached', 'ecm', '2026-01', false]]);
-    // What evaluateAfterLoad with notify runs, judged a MID at a time (judgeRows: every MID of the store a group of
-    // its own): the level standing since a month before those judged is known from each MID's own prior notice.
-    await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now, judgeRows: 1 });
+    // What evaluateAfterLoad with notify runs: the level standing since a month before those judged is known from each
+    // MID's own prior notice.
+    await evaluateAlerts(store, { asOf: '2026-06-20T06:00:00Z', rules, now });
     expect((await listAlerts(store, { mid: 's1' })).map((a) => [a.kind, a.month, a.notify])).toEqual([['reached', '2026-01', true]]);
     const again = await evaluateAfterLoad(store, { asOf: '2026-06-20T06:00:00Z', rules, notify: true, now });
     expect(again.noticesQueued).toBe(0);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../lib/errors.ts';
 import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
+import { judgeAfterWrite } from '../after-write.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
 import type { SnapshotResult } from '../../store/snapshot.ts';
 import { registerBackup } from './db-backup.ts';
@@ -69,9 +70,11 @@ export function register(program: Command, ctx: Ctx): void {
     .action(async (file: string, o: { json?: boolean }) => {
       const { openStore } = await import('../../store/db.ts');
       const { importFileStore } = await import('../../store/lake-import.ts');
-      const store = await openStore(configuredStore(ctx.config()));
+      const cfg = ctx.config();
+      const store = await openStore(configuredStore(cfg));
       try {
         const r = await importFileStore(store, file);
+        await judgeAfterWrite(store, cfg);
         ctx.out(r, (x) => `${x.rows} rows of ${x.tables.length} tables moved from ${x.from} into ${x.into}`, o.json);
       } finally {
         store.close();

@@ -48,6 +48,9 @@ export function register(program: Command, ctx: Ctx): void {
       if (format !== 'parquet' && format !== 'csv') throw new UsageError(`--format must be parquet or csv, got ${JSON.stringify(o.format)}`);
       if (o.from && o.to && o.from > o.to) throw new UsageError(`--from ${o.from} is after --to ${o.to}`);
       const cfg = ctx.config();
+      // The ratio table judged by the rules in force and the data as it is, before it is written out.
+      const [{ loadRules }, { refreshBeforeReading }] = await Promise.all([import('../../rules/thresholds.ts'), import('../kept-table.ts')]);
+      await refreshBeforeReading(cfg, loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion }), o.snapshot);
       const { exportSnapshot } = await import('../../store/export.ts');
       const r = await exportSnapshot({
         snapshotPath: o.snapshot ?? cfg.snapshotPath,

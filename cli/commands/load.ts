@@ -5,6 +5,7 @@ import { configuredStore } from '../../store/lake.ts';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
+import { judgeAfterWrite } from '../after-write.ts';
 import { NotFoundError, UsageError } from '../../lib/errors.ts';
 import { BadReportFileError } from '../../store/errors.ts';
 import { importReport, metaPath } from '../../store/landing.ts';
@@ -96,6 +97,7 @@ export function register(program: Command, ctx: Ctx): void {
           if (e instanceof Error) e.message = e.message.split(path.resolve(imported.path)).join(file).split(imported.path).join(file);
           throw e;
         }
+        await judgeAfterWrite(store, cfg);
         const snap = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
         const printed: Printed = { ...r, window: r.window && { start: r.window.from, end: r.window.to }, snapshot: snap.path };
         ctx.out(printed, human, o.json);

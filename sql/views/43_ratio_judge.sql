@@ -93,34 +93,42 @@ WITH r AS (
   FROM r JOIN proj p ON p.mid = r.mid AND p.network = r.network AND p.program = r.program AND r.month_idx >= p.first_idx
   WHERE v = 1 AND (r.is_projection OR NOT EXISTS (SELECT 1 FROM r q WHERE q.is_projection AND q.mid = r.mid AND q.network = r.network
                                                    AND q.program = r.program AND q.month_idx = r.month_idx))
-), sm AS (
-  SELECT mid, network, program, month_idx, bool_or(is_partial) AS partial, bool_or(missing_sources IS NOT NULL) AS unknown
+), sm0 AS (
+  -- a series' month: its flags, and each metric's figures (the first row of each, as the oracle reads them)
+  SELECT mid, network, program, month_idx, bool_or(is_partial) AS partial, bool_or(missing_sources IS NOT NULL) AS unknown,
+    any_value({'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount, 'denominator_count': denominator_count,
+               'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
+               'month_transaction_amount': month_transaction_amount}) FILTER (WHERE metric = 'count') AS c,
+    any_value({'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount, 'denominator_count': denominator_count,
+               'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
+               'month_transaction_amount': month_transaction_amount}) FILTER (WHERE metric = 'amount') AS a
   FROM x GROUP BY ALL
-), span AS (
-  SELECT mid, network, program, min(month_idx) AS lo, max(month_idx) AS hi FROM sm GROUP BY ALL
+), series AS (
+  -- each series numbered, so that the windows below sort integers
+  SELECT s.*, coalesce(c.class, '') AS class, row_number() OVER () AS sid
+  FROM (SELECT mid, network, program, min(month_idx) AS lo, max(month_idx) AS hi FROM sm0 GROUP BY ALL) s
+  LEFT JOIN ratio_rule_classes c ON c.id = s.mid
+), sm AS (
+  SELECT s.sid, sm0.* EXCLUDE (mid, network, program) FROM sm0 JOIN series s USING (mid, network, program)
+), rules AS (
+  SELECT s.sid, ru.* EXCLUDE (class, network, program) FROM series s JOIN int_ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), seed AS (
-  SELECT k.mid, k.network, k.program, k.level, arg_max(k.month_idx, k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run,
-         arg_max(k.miss_run, k.month_idx) AS miss_run, arg_max(k.held, k.month_idx) AS held
-  FROM query_table(seeds) k JOIN span s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo
+  SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
+         arg_max(k.held, k.month_idx) AS held
+  FROM query_table(seeds) k JOIN series s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo
   GROUP BY ALL
 ), grid AS (
-  SELECT s.mid, s.network, s.program, coalesce(c.class, '') AS class, unnest(range(coalesce(k.seed_idx + 1, s.lo), s.hi + 1)) AS month_idx
-  FROM span s
-  LEFT JOIN (SELECT mid, network, program, max(month_idx) AS seed_idx FROM seed GROUP BY ALL) k
-    ON k.mid = s.mid AND k.network = s.network AND k.program = s.program
-  LEFT JOIN ratio_rule_classes c ON c.id = s.mid
+  SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx FROM series s
+), gm AS (
+  SELECT g.sid, g.month_idx, y.c, y.a FROM grid g LEFT JOIN sm y ON y.sid = g.sid AND y.month_idx = g.month_idx
 ), rm AS (
-  SELECT g.mid, g.network, g.program, g.class, g.month_idx, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric,
-    ru.months_to_enter, ru.months_to_leave, ru.step_down, ru.supersedes,
-    ru.from_idx <= g.month_idx AND g.month_idx <= ru.to_idx AS live,
-    coalesce(ratio_meets(ru, y, 1.0), FALSE) AS meets,
-    coalesce(ratio_meets(ru, y, watch_fraction), FALSE) AS band
-  FROM grid g
-  JOIN int_ratio_rules ru ON ru.class = g.class AND ru.network = g.network AND ru.program = g.program
-  LEFT JOIN x y ON y.mid = g.mid AND y.network = g.network AND y.program = g.program AND y.month_idx = g.month_idx AND y.metric = ru.metric
+  SELECT g.sid, g.month_idx, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave,
+    ru.step_down, ru.supersedes, ru.from_idx <= g.month_idx AND g.month_idx <= ru.to_idx AS live,
+    CASE WHEN ru.metric = 'count' THEN g.c ELSE g.a END AS f,
+    coalesce(ratio_meets(ru, f, 1.0), FALSE) AS meets, coalesce(ratio_meets(ru, f, watch_fraction), FALSE) AS band
+  FROM gm g JOIN rules ru ON ru.sid = g.sid
 ), lm AS (
-  SELECT mid, network, program, month_idx, level, any_value(class) AS class,
-    any_value(level_rank) AS rank, any_value(level_ord) AS level_ord, any_value(level_early) AS early,
+  SELECT sid, month_idx, level_ord, any_value(level) AS level, any_value(level_rank) AS rank, any_value(level_early) AS early,
     bool_or(live) AS live,
     bool_or(live AND meets) AS hit,
     min(ord) FILTER (WHERE live AND meets) AS hit_ord,
@@ -132,27 +140,28 @@ WITH r AS (
     greatest(1, max(months_to_leave) FILTER (WHERE live)) AS leave,
     coalesce(bool_or(step_down) FILTER (WHERE live), FALSE) AS step_down,
     flatten(list(supersedes) FILTER (WHERE live)) AS supersedes
-  FROM rm GROUP BY mid, network, program, month_idx, level
+  FROM rm GROUP BY sid, month_idx, level_ord
 ), c AS (
   SELECT lm.*, coalesce(sm.partial, FALSE) AS partial, coalesce(sm.unknown, FALSE) AS unknown,
     CASE WHEN NOT lm.live THEN 'R' WHEN lm.hit THEN 'H' WHEN coalesce(sm.partial OR sm.unknown, FALSE) THEN 'N' ELSE 'M' END AS cls,
-    min(CASE WHEN lm.hit AND NOT lm.early THEN lm.rank END) OVER (PARTITION BY lm.mid, lm.network, lm.program, lm.month_idx) AS low_hit_rank,
+    min(CASE WHEN lm.hit AND NOT lm.early THEN lm.rank END) OVER (PARTITION BY lm.sid, lm.month_idx) AS low_hit_rank,
     NULL::INTEGER AS seed_met, NULL::INTEGER AS seed_miss, NULL::BOOLEAN AS seed_held
-  FROM lm LEFT JOIN sm USING (mid, network, program, month_idx)
+  FROM lm LEFT JOIN sm ON sm.sid = lm.sid AND sm.month_idx = lm.month_idx
   UNION ALL BY NAME
-  SELECT mid, network, program, month_idx, level, 'S' AS cls, met_run AS seed_met, miss_run AS seed_miss, held AS seed_held FROM seed
-), g AS (
+  SELECT k.sid, k.month_idx, r.level_ord, 'S' AS cls, k.met_run AS seed_met, k.miss_run AS seed_miss, k.held AS seed_held
+  FROM seed k JOIN (SELECT DISTINCT sid, level, level_ord FROM rules) r ON r.sid = k.sid AND r.level = k.level
+), cum AS (
+  -- running counts of met (H) and closed missed (M) months; a seed brings its runs
   SELECT *,
-    count_if(cls IN ('M', 'R')) OVER w AS met_group,
-    count_if(cls IN ('H', 'R')) OVER w AS miss_group
-  FROM c WINDOW w AS (PARTITION BY mid, network, program, level ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
+    sum(CASE cls WHEN 'H' THEN 1 WHEN 'S' THEN seed_met ELSE 0 END) OVER w AS cum_met,
+    sum(CASE cls WHEN 'M' THEN 1 WHEN 'S' THEN seed_miss ELSE 0 END) OVER w AS cum_miss
+  FROM c WINDOW w AS (PARTITION BY sid, level_ord ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 ), runs AS (
+  -- a run is the count since its last break: cum_met as of the last M or R, cum_miss as of the last H or R
   SELECT *,
-    sum(CASE cls WHEN 'H' THEN 1 WHEN 'S' THEN seed_met ELSE 0 END)
-      OVER (PARTITION BY mid, network, program, level, met_group ORDER BY month_idx ROWS UNBOUNDED PRECEDING)::INTEGER AS met_run,
-    sum(CASE cls WHEN 'M' THEN 1 WHEN 'S' THEN seed_miss ELSE 0 END)
-      OVER (PARTITION BY mid, network, program, level, miss_group ORDER BY month_idx ROWS UNBOUNDED PRECEDING)::INTEGER AS miss_run
-  FROM g
+    (cum_met - coalesce(max(CASE WHEN cls IN ('M', 'R') THEN cum_met END) OVER w, 0))::INTEGER AS met_run,
+    (cum_miss - coalesce(max(CASE WHEN cls IN ('H', 'R') THEN cum_miss END) OVER w, 0))::INTEGER AS miss_run
+  FROM cum WINDOW w AS (PARTITION BY sid, level_ord ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 ), ev AS (
   SELECT *,
     (cls = 'H' AND met_run >= enter) OR (cls = 'S' AND seed_held) AS enters,
@@ -161,11 +170,12 @@ WITH r AS (
 ), st AS (
   SELECT *,
     coalesce(max(CASE WHEN enters THEN month_idx END) OVER w > coalesce(max(CASE WHEN leaves THEN month_idx END) OVER w, -1), FALSE) AS held
-  FROM ev WINDOW w AS (PARTITION BY mid, network, program, level ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
+  FROM ev WINDOW w AS (PARTITION BY sid, level_ord ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 )
-SELECT mid, network, program, class, v::INTEGER AS v, month_idx, ratio_idx_month(month_idx) AS month, level, rank, level_ord, live, hit, hit_ord,
-  count_ord, amount_ord, live_ord, near, enter, leave, met_run, miss_run, held, partial, unknown, supersedes
-FROM st WHERE cls <> 'S';
+SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, st.month_idx, ratio_idx_month(st.month_idx) AS month, st.level, st.rank, st.level_ord,
+  st.live, st.hit, st.hit_ord, st.count_ord, st.amount_ord, st.live_ord, st.near, st.enter, st.leave, st.met_run, st.miss_run, st.held,
+  st.partial, st.unknown, st.supersedes
+FROM st JOIN series s ON s.sid = st.sid WHERE st.cls <> 'S';
 
 -- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch
 -- band it is in, and the level that supersedes it that month (EFM over ECP: a level met whose rules name its program).
