@@ -42,8 +42,7 @@ for (const h of HISTORIES) {
       ms = Math.min(ms, performance.now() - s);
     }
     figures.push({ h, ms, full });
-    const phases = Object.entries(r.timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join(', ');
-    console.log(`${String(h).padStart(3)} months: nightly ${(first / 1000).toFixed(2)} s, least of 3 ${(ms / 1000).toFixed(2)} s (months from ${r.fromMonth}, ${r.rows} rows judged, ${r.newNotices.length} notices; ${phases})   first full evaluation ${(full / 1000).toFixed(2)} s   peak RSS ${rssMiB()} MiB`);
+    console.log(`${String(h).padStart(3)} months: nightly ${(first / 1000).toFixed(2)} s, least of 3 ${(ms / 1000).toFixed(2)} s (months from ${r.fromMonth}, ${r.rows} rows judged, ${r.newNotices.length} notices)   first full evaluation ${(full / 1000).toFixed(2)} s   peak RSS ${rssMiB()} MiB`);
   } finally {
     store.close();
     fs.rmSync(dir, { recursive: true, force: true });
