@@ -10,7 +10,8 @@ import { deliveriesOf, levelsReachedIn, noticeFlags, noticeHistory, priorNotices
 import { addMonths } from '../lib/utc.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import type { JudgedMonth } from './judged-month.ts';
-import { deliveryState, judgeBatch, type Notice } from './notices.ts';
+import { judgeBatch, type Notice } from './notices.ts';
+import { deliveryState } from './outbox.ts';
 
 export type { Delivery, Notice } from './notices.ts';
 

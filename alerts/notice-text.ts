@@ -1,5 +1,10 @@
-// A notice's one-line text (alerts/notices.ts builds the notices; the notifiers send this text as it is).
-import type { Notice } from '../store/alerts.ts';
+// A notice as it is recorded and sent: its id, and its one-line text with the judge's headroom and fee (alerts/notices.ts
+// decides which notices there are; the notifiers send this text as it is).
+import { createHash } from 'node:crypto';
+import type { Notice, NoticeKind } from '../store/alerts.ts';
+import type { JudgedMonth } from './judged-month.ts';
+import { headroomWords } from '../rules/headroom.ts';
+import { feeWords } from '../rules/fees.ts';
 
 function pct(r: number | null): string {
   return r === null ? 'no ratio' : `${(r * 100).toFixed(3)} %`;
@@ -68,3 +73,65 @@ export function noticeMessage(
   }
 }
 
+export function noticeId(kind: NoticeKind, mid: string, network: string, program: string, level: string, month: string): string {
+  const h = createHash('sha256').update([kind, mid, network, program, level, month].join('\u0000')).digest('hex');
+  return `ntc_${h.slice(0, 32)}`;
+}
+
+/**
+ * A level entered in a month another program's level supersedes (EFM over ECP, rules/evaluate.ts markSuperseded):
+ * the notice says that the network assesses the other one instead. The notice id stays that of the level.
+ */
+function supersededNote(kind: NoticeKind, l: JudgedMonth): string {
+  if (!l.superseded_by || (kind !== 'reached' && kind !== 'escalated')) return '';
+  const name = /^(ecm|hecm|efm)$/.test(l.superseded_by) ? l.superseded_by.toUpperCase() : l.superseded_by;
+  return `; ${name} is met too this month, and ${l.network === 'mastercard' ? 'Mastercard' : 'the network'} assesses ${name} instead`;
+}
+
+/**
+ * What a notice adds of headroom and fees (issue #28): a watch notice, how many more events reach the watched level; a
+ * projected one, how many fewer would stay below it; a level reached, escalated or projected, its fee estimate.
+ */
+function headroomNote(kind: NoticeKind, l: JudgedMonth, level: string, rule: JudgedMonth['rule']): string {
+  const row = l.row;
+  if (!row || !rule || rule.level !== level || (kind !== 'watch' && kind !== 'reached' && kind !== 'escalated' && kind !== 'projected')) return '';
+  const f = l.figures;
+  const h = kind === 'watch'
+    ? { headroom_count: f.watch_headroom, over_by_count: null, next_level: level, level: null }
+    : { headroom_count: null, over_by_count: f.over_by_count, next_level: null, level };
+  const words = kind === 'watch' || kind === 'projected'
+    ? headroomWords({ program: l.program as never, month: l.month, is_projection: row.is_projection, is_partial: row.is_partial, ...h, headroom_basis: f.headroom_basis })
+    : null;
+  const fee = kind !== 'watch' && !l.superseded_by ? feeWords({ ...f, is_projection: kind === 'projected' }) : null;
+  const all = [words, fee].filter(Boolean).join('; ');
+  return all ? `; ${all}` : '';
+}
+
+export function build(kind: NoticeKind, l: JudgedMonth, level: string, previous: string | null, notify: boolean, now: string): Notice {
+  // A watch notice is about the watched level's rule (the series is at no level).
+  const rule = kind === 'watch' ? l.watchRule : l.rule;
+  const row = l.row;
+  const base = {
+    kind, mid: l.mid, network: l.network, program: l.program, level, previous_level: previous, month: l.month,
+    metric: row?.metric ?? null,
+    rule_id: kind === 'resolved' ? null : rule?.id ?? null,
+    comparison: kind === 'resolved' ? null : rule?.comparison ?? null,
+    ratio_threshold: kind === 'resolved' ? null : rule?.ratio_threshold ?? null,
+    numerator: row?.numerator ?? null,
+    denominator: row?.denominator ?? null,
+    denominator_month: row?.denominator_month ?? null,
+    ratio: row?.ratio ?? null,
+    ratio_pct: row?.ratio == null ? null : row.ratio * 100,
+    ratio_bps: row?.ratio == null ? null : row.ratio * 10_000,
+    is_projection: kind === 'projected',
+    is_partial: l.is_partial,
+  };
+  return {
+    // One watch notice per mid × network × program × month, whichever level's band it is in.
+    notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
+    ...base,
+    notify,
+    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : '') + headroomNote(kind, l, level, rule),
+    created_at: now,
+  };
+}

@@ -1,81 +1,15 @@
 // Notices from the judged months (the SQL judge's state changes: alerts/judged-month.ts) and what earlier evaluations
 // recorded: transitions (reached, escalated, resolved, projected, watch, unknown), the paging rules, and the states to
 // record. No I/O. Notice ids are a hash of what the notice says, so judging the same data twice says nothing new.
-import { createHash } from 'node:crypto';
 import { addMonths } from '../lib/utc.ts';
 import { rulesFor } from '../rules/rule-set.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
-import type { AlertStateRow, Delivery, Notice, NoticeKind, RecordedState } from '../store/alerts.ts';
-import { noticeMessage } from './notice-text.ts';
-import { headroomWords } from '../rules/headroom.ts';
-import { feeWords } from '../rules/fees.ts';
+import type { AlertStateRow, Notice, RecordedState } from '../store/alerts.ts';
+import { build } from './notice-text.ts';
 import { seriesIndex, seriesKey, type JudgedMonth, type SeriesMonths } from './judged-month.ts';
 
 export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind } from '../store/alerts.ts';
-export { noticeMessage } from './notice-text.ts';
-
-export function noticeId(kind: NoticeKind, mid: string, network: string, program: string, level: string, month: string): string {
-  const h = createHash('sha256').update([kind, mid, network, program, level, month].join('\u0000')).digest('hex');
-  return `ntc_${h.slice(0, 32)}`;
-}
-
-/**
- * A level entered in a month another program's level supersedes (EFM over ECP, rules/evaluate.ts markSuperseded):
- * the notice says that the network assesses the other one instead. The notice id stays that of the level.
- */
-function supersededNote(kind: NoticeKind, l: JudgedMonth): string {
-  if (!l.superseded_by || (kind !== 'reached' && kind !== 'escalated')) return '';
-  const name = /^(ecm|hecm|efm)$/.test(l.superseded_by) ? l.superseded_by.toUpperCase() : l.superseded_by;
-  return `; ${name} is met too this month, and ${l.network === 'mastercard' ? 'Mastercard' : 'the network'} assesses ${name} instead`;
-}
-
-/**
- * What a notice adds of headroom and fees (issue #28): a watch notice, how many more events reach the watched level; a
- * projected one, how many fewer would stay below it; a level reached, escalated or projected, its fee estimate.
- */
-function headroomNote(kind: NoticeKind, l: JudgedMonth, level: string, rule: JudgedMonth['rule']): string {
-  const row = l.row;
-  if (!row || !rule || rule.level !== level || (kind !== 'watch' && kind !== 'reached' && kind !== 'escalated' && kind !== 'projected')) return '';
-  const f = l.figures;
-  const h = kind === 'watch'
-    ? { headroom_count: f.watch_headroom, over_by_count: null, next_level: level, level: null }
-    : { headroom_count: null, over_by_count: f.over_by_count, next_level: null, level };
-  const words = kind === 'watch' || kind === 'projected'
-    ? headroomWords({ program: l.program as never, month: l.month, is_projection: row.is_projection, is_partial: row.is_partial, ...h, headroom_basis: f.headroom_basis })
-    : null;
-  const fee = kind !== 'watch' && !l.superseded_by ? feeWords({ ...f, is_projection: kind === 'projected' }) : null;
-  const all = [words, fee].filter(Boolean).join('; ');
-  return all ? `; ${all}` : '';
-}
-
-function build(kind: NoticeKind, l: JudgedMonth, level: string, previous: string | null, notify: boolean, now: string): Notice {
-  // A watch notice is about the watched level's rule (the series is at no level).
-  const rule = kind === 'watch' ? l.watchRule : l.rule;
-  const row = l.row;
-  const base = {
-    kind, mid: l.mid, network: l.network, program: l.program, level, previous_level: previous, month: l.month,
-    metric: row?.metric ?? null,
-    rule_id: kind === 'resolved' ? null : rule?.id ?? null,
-    comparison: kind === 'resolved' ? null : rule?.comparison ?? null,
-    ratio_threshold: kind === 'resolved' ? null : rule?.ratio_threshold ?? null,
-    numerator: row?.numerator ?? null,
-    denominator: row?.denominator ?? null,
-    denominator_month: row?.denominator_month ?? null,
-    ratio: row?.ratio ?? null,
-    ratio_pct: row?.ratio == null ? null : row.ratio * 100,
-    ratio_bps: row?.ratio == null ? null : row.ratio * 10_000,
-    is_projection: kind === 'projected',
-    is_partial: l.is_partial,
-  };
-  return {
-    // One watch notice per mid × network × program × month, whichever level's band it is in.
-    notice_id: noticeId(kind, l.mid, l.network, l.program, kind === 'watch' ? '' : level, l.month),
-    ...base,
-    notify,
-    message: noticeMessage(base, row) + supersededNote(kind, l) + (kind === 'unknown' ? `; ${l.missing_sources}` : '') + headroomNote(kind, l, level, rule),
-    created_at: now,
-  };
-}
+export { noticeId, noticeMessage } from './notice-text.ts';
 
 /** A level at a series' month in an index (undefined: none). */
 function levelAt(index: Map<string, SeriesMonths>, x: { mid: string; network: string; program: string; month: string }): JudgedMonth | undefined {
@@ -370,8 +304,8 @@ function statesOf(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; index: 
       ratio: l.row?.ratio ?? null, numerator: l.row?.numerator ?? null, denominator: l.row?.denominator ?? null,
       is_partial: l.is_partial, seen: b.now,
     };
-    const i = at.get(row);
-    if (i === undefined) { at.set(row, rows.length); rows.push(row); } else rows[i] = row;
+    const i = at.get(at.key(row));
+    if (i === undefined) { at.set(at.key(row), rows.length); rows.push(row); } else rows[i] = row;
   };
   for (const p of b.projected) add(p, p.level as string, 'projected', p.rank as number);
   for (const l of b.reached) add(l, l.level as string, 'reached', l.rank as number);
@@ -383,49 +317,9 @@ function statesOf(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; index: 
   return rows;
 }
 
-/** A 'YYYY-MM' month as a number (year × 12 + month − 1); NaN for any other text. */
-function monthNumber(m: string): number {
-  if (m.length !== 7 || m.charCodeAt(4) !== 45) return NaN;
-  let n = 0;
-  for (const i of [0, 1, 2, 3, 5, 6]) {
-    const d = m.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return NaN;
-    n = n * 10 + d;
-  }
-  const month = n % 100;
-  return month >= 1 && month <= 12 ? Math.floor(n / 100) * 12 + month - 1 : NaN;
-}
-
-/**
- * A map keyed by state (mid × network × program × level × month) for states that come series by series: a series'
- * key made once per run of its states, level and month as one number within it. What keying tens of thousands of
- * states by one long text each cost (a third of a full evaluation's JS).
- */
-function stateSlots<T>(): { get(x: StateKey): T | undefined; set(x: StateKey, v: T): void } {
-  const series = new Map<string, Map<number | string, T>>();
-  const levels = new Map<string, number>();
-  let last: StateKey | undefined;
-  let lastKey = '';
-  let cur: Map<number | string, T> | undefined;
-  const inner = (x: StateKey, create: boolean) => {
-    if (last === undefined || x.mid !== last.mid || x.network !== last.network || x.program !== last.program) {
-      last = x;
-      lastKey = seriesKey(x);
-      cur = series.get(lastKey);
-    }
-    if (cur === undefined && create) { cur = new Map(); series.set(lastKey, cur); }
-    return cur;
-  };
-  const slot = (x: StateKey): number | string => {
-    let level = levels.get(x.level);
-    if (level === undefined) { level = levels.size; levels.set(x.level, level); }
-    const month = monthNumber(x.month);
-    return Number.isNaN(month) ? `${x.level}\u0000${x.month}` : month * 1_048_576 + level;
-  };
-  return {
-    get: (x) => inner(x, false)?.get(slot(x)),
-    set: (x, v) => { (inner(x, true) as Map<number | string, T>).set(slot(x), v); },
-  };
+/** A map keyed by state: mid × network × program × level × month. */
+function stateSlots<T>(): Map<string, T> & { key(x: StateKey): string } {
+  return Object.assign(new Map<string, T>(), { key: (x: StateKey) => `${seriesKey(x)}\u0000${x.level}\u0000${x.month}` });
 }
 
 type StateKey = { mid: string; network: string; program: string; level: string; month: string };
@@ -441,27 +335,10 @@ const held = (v: number | null | undefined): number | null => (v === null || v =
 export function changedStates(states: AlertStateRow[], recorded: RecordedState[]): AlertStateRow[] {
   if (recorded.length === 0 || states.length === 0) return states;
   const was = stateSlots<RecordedState>();
-  for (const r of recorded) if (r.rank !== undefined) was.set(r, r);
+  for (const r of recorded) if (r.rank !== undefined) was.set(was.key(r), r);
   return states.filter((s) => {
-    const r = was.get(s);
+    const r = was.get(was.key(s));
     return r === undefined || r.status !== s.status || r.rank !== s.rank || r.is_partial !== s.is_partial
       || held(r.ratio) !== held(s.ratio) || held(r.numerator) !== held(s.numerator) || held(r.denominator) !== held(s.denominator);
   });
-}
-
-/**
- * Where a notice stands: history (recorded, never to be delivered), unsent (to be delivered, but no notifier
- * has a row for it: none configured, or it was older than the lookback when one was set), pending (queued,
- * not tried yet), retrying (a notifier failed and will try again), failed (a notifier gave up), sent (every
- * notifier that has it sent it).
- */
-export type DeliveryState = 'history' | 'unsent' | 'pending' | 'retrying' | 'failed' | 'sent';
-
-export function deliveryState(notify: boolean, deliveries: Delivery[]): DeliveryState {
-  if (!notify) return 'history';
-  if (deliveries.length === 0) return 'unsent';
-  if (deliveries.some((d) => d.status === 'failed')) return 'failed';
-  if (deliveries.some((d) => d.status === 'pending' && d.attempts > 0)) return 'retrying';
-  if (deliveries.some((d) => d.status !== 'sent')) return 'pending';
-  return 'sent';
 }

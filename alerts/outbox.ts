@@ -14,6 +14,7 @@ import {
   requeueFailedDeliveries,
   rewriteDeliveryErrors,
   unsentNoticeCount,
+  type Delivery,
 } from '../store/alerts.ts';
 import { scrub } from '../lib/log.ts';
 import { DAY_MS } from '../lib/utc.ts';
@@ -185,4 +186,21 @@ export async function untoldNotices(store: Pick<Store, 'all'>): Promise<number> 
 /** Sets failed rows back to pending (after fixing a notifier's configuration). */
 export async function requeueFailed(store: Store, notifier?: string): Promise<void> {
   await requeueFailedDeliveries(store, notifier);
+}
+
+/**
+ * Where a notice stands: history (recorded, never to be delivered), unsent (to be delivered, but no notifier
+ * has a row for it: none configured, or it was older than the lookback when one was set), pending (queued,
+ * not tried yet), retrying (a notifier failed and will try again), failed (a notifier gave up), sent (every
+ * notifier that has it sent it).
+ */
+export type DeliveryState = 'history' | 'unsent' | 'pending' | 'retrying' | 'failed' | 'sent';
+
+export function deliveryState(notify: boolean, deliveries: Delivery[]): DeliveryState {
+  if (!notify) return 'history';
+  if (deliveries.length === 0) return 'unsent';
+  if (deliveries.some((d) => d.status === 'failed')) return 'failed';
+  if (deliveries.some((d) => d.status === 'pending' && d.attempts > 0)) return 'retrying';
+  if (deliveries.some((d) => d.status !== 'sent')) return 'pending';
+  return 'sent';
 }
