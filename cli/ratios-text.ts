@@ -168,14 +168,11 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH, notModelled: Ar
     if (more > 0) out.push(`… ${more} more row${more === 1 ? '' : 's'} of ${m.month}, less at risk: --limit N shows more, --limit 0 every row, --json every column`);
   }
   const notes: string[] = [];
-  if (v.behind) notes.push(`The kept ratio table is behind: ${v.behind}. Judged now instead (slower; mart_ratios, cbp report and cbp export read the table).`);
+  if (v.behind) notes.push(`The ratio table is behind: ${v.behind}. The rows below are as it holds them.`);
   if (v.rows.length) {
     notes.push(
       `Sorted at risk first by close(ness) = ratio ÷ the next level's threshold (1.00 = at it; at the top level, its own). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +
-        `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json. ` +
-        (v.explained === 'stored'
-          ? 'States and reasons as the last evaluation left them (same rules, same data since; --recompute judges again).'
-          : 'States and reasons judged now under the rules configured.'),
+        `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json.`,
     );
     const used = new Set(v.rows.flatMap(marks));
     for (const k of Object.keys(MARK_LEGEND)) if (used.has(k)) notes.push(`  ${MARK_LEGEND[k]}`);

@@ -43,12 +43,12 @@ export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?:
       if (rulesChanged) await writeRuleTables(s, t);
       await s.run('DELETE FROM ratio_mart_state');
       await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
-      await s.run('DELETE FROM ratio_streaks WHERE month_idx >= $1', [monthIdx(from)]);
-      await s.run('DELETE FROM ratio_mart WHERE month >= $1', [from]);
+      // Every month judged again: what other rules (their groups) left goes whole.
+      if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
     });
     let rows = 0;
     for (const chunk of await chunks(store, from, opts.inputRows ?? JUDGE_INPUT_ROWS)) rows += await judgeChunk(store, from, t.watchFraction, chunk);
-    await saveMarks(store, inputs.marks);
+    await finish(store, from, inputs.marks);
     return { fromMonth, rows, ...(why ? { why } : {}) };
   });
 }
@@ -73,16 +73,22 @@ async function chunks(store: Store, from: string, most: number): Promise<Chunk[]
   return out;
 }
 
-/** Judges one chunk's rows from `from` on and writes its runs and ratio rows, in one transaction. */
+/**
+ * Judges one chunk's rows from `from` on and replaces its runs and ratio rows, in one transaction (two processes
+ * refreshing one lake conflict, and one is run again: never a row twice).
+ */
 async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
-  const grouped = 'EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = r.mid AND g.program = r.program)';
-  const where = 'grouped' in chunk ? grouped : `r.mid >= $lo AND r.mid <= $hi AND NOT ${grouped}`;
+  const grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
+  const groupIds = 'mid IN (SELECT group_id FROM ratio_rule_groups)';
+  const where = (t: string) => ('grouped' in chunk ? grouped(t) : `${t}.mid >= $lo AND ${t}.mid <= $hi AND NOT ${grouped(t)}`);
   const params: Record<string, string> = 'grouped' in chunk ? {} : { lo: chunk.lo, hi: chunk.hi };
   const first = `strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE`;
   try {
     return await store.transaction(async (s) => {
+      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
+      await s.run(`DELETE FROM ratio_streaks WHERE month_idx >= ${monthIdx(from)} AND ${'grouped' in chunk ? groupIds : `mid >= $lo AND mid <= $hi AND NOT ${groupIds}`}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
-        SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where}`, params);
+        SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction})`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1)`);
@@ -98,9 +104,10 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
   }
 }
 
-/** Records the fingerprints the table now reflects, and that it is whole. */
-async function saveMarks(store: Store, marks: SourceMark[]): Promise<void> {
+/** Removes the rows of MIDs no longer in the data, records the fingerprints the table now reflects, and that it is whole. */
+async function finish(store: Store, from: string, marks: SourceMark[]): Promise<void> {
   await store.transaction(async (s) => {
+    await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
     await s.run('DELETE FROM ratio_source_marks');
     await insertMarks(s, 'ratio_source_marks', marks);
     await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');

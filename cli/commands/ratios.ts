@@ -14,7 +14,6 @@ import type { Store } from '../../store/db.ts';
 import { midCurrencies } from '../../store/currency.ts';
 import { martRowsBetween, latestMartMonth } from '../../store/ratios-shown.ts';
 import { toRatioRow } from '../../store/ratios.ts';
-import { martFreshness } from '../../store/ratio-mart.ts';
 import type { ShownMonth } from '../../store/ratios-stream.ts';
 import { keptTableCheck, refreshBeforeReading } from '../kept-table.ts';
 
@@ -68,9 +67,7 @@ export interface RatiosView {
   /** MIDs shown whose amounts' currency is not known (no chargeback names one) or mixed */
   midsWithoutCurrency: string[];
   allPrograms: boolean;
-  /** where the explanations come from: the last evaluation's (its rules and data unchanged since), or judged now */
-  explained: 'stored';
-  /** why the kept ratio table is behind the data, and what to run (store/ratio-mart.ts); null when it is current */
+  /** why the ratio table is behind the data or the rules, and what to run (cli/kept-table.ts); null when it is current */
   behind: string | null;
 }
 
@@ -156,8 +153,6 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
     // Programs in force only, unless asked: --program names one (retired or not), --metric asks for a metric
     // of the programs in force that no rule may read (ECP amounts).
     (q.allPrograms || q.program !== undefined || inForceFor(rules, r, q.metric !== undefined));
-  // Levels need each MID's earlier months, so whole MIDs are read (in batches) and judged; only the rows that
-  // can be shown are explained (alerts/explain.ts pick), and cut to the months shown after.
   const pick = (rows: RatioRow[]): RatioRow[] => {
     for (const r of rows) {
       if (r.month > latest) latest = r.month;
@@ -176,7 +171,6 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
   };
   // Every row is in the kept table, judged by the rules in force (the caller made it current when it could).
   const newest = q.month ?? (await latestMartMonth(store, q.mid));
-  const explained: RatiosView['explained'] = 'stored';
   if (newest !== null) {
     const from = scope === 'all' ? '0000-00' : scope === 'latest' ? addMonths(newest, -1) : newest;
     const rows = (await martRowsBetween(store, { from, to: scope === 'all' ? '9999-99' : newest, mid: q.mid })).map(storedRow);
@@ -209,8 +203,7 @@ export async function ratiosView(store: Pick<Store, 'all' | 'run' | 'columns' | 
     midsWithoutRegion: [...new Set(rows.filter((r) => r.region_source === 'default').map((r) => r.mid))],
     midsWithoutCurrency: mids.filter((m) => (currencies.get(m) ?? []).length !== 1),
     allPrograms: q.allPrograms === true,
-    explained,
-    behind: await martFreshness(store).then((f) => f.behind, () => null),
+    behind: (await keptTableCheck(store, rules)).behind,
   };
 }
 
@@ -220,7 +213,7 @@ function keptView(rules: LoadedRules, scope: RatiosView['scope'], rows: RatioOut
     rows, months, scope, defaultRegion: rules.defaultRegion, defaultRegionFrom: rules.defaultRegionFrom,
     midsWithoutRegion: [...new Set(rows.filter((r) => r.region_source === 'default').map((r) => r.mid))],
     midsWithoutCurrency: [...new Set(rows.filter((r) => r.currencies.length !== 1).map((r) => r.mid))],
-    allPrograms: false, explained: 'stored', behind: null,
+    allPrograms: false, behind: null,
   };
 }
 
