@@ -60,8 +60,8 @@ export interface StatusReport {
   quarantine: Array<{ kind: string; rows: number }>;
   alerts: Array<{ mid: string; network: string; program: string; level: string; month: string; ratio_pct: number | null }>;
   /**
-   * The latest month the last rule evaluation judged (null: none yet), whether it is the month to date (the
-   * month of asOf), and its series at a level or in the watch band (ratio_explanations), levels first, then
+   * The ratio table's latest month (null: none yet), whether it is the month to date (the month of asOf), and its
+   * series at a level or in the watch band, levels first, then
    * the closest to the next threshold; `level` and `watch` count them.
    */
   ratioStates: {
