@@ -3,7 +3,7 @@
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
 import { applyRetention } from '../store/retention.ts';
-import { refreshRatios } from '../store/ratio-refresh.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import type { ActivityContext } from './deps.ts';
 import { enrichEvents } from './enrich.ts';

@@ -3,7 +3,7 @@
 // Notice ids are a hash of what the notice says, so evaluating the same data twice writes nothing new.
 import type { Store } from '../store/db.ts';
 import { monthOf } from '../store/ratios.ts';
-import { refreshRatios } from '../store/ratio-refresh.ts';
+import { refreshRatios } from './refresh.ts';
 import { judgedMonths } from '../store/judged-months.ts';
 import { unknownRowsOf } from '../store/status.ts';
 import { deliveriesOf, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, recordJudgement, recordedStates } from '../store/alerts.ts';

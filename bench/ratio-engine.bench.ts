@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
-import { refreshRatios } from '../store/ratio-refresh.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { generateRatioData, loadMonthToDate } from './ratios-data.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';

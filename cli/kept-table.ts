@@ -44,7 +44,7 @@ export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapsho
     return;
   }
   try {
-    const { refreshRatios } = await import('../store/ratio-refresh.ts');
+    const { refreshRatios } = await import('../alerts/refresh.ts');
     const r = await refreshRatios(store, rules);
     if (r.fromMonth !== undefined && cfg.snapshotPath && !store.lake) {
       const { publishIfBehind } = await import('../store/snapshot.ts');

@@ -3,18 +3,9 @@
 import { createHash } from 'node:crypto';
 import { regionInfo, rulesFor } from './rule-set.ts';
 import { watchOf, type RuleSet } from './thresholds.ts';
+import type { RuleRow, ClassRow, RuleTables } from '../contract/rule-tables.ts';
 
-export interface RuleRow {
-  class: string; ord: number; id: string; network: string; program: string; level: string; rank: number; metric: string;
-  comparison: string; threshold: number; conditions: Array<{ field: string; cmp: string; value: number }>;
-  months_to_enter: number; months_to_leave: number; from_month: string; to_month: string;
-  early_warning: boolean; step_down: boolean; supersedes: string[]; certainty: string; certainty_note: string | null;
-}
-export interface ClassRow { id: string; class: string; region: string; region_source: string }
-export interface GroupRow { group_id: string; mid: string; program: string }
-export interface FeeRow { network: string; program: string; level: string; per_event: number; currency: string; basis: string; from_month: string; to_month: string }
-
-export interface RuleTables { rules: RuleRow[]; classes: ClassRow[]; groups: GroupRow[]; fees: FeeRow[]; hash: string; defaultRegion: string; watchFraction: number }
+export type { RuleTables } from '../contract/rule-tables.ts';
 
 const fromMonth = (d: string | null) => (d ? d.slice(0, 7) : '0000-00');
 const toMonth = (d: string | null) => (d ? d.slice(0, 7) : '9999-99');

@@ -5,8 +5,7 @@ import type { Store } from './db.ts';
 import { CAPTURE_MONTH, insertMarks, readMarks, type SourceMark } from './source-marks.ts';
 import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
-import { ruleTables } from '../rules/rule-table.ts';
-import type { RuleSet } from '../rules/thresholds.ts';
+import type { RuleTables } from '../contract/rule-tables.ts';
 
 /** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction. */
 export const JUDGE_INPUT_ROWS = 100_000;
@@ -23,13 +22,13 @@ export interface RatioRefresh {
 const monthIdx = (m: string) => Number(m.slice(0, 4)) * 12 + Number(m.slice(5, 7)) - 1;
 
 /**
- * Brings the kept inputs and the ratio table up to date with the sources and `rules`. Every month is judged when the
+ * Brings the kept inputs and the ratio table up to date with the sources and the rules `t` (alerts/refresh.ts makes them
+ * of a rule set). Every month is judged when the
  * rules changed, the table was never written whole (or a write was cut short), or `full`; else the months from the
  * earliest whose sources changed, and none when nothing did.
  */
-export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
+export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
   return store.exclusive(async () => {
-    const t = ruleTables(rules);
     const rulesChanged = (await keptRulesHash(store)) !== t.hash;
     const inputs = await refreshRatioInputs(store, { all: opts.full });
     const [state] = await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state LIMIT 1');

@@ -1,7 +1,7 @@
 // The rules in force kept in the store (sql/migrations/021_ratio_rules.sql), so the SQL judge reads them beside the data.
 import type { Store } from './db.ts';
 import { insertChunked } from './insert.ts';
-import type { RuleTables } from '../rules/rule-table.ts';
+import type { RuleTables } from '../contract/rule-tables.ts';
 
 const CONDITIONS = '::JSON::STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[]';
 

@@ -153,25 +153,26 @@ describe('cbp ratios with no flags: what a person asks first', () => {
     expect(t.stdout.replace(/\n\s+/g, ' ')).toContain("Amounts are in each MID's currency, as its chargebacks name it (the MID report names none); 2 MIDs without one known currency");
   });
 
-  it("reads the last evaluation's explanations while its rules and data hold, identical to judging again, and judges again when they do not", async () => {
-    const norm = (rows: Row[]) => rows.map((r) => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : 1))));
-    const stored = await ratios([]);
-    expect(norm(stored)).toEqual(norm(await ratios(['--recompute'])));
-    expect(norm(await ratios(['--month', '2025-12']))).toEqual(norm(await ratios(['--month', '2025-12', '--recompute'])));
-    const said = (out: string) => out.replace(/\n\s+/g, ' ');
-    expect(said((await cbpRun(['ratios'], base)).stdout)).toContain('States and reasons as the last evaluation left them (same rules, same data since; --recompute judges again).');
-    // Other rules (another default region) than the evaluation's: judged now.
-    expect(said((await cbpRun(['ratios'], { ...base, CBP_DEFAULT_REGION: 'CA' })).stdout)).toContain('States and reasons judged now under the rules configured.');
-    // Data changed since the evaluation (a MID report row of an old month): judged now, and the figures are the new ones.
+  it('judges the table again before it reads when the rules or the data changed since it was written', async () => {
+    const regions = (rows: Row[]) => [...new Set(rows.map((r) => r.region))].sort();
+    expect(regions(await ratios([]))).toEqual(['US']);
+    // Other rules (another default region): the table is judged under them before it is read, and nothing is behind.
+    const ca = await cbpRun(['ratios', '--json'], { ...base, CBP_DEFAULT_REGION: 'CA' });
+    expect(ca.code, ca.stderr).toBe(0);
+    expect(ca.stderr).not.toMatch(/behind/);
+    expect(regions(JSON.parse(ca.stdout) as Row[])).toEqual(['CA']);
+    expect(regions(await ratios([]))).toEqual(['US']);
+    // Data changed (a MID report row of an old month): judged again, the new MID's row is there.
     const s = await openStore({ dbPath: base.CBP_DB_PATH });
     try {
       await insertStats(s, [{ mid: 'x9', network: 'mastercard', month: '2025-11', cb: 1, tx: 1_000 }]);
     } finally {
       s.close();
     }
-    const after = await cbpRun(['ratios', '--month', '2025-12', '--json'], base);
+    const after = await cbpRun(['ratios', '--month', '2025-11', '--mid', 'x9', '--json'], base);
     expect(after.code, after.stderr).toBe(0);
-    expect(said((await cbpRun(['ratios'], base)).stdout)).toContain('States and reasons judged now under the rules configured.');
+    expect(after.stderr).not.toMatch(/behind/);
+    expect((JSON.parse(after.stdout) as Row[]).map((r) => `${r.mid} ${r.network} ${r.month}`)).toContain('x9 mastercard 2025-11');
   });
 
   it('refuses unknown --network, --program, --metric values and --month with --all (exit 2), listing the valid ones', async () => {
@@ -261,7 +262,7 @@ describe('cbp ratios and cbp report on a snapshot an older cbp published', () =>
     // What an older cbp published: its schema a migration behind (and without what that migration made).
     const old = await openStore({ dbPath: snap, migrate: false });
     await old.run('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)');
-    await old.run('DROP TABLE ratio_rule_picks');
+    await old.run('DROP TABLE ratio_mart');
     old.close();
     for (const args of [['ratios', '--json'], ['report', '--out', path.join(dir, 'old-report.html')]]) {
       const r = await cbpRun(args, env);
