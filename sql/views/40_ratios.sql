@@ -1,7 +1,8 @@
 -- Chargeback ratios per mid x network x program x metric x UTC month (docs/ratios.md says what is counted).
 -- Layers: int_mid_stats__monthly (calendar-month windows of the MID report) and the numerators from the
 -- chargeback report and the events (int_chargebacks__monthly, int_tc40__monthly), then int_ratio_inputs
--- (one long row per program-metric), then mart_ratios (ratios, plus run-rate projections of open months).
+-- (one long row per program-metric), then the ratio rows (ratios, plus run-rate projections of open months) the judge
+-- reads (43_ratio_judge.sql).
 -- Ratios are DOUBLE quotients of exact counts and amounts, never rounded; no ratio is ever faked as 0:
 -- no_ratio_reason says why one is missing.
 
@@ -9,9 +10,8 @@
 -- A window ending before the month's last day is month-to-date (is_partial); of several windows of one
 -- month the longest (then the latest seen) wins.
 -- Every layer is a table macro over a range of months (first_day .. last_day: the 1st of the first and of the
--- last month), so that the alert engine computes only the months it needs (a nightly: the months its loads
--- touched, plus what streaks need): the bounds reach the scans of mid_stats, chargebacks and the events. The
--- views of the same names are the macros over every month.
+-- last month), so that a refresh computes only the months that changed: the bounds reach the scans of mid_stats,
+-- chargebacks and the events. The views of the same names are the macros over every month.
 CREATE OR REPLACE MACRO ratio_stats_between(first_day, last_day) AS TABLE
 WITH w AS (
   SELECT
@@ -134,8 +134,8 @@ CREATE OR REPLACE VIEW int_tc40__monthly AS SELECT * FROM ratio_tc40_between(DAT
 
 -- Everything a ratio row of any program reads, one row per mid x network x month: the month's figures (its best
 -- window), the previous month's transactions (counted only when its own window was complete) and the numerators.
--- Kept per month in ratio_month_inputs (store/ratio-inputs.ts) for the alert evaluation: only the months whose
--- sources changed are computed again, and what it reads from there is these rows exactly.
+-- Kept per month in ratio_month_inputs (store/ratio-inputs.ts): only the months whose sources changed are computed
+-- again, and what the judge reads from there is these rows exactly.
 -- tc40 names the table or view the TC40 counts are read from (ratio_tc40_between's rows; default int_tc40__monthly):
 -- the refresh computes them once into a temp table for all its statements, where each would parse every TC40 event
 -- again (the reports are one per prevention_guid, found before their month is known).
@@ -176,9 +176,8 @@ LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid 
 LEFT JOIN (SELECT * FROM query_table(tc40) WHERE month >= strftime(first_day, '%Y-%m') AND month <= strftime(last_day, '%Y-%m')) t
   ON t.mid = cur.mid AND t.month = cur.month;
 
--- What each program counts, one definition for the long rows below and for the alert evaluation's prefilter of the
--- kept inputs (store/alerts.ts stageHotSeries). Arguments are the count columns of a month's inputs or the amount
--- columns, for the metric.
+-- What each program counts, one definition for the long rows below. Arguments are the count columns of a month's
+-- inputs or the amount columns, for the metric.
 -- The denominator is the previous month's transactions (Mastercard's ECP and EFM, Discover).
 CREATE OR REPLACE MACRO ratio_den_prev(program) AS (program IN ('ecp', 'efm', 'discover_excessive'));
 
@@ -194,20 +193,6 @@ CREATE OR REPLACE MACRO ratio_denominator(program, network, month_tx, reported_p
   CASE WHEN NOT ratio_den_prev(program) THEN month_tx
        WHEN network = 'mastercard' THEN coalesce(reported_prev_tx, prev_month_tx)
        ELSE prev_month_tx END
-);
-
--- A month's observed ratio of a program and metric from the columns of its month inputs (a ratio_month_inputs row):
--- the ratio of its observed long row below to the last bit (the same DOUBLE division), NULL where that row has none.
--- What the alert evaluation reads to skip the months no rule comes near, before any long row is made.
-CREATE OR REPLACE MACRO ratio_observed(program, metric, network, chargeback_count, chargeback_amount, fraud_count, fraud_amount,
-                                       tc40_count, tc40_amount, vamp_dispute_count, vamp_dispute_amount,
-                                       transaction_count, transaction_amount, previous_month_transaction_count,
-                                       previous_month_transaction_amount, prev_transaction_count, prev_transaction_amount) AS (
-  CASE WHEN metric = 'count'
-    THEN ratio_numerator(program, chargeback_count, fraud_count, tc40_count, vamp_dispute_count)::DOUBLE
-         / nullif(ratio_denominator(program, network, transaction_count, previous_month_transaction_count, prev_transaction_count)::DOUBLE, 0)
-    ELSE ratio_numerator(program, chargeback_amount, fraud_amount, tc40_amount, vamp_dispute_amount)::DOUBLE
-         / nullif(ratio_denominator(program, network, transaction_amount, previous_month_transaction_amount, prev_transaction_amount)::DOUBLE, 0) END
 );
 
 -- Each program-metric as data (network NULL: every network).
@@ -226,9 +211,8 @@ SELECT network, program, metric FROM (VALUES
 ) p(network, program, metric);
 
 -- One long row per mid x network x program x metric x month, before division. cached := TRUE reads month inputs kept
--- in a table (kept, default ratio_month_inputs: as fresh as store/ratio-inputs.ts refreshRatioInputs last made them;
--- the alert evaluation refreshes them first, and passes a temp table of some of their rows) instead of computing them
--- from the sources; the branch not taken is not run.
+-- in a table (kept, default ratio_month_inputs: as fresh as store/ratio-inputs.ts refreshRatioInputs last made them)
+-- instead of computing them from the sources; the branch not taken is not run.
 CREATE OR REPLACE MACRO ratio_inputs_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
 WITH j AS (
   SELECT * FROM ratio_month_inputs_between(first_day, last_day) WHERE NOT cached
