@@ -230,7 +230,7 @@ ${GENERATOR_META}
 <p class="scope">${esc(scope)}${r.scope === 'latest' ? ': the months <code>cbp ratios</code> shows with no flags (the latest month in the data, and the one before it while the latest is month to date); another month: <code>cbp report --month YYYY-MM</code>' : ''}.</p>
 <p>Made ${esc(meta.generatedAt)} from the snapshot ${esc(meta.snapshot)}${meta.snapshotModifiedAt ? ` (published ${esc(meta.snapshotModifiedAt)})` : ''}; rules: ${esc(meta.thresholds)}.</p>
 <p>${plural(r.mids, 'MID')}${meta.mids.length ? ` (asked for: ${esc(meta.mids.join(', '))})` : ''}; months ${esc(monthSpan)}; times in UTC.</p>
-${meta.ratiosBehind ? `<p class="behind">Ratios judged now under the rules configured, because the kept ratio table is behind: ${esc(meta.ratiosBehind)}.</p>\n` : ''}</header>
+${meta.ratiosBehind ? `<p class="behind">The ratio table is behind: ${esc(meta.ratiosBehind)}. The ratios below are as it holds them.</p>\n` : ''}</header>
 <nav><a href="#at-risk">1 At risk now</a><a href="#trends">2 Trends</a><a href="#heatmap">3 Heat map</a><a href="#disputes">4 Disputes</a><a href="#quality">5 Data quality</a>${o ? '<a href="#due">6 Due soon</a><a href="#prevention">7 Prevention</a><a href="#vintage">8 Vintage</a>' : ''}</nav>
 <main>
 ${s1}
