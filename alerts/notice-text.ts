@@ -79,7 +79,7 @@ export function noticeId(kind: NoticeKind, mid: string, network: string, program
 }
 
 /**
- * A level entered in a month another program's level supersedes (EFM over ECP, rules/evaluate.ts markSuperseded):
+ * A level entered in a month another program's level supersedes (EFM over ECP: the judge's superseded_by):
  * the notice says that the network assesses the other one instead. The notice id stays that of the level.
  */
 function supersededNote(kind: NoticeKind, l: JudgedMonth): string {

@@ -54,7 +54,7 @@ const MARK_LEGEND: Record<string, string> = {
 };
 
 /**
- * Why not the next level, for the table: rules/explain.ts `reason` (it names a superseding level and an
+ * Why not the next level, for the table: the row's `reason` (it names a superseding level and an
  * unconfirmed condition too) without its ratio clause when other conditions stopped the row as well (the
  * ratio and the next threshold are columns of their own), amounts with the MID's currency; else why there is
  * no ratio; "minimum" left out (the comparison says it). --json keeps the reason whole.

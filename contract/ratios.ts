@@ -49,10 +49,8 @@ export interface RatioRow {
   numerator_floor: boolean;
 }
 
-// ---- Explained ratios (issue #13). What each rule-judged row says about where it stands; docs/ratios.md
-// "Columns" gives every column's exact meaning. The same names are columns of mart_ratios (as of the last
-// evaluation, explained_at) and fields of `cbp ratios --json` (rules/explain.ts explainRows, under the rules
-// configured now).
+// ---- Explained ratios. What each rule-judged row says about where it stands; docs/ratios.md "Columns" gives every
+// column's exact meaning. The same names are columns of mart_ratios and fields of `cbp ratios --json`.
 
 /**
  * clear: below every level's watch band; watch: in the watch band of a level (or met, not yet entered); level: a level

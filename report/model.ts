@@ -1,6 +1,5 @@
-// The report's figures, built from the explained ratio rows (whole MIDs at a time, as alerts/explain.ts
-// forEachExplainedBatch hands them to `cbp ratios` too: issue #13's level, state, next level, closeness and
-// reason of each row, under the rules configured) and the rules in force: the at-risk table, the trend series
+// The report's figures, built from the explained ratio rows of the kept table (level, state, next level, closeness
+// and reason of each row, as the SQL judge wrote them) and the rules in force: the at-risk table, the trend series
 // and the heat map. Pure: rows in, plain data out; what is kept per batch is small, so 1,000 MIDs × 36 months
 // never sit in memory at once.
 import { headroomWords } from '../rules/headroom.ts';

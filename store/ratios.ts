@@ -120,15 +120,6 @@ export async function ratioMids(store: QueryStore, mid?: string): Promise<string
   return rows.map((r) => String(r.mid));
 }
 
-/** The latest month with ratio rows (of one MID), null when there is none. */
-export async function latestRatioMonth(store: QueryStore, mid?: string): Promise<string | null> {
-  const [r] = await store.all<{ month: string | null }>(
-    `SELECT max(month) AS month FROM ratio_stats_between(DATE '0001-01-01', DATE '9999-12-01') ${mid !== undefined ? 'WHERE mid = $mid' : ''}`,
-    mid !== undefined ? { mid } : undefined,
-  );
-  return r?.month ?? null;
-}
-
 /** Splits sorted MIDs into [first, last] ranges of at most size MIDs. */
 export function midRanges(mids: string[], size: number): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -166,23 +157,6 @@ export async function forEachRatioBatch(
     );
     await fn(rows);
   }
-}
-
-/**
- * The ratio rows of these MIDs and programs (months up to asOf's), sorted like forEachRatioBatch's: what a
- * group of MIDs monitored as one merchant is judged on (alerts/explain.ts).
- */
-export async function ratioRowsOf(store: QueryStore, q: { mids: string[]; programs: string[]; asOf?: Date | string }): Promise<RatioRow[]> {
-  if (q.mids.length === 0 || q.programs.length === 0) return [];
-  const params: Record<string, string> = {};
-  const mids = q.mids.map((m, i) => { params[`m${i}`] = m; return `$m${i}`; }).join(', ');
-  const programs = q.programs.map((p, i) => { params[`p${i}`] = p; return `$p${i}`; }).join(', ');
-  if (q.asOf !== undefined) params.asof = monthOf(q.asOf);
-  return readRatioRows(store,
-    `SELECT * FROM ${RATIO_ROWS} WHERE mid IN (${mids}) AND program IN (${programs}) ${q.asOf !== undefined ? 'AND month <= $asof' : ''}
-      ORDER BY mid, network, program, metric, month, is_projection`,
-    params,
-  );
 }
 
 /**

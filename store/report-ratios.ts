@@ -175,7 +175,7 @@ const SHOWN_ONLY: Record<string, string> = {
 };
 const EARLIER = COLUMNS.split(', ').map((c) => { const name = c.slice(2); return SHOWN_ONLY[name] ? `NULL::${SHOWN_ONLY[name]} AS ${name}` : c; }).join(', ');
 
-/** Every rule-read row of these MIDs in months first .. month, sorted as alerts/explain.ts hands them. */
+/** Every rule-read row of these MIDs in months first .. month, sorted by series, month and projection. */
 export async function keptRowsOfMids(store: ReadStore, q: { first: string; month: string; mids: string[] }): Promise<ExplainedRatioRow[]> {
   if (q.mids.length === 0) return [];
   const { where, params } = rowsWhere(q);

@@ -1,7 +1,7 @@
 -- The text of reasons (figures and percentages as people read them), and mart_ratios, a plain read of the kept table
 -- ratio_mart (store/ratio-refresh.ts writes it; docs/ratios.md "When the table is current").
 
--- Text of reasons, as rules/explain.ts writes it: a fraction as a percentage rounded half up through whole
+-- Text of reasons (the oracle's, test/oracle/explain.ts, writes the same): a fraction as a percentage rounded half up through whole
 -- hundredths (0.0131 -> '1.31 %'); a figure with thousands separators and up to 2 decimals, trailing zeros dropped
 -- (1500 -> '1,500', 1234.5 -> '1,234.5'); a negative one with its sign before the figure of its magnitude. The
 -- rounded value is a BIGINT where it fits (in HUGEINT arithmetic these texts took 3 to 6 times as long), and a whole
@@ -36,10 +36,9 @@ CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_am
              WHEN 'month_transaction_count' THEN month_transaction_count WHEN 'month_transaction_amount' THEN month_transaction_amount END
 );
 
--- A rule condition's text when the row fails it (its figure v not in the data, or not meeting it), else NULL: as
--- rules/explain.ts writes it. k: an element of ratio_rule_picks.conditions (NULL: no such condition). v is a column
--- (cbp_condition_value computed before): a macro's argument is copied wherever it is used, and the nested figure
--- macros made the mart's plan take 0.9 s to build when it was the whole expression.
+-- A rule condition's text when the row fails it (its figure v not in the data, or not meeting it), else NULL. k: an
+-- element of int_ratio_rules.conds (NULL: no such condition). v should be a column or a field: a macro's argument is
+-- copied wherever it is used.
 CREATE OR REPLACE MACRO cbp_failed_condition(k, v) AS (
   CASE WHEN k IS NULL THEN NULL
        WHEN v IS NULL THEN k.label || ' not in the data'
