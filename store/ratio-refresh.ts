@@ -88,9 +88,13 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       await s.run(`DELETE FROM ratio_streaks WHERE month_idx >= ${monthIdx(from)} AND ${'grouped' in chunk ? groupIds : `mid >= $lo AND mid <= $hi AND NOT ${groupIds}`}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
         SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
-      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction})`);
+      // The runs this chunk starts from: its own series' (the table is written in MID order, so the range prunes it).
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks
+        WHERE v = 0 AND ${'grouped' in chunk ? groupIds : `mid >= $lo AND mid <= $hi AND NOT ${groupIds}`}`, params);
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
-      await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1)`);
+      await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
+      await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
         SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
@@ -99,7 +103,7 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       return Number(r?.Count ?? 0);
     });
   } finally {
-    await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs');
+    await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs; DROP TABLE IF EXISTS _ratio_seeds');
   }
 }
 
