@@ -6,9 +6,13 @@ import { CAPTURE_MONTH, insertMarks, readMarks, type SourceMark } from './source
 import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
+import { sizeBytes } from '../lib/size.ts';
 
-/** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction. */
-export const JUDGE_INPUT_ROWS = 100_000;
+/** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction, for a store of this memory limit. */
+export function judgeInputRows(memoryLimit: string): number {
+  const mb = sizeBytes(memoryLimit) / 1e6;
+  return Number.isFinite(mb) ? Math.max(10_000, Math.min(200_000, Math.round((mb - 96) * 400))) : 40_000;
+}
 
 export interface RatioRefresh {
   /** the first month judged again; null: every month; undefined: nothing had changed */
@@ -46,7 +50,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
     });
     let rows = 0;
-    for (const chunk of await chunks(store, from, opts.inputRows ?? JUDGE_INPUT_ROWS)) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+    for (const chunk of await chunks(store, from, opts.inputRows ?? judgeInputRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
     await finish(store, from, inputs.marks);
     return { fromMonth, rows, ...(why ? { why } : {}) };
   });
