@@ -1,22 +1,19 @@
-// Rows no rule could move (issue #13, "fast"): evaluateAlerts judges in JS only the series with a month in a
-// level's watch band under their MID's own rules (conditions included), or a level recorded; it stores those
-// series' explanations, and mart_ratios writes every other rule-read row's explanation when read, from the rules
-// the evaluation saved. Here: a ratio over the threshold with too few chargebacks stays out of JS and is explained
-// as the JS would; a MID's own rules make it hot where the common ones would not; months after the evaluation and
-// rows no rule reads have no explanation; an evaluation under rules that read nothing leaves none.
+// Rows no rule could move, judged in SQL like every other row (store/ratio-refresh.ts): mart_ratios explains every
+// rule-read row as the oracle does (test/oracle/explain.ts), also when judged in chunks of MIDs; rows no rule reads have
+// no explanation; data changed after the last refresh, or a refresh cut short, is behind until the next one judges it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
-import { ruleTargets } from '../alerts/notices.ts';
-import { explainRows, figure, percent } from '../rules/explain.ts';
+import { explainRows, figure, percent } from './oracle/explain.ts';
 import { parseThresholds, type RuleSet } from '../rules/thresholds.ts';
+import { ruleTables } from '../rules/rule-table.ts';
 import { computeRatios } from '../store/ratios.ts';
-import { latestExplainedMonth } from '../store/ratios-shown.ts';
+import { latestMartMonth } from '../store/ratios-shown.ts';
 import { ratioStatesOfLatestMonth } from '../store/status.ts';
-import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
 import { martFreshness } from '../store/ratio-mart.ts';
+import { keptTableCheck } from '../cli/kept-table.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
-import type { ExplainedRatioRow } from '../contract/ratios.ts';
 import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 let store: Store;
@@ -32,6 +29,8 @@ const rules: RuleSet = parseThresholds(JSON.stringify({
 
 const EXPLAINED = ['level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note'] as const;
 const key = (r: object) => { const x = r as Record<string, unknown>; return [x.mid, x.network, x.program, x.metric, x.month, x.is_projection].join('|'); };
+/** network|program|metric some rule of some rules class reads (the rows that have an explanation). */
+const targetsOf = (set: RuleSet) => new Set(ruleTables(set).rules.map((x) => `${x.network}|${x.program}|${x.metric}`));
 
 async function mart(q = ''): Promise<Map<string, Record<string, unknown>>> {
   const rows = await store.all<Record<string, unknown>>(`SELECT * FROM mart_ratios ${q}`);
@@ -56,13 +55,10 @@ beforeAll(async () => {
 afterAll(() => cleanup(store, dir));
 
 describe('rows no rule could move', () => {
-  it('are left out of the rules\' JS, and mart_ratios explains every rule-read row exactly as rules/explain.ts does', async () => {
+  it('are explained in mart_ratios, every rule-read row exactly as the oracle explains it', async () => {
     const r = await evaluateAlerts(store, { asOf, rules, now: new Date(asOf), full: true });
-    const judged = new Set((await store.all<{ mid: string }>('SELECT DISTINCT mid FROM ratio_explanations')).map((x) => x.mid));
-    // Only tight (its own rule) and hot reached JS; few's 2.15 % with 43 chargebacks did not.
-    expect([...judged].sort()).toEqual(['hot', 'tight']);
     expect(r.rows).toBeGreaterThan(0);
-    const targets = new Set(ruleTargets(rules));
+    const targets = targetsOf(rules);
     const js = explainRows(await computeRatios(store, { asOf }), rules).filter((x) => targets.has(`${x.network}|${x.program}|${x.metric}`));
     const shown = await mart();
     for (const x of js) {
@@ -82,9 +78,11 @@ describe('rows no rule could move', () => {
     expect(shown.get('tight|mastercard|ecp|count|2026-05|false')).toMatchObject({ state: 'level', level: 'internal', region: 'EU', region_source: 'mid' });
     expect(shown.get('hot|mastercard|ecp|count|2026-05|false')).toMatchObject({ state: 'level', level: 'ecm' });
     expect(shown.get('calm|mastercard|ecp|count|2026-05|false')).toMatchObject({ state: 'clear', reason: 'ratio 0.20 % < 1.50 %; count 20 < 100 minimum' });
-    // Rows no rule reads (the monthly ratios, ECP by amount) have no explanation.
-    expect(shown.get('calm|mastercard|monthly|count|2026-05|false')).toMatchObject({ state: null, region: null, monitored_as: null });
-    expect(shown.get('calm|mastercard|ecp|amount|2026-05|false')).toMatchObject({ state: null, monitored_as: null });
+    // Rows no rule reads (the monthly ratios, ECP by amount) have no explanation; the MID's region and who it is
+    // monitored as are still said, as the oracle says them.
+    expect(shown.get('calm|mastercard|monthly|count|2026-05|false')).toMatchObject({ state: null, level: null, reason: null, next_level: null });
+    expect(shown.get('calm|mastercard|ecp|amount|2026-05|false')).toMatchObject({ state: null, level: null, reason: null, next_level: null });
+    expect(shown.get('calm|mastercard|monthly|count|2026-05|false')).toMatchObject({ region: 'US', region_source: 'default', monitored_as: 'calm' });
   });
 
   it('has no row of a month loaded after the evaluation, says the ratios are behind, until the next one judges it', async () => {
@@ -96,7 +94,6 @@ describe('rows no rule could move', () => {
     // 150 of June's 2,000: 7.5 % and 150 ≥ 100: few is judged now, its rows stored.
     expect((await mart("WHERE mid = 'few' AND month = '2026-07' AND program = 'ecp' AND metric = 'count' AND NOT is_projection")).values().next().value)
       .toMatchObject({ state: 'level', level: 'ecm' });
-    expect((await store.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM ratio_explanations WHERE mid = 'few'"))[0].n).toBeGreaterThan(0);
     expect(await martFreshness(store)).toEqual({ current: true, behind: null, changedMonths: [] });
   });
 
@@ -105,38 +102,39 @@ describe('rows no rule could move', () => {
     await evaluateAlerts(store, { asOf: '2026-07-20T06:00:00Z', rules: none, now: new Date('2026-07-20T06:00:00Z') });
     const rows = [...(await mart()).values()];
     expect(rows.length).toBeGreaterThan(0);
-    expect(rows.filter((x) => x.state !== null || x.reason !== null || x.monitored_as !== null)).toEqual([]);
-    expect((await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_explanations'))[0].n).toBe(0);
+    expect((await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rules'))[0].n).toBe(0);
+    expect(rows.filter((x) => x.state !== null || x.reason !== null || x.level !== null || x.next_level !== null)).toEqual([]);
+    expect(rows.filter((x) => x.monitored_as !== x.mid)).toEqual([]);
   });
 });
 
-describe('cbp ratios judging again (no evaluation to read)', () => {
-  it('reads every month of the series the rules could move and the shown months of the others, and explains as judging every row does', async () => {
+describe('the kept table judged in chunks of MIDs', () => {
+  it('explains every row as the oracle does judging every row at once: a group across chunks, a MID with rules of its own', async () => {
     const t = await tempStore();
     try {
       await generateRatioData(t.store, { mids: 120, months: 20 });
-      // A group across batches, and a MID with rules of its own.
+      // A group across chunks, and a MID with rules of its own.
       const set = parseThresholds(JSON.stringify({
         watch: { fraction: 0.75, notify: false },
         groups: { acme: { mids: ['mid000003', 'mid000077'], programs: ['vamp'] } },
         mids: { mid000011: { region: 'EU', rules: [{ id: 'own.ecp', network: 'mastercard', program: 'ecp', level: 'internal', rank: 0, comparison: '>=', ratio_threshold: 0.003 }] } },
       }), 't.json');
-      const shownFrom = '2025-07';
-      const got: ExplainedRatioRow[] = [];
-      let read = 0;
-      await forEachExplainedBatch(t.store, {}, set, (rows) => { got.push(...rows.filter((r) => r.month >= shownFrom)); },
-        { batchMids: 25, shownFrom, pick: (rows) => { read += rows.length; return rows; } });
+      // About 25 MIDs' kept inputs a chunk (each its own transaction), the grouped MIDs' rows in one of their own.
+      const r = await refreshRatios(t.store, set, { inputRows: 2_000 });
+      expect(r.fromMonth).toBeNull();
+      const chunks = Math.ceil((await t.store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_month_inputs'))[0].n / 2_000);
+      expect(chunks).toBeGreaterThan(3);
       const all = await computeRatios(t.store);
-      const want = explainRows(all, set).filter((r) => r.month >= shownFrom);
-      expect(got.map(key).sort()).toEqual(want.map(key).sort());
-      const byKey = new Map(got.map((r) => [key(r), r]));
+      const targets = targetsOf(set);
+      const want = explainRows(all, set).filter((x) => targets.has(`${x.network}|${x.program}|${x.metric}`));
+      const got = new Map((await t.store.all<Record<string, unknown>>('SELECT * FROM mart_ratios'))
+        .filter((x) => targets.has(`${x.network}|${x.program}|${x.metric}`)).map((x) => [key(x), x]));
+      expect([...got.keys()].sort()).toEqual(want.map(key).sort());
       for (const w of want) {
-        const g = byKey.get(key(w))!;
+        const g = got.get(key(w))!;
         expect(Object.fromEntries(EXPLAINED.map((f) => [f, g[f]])), key(w)).toEqual(Object.fromEntries(EXPLAINED.map((f) => [f, w[f]])));
       }
-      expect(want.some((r) => r.state === 'level') && want.some((r) => r.monitored_as === 'acme') && want.some((r) => r.level === 'internal')).toBe(true);
-      // Far fewer rows read than every month of every MID.
-      expect(read).toBeLessThan(all.length / 2);
+      expect(want.some((x) => x.state === 'level') && want.some((x) => x.monitored_as === 'acme') && want.some((x) => x.level === 'internal')).toBe(true);
     } finally {
       cleanup(t.store, t.dir);
     }
@@ -203,44 +201,67 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     }
   });
 
-  it('judges every month again after an evaluation that stopped half way, whatever rules it ran under', async () => {
+  it('judges every month again after a refresh that stopped half way, whatever rules it ran under; readers say it is behind until then', async () => {
     const strict = parseThresholds(JSON.stringify({ extends_defaults: false, rules: [{ id: 'hi', network: 'mastercard', program: 'ecp', level: 'ecm', rank: 1, comparison: '>=', ratio_threshold: 0.05 }] }), 'strict.json');
     const rows = ['a', 'b', 'c'].flatMap((mid) => [mc(mid, '2026-03', 20, 10_000), mc(mid, '2026-04', 200, 10_000), mc(mid, '2026-05', 200, 10_000)]);
     const t = await fresh(rows);
     const ref = await fresh(rows);
-    try {
-      await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
-      // Under other rules, killed after its first batch's writes.
-      let calls = 0;
-      const dying = new Proxy(t.store, {
+    /** t's store, killed when it writes the ratio rows of its second chunk of MIDs. */
+    const dying = () => {
+      let chunks = 0;
+      const killing = <S extends object>(s: S): S => new Proxy(s, {
         get(target, p, recv) {
-          if (p === 'transaction') return async (fn: never) => { if (++calls > 3) throw new Error('killed'); return target.transaction(fn); };
+          if (p === 'run' || p === 'all') {
+            return async (sql: string, params?: never) => {
+              if (sql.includes('INSERT INTO ratio_mart BY NAME') && ++chunks > 1) throw new Error('killed');
+              return (target as Record<string, (...a: unknown[]) => unknown>)[p as string](sql, params);
+            };
+          }
+          if (p === 'transaction') return (fn: (x: unknown) => unknown) => (target as unknown as Store).transaction((x) => fn(killing(x)) as never);
           const v = Reflect.get(target, p, recv);
           return typeof v === 'function' ? v.bind(target) : v;
         },
       });
-      await expect(evaluateAlerts(dying, { asOf, rules: strict, now: new Date(asOf), batchMids: 1 })).rejects.toThrow('killed');
+      return killing(t.store);
+    };
+    const read = (s: Store) => s.all(`SELECT mid, network, program, metric, month, is_projection, level, state, next_level, reason FROM mart_ratios ORDER BY ALL`);
+    try {
+      await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
+      // Under other rules, one MID a chunk (inputRows: 1), killed after its first chunk's writes.
+      await expect(refreshRatios(dying(), strict, { inputRows: 1 })).rejects.toThrow('killed');
+      expect((await martFreshness(t.store)).behind).toBe('the last write of the ratio table did not finish: run `cbp alerts evaluate`');
+      expect(await keptTableCheck(t.store, rules)).toMatchObject({ holds: false });
       const again = await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf) });
       expect(again.fromMonth).toBeNull();
       await evaluateAlerts(ref.store, { asOf, rules, now: new Date(asOf), full: true });
-      const read = (s: Store) => s.all(`SELECT mid, network, program, metric, month, is_projection, level, state, next_level, reason FROM mart_ratios
-        WHERE monitored_as IS NOT NULL ORDER BY ALL`);
       expect(await read(t.store)).toEqual(await read(ref.store));
       const states = (s: Store) => s.all("SELECT mid, network, program, level, month, status FROM alert_states WHERE status = 'reached' ORDER BY ALL");
       expect(await states(t.store)).toEqual(await states(ref.store));
+      expect(await keptTableCheck(t.store, rules)).toEqual({ holds: true, behind: null });
+      // Under the same rules: a refresh with nothing to judge writes nothing; one cut short after a revision makes the
+      // next one judge every month.
+      await expect(refreshRatios(dying(), rules, { inputRows: 1 })).resolves.toMatchObject({ fromMonth: undefined });
+      await t.store.run("UPDATE mid_stats SET chargeback_count = 210 WHERE mid = 'c' AND window_start = DATE '2026-05-01'");
+      await ref.store.run("UPDATE mid_stats SET chargeback_count = 210 WHERE mid = 'c' AND window_start = DATE '2026-05-01'");
+      await expect(refreshRatios(dying(), rules, { inputRows: 1 })).rejects.toThrow('killed');
+      expect((await martFreshness(t.store)).current).toBe(false);
+      expect(await refreshRatios(t.store, rules)).toMatchObject({ fromMonth: null, why: 'the last write did not finish' });
+      await refreshRatios(ref.store, rules);
+      expect(await read(t.store)).toEqual(await read(ref.store));
+      expect(await martFreshness(t.store)).toEqual({ current: true, behind: null, changedMonths: [] });
     } finally {
       cleanup(t.store, t.dir);
       cleanup(ref.store, ref.dir);
     }
   });
 
-  it('names as the latest month explained the newest month of ratio rows, not a window that makes none', async () => {
+  it('names as the ratio table\'s latest month the newest month of ratio rows, not a window that makes none', async () => {
     const t = await fresh([mc('m', '2026-04', 20, 10_000), mc('m', '2026-05', 200, 10_000)]);
     try {
       // A window from June 10th (a --from in the middle of the month): no ratio row for June.
       await t.store.run("INSERT INTO mid_stats SELECT mid, DATE '2026-06-10', DATE '2026-06-19', network, 5, 50, 1000, 10000, NULL, NULL, NULL, NULL, seen_at, landing_file FROM mid_stats WHERE window_start = DATE '2026-05-01'");
       await evaluateAlerts(t.store, { asOf: '2026-06-20T06:00:00Z', rules, now: new Date('2026-06-20T06:00:00Z'), full: true });
-      expect(await latestExplainedMonth(t.store)).toBe('2026-05');
+      expect(await latestMartMonth(t.store)).toBe('2026-05');
       expect((await ratioStatesOfLatestMonth(t.store)).rows.map((r) => `${r.mid} ${r.program} ${r.state}`)).toContain('m ecp level');
     } finally {
       cleanup(t.store, t.dir);

@@ -1,12 +1,11 @@
-// Issue #13 over a real store: evaluateAlerts writes each judged row's explanation into mart_ratios, judges a
-// VAMP group of MIDs as one merchant, sends one watch notice per month when asked, and mart_ratios says
-// whether the VAMP numerator includes TC40s (tc40_observed_from, numerator_complete).
+// Issue #13 over a real store: evaluateAlerts writes every row's explanation into mart_ratios, judges a VAMP group of
+// MIDs as one merchant (also when the refresh judges in chunks of one MID), sends one watch notice per month when asked,
+// and mart_ratios says whether the VAMP numerator includes TC40s (tc40_observed_from, numerator_complete).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
-import { forEachExplainedBatch } from '../alerts/explain.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
 import { parseThresholds } from '../rules/thresholds.ts';
-import type { ExplainedRatioRow } from '../contract/ratios.ts';
 import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore } from './ratios-fixtures.ts';
 
 let store: Store;
@@ -65,16 +64,15 @@ describe('evaluateAlerts under issue #13 rules', () => {
     ]);
   });
 
-  it('explains rows read from the store in batches, the group judged whole even when its MIDs are in different batches', async () => {
-    const out: ExplainedRatioRow[] = [];
-    await forEachExplainedBatch(store, { actualOnly: true }, rules, (rows) => { out.push(...rows); }, { batchMids: 1 });
-    const g = out.filter((r) => r.program === 'vamp' && r.metric === 'count');
-    expect(g.map((r) => [r.mid, r.monitored_as, r.level, r.numerator_complete])).toEqual([['g1', 'acme', 'excessive', false], ['g2', 'acme', 'excessive', false]]);
-    const mine = await new Promise<ExplainedRatioRow[]>((resolve, reject) => {
-      const got: ExplainedRatioRow[] = [];
-      forEachExplainedBatch(store, { mid: 'g2', month: '2026-05' }, rules, (rows) => { got.push(...rows); }).then(() => resolve(got), reject);
-    });
-    expect(mine.filter((r) => r.program === 'vamp' && r.metric === 'count' && !r.is_projection).map((r) => r.level)).toEqual(['excessive']);
+  it('judges the group whole when the refresh judges one MID a chunk, and shows each member with the group\'s level', async () => {
+    const r = await refreshRatios(store, rules, { full: true, inputRows: 1 });
+    expect(r.fromMonth).toBeNull();
+    const g = await store.all<Record<string, unknown>>(
+      `SELECT mid, monitored_as, level, numerator_complete FROM mart_ratios WHERE program = 'vamp' AND metric = 'count' AND NOT is_projection ORDER BY mid, month`);
+    expect(g.map((x) => [x.mid, x.monitored_as, x.level, x.numerator_complete])).toEqual([['g1', 'acme', 'excessive', false], ['g2', 'acme', 'excessive', false]]);
+    const mine = await store.all<{ level: string | null }>(
+      "SELECT level FROM mart_ratios WHERE mid = 'g2' AND month = '2026-05' AND program = 'vamp' AND metric = 'count' AND NOT is_projection");
+    expect(mine.map((x) => x.level)).toEqual(['excessive']);
   });
 
   it('pages HECM once: escalated in May and left for ECM in June pages June only, and evaluating again adds nothing', async () => {

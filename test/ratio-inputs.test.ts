@@ -1,12 +1,10 @@
-// The ratio inputs kept per month for the alert evaluation (store/ratio-inputs.ts, issue #13): after any change to
-// the sources they must be exactly what the SQL computes from the sources, computing again only the months a
-// change touched (and the month after each), everything when the SQL itself changed, and nothing when a refresh
-// fails half way.
+// The ratio inputs kept per month that the SQL judge reads (store/ratio-inputs.ts): after any change to the sources they
+// must be exactly what the SQL computes from the sources, computing again only the months a change touched (and the
+// month after each), everything when the SQL itself changed, and nothing when a refresh fails half way.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { refreshRatioInputs } from '../store/ratio-inputs.ts';
 import { sourceMarksOf, type SourceMark } from '../store/alerts.ts';
-import { hotRanges } from '../alerts/engine.ts';
 import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore, type StatFixture } from './ratios-fixtures.ts';
 
 let t: { store: Store; dir: string };
@@ -20,7 +18,7 @@ async function drift(s: Store): Promise<{ kept: number; missing: number; rows: n
   const n = async (sql: string) => Number((await s.all<{ n: string }>(sql))[0].n);
   const kept = await n(`SELECT count(*) AS n FROM (SELECT * FROM ratio_month_inputs EXCEPT ALL SELECT * FROM ratio_month_inputs_between(${EVERY}))`);
   const missing = await n(`SELECT count(*) AS n FROM (SELECT * FROM ratio_month_inputs_between(${EVERY}) EXCEPT ALL SELECT * FROM ratio_month_inputs)`);
-  // And the ratio rows the evaluation reads from them: the same as mart_ratios' from the sources.
+  // And the ratio rows the judge reads from them: the same as those computed from the sources.
   const rows = await n(`SELECT count(*) AS n FROM (
     (SELECT * FROM ratio_rows_covered_between(${EVERY}, cached := TRUE) EXCEPT ALL SELECT * FROM ratio_rows_covered_between(${EVERY}))
     UNION ALL
@@ -33,15 +31,6 @@ const stats = (month: string, o: Partial<StatFixture> = {}): StatFixture[] => [
   { mid: 'd1', network: 'discover', month, cb: 40, tx: 4_000, ...o },
   { mid: 'v1', network: 'visa', month, cb: 3, tx: 20_000, ...o },
 ];
-
-describe('hotRanges', () => {
-  it('cuts every MID into ranges of at most n hot MIDs, by position, each with its hot MIDs', () => {
-    const mids = ['a', 'b', 'c', 'd', 'e', 'f'].map((mid) => ({ mid, hot: mid !== 'c' && mid !== 'f' }));
-    expect(hotRanges(mids, 2)).toEqual([{ lo: 'a', hi: 'b', hot: ['a', 'b'] }, { lo: 'c', hi: 'e', hot: ['d', 'e'] }, { lo: 'f', hi: 'f', hot: [] }]);
-    expect(hotRanges(mids.map((m) => ({ ...m, hot: false })), 2)).toEqual([{ lo: 'a', hi: 'f', hot: [] }]);
-    expect(hotRanges([], 2)).toEqual([]);
-  });
-});
 
 describe('refreshRatioInputs', () => {
   it('computes every month the first time, then only the months a change touched and the month after each', async () => {
@@ -186,46 +175,5 @@ describe('refreshRatioInputs', () => {
     expect(await s.all('SELECT * FROM ratio_input_marks ORDER BY ALL')).toEqual(marks);
     expect((await refreshRatioInputs(s)).months).toEqual(['2025-01', '2025-02', '2025-03', '2025-04']);
     expect(await drift(s)).toEqual({ kept: 0, missing: 0, rows: 0 });
-  });
-});
-
-describe('ratio_observed', () => {
-  it("gives every observed long row's ratio to the last bit, from the kept inputs alone (what the evaluation's prefilter reads)", async () => {
-    const s = t.store;
-    await insertStats(s, [
-      // Mastercard: the record's previous-month fields, then none (M-1's own report), a month of zero transactions,
-      // and a month after a gap (no previous month).
-      { mid: 'm1', network: 'mastercard', month: '2025-01', cb: 150, tx: 10_000 },
-      { mid: 'm1', network: 'mastercard', month: '2025-02', cb: 90, tx: 7_000, prevTx: 9_500, prevTxAmount: 95_001 },
-      { mid: 'm1', network: 'mastercard', month: '2025-03', cb: 12, tx: 0, txAmount: 0 },
-      { mid: 'm1', network: 'mastercard', month: '2025-04', cb: 7, tx: 3_333, cbAmount: -70 },
-      { mid: 'm1', network: 'mastercard', month: '2025-06', cb: 5, tx: 2_000 },
-      // Visa, a month to date among them; Discover after a month to date (its M-1 report does not count); Amex.
-      { mid: 'v1', network: 'visa', month: '2025-01', cb: 3, tx: 20_000, cbAmount: 33.33 },
-      { mid: 'v1', network: 'visa', month: '2025-02', cb: 41, tx: 7_777, endDay: 12 },
-      { mid: 'd1', network: 'discover', month: '2025-01', cb: 40, tx: 4_000, endDay: 20 },
-      { mid: 'd1', network: 'discover', month: '2025-02', cb: 44, tx: 4_100 },
-      { mid: 'd1', network: 'discover', month: '2025-03', cb: 1, tx: 3 },
-      { mid: 'a1', network: 'american_express', month: '2025-02', cb: 19, tx: 2_121 },
-    ]);
-    await insertChargebacks(s, [
-      { mid: 'v1', network: 'visa', received: '2025-01-10', n: 3, amount: 12.5, arnPrefix: 'arn-v1-' },
-      { mid: 'v1', network: 'visa', received: '2025-02-03', n: 2, amount: 7 },
-      { mid: 'm1', network: 'mastercard', received: '2025-02-11', n: 4, amount: 21.1, reasonCode: '4837' },
-      { mid: 'm1', network: 'mastercard', received: '2025-04-11', n: 1, amount: 3, reasonCode: '4863' },
-    ]);
-    await insertEvents(s, 'prevention.new', [tc40('v1', 'pre-1', '2025-01-05T10:00:00Z', 99.99), tc40('v1', 'pre-2', '2025-02-05T10:00:00Z')], { at: '2024-12-01T00:00:00Z' });
-    await insertEvents(s, 'rdr.new', [{ arn: 'arn-v1-0', rdr_resolution: 'accepted' }]);
-    await refreshRatioInputs(s);
-    const [r] = await s.all<{ rows: string; differ: string; with_ratio: string; without: string; programs: string }>(`
-      SELECT count(*) AS rows, count(*) FILTER (WHERE r.ratio IS DISTINCT FROM ratio_observed(r.program, r.metric, i.network, i.chargeback_count,
-               i.chargeback_amount, i.fraud_count, i.fraud_amount, i.tc40_count, i.tc40_amount, i.vamp_dispute_count, i.vamp_dispute_amount,
-               i.transaction_count, i.transaction_amount, i.previous_month_transaction_count, i.previous_month_transaction_amount,
-               i.prev_transaction_count, i.prev_transaction_amount)) AS differ,
-             count(r.ratio) AS with_ratio, count(*) - count(r.ratio) AS without, count(DISTINCT (r.program, r.metric)) AS programs
-        FROM ratio_rows_between(${EVERY}, cached := TRUE) r
-        JOIN ratio_month_inputs i USING (mid, network, month)
-       WHERE NOT r.is_projection`);
-    expect(r).toEqual({ rows: '47', differ: '0', with_ratio: '34', without: '13', programs: '10' });
   });
 });

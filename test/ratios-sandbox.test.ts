@@ -1,5 +1,5 @@
-// End to end from a sandbox scenario: pinned monthly figures -> the sandbox's MID report -> the store's
-// loader -> mart_ratios and the rules. The expected ratios are the pinned figures divided by hand.
+// End to end from a sandbox scenario: pinned monthly figures -> the sandbox's MID report -> the store's loader -> the
+// ratios, and the levels the kept ratio table (judged in SQL) and the oracle give. Expected ratios divided by hand.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { loadReport } from '../store/load.ts';
 import { computeRatios } from '../store/ratios.ts';
 import { generateWorld } from '../sandbox/generate.ts';
 import { selectReport } from '../sandbox/reports.ts';
-import { evaluateRows, type RatioRow } from '../rules/evaluate.ts';
+import { evaluateRows, type RatioRow } from './oracle/evaluate.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, tempStore } from './ratios-fixtures.ts';
 
@@ -67,7 +68,12 @@ describe('ratios from a sandbox scenario', () => {
     expect(pick('visa', 'monthly', '2025-12')).toMatchObject({ numerator: 0, denominator: 0, ratio: null, no_ratio_reason: 'zero_transactions' });
   });
 
-  it('rates 400 chargebacks at 5 % as HECM, and ECM the month after at 2.5 % (HECM steps down to ECM at once, issue #13)', () => {
+  it('rates 400 chargebacks at 5 % as HECM, and ECM the month after at 2.5 % (HECM steps down to ECM at once, issue #13)', async () => {
+    await refreshRatios(store, loadRules());
+    const kept = await store.all<{ month: string; level: string | null }>(
+      "SELECT month, level FROM mart_ratios WHERE mid = 'S1' AND network = 'mastercard' AND program = 'ecp' AND metric = 'count' AND NOT is_projection ORDER BY month");
+    expect(kept.map((l) => [l.month, l.level])).toEqual([['2025-12', null], ['2026-01', 'hecm'], ['2026-02', 'ecm']]);
+    // The oracle says the same.
     const levels = evaluateRows(rows.filter((r) => r.network === 'mastercard' && r.program === 'ecp'), loadRules());
     expect(levels.map((l) => [l.month, l.level])).toEqual([['2025-12', null], ['2026-01', 'hecm'], ['2026-02', 'ecm']]);
   });

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { chargebackCountCheck, computeRatios, forEachRatioBatch, midRanges } from '../store/ratios.ts';
-import type { RatioRow } from '../rules/evaluate.ts';
+import type { RatioRow } from '../contract/ratios.ts';
 import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore } from './ratios-fixtures.ts';
 
 let store: Store;

@@ -1,17 +1,21 @@
 // cbp report from the kept ratio table (cli/report-source.ts): after an evaluation, the section read from mart_ratios
-// (counted and picked in SQL, only the rows shown read) equals the one judged now from every row (alerts/explain.ts), at
-// the default caps and at small ones (ties, the cap's edge), for --month and --mid, with a MID of its own rules and a
-// group, and with a month to date; data changed since, or other rules, fall back to judging now and say why.
+// (counted and picked in SQL, only the rows shown read) equals the one report/model.ts builds from the oracle's
+// explanation of every row (test/oracle/explain.ts), at the default caps and at small ones (ties, the cap's edge), for
+// --month and --mid, with a MID of its own rules and a group, and with a month to date; data changed since, or other
+// rules, make the read say the table is behind and why, until the table is refreshed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
-import { entryThresholds, judgedSection, keptSection, readRatioSection, type SectionQuery } from '../cli/report-source.ts';
-import { ruleTables } from '../alerts/engine.ts';
-import { stageRules } from '../store/alerts.ts';
+import { entryThresholds, keptSection, readRatioSection, type SectionQuery } from '../cli/report-source.ts';
+import { ruleTables } from '../rules/rule-table.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
+import { computeRatios } from '../store/ratios.ts';
 import { keptHeat } from '../store/report-ratios.ts';
 import { watchOf } from '../rules/thresholds.ts';
-import type { RatioSection } from '../report/model.ts';
+import { RatioSectionBuilder, type RatioSection } from '../report/model.ts';
+import type { ExplainedRatioRow } from '../contract/ratios.ts';
+import { explainRows } from './oracle/explain.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore, type StatFixture } from './ratios-fixtures.ts';
 
@@ -28,15 +32,32 @@ const rules: RuleSet = parseThresholds(JSON.stringify({
   groups: { acme: { mids: ['mid000050', 'mid000051'], programs: ['vamp'] } },
 }), 't.json');
 
+/** Every rule-read row (what the kept section reads) as the oracle explains it, judged on every row of the store's data. */
+let explained: ExplainedRatioRow[] = [];
+
+async function oracleRows(): Promise<void> {
+  const targets = new Set(ruleTables(rules).rules.map((r) => `${r.network}|${r.program}|${r.metric}`));
+  explained = explainRows(await computeRatios(store), rules).filter((r) => targets.has(`${r.network}|${r.program}|${r.metric}`));
+}
+
 async function evaluate(): Promise<void> {
   const asOf = `${LATEST}-20T06:00:00Z`;
   await evaluateAlerts(store, { asOf, rules, now: new Date(asOf) });
+  await oracleRows();
+}
+
+/** The section report/model.ts builds from the oracle's rows: up to q.month, of the MIDs picked when some are. */
+function oracleSection(q: SectionQuery): RatioSection {
+  const builder = new RatioSectionBuilder(q);
+  const picked = new Set(q.picked ?? []);
+  builder.add(explained.filter((r) => r.month <= q.month && (picked.size === 0 || picked.has(r.mid))));
+  return builder.finish();
 }
 
 /** Both ways, compared part by part (a failure names the part), then whole. */
-async function same(q: Omit<SectionQuery, 'rules' | 'batchMids'>): Promise<RatioSection> {
-  const query: SectionQuery = { rules, batchMids: 70, batchRows: 60, ...q };
-  const judged = await judgedSection(store, query);
+async function same(q: Omit<SectionQuery, 'rules'>): Promise<RatioSection> {
+  const query: SectionQuery = { rules, batchRows: 60, ...q };
+  const judged = oracleSection(query);
   const kept = await keptSection(store, query);
   expect(kept.shown).toEqual(judged.shown);
   expect({ mids: kept.mids, total: kept.atRiskTotal, left: kept.atRiskLeftOut }).toEqual({ mids: judged.mids, total: judged.atRiskTotal, left: judged.atRiskLeftOut });
@@ -65,10 +86,9 @@ beforeAll(async () => {
 afterAll(() => cleanup(store, dir));
 
 describe('cbp report from the kept ratio table', () => {
-  it('reads the kept table when it holds, and gives the section judging every row gives', async () => {
-    const read = await readRatioSection(store, { month: LATEST, scope: 'latest', rules, batchMids: 100 });
-    expect(read.from).toBe('kept');
-    expect(read.check).toEqual({ holds: true, behind: null, evaluated: true });
+  it('reads the kept table, which holds, and gives the section the oracle\'s explanation of every row gives', async () => {
+    const read = await readRatioSection(store, { month: LATEST, scope: 'latest', rules });
+    expect(read.check).toEqual({ holds: true, behind: null });
     const s = await same({ month: LATEST, scope: 'latest' });
     expect(read.section).toEqual(s);
     // Something to compare: levels, unknown rows, clear ones left out, trends and heat rows past their caps.
@@ -93,9 +113,8 @@ describe('cbp report from the kept ratio table', () => {
   }, 60_000);
 
   it("orders every MID's heat-map row in SQL as report/model.ts does (each cell's kind and value)", async () => {
-    const judged = await judgedSection(store, { month: LATEST, scope: 'latest', rules, batchMids: 100, heatCap: 10_000 });
-    const conditions = await stageRules(store, { ...ruleTables(rules), grouped: [] });
-    const sql = await keptHeat(store, { first: judged.months[0], month: LATEST, watchFraction: watchOf(rules).fraction, cap: 10_000, conditions, entries: entryThresholds(rules, judged.months) });
+    const judged = oracleSection({ month: LATEST, scope: 'latest', rules, heatCap: 10_000 });
+    const sql = await keptHeat(store, { first: judged.months[0], month: LATEST, watchFraction: watchOf(rules).fraction, cap: 10_000, entries: entryThresholds(rules, judged.months) });
     expect(sql.total).toBe(judged.heat.length);
     const js = judged.heat.map((h) => ({ mid: h.mid, last: h.cells.at(-1) ?? -1, peak: Math.max(-1, ...h.cells.map((c) => c ?? -1)) }));
     expect([...sql.top].sort((a, b) => a.mid.localeCompare(b.mid))).toEqual(js.sort((a, b) => a.mid.localeCompare(b.mid)));
@@ -104,24 +123,28 @@ describe('cbp report from the kept ratio table', () => {
   it('the same with a month to date (the month before it shown too, its projections)', async () => {
     await store.run(`UPDATE mid_stats SET window_end = window_start + INTERVAL 9 DAY WHERE window_start = DATE '${LATEST}-01'`);
     await evaluate();
-    const read = await readRatioSection(store, { month: LATEST, scope: 'latest', rules, batchMids: 100 });
-    expect(read.from).toBe('kept');
+    const read = await readRatioSection(store, { month: LATEST, scope: 'latest', rules });
+    expect(read.check.holds).toBe(true);
     const s = await same({ month: LATEST, scope: 'latest' });
+    expect(read.section).toEqual(s);
     expect(s.shown.map((m) => `${m.month} ${m.kind}`)).toEqual(['2025-01 complete', `${LATEST} month_to_date`]);
     expect(s.atRisk.some((r) => r.projected_ratio !== null)).toBe(true);
     await same({ month: LATEST, scope: 'latest', clearCap: 4, trendCap: 3, heatCap: 5 });
   }, 60_000);
 
-  it('judges now, saying why, when data changed since the evaluation or the rules are others', async () => {
-    const other = await readRatioSection(store, { month: LATEST, scope: 'latest', rules: loadRules(), batchMids: 100 });
-    expect(other.from).toBe('judged');
-    expect(other.check).toMatchObject({ holds: false, evaluated: true });
+  it('says the table is behind, and why, when data changed since it was judged or the rules are others, until it is refreshed', async () => {
+    const other = await readRatioSection(store, { month: LATEST, scope: 'latest', rules: loadRules() });
+    expect(other.check.holds).toBe(false);
     expect(other.check.behind).toMatch(/other rules.*cbp alerts evaluate/);
     await store.run(`UPDATE mid_stats SET chargeback_count = chargeback_count + 1 WHERE mid = 'mid000001' AND window_start = DATE '2024-11-01'`);
-    const changed = await readRatioSection(store, { month: LATEST, scope: 'latest', rules, batchMids: 100 });
-    expect(changed.from).toBe('judged');
-    expect(changed.check.behind).toMatch(/data of 2024-11 changed since the ratios were computed: run `cbp alerts evaluate`/);
-    // Judged now, the section is still the one the data gives (the kept table would be stale here).
-    expect(changed.section).toEqual(await judgedSection(store, { month: LATEST, scope: 'latest', rules, batchMids: 100 }));
+    const changed = await readRatioSection(store, { month: LATEST, scope: 'latest', rules });
+    expect(changed.check.holds).toBe(false);
+    expect(changed.check.behind).toMatch(/data of 2024-11 changed since the ratios were judged: run `cbp alerts evaluate`/);
+    // Refreshed (what cbp report does first when it can open the store), the section is the one the data gives now.
+    expect((await refreshRatios(store, rules)).fromMonth).toBe('2024-11');
+    await oracleRows();
+    const now = await readRatioSection(store, { month: LATEST, scope: 'latest', rules });
+    expect(now.check).toEqual({ holds: true, behind: null });
+    expect(now.section).toEqual(oracleSection({ month: LATEST, scope: 'latest', rules }));
   }, 60_000);
 });

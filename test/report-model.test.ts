@@ -12,7 +12,7 @@ import { renderReport } from '../report/html.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { computeRatios, forEachRatioBatch, type RatioQuery } from '../store/ratios.ts';
-import { refreshRatios } from '../store/ratio-refresh.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
 import type { ExplainedRatioRow } from '../contract/ratios.ts';
 import { REPORT_STATUSES } from '../store/report.ts';
 import { tempDir } from './helpers/tmp.ts';
