@@ -82,19 +82,30 @@ async function chunks(store: Store, from: string, most: number): Promise<Chunk[]
  */
 async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
   const grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
-  const groupIds = 'mid IN (SELECT group_id FROM ratio_rule_groups)';
+  // A chunk's judged series in the kept runs: its MIDs but the groups, or the groups.
+  const runsOf = (t: string) => ('grouped' in chunk ? `${t}.mid IN (SELECT group_id FROM ratio_rule_groups)`
+    : `${t}.mid >= $lo AND ${t}.mid <= $hi AND ${t}.mid NOT IN (SELECT group_id FROM ratio_rule_groups)`);
   const where = (t: string) => ('grouped' in chunk ? grouped(t) : `${t}.mid >= $lo AND ${t}.mid <= $hi AND NOT ${grouped(t)}`);
   const params: Record<string, string> = 'grouped' in chunk ? {} : { lo: chunk.lo, hi: chunk.hi };
   const first = `strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE`;
   try {
     return await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
-      await s.run(`DELETE FROM ratio_streaks WHERE month_idx >= ${monthIdx(from)} AND ${'grouped' in chunk ? groupIds : `mid >= $lo AND mid <= $hi AND NOT ${groupIds}`}`, params);
+      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIdx(from)} AND ${runsOf('k')}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
         SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
-      // The runs this chunk starts from: its own series' (the table is written in MID order, so the range prunes it).
-      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks
-        WHERE v = 0 AND ${'grouped' in chunk ? groupIds : `mid >= $lo AND mid <= $hi AND NOT ${groupIds}`}`, params);
+      // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
+      // that have none there (a gap); the macro takes each series' latest.
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
+        WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIdx(from) - 1} AND ${runsOf('k')}),
+        need AS (
+          SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
+          FROM _ratio_rows r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
+          ANTI JOIN near n ON n.mid = coalesce(g.group_id, r.mid) AND n.network = r.network AND n.program = r.program)
+        SELECT * FROM near
+        UNION ALL
+        SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
+        WHERE k.v = 0 AND k.month_idx < ${monthIdx(from) - 1} AND ${runsOf('k')}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
