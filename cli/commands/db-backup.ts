@@ -50,10 +50,10 @@ export function registerBackup(db: Command, ctx: Ctx): void {
       const r = await restore({ store: configuredStore(cfg), journalDir: cfg.journalDir, from: dir, force: o.force });
       // The restored ratio table judged by the rules in force here (the backup's may have been others).
       const { openStore } = await import('../../store/db.ts');
-      const { judgeAfterWrite } = await import('../after-write.ts');
+      const { refreshAfterWrite } = await import('../after-write.ts');
       const store = await openStore(configuredStore(cfg));
       try {
-        await judgeAfterWrite(store, cfg);
+        await refreshAfterWrite(store, cfg);
       } finally {
         store.close();
       }

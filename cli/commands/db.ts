@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../lib/errors.ts';
 import { configuredStore } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
-import { judgeAfterWrite } from '../after-write.ts';
+import { refreshAfterWrite } from '../after-write.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
 import type { SnapshotResult } from '../../store/snapshot.ts';
 import { registerBackup } from './db-backup.ts';
@@ -74,7 +74,7 @@ export function register(program: Command, ctx: Ctx): void {
       const store = await openStore(configuredStore(cfg));
       try {
         const r = await importFileStore(store, file);
-        await judgeAfterWrite(store, cfg);
+        await refreshAfterWrite(store, cfg);
         ctx.out(r, (x) => `${x.rows} rows of ${x.tables.length} tables moved from ${x.from} into ${x.into}`, o.json);
       } finally {
         store.close();

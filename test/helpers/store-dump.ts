@@ -13,7 +13,7 @@ export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_
 export const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
 /** Columns that record when, from which file (a journal segment's name has its time) or by which run a row was seen: they legitimately differ. */
 export const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^evaluated_at$|^written_at$|^received_at$|^segment$)/;
+  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$)/;
 
 const big = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
