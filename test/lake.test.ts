@@ -144,7 +144,8 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
   it('takes in a file store whole with one command, and is kept up (files merged, snapshots expired) while a worker writes', async () => {
     expect(onFile, 'the first case made the demo\'s store').toBeDefined();
     const lake = newLake();
-    const env = { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath };
+    // The demo's rules (its thresholds file): the import judges the table by the rules in force, here the same.
+    const env = { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath, CBP_THRESHOLDS_FILE: path.join(onFile.dataDir, 'thresholds.json') };
     const moved = await cbp(['db', 'import-file', onFile.dbPath, '--json'], env);
     expect(moved.code, moved.stderr).toBe(0);
     expect(JSON.parse(moved.stdout).rows).toBeGreaterThan(10_000);
