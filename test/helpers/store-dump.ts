@@ -3,9 +3,10 @@
 import type { Store } from '../../store/db.ts';
 
 /** Bookkeeping of the runs themselves (ids, times, fetch records), compared separately or not at all. */
-// ratio_source_marks, ratio_input_marks: fingerprints of the source rows an evaluation (its kept ratio inputs) read,
-// load stamps included; ratio_input_logic: when the kept ratio inputs were refreshed.
-export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic']);
+// ratio_source_marks, ratio_input_marks: fingerprints of the source rows the ratio table (its kept inputs) reflects,
+// load stamps included; ratio_input_logic: when the kept ratio inputs were refreshed; ratio_mart_state: from which
+// month the last refresh judged (a lake that took in a file store judges every month once).
+export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic', 'ratio_mart_state']);
 /**
  * Stored in two parts whose split depends on which window's load came first into the empty store (the
  * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
