@@ -221,7 +221,7 @@ const property = () => fc.asyncProperty(batchArb(BATCH), async (cases) => {
 describe('the SQL judge equals the oracle', () => {
   it('on 10,000 random series-sets (10 batches of 1,000 MIDs)', async () => {
     await fc.assert(property(), { numRuns: Number(process.env.JUDGE_RUNS ?? 10), seed: 35, endOnFailure: true });
-  });
+  }, 600_000);
 
   // Each planted fault must make the same property fail: the property can tell.
   const faults: Array<[string, string, string]> = [
@@ -240,6 +240,6 @@ describe('the SQL judge equals the oracle', () => {
       } finally {
         await store.run(JUDGE_SQL);
       }
-    });
+    }, 600_000);
   }
 });
