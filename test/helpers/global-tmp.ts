@@ -11,11 +11,13 @@ export default function setup(): () => void {
   return () => {
     // tsx's compile cache (tsx-<uid>), made by the CLI processes the tests start, is not a test's leftover.
     const left = readdirSync(base).filter((e) => !/^tsx-\d+$/.test(e));
+    // What a leftover holds says who made it.
+    const inside = left.slice(0, 3).map((e) => { try { return `${e}: ${readdirSync(path.join(base, e)).slice(0, 5).join(', ')}`; } catch { return e; } });
     rmSync(base, { recursive: true, force: true });
     if (before === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = before;
     if (left.length > 0) {
-      throw new Error(`the tests left ${left.length} entries in the temp folder (${left.slice(0, 10).join(', ')}${left.length > 10 ? ', …' : ''}): each test removes what it creates (use test/helpers/tmp.ts)`);
+      throw new Error(`the tests left ${left.length} entries in the temp folder (${left.slice(0, 10).join(', ')}${left.length > 10 ? ', …' : ''}; holding ${inside.join(' | ')}): each test removes what it creates (use test/helpers/tmp.ts)`);
     }
   };
 }
