@@ -9,14 +9,16 @@ export function seriesKey(r: { mid: string; network: string; program: string }):
 }
 
 /** One series' months in the order given, and by month. */
-export interface SeriesMonths {
-  levels: JudgedMonth[];
-  byMonth: Map<string, JudgedMonth>;
+export interface SeriesMonths<T = JudgedMonth> {
+  levels: T[];
+  byMonth: Map<string, T>;
 }
 
-/** Months by series, in order of first appearance. */
-export function seriesIndex(levels: readonly JudgedMonth[]): Map<string, SeriesMonths> {
-  const out = new Map<string, SeriesMonths>();
+type SeriesMonth = { mid: string; network: string; program: string; month: string };
+
+/** Months by series, in order of first appearance (the oracle's months too). */
+export function seriesIndex<T extends SeriesMonth = JudgedMonth>(levels: readonly T[]): Map<string, SeriesMonths<T>> {
+  const out = new Map<string, SeriesMonths<T>>();
   for (const l of levels) {
     const k = seriesKey(l);
     let cur = out.get(k);

@@ -5,6 +5,7 @@ import type { RatioRow } from '../../contract/ratios.ts';
 import { watchOf, type Program, type Rule, type RuleSet } from '../../rules/thresholds.ts';
 import { groupOf, inForceBetween, meets, rulesFor } from '../../rules/rule-set.ts';
 import { addMonths } from '../../lib/utc.ts';
+import { seriesKey, type SeriesMonths } from '../../alerts/judged-month.ts';
 
 export type { RatioRow } from '../../contract/ratios.ts';
 export { compare, groupOf, inForce, meets, regionInfo, regionOf, rulesFor } from '../../rules/rule-set.ts';
@@ -187,38 +188,8 @@ function rowFor(metric: string, countRow: RatioRow | undefined, amountRow: Ratio
   return undefined;
 }
 
-/** A series' key: mid × network × program. */
-export function seriesKey(r: { mid: string; network: string; program: string }): string {
-  return `${r.mid}\u0000${r.network}\u0000${r.program}`;
-}
-
-/** One series' levels, in the order given, and by month (of several levels of a month, the last given). */
-export interface SeriesLevels {
-  levels: MonthLevel[];
-  byMonth: Map<string, MonthLevel>;
-}
-
-/**
- * Levels by series, in order of first appearance. Levels come series by series (evaluateRows), so a series' key is
- * made once per run of its levels, not once per level: what the notices and explanations of tens of thousands of
- * months cost.
- */
-export function seriesIndex(levels: readonly MonthLevel[]): Map<string, SeriesLevels> {
-  const out = new Map<string, SeriesLevels>();
-  let cur: SeriesLevels | undefined;
-  let prev: MonthLevel | undefined;
-  for (const l of levels) {
-    if (cur === undefined || prev === undefined || l.mid !== prev.mid || l.network !== prev.network || l.program !== prev.program) {
-      const k = seriesKey(l);
-      cur = out.get(k);
-      if (cur === undefined) { cur = { levels: [], byMonth: new Map() }; out.set(k, cur); }
-    }
-    cur.levels.push(l);
-    cur.byMonth.set(l.month, l);
-    prev = l;
-  }
-  return out;
-}
+export { seriesKey, seriesIndex } from '../../alerts/judged-month.ts';
+export type SeriesLevels = SeriesMonths<MonthLevel>;
 
 /** Groups rows by mid × network × program (programs no rule names are still reported, with level null). */
 export function groupSeries(rows: RatioRow[]): RatioRow[][] {
