@@ -83,6 +83,11 @@ export function nextMonthStart(n: number): number {
 }
 
 /** YYYY-MM plus n months (n may be negative). */
+/** A YYYY-MM month as a count of months (year × 12 + month − 1), as the SQL judge's ratio_month_idx counts them. */
+export function monthIndex(month: string): number {
+  return Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1;
+}
+
 export function addMonths(month: string, n: number): string {
   const idx = Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1 + n;
   const y = Math.floor(idx / 12);

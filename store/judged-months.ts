@@ -1,5 +1,6 @@
 // The judged months notices are made from (sql/views/45_ratio_notices.sql), read from the kept runs after a refresh.
 import type { Store } from './db.ts';
+import { monthIndex } from '../lib/utc.ts';
 import type { HeadroomBasis, FeeBasis } from '../contract/ratios.ts';
 
 /** The rule a month is told by: its level's (met, else first in force), or the watched level's. */
@@ -51,15 +52,14 @@ export interface JudgedMonth {
   };
 }
 
-const monthIdx = (m: string) => Number(m.slice(0, 4)) * 12 + Number(m.slice(5, 7)) - 1;
 
 /**
  * The months of every series at a level or in a watch band from `from` (observed: from the month before it) to
  * `last`, or with a level recorded since `from`; `from` null: every month. Sorted by series and month.
  */
 export async function judgedMonths(store: Store, q: { from: string | null; last: string }): Promise<{ levels: JudgedMonth[]; projections: JudgedMonth[] }> {
-  const first = q.from === null ? 0 : monthIdx(q.from);
-  const last = monthIdx(q.last);
+  const first = q.from === null ? 0 : monthIndex(q.from);
+  const last = monthIndex(q.last);
   const rows = await store.exclusive(async () => {
     await store.run(`CREATE OR REPLACE TEMP VIEW _notice_runs AS SELECT * FROM ratio_streaks
       WHERE month_idx <= ${last} AND ((v = 0 AND month_idx >= ${first - 1}) OR (v = 1 AND month_idx >= ${first}))`);

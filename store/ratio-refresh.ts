@@ -2,6 +2,7 @@
 // from the earliest that changed are judged again in SQL (sql/views/43_ratio_judge.sql, 44_ratio_explain.sql), each
 // series starting from its runs of the month before (ratio_streaks). docs/ratios.md "When the table is current".
 import type { Store } from './db.ts';
+import { monthIndex } from '../lib/utc.ts';
 import { CAPTURE_MONTH, insertMarks, readMarks, type SourceMark } from './source-marks.ts';
 import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
@@ -23,7 +24,6 @@ export interface RatioRefresh {
   why?: string;
 }
 
-const monthIdx = (m: string) => Number(m.slice(0, 4)) * 12 + Number(m.slice(5, 7)) - 1;
 
 /**
  * Brings the kept inputs and the ratio table up to date with the sources and the rules `t` (alerts/refresh.ts makes them
@@ -91,13 +91,13 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
   try {
     return await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
-      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIdx(from)} AND ${runsOf('k')}`, params);
+      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
         SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
       // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
       // that have none there (a gap); the macro takes each series' latest.
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
-        WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIdx(from) - 1} AND ${runsOf('k')}),
+        WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIndex(from) - 1} AND ${runsOf('k')}),
         need AS (
           SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
           FROM _ratio_rows r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
@@ -105,7 +105,7 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         SELECT * FROM near
         UNION ALL
         SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
-        WHERE k.v = 0 AND k.month_idx < ${monthIdx(from) - 1} AND ${runsOf('k')}`, params);
+        WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
