@@ -74,46 +74,63 @@ SELECT f.network, f.program, f.level, m.month, arg_min({'per_event': f.per_event
 FROM ratio_fees f JOIN (SELECT DISTINCT month FROM query_table(months)) m ON f.from_month <= m.month AND m.month <= f.to_month
 GROUP BY ALL;
 
+-- The rule figures the macros above read (ru), narrow: a whole joined row passed to a macro is packed per use.
+CREATE OR REPLACE MACRO ratio_rule_figures(r) AS (
+  struct_pack(comparison := r.comparison, threshold := r.threshold, threshold_text := r.threshold_text, conds := r.conds, metric := r.metric,
+    ratio_ge := r.ratio_ge, ratio_gt := r.ratio_gt, nc_ge := r.nc_ge, nc_gt := r.nc_gt, na_ge := r.na_ge, na_gt := r.na_gt, dc_ge := r.dc_ge,
+    dc_gt := r.dc_gt, da_ge := r.da_ge, da_gt := r.da_gt, mc_ge := r.mc_ge, mc_gt := r.mc_gt, ma_ge := r.ma_ge, ma_gt := r.ma_gt)
+);
+
 -- rows: ratio rows (ratio_rows_covered_between's columns); runs: their judged runs, both readings (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
 WITH x0 AS (
-  SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, r.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(r))
+  SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx,
+    unnest(ratio_headroom_inputs(r))
   FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
 ), x AS (
-  SELECT x0.*, CASE WHEN den_prev THEN denominator_count ELSE denominator_count * hf END AS den_h FROM x0
+  SELECT x1.*, struct_pack(ratio, no_ratio_reason, metric, numerator_count, numerator_amount, denominator_count, denominator_amount,
+    month_transaction_count, month_transaction_amount, den_h, den_prev, hf) AS xk
+  FROM (SELECT x0.*, CASE WHEN den_prev THEN denominator_count ELSE denominator_count * hf END AS den_h FROM x0) x1
 ), sl AS (
   SELECT * FROM ratio_series_levels(runs)
 ), lv AS (
-  -- per series, reading, month and metric: the level held and the next above it, each with its first rule in force of the metric
-  SELECT ru.mid, ru.network, ru.program, ru.v, ru.month, m.metric, any_value(ru.class) AS class,
+  -- per series, reading and month: the level held and the next above it for each metric (c count, a amount), each with
+  -- its first rule in force of the metric
+  SELECT ru.mid, ru.network, ru.program, ru.v, ru.month_idx, any_value(ru.class) AS class,
     any_value(sl.level) AS level, any_value(sl.watch) AS watch, any_value(sl.superseded_by) AS superseded_by,
     any_value(sl.partial OR ru.v = 1) AS partial,
-    bool_or(CASE m.metric WHEN 'count' THEN ru.count_ord ELSE ru.amount_ord END IS NOT NULL) AS mine,
-    any_value({'ord': CASE m.metric WHEN 'count' THEN ru.count_ord ELSE ru.amount_ord END, 'hit': ru.hit, 'leave': ru.leave, 'miss_run': ru.miss_run})
-      FILTER (WHERE ru.level = sl.level) AS cur,
-    arg_min({'level': ru.level, 'ord': CASE m.metric WHEN 'count' THEN ru.count_ord ELSE ru.amount_ord END, 'hit': ru.hit, 'held': ru.held,
-             'enter': ru.enter, 'met_run': ru.met_run}, ru.rank::BIGINT * 1000000 + ru.level_ord)
-      FILTER (WHERE CASE m.metric WHEN 'count' THEN ru.count_ord ELSE ru.amount_ord END IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt
+    bool_or(ru.count_ord IS NOT NULL) AS mine_c, bool_or(ru.amount_ord IS NOT NULL) AS mine_a,
+    any_value({'c': ru.count_ord, 'a': ru.amount_ord, 'hit': ru.hit, 'leave': ru.leave, 'miss_run': ru.miss_run}) FILTER (WHERE ru.level = sl.level) AS cur,
+    arg_min({'level': ru.level, 'ord': ru.count_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
+            ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.count_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_c,
+    arg_min({'level': ru.level, 'ord': ru.amount_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
+            ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.amount_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_a
   FROM query_table(runs) ru
-  CROSS JOIN (VALUES ('count'), ('amount')) m(metric)
   JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
-  GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month, m.metric
+  GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month_idx
+), xl AS (
+  SELECT x.*, lv.class, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
+    coalesce(CASE WHEN x.metric = 'count' THEN lv.mine_c ELSE lv.mine_a END, FALSE) AS mine,
+    lv.cur, CASE WHEN x.metric = 'count' THEN lv.cur.c ELSE lv.cur.a END AS cur_ord,
+    CASE WHEN x.metric = 'count' THEN lv.nxt_c ELSE lv.nxt_a END AS nxt
+  FROM x
+  LEFT JOIN lv ON lv.mid = x.judged_as AND lv.network = x.network AND lv.program = x.program AND lv.v = x.v AND lv.month_idx = x.month_idx
 ), e AS (
   -- everything read of the rules here, where they are joined: cr the level held's rule of the row's metric, nr the next's
-  SELECT x.* EXCLUDE (den_prev), coalesce(lv.mine, FALSE) AS mine, lv.level AS s_level, lv.watch, lv.partial AS s_partial, lv.cur, lv.nxt,
-    CASE WHEN coalesce(lv.mine, FALSE) THEN lv.superseded_by END AS superseded_by,
+  SELECT x.* EXCLUDE (den_prev, s_superseded_by, cur_ord), CASE WHEN mine THEN s_superseded_by END AS superseded_by,
     cr.ord IS NOT NULL AS has_cr, nr.threshold AS next_threshold,
-    CASE WHEN cr.ord IS NOT NULL THEN cr.certainty WHEN lv.nxt IS NOT NULL THEN nr.certainty END AS certainty,
-    CASE WHEN cr.ord IS NOT NULL THEN cr.certainty_note WHEN lv.nxt IS NOT NULL THEN nr.certainty_note END AS certainty_note,
-    CASE WHEN lv.nxt IS NOT NULL THEN nr.threshold WHEN cr.ord IS NOT NULL THEN cr.threshold END AS measured_threshold,
-    CASE WHEN lv.nxt IS NOT NULL THEN ratio_failed(nr, x, ratio_cond_values(nr, x)) END AS failed,
-    CASE WHEN lv.nxt IS NOT NULL THEN ratio_headroom(nr, x) END AS headroom_count,
-    CASE WHEN cr.ord IS NOT NULL AND ratio_meets(cr, x, 1.0) THEN ratio_over_by(cr, x) END AS over_by_count,
-    CASE WHEN cr.ord IS NOT NULL AND lv.superseded_by IS NULL THEN ratio_fee(fee.f, cr, x) END AS fee_estimate, fee.f AS fee
-  FROM x
-  LEFT JOIN lv ON lv.mid = x.judged_as AND lv.network = x.network AND lv.program = x.program AND lv.v = x.v AND lv.month = x.month AND lv.metric = x.metric
-  LEFT JOIN int_ratio_rules cr ON cr.class = lv.class AND cr.ord = lv.cur.ord
-  LEFT JOIN int_ratio_rules nr ON nr.class = lv.class AND nr.ord = lv.nxt.ord
+    CASE WHEN cr.ord IS NOT NULL THEN cr.certainty WHEN nxt IS NOT NULL THEN nr.certainty END AS certainty,
+    CASE WHEN cr.ord IS NOT NULL THEN cr.certainty_note WHEN nxt IS NOT NULL THEN nr.certainty_note END AS certainty_note,
+    CASE WHEN nxt IS NOT NULL THEN nr.threshold WHEN cr.ord IS NOT NULL THEN cr.threshold END AS measured_threshold,
+    CASE WHEN nxt IS NOT NULL THEN ratio_failed(nr.k, x.xk, ratio_cond_values(nr.k, x.xk)) END AS failed,
+    CASE WHEN nxt IS NOT NULL THEN ratio_headroom(nr.k, x.xk) END AS headroom_count,
+    CASE WHEN cr.ord IS NOT NULL AND ratio_meets(cr.k, x.xk, 1.0) THEN ratio_over_by(cr.k, x.xk) END AS over_by_count,
+    CASE WHEN cr.ord IS NOT NULL AND s_superseded_by IS NULL THEN ratio_fee(fee.f, cr.k, x.xk) END AS fee_estimate, fee.f AS fee
+  FROM xl x
+  LEFT JOIN (SELECT class, ord, level, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules) cr
+    ON cr.class = x.class AND cr.ord = x.cur_ord
+  LEFT JOIN (SELECT class, ord, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules) nr
+    ON nr.class = x.class AND nr.ord = x.nxt.ord
   LEFT JOIN ratio_fees_in(rows) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
 ), t AS (
   SELECT e.*, CASE WHEN mine THEN s_level END AS level,
@@ -128,7 +145,7 @@ WITH x0 AS (
     CASE WHEN NOT mine THEN NULL WHEN s_level IS NOT NULL THEN 'level' WHEN watch IS NOT NULL THEN 'watch' ELSE 'clear' END AS state0
   FROM e
 )
-SELECT t.* EXCLUDE (judged_as, v, hf, basis, den_h, mine, s_level, watch, s_partial, cur, nxt, has_cr, next_threshold, certainty, certainty_note,
+SELECT t.* EXCLUDE (xk, class, month_idx, judged_as, v, hf, basis, den_h, mine, s_level, watch, s_partial, cur, nxt, has_cr, next_threshold, certainty, certainty_note,
                     measured_threshold, failed, headroom_count, over_by_count, fee_estimate, fee, level, reason_text, state0, superseded_by),
   level,
   CASE WHEN state0 = 'clear' AND missing_sources IS NOT NULL THEN 'unknown' ELSE state0 END AS state,

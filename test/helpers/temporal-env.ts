@@ -39,9 +39,17 @@ export function quietTemporalRuntime(): void {
 /** The test environment: the existing server at TEMPORAL_ADDRESS, else a dev server of the local CLI. */
 export async function startTemporalEnv(): Promise<TestWorkflowEnvironment> {
   if (!temporalAvailable) throw new Error(`CBP_REQUIRE_TEMPORAL=1 but there is no Temporal server to test against. ${HOW_TO_GET_TEMPORAL}`);
-  return temporalAddress
-    ? TestWorkflowEnvironment.createFromExistingServer({ address: temporalAddress, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' })
-    : TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: temporalCli! } } });
+  if (temporalAddress) {
+    return TestWorkflowEnvironment.createFromExistingServer({ address: temporalAddress, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+  }
+  // The SDK gives a dev server 5 s to answer; a machine busy with other test files can take longer: tried again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: temporalCli! } } });
+    } catch (e) {
+      if (attempt >= 3 || !/did not start within/.test(String((e as Error).message))) throw e;
+    }
+  }
 }
 
 let bundle: Promise<{ code: string }> | undefined;
