@@ -108,10 +108,10 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`, params);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
-      await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
       // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).
       const [p] = await s.all<{ any: boolean | null }>('SELECT bool_or(is_projection) AS any FROM _ratio_rows');
       if (p?.any) {
+        await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }

@@ -120,15 +120,16 @@ WITH r AS (
 ), grid AS (
   SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx FROM series s
 ), gm AS (
-  SELECT g.sid, g.month_idx, y.c, y.a FROM grid g LEFT JOIN sm y ON y.sid = g.sid AND y.month_idx = g.month_idx
+  SELECT g.sid, g.month_idx, y.c, y.a, coalesce(y.partial, FALSE) AS partial, coalesce(y.unknown, FALSE) AS unknown
+  FROM grid g LEFT JOIN sm y ON y.sid = g.sid AND y.month_idx = g.month_idx
 ), rm AS (
-  SELECT g.sid, g.month_idx, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave,
+  SELECT g.sid, g.month_idx, g.partial, g.unknown, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave,
     ru.step_down, ru.supersedes, ru.from_idx <= g.month_idx AND g.month_idx <= ru.to_idx AS live,
     CASE WHEN ru.metric = 'count' THEN g.c ELSE g.a END AS f,
     coalesce(ratio_meets(ru, f, 1.0), FALSE) AS meets, coalesce(ratio_meets(ru, f, watch_fraction), FALSE) AS band
   FROM gm g JOIN rules ru ON ru.sid = g.sid
 ), lm AS (
-  SELECT sid, month_idx, level_ord, any_value(level) AS level, any_value(level_rank) AS rank, any_value(level_early) AS early,
+  SELECT sid, month_idx, level_ord, any_value(partial) AS partial, any_value(unknown) AS unknown, any_value(level) AS level, any_value(level_rank) AS rank, any_value(level_early) AS early,
     bool_or(live) AS live,
     bool_or(live AND meets) AS hit,
     min(ord) FILTER (WHERE live AND meets) AS hit_ord,
@@ -142,11 +143,12 @@ WITH r AS (
     flatten(list(supersedes) FILTER (WHERE live)) AS supersedes
   FROM rm GROUP BY sid, month_idx, level_ord
 ), c AS (
-  SELECT lm.*, coalesce(sm.partial, FALSE) AS partial, coalesce(sm.unknown, FALSE) AS unknown,
-    CASE WHEN NOT lm.live THEN 'R' WHEN lm.hit THEN 'H' WHEN coalesce(sm.partial OR sm.unknown, FALSE) THEN 'N' ELSE 'M' END AS cls,
-    min(CASE WHEN lm.hit AND NOT lm.early THEN lm.rank END) OVER (PARTITION BY lm.sid, lm.month_idx) AS low_hit_rank,
+  -- the windows below read narrow rows (a window materializes every column it is given); lm's other columns join after
+  SELECT sid, month_idx, level_ord, rank, enter, leave, step_down,
+    CASE WHEN NOT live THEN 'R' WHEN hit THEN 'H' WHEN partial OR unknown THEN 'N' ELSE 'M' END AS cls,
+    min(CASE WHEN hit AND NOT early THEN rank END) OVER (PARTITION BY sid, month_idx) AS low_hit_rank,
     NULL::INTEGER AS seed_met, NULL::INTEGER AS seed_miss, NULL::BOOLEAN AS seed_held
-  FROM lm LEFT JOIN sm ON sm.sid = lm.sid AND sm.month_idx = lm.month_idx
+  FROM lm
   UNION ALL BY NAME
   SELECT k.sid, k.month_idx, r.level_ord, 'S' AS cls, k.met_run AS seed_met, k.miss_run AS seed_miss, k.held AS seed_held
   FROM seed k JOIN (SELECT DISTINCT sid, level, level_ord FROM rules) r ON r.sid = k.sid AND r.level = k.level
@@ -172,10 +174,11 @@ WITH r AS (
     coalesce(max(CASE WHEN enters THEN month_idx END) OVER w > coalesce(max(CASE WHEN leaves THEN month_idx END) OVER w, -1), FALSE) AS held
   FROM ev WINDOW w AS (PARTITION BY sid, level_ord ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 )
-SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, st.month_idx, ratio_idx_month(st.month_idx) AS month, st.level, st.rank, st.level_ord,
-  st.live, st.hit, st.hit_ord, st.count_ord, st.amount_ord, st.live_ord, st.near, st.enter, st.leave, st.met_run, st.miss_run, st.held,
-  st.partial, st.unknown, st.supersedes
-FROM st JOIN series s ON s.sid = st.sid WHERE st.cls <> 'S';
+SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, st.month_idx, ratio_idx_month(st.month_idx) AS month, lm.level, lm.rank, st.level_ord,
+  lm.live, lm.hit, lm.hit_ord, lm.count_ord, lm.amount_ord, lm.live_ord, lm.near, lm.enter, lm.leave, st.met_run, st.miss_run, st.held,
+  lm.partial, lm.unknown, lm.supersedes
+FROM st JOIN lm ON lm.sid = st.sid AND lm.month_idx = st.month_idx AND lm.level_ord = st.level_ord JOIN series s ON s.sid = st.sid
+WHERE st.cls <> 'S';
 
 -- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch
 -- band it is in, and the level that supersedes it that month (EFM over ECP: a level met whose rules name its program).
