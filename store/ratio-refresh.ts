@@ -9,7 +9,7 @@ import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
 
-/** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged at once, for a store of this memory limit. */
+/** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction, for a store of this memory limit. */
 export function judgeInputRows(memoryLimit: string): number {
   const mb = sizeBytes(memoryLimit) / 1e6;
   return Number.isFinite(mb) ? Math.max(10_000, Math.min(200_000, Math.round((mb - 96) * 400))) : 40_000;
@@ -42,18 +42,16 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     if (why === undefined && touched.length === 0) return { fromMonth: undefined, rows: 0 };
     const fromMonth = why === undefined ? touched[0] : null;
     const from = fromMonth ?? '0000-01';
-    // One transaction: a reader sees the table before or after, a crash leaves it as it was (and its marks, so the next
-    // command judges again), and one commit (a commit per chunk cost more than the judging).
-    const rows = await store.transaction(async (s) => {
+    await store.transaction(async (s) => {
       if (rulesChanged) await writeRuleTables(s, t);
+      await s.run('DELETE FROM ratio_mart_state');
+      await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
       // Every month judged again: what other rules (their groups) left goes whole.
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
-      let n = 0;
-      for (const chunk of await chunks(s, from, opts.inputRows ?? judgeInputRows(store.memoryLimit))) n += await judgeChunk(s, from, t.watchFraction, chunk);
-      await s.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs; DROP TABLE IF EXISTS _ratio_seeds');
-      await finish(s, from, fromMonth, inputs.marks);
-      return n;
     });
+    let rows = 0;
+    for (const chunk of await chunks(store, from, opts.inputRows ?? judgeInputRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+    await finish(store, from, inputs.marks);
     return { fromMonth, rows, ...(why ? { why } : {}) };
   });
 }
@@ -78,8 +76,11 @@ async function chunks(store: Store, from: string, most: number): Promise<Chunk[]
   return out;
 }
 
-/** Judges one chunk's rows from `from` on and replaces its runs and ratio rows (in the caller's transaction). */
-async function judgeChunk(s: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
+/**
+ * Judges one chunk's rows from `from` on and replaces its runs and ratio rows, in one transaction (two processes
+ * refreshing one lake conflict, and one is run again: never a row twice).
+ */
+async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
   const grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
   // A chunk's judged series in the kept runs: its MIDs but the groups, or the groups.
   const runsOf = (t: string) => ('grouped' in chunk ? `${t}.mid IN (SELECT group_id FROM ratio_rule_groups)`
@@ -87,43 +88,50 @@ async function judgeChunk(s: Store, from: string, watchFraction: number, chunk: 
   const where = (t: string) => ('grouped' in chunk ? grouped(t) : `${t}.mid >= $lo AND ${t}.mid <= $hi AND NOT ${grouped(t)}`);
   const params: Record<string, string> = 'grouped' in chunk ? {} : { lo: chunk.lo, hi: chunk.hi };
   const first = `strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE`;
-  await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
-  await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`, params);
-  await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
-    SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
-  // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
-  // that have none there (a gap); the macro takes each series' latest.
-  await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
-    WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIndex(from) - 1} AND ${runsOf('k')}),
-    need AS (
-      SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
-      FROM _ratio_rows r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
-      ANTI JOIN near n ON n.mid = coalesce(g.group_id, r.mid) AND n.network = r.network AND n.program = r.program)
-    SELECT * FROM near
-    UNION ALL
-    SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
-    WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`, params);
-  await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
-  await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
-  // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).
-  const [p] = await s.all<{ any: boolean | null }>('SELECT bool_or(is_projection) AS any FROM _ratio_rows');
-  if (p?.any) {
-    await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
-    await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
-    await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
+  try {
+    return await store.transaction(async (s) => {
+      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
+      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`, params);
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
+        SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
+      // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
+      // that have none there (a gap); the macro takes each series' latest.
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
+        WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIndex(from) - 1} AND ${runsOf('k')}),
+        need AS (
+          SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
+          FROM _ratio_rows r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
+          ANTI JOIN near n ON n.mid = coalesce(g.group_id, r.mid) AND n.network = r.network AND n.program = r.program)
+        SELECT * FROM near
+        UNION ALL
+        SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
+        WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`, params);
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
+      await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
+      // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).
+      const [p] = await s.all<{ any: boolean | null }>('SELECT bool_or(is_projection) AS any FROM _ratio_rows');
+      if (p?.any) {
+        await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
+        await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
+        await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
+      }
+      const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
+        SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
+               CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
+          FROM ratio_explain('_ratio_rows', '_ratio_runs')`);
+      return Number(r?.Count ?? 0);
+    });
+  } finally {
+    await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs; DROP TABLE IF EXISTS _ratio_seeds');
   }
-  const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
-    SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
-           CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
-      FROM ratio_explain('_ratio_rows', '_ratio_runs')`);
-  return Number(r?.Count ?? 0);
 }
 
 /** Removes the rows of MIDs no longer in the data, records the fingerprints the table now reflects, and that it is whole. */
-async function finish(s: Store, from: string, fromMonth: string | null, marks: SourceMark[]): Promise<void> {
-  await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
-  await s.run('DELETE FROM ratio_source_marks');
-  await insertMarks(s, 'ratio_source_marks', marks);
-  await s.run('DELETE FROM ratio_mart_state');
-  await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, TRUE)', [fromMonth]);
+async function finish(store: Store, from: string, marks: SourceMark[]): Promise<void> {
+  await store.transaction(async (s) => {
+    await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
+    await s.run('DELETE FROM ratio_source_marks');
+    await insertMarks(s, 'ratio_source_marks', marks);
+    await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
+  });
 }
