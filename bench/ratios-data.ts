@@ -1,7 +1,9 @@
 // The ratio benchmarks' data, generated inside DuckDB (range()) as a load would leave it: per MID and month,
 // mid_stats rows of 4 networks (2 % of MIDs run hot, about 2-4 %, the rest about 0.4 %), one Visa dispute and one
 // Mastercard fraud chargeback, and TC40 events for a tenth of the MIDs. Month k is 2024-01 + k. Used by
-// bench/ratios.bench.ts, bench/nightly-scale.bench.ts and test/alerts-differential.test.ts.
+// bench/ratio-engine.bench.ts, bench/nightly-scale.bench.ts and test/alerts-differential.test.ts.
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Store } from '../store/db.ts';
 import { upsertSql } from '../store/upsert.ts';
 
@@ -73,4 +75,19 @@ export async function generateTc40Events(store: Pick<Store, 'run'>, o: { mids: n
                        'prevention_timestamp', strftime(DATE '2024-01-01' + to_months(k) + INTERVAL 5 DAY, '%Y-%m-%dT%H:%M:%SZ'), 'amount', 25),
            'bench', 1, now()::TIMESTAMP
     FROM range(0, ${mids}, 10) a(m), range(${o.firstMonth ?? 0}, ${months}) b(k)`);
+}
+
+/** A MID report file (JSON, as the service sends it) of month k for MIDs 0 .. mids-1: the four networks' figures. */
+export function writeMidReport(dir: string, mids: number, k: number): string {
+  const net = (m: number, n: number) => {
+    const tx = 5_000 + ((m * 7 + n * 13 + k) % 50) * 100;
+    const cb = (m * 3 + n + k) % 40;
+    return { transaction_count: tx, transaction_amount: tx * 40, chargeback_count: cb, chargeback_amount: cb * 40, chargeback_ratio: cb / tx, chargeback_amount_ratio: cb / tx };
+  };
+  const records = Array.from({ length: mids }, (_, m) => ({
+    mid: `mid${String(m).padStart(6, '0')}`, visa: net(m, 0), master_card: net(m, 1), discover: net(m, 2), american_express: net(m, 3),
+  }));
+  const file = path.join(dir, `mid-report-${k}.json`);
+  fs.writeFileSync(file, JSON.stringify(records));
+  return file;
 }

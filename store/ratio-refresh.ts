@@ -50,7 +50,15 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
     });
     let rows = 0;
-    for (const chunk of await chunks(store, from, opts.inputRows ?? judgeInputRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+    // DuckDB checkpoints at a commit once its log passes checkpoint_threshold: once per chunk, which cost more than
+    // judging it. The chunks' commits are logged, and the last commit checkpoints once.
+    const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
+    await store.run("SET checkpoint_threshold = '1TB'");
+    try {
+      for (const chunk of await chunks(store, from, opts.inputRows ?? judgeInputRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+    } finally {
+      await store.run(`SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`);
+    }
     await finish(store, from, inputs.marks);
     return { fromMonth, rows, ...(why ? { why } : {}) };
   });
