@@ -8,16 +8,18 @@ CREATE OR REPLACE MACRO ratio_field_label(field) AS (
              WHEN 'month_transaction_amount' THEN 'transaction amount in the month' END
 );
 
+-- A YYYY-MM month as a number of months, and back.
+CREATE OR REPLACE MACRO ratio_month_idx(m) AS (left(m, 4)::INTEGER * 12 + right(m, 2)::INTEGER - 1);
+CREATE OR REPLACE MACRO ratio_idx_month(i) AS (printf('%04d-%02d', i // 12, i % 12 + 1));
+
 -- Each rule with its level's rank, order and early-warning flag, and its conditions as minimums per field.
 CREATE OR REPLACE VIEW int_ratio_rules AS
 SELECT r.*,
   max(rank) OVER l AS level_rank,
   min(ord) OVER l AS level_ord,
   bool_or(early_warning) OVER l AS level_early,
-  (year(strptime(CASE WHEN from_month = '0000-00' THEN '0001-01' ELSE from_month END || '-01', '%Y-%m-%d')) * 12
-    + month(strptime(CASE WHEN from_month = '0000-00' THEN '0001-01' ELSE from_month END || '-01', '%Y-%m-%d')) - 1)::INTEGER AS from_idx,
-  CASE WHEN to_month = '9999-99' THEN 2147483647
-       ELSE (left(to_month, 4)::INTEGER * 12 + right(to_month, 2)::INTEGER - 1) END AS to_idx,
+  ratio_month_idx(from_month) AS from_idx,
+  CASE WHEN to_month = '9999-99' THEN 2147483647 ELSE ratio_month_idx(to_month) END AS to_idx,
   cbp_percent(threshold) AS threshold_text,
   [{'field': c.field, 'cmp': c.cmp, 'value': c.value, 'label': ratio_field_label(c.field), 'value_text': cbp_figure(c.value)} FOR c IN conditions] AS conds,
   CASE WHEN comparison = '>=' THEN threshold END AS ratio_ge,
@@ -49,10 +51,6 @@ CREATE OR REPLACE MACRO ratio_meets(ru, x, f) AS (
   AND ratio_holds(x.denominator_count, ru.dc_ge, ru.dc_gt, f) AND ratio_holds(x.denominator_amount, ru.da_ge, ru.da_gt, f)
   AND ratio_holds(x.month_transaction_count, ru.mc_ge, ru.mc_gt, f) AND ratio_holds(x.month_transaction_amount, ru.ma_ge, ru.ma_gt, f)
 );
-
--- A YYYY-MM month as a number of months, and back.
-CREATE OR REPLACE MACRO ratio_month_idx(m) AS (left(m, 4)::INTEGER * 12 + right(m, 2)::INTEGER - 1);
-CREATE OR REPLACE MACRO ratio_idx_month(i) AS (printf('%04d-%02d', i // 12, i % 12 + 1));
 
 -- The rows judged: grouped MIDs' rows of their group's programs summed as the group's (mid: the group id).
 CREATE OR REPLACE MACRO ratio_judged_rows(rows) AS TABLE
