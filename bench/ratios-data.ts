@@ -84,9 +84,17 @@ export function writeMidReport(dir: string, mids: number, k: number): string {
     const cb = (m * 3 + n + k) % 40;
     return { transaction_count: tx, transaction_amount: tx * 40, chargeback_count: cb, chargeback_amount: cb * 40, chargeback_ratio: cb / tx, chargeback_amount_ratio: cb / tx };
   };
-  const records = Array.from({ length: mids }, (_, m) => ({
-    mid: `mid${String(m).padStart(6, '0')}`, visa: net(m, 0), master_card: net(m, 1), discover: net(m, 2), american_express: net(m, 3),
-  }));
+  const records = Array.from({ length: mids }, (_, m) => {
+    const nets = [0, 1, 2, 3].map((n) => net(m, n));
+    const sum = (k: 'transaction_count' | 'transaction_amount' | 'chargeback_count' | 'chargeback_amount') => nets.reduce((a, x) => a + x[k], 0);
+    const tx = sum('transaction_count');
+    const cb = sum('chargeback_count');
+    return {
+      mid: `mid${String(m).padStart(6, '0')}`, transaction_count: tx, transaction_amount: sum('transaction_amount'), chargeback_count: cb,
+      chargeback_amount: sum('chargeback_amount'), chargeback_ratio: cb / tx, chargeback_amount_ratio: cb / tx,
+      visa: nets[0], master_card: nets[1], discover: nets[2], american_express: nets[3],
+    };
+  });
   const file = path.join(dir, `mid-report-${k}.json`);
   fs.writeFileSync(file, JSON.stringify(records));
   return file;
