@@ -20,7 +20,7 @@ import { metaPath, readMeta, sha256Stream, type LandingMeta } from './landing.ts
 import { otherKind } from './load/columns.ts';
 import { logLoad, repeatOf } from './load/log.ts';
 import { chargebacksEmpty, firstLoadChargebacks, moveStaged } from './load/merge.ts';
-import { RecordTooBigError, checkNotUtf16, checkReadable, inferFormat, isBlank, readFailure, readerSql, type Reader } from './load/read.ts';
+import { RecordTooBigError, checkNotUtf16, checkReadable, checkUtf8, inferFormat, isBlank, readFailure, readerSql, type Reader } from './load/read.ts';
 import { stagingFor, type Staging } from './load/stage.ts';
 import { typingSql } from './load/typing.ts';
 
@@ -101,6 +101,12 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   if (kind === 'mid_report' && !w) {
     throw new UsageError('A MID report needs its window (its records carry no dates): give --from YYYY-MM-DD --to YYYY-MM-DD (inclusive, UTC)');
   }
+  // Another window would count days a month's own report counts again, in every sum over mid_stats.
+  if (kind === 'mid_report' && w && (!w.from.endsWith('-01') || w.to.slice(0, 7) !== w.from.slice(0, 7))) {
+    throw new UsageError(
+      `A MID report's window is one calendar month from its first day (the whole month, or the month to date); ${w.from}..${w.to} is not, and its figures would be counted again beside that month's own report. Load each month's report on its own: --from ${w.from.slice(0, 7)}-01 --to <its last day, or today>.`,
+    );
+  }
   const seen = seenAtFor(opts, meta, w, file);
   // Hashing a big file costs about a third of reading it into DuckDB: it overlaps the read instead.
   // The sidecar's digest holds while the file is as landed: same size, not modified after its sidecar was written.
@@ -117,6 +123,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     if (again) return again;
   }
   checkNotUtf16(file, file);
+  await checkUtf8(file, file);
   const sizeZero = isBlank(file);
   const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, beforeCommit: opts.beforeCommit };
   try {

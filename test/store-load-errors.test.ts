@@ -33,13 +33,15 @@ async function failure(name: string, content: string | Buffer | null): Promise<{
 
 describe('a report file that cannot be read', () => {
   it('says where JSON is broken, and that a file not in UTF-8 must be saved as UTF-8, naming the file as given', async () => {
-    const broken = await failure('cb.json', '[{"case_number":"1"},{"case_number":');
+    const broken = await failure('cb.json', '[{"case_number":"1"},{"case_number":}]');
     expect(broken.err).toBeInstanceOf(BadReportFileError);
-    expect(broken.err.message).toBe(`${broken.typed} is not valid JSON: unexpected end of data (byte 16, record 3). Repair or fetch the file again, and load it again.`);
-    const latin1 = await failure('cb.json', Buffer.concat([Buffer.from('[{"case_number":"1","reason":"'), Buffer.from([0xe9]), Buffer.from('"}]')]));
+    expect(broken.err.message).toBe(`${broken.typed} is not valid JSON: unexpected character (byte 16, record 3). Repair or fetch the file again, and load it again.`);
+    const cut = await failure('cb.json', '[{"case_number":"1"},{"case_number":');
+    expect(cut.err.message).toBe(`${cut.typed} ends before its JSON array closes (it ends with "\\"1\\"},{\\"case_number\\":"): the file was cut short, so nothing was loaded. Fetch or export it again, whole, and load it again.`);
+    const latin1 = await failure('cb.json', Buffer.concat([Buffer.from('[{"case_number":"1",\n"reason":"'), Buffer.from([0xe9]), Buffer.from('"}]')]));
     expect(latin1.err).toBeInstanceOf(BadReportFileError);
-    expect(latin1.err.message).toMatch(new RegExp(`^${latin1.typed} is not UTF-8 text: .*invalid UTF-8.*\\. Save or export it as UTF-8 and load it again\\.$`));
-    for (const f of [broken, latin1]) expect(f.err.message).not.toMatch(/Invalid Input Error|Malformed JSON in file/);
+    expect(latin1.err.message).toBe(`${latin1.typed} is not UTF-8 text (line 2 holds a byte that is not): cbp reads UTF-8. Save or export it as UTF-8 (in a spreadsheet: "CSV UTF-8") and load it again.`);
+    for (const f of [broken, cut, latin1]) expect(f.err.message).not.toMatch(/Invalid Input Error|Malformed JSON in file/);
   });
 
   it('says a file in UTF-16 must be saved as UTF-8, with or without a byte order mark', async () => {
@@ -52,7 +54,7 @@ describe('a report file that cannot be read', () => {
   });
 
   it('says a CSV file with two kinds of line break cannot be split into rows, and how to fix it', async () => {
-    const f = await failure('cb.csv', 'case_number,mid,status,amount\nCB-1,MID-1,New,1\rCB-2,MID-1,New,2\n');
+    const f = await failure('cb.csv', 'case_number,mid,status,amount,date_received\nCB-1,MID-1,New,1,2024-03-01\rCB-2,MID-1,New,2,2024-03-01\n');
     expect(f.err).toBeInstanceOf(BadReportFileError);
     expect(f.err.message).toMatch(new RegExp(`^${f.typed} could not be split into CSV rows .*line breaks of two kinds.*save it with one kind of line break and load it again\\.$`));
   });
@@ -118,7 +120,7 @@ describe('cbp load of a file it cannot read', () => {
     writeFileSync(path.join(dir, 'exports', 'cb.json'), '[{"case_number":"1"},{"case_number":');
     const broken = await cbp(dir, ['load', 'chargebacks', 'exports/cb.json']);
     expect(broken.code).toBe(1);
-    expect(broken.stderr).toContain('exports/cb.json is not valid JSON: unexpected end of data (byte 16, record 3).');
+    expect(broken.stderr).toContain('exports/cb.json ends before its JSON array closes');
     expect(broken.stderr).not.toContain(dir);
   });
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { judgeAfterWrite } from '../after-write.ts';
-import { NotFoundError, UsageError } from '../../lib/errors.ts';
+import { NotFoundError, UsageError, ValidationError } from '../../lib/errors.ts';
 import { BadReportFileError } from '../../store/errors.ts';
 import { importReport, metaPath } from '../../store/landing.ts';
 import { checkReadable, loadReport, normaliseWindow, type FileFormat, type LoadResult, type Window } from '../../store/load.ts';
@@ -101,6 +101,14 @@ export function register(program: Command, ctx: Ctx): void {
         const snap = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });
         const printed: Printed = { ...r, window: r.window && { start: r.window.from, end: r.window.to }, snapshot: snap.path };
         ctx.out(printed, human, o.json);
+        // Rows read and none loaded is a failed load, though the quarantine keeps them.
+        if (r.rowsRead > 0 && r.rowsLoaded === 0 && !r.reloaded) {
+          const [first] = await store.all<{ reason: string }>('SELECT reason FROM quarantine WHERE landing_file = $1 ORDER BY reason LIMIT 1', [r.file]);
+          throw new ValidationError(file, [
+            `no row could be loaded: all ${r.rowsRead} were quarantined${first ? `, the first because ${first.reason}` : ''}`,
+            `fix the file and load it again; the rows are kept in the quarantine: cbp sql "SELECT reason, raw FROM quarantine WHERE kind = '${kind}'"`,
+          ]);
+        }
       } finally {
         store.close();
       }

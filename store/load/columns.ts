@@ -27,6 +27,12 @@ export const DISTINCTIVE: Record<ReportKind, string[]> = {
   prevention: ['alert_case_id', 'statuses', 'source_partner', 'merchant_descriptor', 'bin', 'last_four'],
   mid_report: ['alias', 'gateways', ...STAT_FIELDS, ...MID_OBJECT_COLUMNS, ...MID_FLAT_COLUMNS],
 };
+/** Columns every row needs (a CSV header without one is refused before any row). */
+export const REQUIRED: Record<ReportKind, string[]> = {
+  chargebacks: ['case_number', 'mid', 'status', 'amount', 'date_received'],
+  prevention: ['alert_case_id', 'statuses', 'source_partner', 'amount'],
+  mid_report: ['mid', ...STAT_FIELDS.filter((f) => !f.endsWith('_ratio'))],
+};
 /** A CSV header must name the kind's identity column. */
 export const CSV_IDENTITY: Record<ReportKind, string> = { chargebacks: 'case_number', prevention: 'alert_case_id', mid_report: 'mid' };
 

@@ -3,7 +3,9 @@
 // rows too long for them read by cbp (store/long-rows.ts). The rows a reader could not take as rows wait in
 // temp tables until the load's transaction moves them to the quarantine (Reader.quarantineRejects).
 import { DEFAULT_STORE_MEMORY } from '../../lib/size.ts';
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import type { ReportKind } from '../../contract/reporting.ts';
 import { NotFoundError, type CbpError } from '../../lib/errors.ts';
@@ -13,7 +15,7 @@ import {
   ROW_LIMIT, SAFE_CSV_RECORD, copyWithout, lineAt, parseCsvRecord, parseJsonRecord, scanCsv, scanJsonArray, type LongRow, type Span,
 } from '../long-rows.ts';
 import type { FileFormat } from '../load.ts';
-import { CSV_IDENTITY, RAW_COLUMNS } from './columns.ts';
+import { CSV_IDENTITY, RAW_COLUMNS, REQUIRED } from './columns.ts';
 import { quarantine } from './merge.ts';
 import { claimLoadCopy, removeStaleLoadCopies } from './temp.ts';
 import { ident, q } from './typing.ts';
@@ -64,8 +66,86 @@ function checkJsonShape(file: string, shown: string): void {
     if (next !== undefined && next !== '{' && next !== ']') {
       throw new BadReportFileError(`${shown} is not a JSON report: expected an array of objects, but its first element starts with ${JSON.stringify(next)}`);
     }
+    // A file cut short (an interrupted download or copy) would load the records before the cut as if they were all.
+    const size = fstatSync(fd).size;
+    const tail = Buffer.alloc(Math.min(size, 65536));
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+    const end = tail.toString('latin1').trimEnd();
+    if (!end.endsWith(']')) {
+      throw new BadReportFileError(
+        `${shown} ends before its JSON array closes (it ends with ${JSON.stringify(end.slice(-20))}): the file was cut short, so nothing was loaded. Fetch or export it again, whole, and load it again.`,
+      );
+    }
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * A file that is not UTF-8 throughout (Windows-1252, Latin-1: a spreadsheet's "CSV" on some systems) would load its
+ * names and descriptions garbled, or lose the rows they are in: refused, naming the first line that is not.
+ */
+export async function checkUtf8(file: string, shown: string): Promise<void> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let carry = 0;
+    let offset = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, carry, buf.length - carry, null);
+      const n = carry + bytesRead;
+      if (n === 0) return;
+      // Up to the last whole character: a character cut by the buffer's end is read with the next bytes.
+      let cut = n;
+      if (bytesRead > 0) {
+        let k = n - 1;
+        while (k > n - 4 && k > 0 && (buf[k] & 0xc0) === 0x80) k--;
+        const lead = buf[k];
+        const len = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+        if (k + len > n) cut = k;
+      }
+      if (!isUtf8(buf.subarray(0, cut))) {
+        const at = offset + badByte(buf.subarray(0, cut));
+        throw new BadReportFileError(
+          `${shown} is not UTF-8 text (line ${await lineOf(file, at)} holds a byte that is not): cbp reads UTF-8. Save or export it as UTF-8 (in a spreadsheet: "CSV UTF-8") and load it again.`,
+        );
+      }
+      if (bytesRead === 0) return;
+      buf.copy(buf, 0, cut, n);
+      carry = n - cut;
+      offset += cut;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The offset of the first byte of b that starts no valid UTF-8 character (only on the way to an error). */
+function badByte(b: Buffer): number {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i];
+    const len = c < 0x80 ? 1 : (c & 0xe0) === 0xc0 ? 2 : (c & 0xf0) === 0xe0 ? 3 : (c & 0xf8) === 0xf0 ? 4 : 0;
+    if (len === 0 || !isUtf8(b.subarray(i, i + len))) return i;
+    i += len;
+  }
+  return b.length;
+}
+
+/** The line (from 1) the byte at `offset` is on. */
+async function lineOf(file: string, offset: number): Promise<number> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(offset, 1 << 20));
+    let line = 1;
+    for (let at = 0; at < offset; ) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - at), at);
+      if (bytesRead === 0) break;
+      for (let i = 0; i < bytesRead; i++) if (buf[i] === 0x0a) line++;
+      at += bytesRead;
+    }
+    return line;
+  } finally {
+    await fh.close();
   }
 }
 
@@ -271,6 +351,12 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
       if (!byName.has(CSV_IDENTITY[kind])) {
         throw new BadReportFileError(
           `${shown} is not a ${kind} CSV report: its header has no ${CSV_IDENTITY[kind]} column (columns: ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''}).`,
+        );
+      }
+      const missing = REQUIRED[kind].filter((c) => !byName.has(c));
+      if (missing.length) {
+        throw new BadReportFileError(
+          `${shown} lacks ${missing.length === 1 ? 'a column' : 'columns'} every ${kind} row needs: ${missing.join(', ')}. Nothing was loaded: export the report again with ${missing.length === 1 ? 'it' : 'them'}, and load it again.`,
         );
       }
       // Records longer than DuckDB's reader takes for certain are found first (a few tens of milliseconds for

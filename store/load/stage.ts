@@ -46,7 +46,8 @@ function chargebackStaging(reader: string): Staging {
     check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
     optional('card_type', 't_card_type', 'card_type', BRAND_EXPECT),
     optional('currency', 't_currency', 'currency', CURRENCY_EXPECT),
-    optional('date_received', 't_date_received', 'date_received', DT_EXPECT),
+    // Without its date a chargeback falls in no month: it would never count.
+    check(`t_date_received IS NULL`, 'date_received', DT_EXPECT, 'date_received'),
     optional('transaction_date', 't_transaction_date', 'transaction_date', DT_EXPECT),
   ];
   return stagingSql(reader, 'chargebacks', typed, checks, ['mid', 'case_number']);

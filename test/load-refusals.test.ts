@@ -1,0 +1,107 @@
+// The loads that must not pass as whole (issue #37): a JSON report cut short, a CSV without a column every row
+// needs, a file that is not UTF-8, chargebacks without their date, a MID report window that is not one month, and
+// (through the CLI) a file none of whose rows could be loaded.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../store/db.ts';
+import { loadReport } from '../store/load.ts';
+import { checkUtf8 } from '../store/load/read.ts';
+import { BadReportFileError } from '../store/errors.ts';
+import { UsageError } from '../lib/errors.ts';
+import { chargeback, midRecord, tmpDir, writeCsv, writeJson } from './store-fixtures.ts';
+import { runCbp } from './helpers/cbp-cli.ts';
+
+let dir: string;
+let store: Store;
+beforeAll(async () => {
+  dir = tmpDir();
+  store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+});
+afterAll(() => store.close());
+
+const count = async (table: string) => Number((await store.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`))[0].n);
+const three = [chargeback(), chargeback({ case_number: 'CB-2' }), chargeback({ case_number: 'CB-3' })];
+
+describe('a load refuses', () => {
+  it('a JSON report that ends before its array closes, wherever the cut', async () => {
+    const whole = JSON.stringify(three, null, 1);
+    const cuts = [whole.slice(0, whole.lastIndexOf('}') + 1) + ',', whole.slice(0, whole.lastIndexOf('}') + 1), whole.slice(0, whole.length - 40)];
+    for (const [i, text] of cuts.entries()) {
+      const f = path.join(dir, `cut-${i}.json`);
+      fs.writeFileSync(f, text);
+      const e = await loadReport(store, f, { kind: 'chargebacks' }).catch((x: unknown) => x);
+      expect(e, text.slice(-30)).toBeInstanceOf(BadReportFileError);
+      expect((e as Error).message).toMatch(/ends before its JSON array closes.*cut short.*nothing was loaded/);
+    }
+    expect(await count('chargebacks')).toBe(0);
+    expect(await count('quarantine')).toBe(0);
+    // The whole file, with a trailing line break, loads.
+    await expect(loadReport(store, writeJson(dir, 'whole.json', three), { kind: 'chargebacks' })).resolves.toMatchObject({ rowsLoaded: 3 });
+  });
+
+  it('a CSV without a column every row needs, naming it, before any row', async () => {
+    const f = writeCsv(dir, 'no-amount.csv', 'chargebacks', three);
+    const lines = fs.readFileSync(f, 'utf8').split('\n');
+    const at = lines[0].split(',').indexOf('amount');
+    fs.writeFileSync(f, lines.map((l) => l.split(',').filter((_, k) => k !== at).join(',')).join('\n'));
+    const e = await loadReport(store, f, { kind: 'chargebacks' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BadReportFileError);
+    expect((e as Error).message).toContain('lacks a column every chargebacks row needs: amount');
+    expect(await count('quarantine')).toBe(0);
+  });
+
+  it('a file that is not UTF-8, naming the line', async () => {
+    const f = writeCsv(dir, 'cp1252.csv', 'chargebacks', [chargeback(), chargeback({ case_number: 'CB-2', name: 'Ren\u00e9e' })]);
+    // Windows-1252: é is the one byte 0xE9.
+    fs.writeFileSync(f, Buffer.from(fs.readFileSync(f, 'utf8'), 'latin1'));
+    const before = await count('chargebacks');
+    const e = await loadReport(store, f, { kind: 'chargebacks' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BadReportFileError);
+    expect((e as Error).message).toMatch(/is not UTF-8 text \(line 3 holds a byte that is not\)/);
+    expect(await count('chargebacks')).toBe(before);
+  });
+
+  it('takes UTF-8 whose characters straddle its read buffers', async () => {
+    const f = path.join(dir, 'long.txt');
+    // 4-byte characters at every offset around the 1 MiB buffer's end.
+    fs.writeFileSync(f, 'a'.repeat((1 << 20) - 5) + '\u{1F600}'.repeat(4) + 'é'.repeat(1 << 19));
+    await expect(checkUtf8(f, f)).resolves.toBeUndefined();
+    fs.appendFileSync(f, Buffer.from([0x0a, 0xc3, 0x28]));
+    await expect(checkUtf8(f, f)).rejects.toThrow(/line 2 holds/);
+  });
+
+  it('a MID report window that is not one calendar month from its first day', async () => {
+    const f = writeJson(dir, 'mid.json', [midRecord()]);
+    for (const window of [{ from: '2026-09-15', to: '2026-10-14' }, { from: '2026-09-01', to: '2026-10-31' }, { from: '2026-09-02', to: '2026-09-30' }]) {
+      const e = await loadReport(store, f, { kind: 'mid_report', window }).catch((x: unknown) => x);
+      expect(e, window.from).toBeInstanceOf(UsageError);
+      expect((e as Error).message).toContain('one calendar month from its first day');
+    }
+    expect(await count('mid_stats')).toBe(0);
+    await expect(loadReport(store, f, { kind: 'mid_report', window: { from: '2026-09-01', to: '2026-09-12' } })).resolves.toMatchObject({ rowsLoaded: 1 });
+  });
+});
+
+describe('a load quarantines', () => {
+  it('a chargeback without its date_received (it would count in no month), saying why', async () => {
+    const f = writeJson(dir, 'undated.json', [chargeback({ case_number: 'U-1', date_received: '' }), chargeback({ case_number: 'U-2' })]);
+    await expect(loadReport(store, f, { kind: 'chargebacks' })).resolves.toMatchObject({ rowsLoaded: 1, quarantined: 1 });
+    const [q] = await store.all<{ reason: string }>("SELECT reason FROM quarantine WHERE raw LIKE '%U-1%'");
+    expect(q.reason).toMatch(/^date_received: a UTC date-time .*, got /);
+  });
+});
+
+describe('cbp load', () => {
+  it('exits 1 when no row of the file could be loaded, and says where the rows are', async () => {
+    const cwd = tmpDir();
+    const f = writeJson(cwd, 'all-bad.json', [chargeback({ amount: 'lots' }), chargeback({ case_number: 'CB-2', amount: 'more' })]);
+    const r = await runCbp(['load', 'chargebacks', f], { cwd, env: { CBP_DATA_DIR: path.join(cwd, 'data'), CBP_LOG_LEVEL: 'silent' } });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toContain('2 rows read, 0 loaded, 2 quarantined');
+    expect(r.stderr).toContain('no row could be loaded: all 2 were quarantined, the first because amount: an amount');
+    expect(r.stderr).toContain('SELECT reason, raw FROM quarantine');
+    const ok = await runCbp(['load', 'chargebacks', writeJson(cwd, 'good.json', three)], { cwd, env: { CBP_DATA_DIR: path.join(cwd, 'data'), CBP_LOG_LEVEL: 'silent' } });
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+});
