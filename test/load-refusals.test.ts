@@ -92,7 +92,40 @@ describe('a load quarantines', () => {
   });
 });
 
+describe('a load quarantines amounts no case holds', () => {
+  it('negative, a trillion or more, or too large to read, each saying which', async () => {
+    const f = writeJson(dir, 'amounts.json', [
+      chargeback({ case_number: 'A-1', amount: -5 }), chargeback({ case_number: 'A-2', amount: 12e12 }),
+      chargeback({ case_number: 'A-3', amount: '99999999999999999999' }), chargeback({ case_number: 'A-4', amount: 'ten' }),
+      chargeback({ case_number: 'A-5', amount: 999_999_999_999.99 }),
+    ]);
+    await expect(loadReport(store, f, { kind: 'chargebacks' })).resolves.toMatchObject({ rowsLoaded: 1, quarantined: 4 });
+    const q = await store.all<{ raw: string; reason: string }>("SELECT raw, reason FROM quarantine WHERE raw LIKE '%\"A-%' ORDER BY raw");
+    expect(q.map((x) => [JSON.parse(x.raw).case_number, x.reason.replace(/, got .*/, '')])).toEqual([
+      ['A-1', 'amount: an amount of 0 or more'],
+      ['A-2', 'amount: an amount below 1,000,000,000,000 (no case holds more)'],
+      ['A-3', 'amount: an amount below 1,000,000,000,000 (no case holds more)'],
+      ['A-4', 'amount: an amount (a number or a decimal string such as "94.76")'],
+    ]);
+  });
+});
+
 describe('cbp load', () => {
+  it('warns of MIDs no MID report names, with their count', async () => {
+    const cwd = tmpDir();
+    const env = { CBP_DATA_DIR: path.join(cwd, 'data'), CBP_LOG_LEVEL: 'silent' };
+    const first = await runCbp(['load', 'chargebacks', writeJson(cwd, 'a.json', three)], { cwd, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('1 MID of this file (MID-1): no MID report is loaded yet, so no ratio counts these cases');
+    const mid = await runCbp(['load', 'mid_report', writeJson(cwd, 'm.json', [midRecord()]), '--from', '2024-03-01', '--to', '2024-03-31'], { cwd, env });
+    expect(mid.code, mid.stderr).toBe(0);
+    const typo = [chargeback({ case_number: 'T-1', mid: 'not-a-mid' }), chargeback({ case_number: 'T-2', mid: 'MID-9' }), chargeback({ case_number: 'T-3' })];
+    const second = await runCbp(['load', 'chargebacks', writeJson(cwd, 'b.json', typo)], { cwd, env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain('2 MIDs of this file (MID-9, …) are in no MID report loaded');
+  });
+
+
   it('exits 1 when no row of the file could be loaded, and says where the rows are', async () => {
     const cwd = tmpDir();
     const f = writeJson(cwd, 'all-bad.json', [chargeback({ amount: 'lots' }), chargeback({ case_number: 'CB-2', amount: 'more' })]);

@@ -43,7 +43,7 @@ function chargebackStaging(reader: string): Staging {
     required('case_number', 'case_number'),
     required('mid', 'mid'),
     check(`t_status IS NULL`, 'status', `one of ${CHARGEBACK_STATUSES.join(', ')}`, 'status'),
-    check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
+    ...amountChecks(),
     optional('card_type', 't_card_type', 'card_type', BRAND_EXPECT),
     optional('currency', 't_currency', 'currency', CURRENCY_EXPECT),
     // Without its date a chargeback falls in no month: it would never count.
@@ -51,6 +51,16 @@ function chargebackStaging(reader: string): Staging {
     optional('transaction_date', 't_transaction_date', 'transaction_date', DT_EXPECT),
   ];
   return stagingSql(reader, 'chargebacks', typed, checks, ['mid', 'case_number']);
+}
+
+/** A case's amount: a number, not negative, and below what any case holds (a figure that large is a broken export). */
+function amountChecks(): Check[] {
+  const number = `TRY_CAST(trim(amount) AS DOUBLE)`;
+  return [
+    check(`t_amount IS NULL AND ${number} IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
+    check(`t_amount < 0`, 'amount', 'an amount of 0 or more', 'amount'),
+    check(`coalesce(t_amount >= 1e12, ${number} IS NOT NULL)`, 'amount', 'an amount below 1,000,000,000,000 (no case holds more)', 'amount', `t_amount IS NULL OR t_amount >= 1e12`),
+  ];
 }
 
 function preventionStaging(reader: string): Staging {
@@ -80,7 +90,7 @@ function preventionStaging(reader: string): Staging {
       'statuses',
     ),
     check(`t_source_partner IS NULL`, 'source_partner', `one of ${SOURCE_PARTNERS.join(', ')}`, 'source_partner'),
-    check(`t_amount IS NULL`, 'amount', AMOUNT_EXPECT, 'amount'),
+    ...amountChecks(),
     optional('currency', 't_currency', 'currency', CURRENCY_EXPECT),
     optional('date_received', 't_date_received', 'date_received', DT_EXPECT),
     optional('transaction_date', 't_transaction_date', 'transaction_date', DT_EXPECT),
