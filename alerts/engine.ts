@@ -6,7 +6,7 @@ import { monthOf } from '../store/ratios.ts';
 import { refreshRatios } from './refresh.ts';
 import { judgedMonths } from '../store/judged-months.ts';
 import { unknownRowsOf } from '../store/status.ts';
-import { deliveriesOf, levelsReachedIn, noticeFlags, noticeHistory, priorNotices, recordJudgement, recordedStates } from '../store/alerts.ts';
+import { deliveriesOf, levelsInForce, noticeFlags, noticeHistory, priorNotices, recordJudgement, recordedStates } from '../store/alerts.ts';
 import { addMonths } from '../lib/utc.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import type { JudgedMonth } from './judged-month.ts';
@@ -104,8 +104,10 @@ export async function listAlerts(
 export interface AfterLoadResult {
   /** ratio rows judged */
   ratios: number;
-  /** mid × network × program at a level in asOf's month (observed, month-to-date included) */
+  /** mid × network × program at a level in alertsMonth */
   alerts: number;
+  /** the latest month with observed ratio rows up to asOf's (month to date included); null: none */
+  alertsMonth: string | null;
   /** new notices marked for delivery by this call */
   noticesQueued: number;
   /** mid × network × program × month unknown in asOf's month and the one before (a source missing), and what to load */
@@ -121,8 +123,9 @@ export async function evaluateAfterLoad(store: Store, opts: { asOf: Date | strin
   const month = monthOf(opts.asOf);
   const [before, now] = await Promise.all([unknownRowsOf(store, addMonths(month, -1)), unknownRowsOf(store, month)]);
   const missing = [...new Set([...before.missing, ...now.missing].sort((a, b) => b.series - a.series).map((m) => m.missing))];
+  const inForce = await levelsInForce(store, month);
   return {
-    ratios: r.rows, alerts: await levelsReachedIn(store, month), noticesQueued: r.newNotices.filter((n) => n.notify).length,
+    ratios: r.rows, alerts: inForce.series, alertsMonth: inForce.month, noticesQueued: r.newNotices.filter((n) => n.notify).length,
     unknown: { series: before.series + now.series, missing },
   };
 }

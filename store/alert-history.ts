@@ -26,13 +26,17 @@ const ts = sqlTimestamp;
 /** A TIMESTAMP column read back as UTC ISO 8601 (seconds). */
 const stamp = (v: unknown): string | null => (v === null || v === undefined ? null : `${String(v).replace(' ', 'T').replace(/(\.\d+)?$/, '')}Z`);
 
-/** How many mid × network × program hold a level reached in month (observed, month to date included). */
-export async function levelsReachedIn(store: ReadStore, month: string): Promise<number> {
-  const rows = await store.all<{ n: number | string }>(
-    "SELECT count(DISTINCT (mid, network, program)) AS n FROM alert_states WHERE month = $m AND status = 'reached'",
-    { m: month },
+/**
+ * The series at a level in the latest month with observed ratio rows up to `upTo` (the month a user means: a store of
+ * files that end months ago still has levels in force), and that month; null when there is none.
+ */
+export async function levelsInForce(store: ReadStore, upTo: string): Promise<{ month: string | null; series: number }> {
+  const [r] = await store.all<{ month: string | null; n: number | string | null }>(
+    `SELECT max(month) AS month, count(DISTINCT (mid, network, program)) FILTER (WHERE state = 'level') AS n FROM ratio_mart
+      WHERE NOT is_projection AND month = (SELECT max(month) FROM ratio_mart WHERE NOT is_projection AND month <= $m)`,
+    { m: upTo },
   );
-  return Number(rows[0]?.n ?? 0);
+  return { month: r?.month ?? null, series: Number(r?.n ?? 0) };
 }
 
 /**

@@ -3,7 +3,7 @@
 // no explanation; data changed after the last refresh, or a refresh cut short, is behind until the next one judges it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
-import { evaluateAlerts } from '../alerts/engine.ts';
+import { evaluateAfterLoad, evaluateAlerts } from '../alerts/engine.ts';
 import { explainRows, figure, percent } from './oracle/explain.ts';
 import { parseThresholds, type RuleSet } from '../rules/thresholds.ts';
 import { ruleTables } from '../rules/rule-table.ts';
@@ -252,6 +252,19 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     } finally {
       cleanup(t.store, t.dir);
       cleanup(ref.store, ref.dir);
+    }
+  });
+
+  it('counts the levels in force in the latest month with data, not the month of now', async () => {
+    const t = await fresh([mc('m', '2026-03', 200, 10_000), mc('m', '2026-04', 200, 10_000), mc('m', '2026-05', 200, 10_000)]);
+    try {
+      // Months after the data's last: the MID is still at ECM, as of its latest month.
+      const r = await evaluateAfterLoad(t.store, { asOf: '2026-09-02T06:00:00Z', rules, notify: false });
+      expect([r.alerts, r.alertsMonth]).toEqual([1, '2026-05']);
+      const before = await evaluateAfterLoad(t.store, { asOf: '2026-02-02T06:00:00Z', rules, notify: false });
+      expect([before.alerts, before.alertsMonth]).toEqual([0, null]);
+    } finally {
+      cleanup(t.store, t.dir);
     }
   });
 

@@ -101,7 +101,7 @@ export function register(program: Command, ctx: Ctx): void {
         const r = { ...e, snapshot, ...(nowhere ? { warning: `no alert notifier is configured, so nobody will be told: set ${NOTIFIER_SETTINGS}, then run cbp alerts deliver` } : {}) };
         if (r.warning) ctx.logger().warn(r.warning);
         ctx.out(r, (x: typeof r) => [
-          `${x.ratios} ratio rows judged, ${x.alerts} alerts in force, ${x.noticesQueued} new notices to deliver; snapshot published to ${x.snapshot}`,
+          `${x.ratios} ratio rows judged, ${x.alerts} alerts in force${x.alertsMonth ? ` in ${x.alertsMonth}` : ''}, ${x.noticesQueued} new notices to deliver; snapshot published to ${x.snapshot}`,
           ...(x.warning ? [`WARNING: ${x.warning}`] : []),
         ].join('\n'), json(o));
       } finally {
