@@ -26,7 +26,12 @@ export interface BackupManifest {
   /** Rows per table of the copy. */
   tables: Record<string, number>;
   journal: JournalCopy;
+  /** The thresholds file in force when it was taken, copied beside it (THRESHOLDS_FILE); null: the built-in rules. */
+  thresholds?: string | null;
 }
+
+/** The backup's copy of the thresholds file in force (settings and secrets are not backed up: docs/operations.md). */
+export const THRESHOLDS_FILE = 'thresholds.json';
 
 /** Bookkeeping tables: a store holding rows in these only is empty (migrated, never loaded). */
 const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation']);
@@ -75,6 +80,8 @@ export interface BackupOptions {
   snapshotPath: string;
   journalDir: string;
   out: string;
+  /** CBP_THRESHOLDS_FILE, copied into the backup when set */
+  thresholdsFile?: string;
   now?: () => Date;
 }
 
@@ -110,7 +117,12 @@ export async function backup(o: BackupOptions): Promise<BackupManifest & { path:
   fsyncFile(file);
   const { tables, loaded, version } = await readStoreFile(file, async (s) => ({ tables: await tableRows(s), loaded: await loadedSegments(s), version: await storeVersion(s) }));
   const journal = copyJournal(o.journalDir, path.join(out, JOURNAL_DIR), loaded);
-  const manifest: BackupManifest = { format: 1, createdAt: (o.now?.() ?? new Date()).toISOString(), source, ...version, tables, journal };
+  let thresholds: string | null = null;
+  if (o.thresholdsFile) {
+    copyFileSync(o.thresholdsFile, path.join(out, THRESHOLDS_FILE));
+    thresholds = path.resolve(o.thresholdsFile);
+  }
+  const manifest: BackupManifest = { format: 1, createdAt: (o.now?.() ?? new Date()).toISOString(), source, ...version, tables, journal, thresholds };
   writeFileSync(path.join(out, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   fsyncFile(path.join(out, MANIFEST_FILE));
   return { path: out, ...manifest, ...(note ? { note } : {}) };
@@ -131,10 +143,12 @@ export interface RestoreResult {
   /** Backed-up segments put back into the journal, and archived ones the restored store had not loaded. */
   journalSegments: string[];
   requeued: string[];
+  /** The backup's thresholds file, when it differs from the one in force here (the ratios are judged by the latter). */
+  backupThresholds?: string;
 }
 
 /** Puts a backup back in place of the store. Refuses a store holding data unless force; refuses one a writer holds. */
-export async function restore(o: { store: StoreOptions; journalDir: string; from: string; force?: boolean }): Promise<RestoreResult> {
+export async function restore(o: { store: StoreOptions; journalDir: string; from: string; force?: boolean; thresholdsFile?: string }): Promise<RestoreResult> {
   if (o.store.lake) throw lakeRefusal('restore');
   const from = path.resolve(o.from);
   readManifest(from);
@@ -164,7 +178,9 @@ export async function restore(o: { store: StoreOptions; journalDir: string; from
     const tables = await tableRows(s);
     const journalSegments = restoreJournal(path.join(from, JOURNAL_DIR), o.journalDir);
     const requeued = requeueArchived(o.journalDir, await loadedSegments(s));
-    return { restored: dbPath, from, replacedRows, tables, journalSegments, requeued };
+    const theirs = path.join(from, THRESHOLDS_FILE);
+    const differ = existsSync(theirs) && (!o.thresholdsFile || !existsSync(o.thresholdsFile) || readFileSync(theirs, 'utf8') !== readFileSync(o.thresholdsFile, 'utf8'));
+    return { restored: dbPath, from, replacedRows, tables, journalSegments, requeued, ...(differ ? { backupThresholds: theirs } : {}) };
   } finally {
     s.close();
   }

@@ -2,13 +2,14 @@
 // holds every event acknowledged before it started (in the store copy or the journal's unsealed state); the store
 // and the journal deleted, a restore and an ingest find every one of them. A restore refuses a store with data
 // unless --force, and a lake store is refused with what to do instead.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { chargeback, writeJson } from './store-fixtures.ts';
 import { runCbp, type CbpRun } from './helpers/cbp-cli.ts';
 
 function cbp(dir: string, args: string[], extra: Record<string, string> = {}): Promise<CbpRun> {
@@ -143,6 +144,28 @@ describe('cbp db backup and restore', () => {
     expect((await cbp(dir, ['db', 'restore', backupDir])).code).toBe(0);
     expect((await cbp(dir, ['run', 'ingest'])).code).toBe(0);
     expect([...(await storedGuids(path.join(data, 'cbp.duckdb')))].sort()).toEqual(['ev_1', 'ev_2', 'ev_3', 'ev_4']);
+  });
+
+  it('copies the thresholds file in force, says what a backup leaves out, and a restore says when its rules differ', async () => {
+    const dir = tempDir();
+    const rules = path.join(dir, 'strict.json');
+    writeFileSync(rules, JSON.stringify({ extends_defaults: true, rules: [] }));
+    const loaded = await cbp(dir, ['load', 'chargebacks', writeJson(dir, 'cb.json', [chargeback()])], { CBP_THRESHOLDS_FILE: rules });
+    expect(loaded.code, loaded.stderr).toBe(0);
+    const b = await cbp(dir, ['db', 'backup', '--out', path.join(dir, 'b')], { CBP_THRESHOLDS_FILE: rules });
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stdout).toContain(`thresholds: ${rules}, copied as thresholds.json`);
+    expect(b.stdout).toContain('not in a backup: the settings (.env, the config file) and their secrets');
+    expect(readFileSync(path.join(dir, 'b', 'thresholds.json'), 'utf8')).toBe(readFileSync(rules, 'utf8'));
+    // Into a new folder with no thresholds setting: the built-in rules judge, and the restore says the backup's differ.
+    const other = tempDir();
+    const r = await cbp(other, ['db', 'restore', path.join(dir, 'b')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`the backup's thresholds file differs: to judge by it, set CBP_THRESHOLDS_FILE=${path.join(dir, 'b', 'thresholds.json')}`);
+    const same = tempDir();
+    const s = await cbp(same, ['db', 'restore', path.join(dir, 'b')], { CBP_THRESHOLDS_FILE: rules });
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stdout).not.toContain('differs');
   });
 
   it('refuses a lake store, saying how a lake is backed up', async () => {

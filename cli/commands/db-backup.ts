@@ -11,6 +11,8 @@ function humanBackup(r: BackupManifest & { path: string; note?: string }): strin
   return [
     `backed up the ${r.source === 'store' ? 'store' : 'published snapshot'} to ${r.path}: ${rows} rows in ${Object.keys(r.tables).length} tables (generation ${r.generation ?? '-'})`,
     `journal: ${r.journal.segments.length} segments not yet in the store (${r.journal.openLines} lines of the open one${r.journal.fromArchive ? `, ${r.journal.fromArchive} archived` : ''})`,
+    r.thresholds ? `thresholds: ${r.thresholds}, copied as thresholds.json` : 'thresholds: the built-in rules (no CBP_THRESHOLDS_FILE)',
+    'not in a backup: the settings (.env, the config file) and their secrets; keep them with it',
     ...(r.note ? [`note: ${r.note}`] : []),
     `put it back with: cbp db restore ${r.path}`,
   ].join('\n');
@@ -22,6 +24,9 @@ function humanRestore(r: RestoreResult): string {
   return [
     `restored ${r.restored} from ${r.from}: ${rows} rows${r.replacedRows ? ` (replacing a store of ${r.replacedRows} rows)` : ''}`,
     segs ? `${segs} journal segments queued for ingest (${r.journalSegments.length} from the backup, ${r.requeued.length} archived ones the backup had not loaded): run \`cbp run ingest\`, or let the worker` : 'journal: nothing to put back',
+    ...(r.backupThresholds
+      ? [`the ratios were judged again by the rules in force here; the backup's thresholds file differs: to judge by it, set CBP_THRESHOLDS_FILE=${r.backupThresholds} (or copy it in place) and run cbp alerts evaluate`]
+      : []),
     'the next run republishes the snapshot (or: cbp db snapshot)',
   ].join('\n');
 }
@@ -36,7 +41,7 @@ export function registerBackup(db: Command, ctx: Ctx): void {
       if (!/^\d+$/.test(o.waitSeconds)) throw new UsageError(`--wait-seconds must be a whole number, got ${JSON.stringify(o.waitSeconds)}`);
       const { backup } = await import('../../store/backup.ts');
       const cfg = ctx.config();
-      const r = await backup({ store: { ...configuredStore(cfg), lockWaitMs: Number(o.waitSeconds) * 1000 }, snapshotPath: cfg.snapshotPath, journalDir: cfg.journalDir, out: o.out });
+      const r = await backup({ store: { ...configuredStore(cfg), lockWaitMs: Number(o.waitSeconds) * 1000 }, snapshotPath: cfg.snapshotPath, journalDir: cfg.journalDir, out: o.out, thresholdsFile: cfg.thresholdsFile });
       ctx.out(r, humanBackup, o.json);
     });
   db.command('restore')
@@ -47,7 +52,7 @@ export function registerBackup(db: Command, ctx: Ctx): void {
     .action(async (dir: string, o: { force?: boolean; json?: boolean }) => {
       const { restore } = await import('../../store/backup.ts');
       const cfg = ctx.config();
-      const r = await restore({ store: configuredStore(cfg), journalDir: cfg.journalDir, from: dir, force: o.force });
+      const r = await restore({ store: configuredStore(cfg), journalDir: cfg.journalDir, from: dir, force: o.force, thresholdsFile: cfg.thresholdsFile });
       // The restored ratio table judged by the rules in force here (the backup's may have been others).
       const { openStore } = await import('../../store/db.ts');
       const { refreshAfterWrite } = await import('../after-write.ts');
