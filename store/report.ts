@@ -4,6 +4,7 @@
 // Every figure is returned as it comes from the query (no rounding here): the report shows them rounded and
 // keeps them unrounded in its data island, which test/report-data.test.ts compares with these queries.
 import type { Store } from './db.ts';
+import { UsageError } from '../lib/errors.ts';
 
 type ReadStore = Pick<Store, 'all'>;
 
@@ -63,6 +64,15 @@ export async function knownMids(store: ReadStore, mids: string[]): Promise<strin
     params,
   );
   return rows.map((r) => String(r.mid));
+}
+
+/** Refuses (exit 2) MIDs the snapshot does not know: `cbp report --mid` and `cbp ratios --mid` say it alike. */
+export async function checkKnownMids(store: ReadStore, mids: string[]): Promise<void> {
+  const known = new Set(await knownMids(store, mids));
+  const unknown = mids.filter((m) => !known.has(m));
+  if (unknown.length) {
+    throw new UsageError(`--mid: no figures or chargebacks for ${unknown.map((m) => JSON.stringify(m)).join(', ')} in the snapshot; check the MID (the dim_mids view lists every MID the snapshot knows)`);
+  }
 }
 
 export interface ReasonCodeRow {

@@ -188,6 +188,12 @@ describe('cbp ratios with no flags: what a person asks first', () => {
       expect(r.stderr).toContain(msg);
     }
   });
+
+  it('says of a --mid the snapshot does not know what cbp report says (exit 2)', async () => {
+    const r = await cbpRun(['ratios', '--mid', '123'], base);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('--mid: no figures or chargebacks for "123" in the snapshot; check the MID (the dim_mids view lists every MID the snapshot knows)');
+  });
 });
 
 describe('cbp alerts', () => {

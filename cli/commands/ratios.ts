@@ -265,6 +265,7 @@ export function register(program: Command, ctx: Ctx): void {
       let store = await openForReading(ctx, o.snapshot);
       let view: RatiosView;
       try {
+        if (q.mid !== undefined) await (await import('../../store/report.ts')).checkKnownMids(store, [q.mid]);
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
         // Loaded when the command runs: the stream reads DuckDB's chunks (store/db.ts), which --help must not load.

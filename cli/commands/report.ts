@@ -152,11 +152,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
           'Load reports first (`cbp run nightly`, or `cbp load mid_report FILE` and `cbp load chargebacks FILE`), then run cbp report again.',
       );
     }
-    if (mids.length) {
-      const known = new Set(await q.knownMids(store, mids));
-      const unknown = mids.filter((m) => !known.has(m));
-      if (unknown.length) throw new UsageError(`--mid: no figures or chargebacks for ${unknown.map((m) => JSON.stringify(m)).join(', ')} in the snapshot; check the MID (the dim_mids view lists every MID the snapshot knows)`);
-    }
+    await q.checkKnownMids(store, mids);
     // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
     const month = o.month ?? (volume.latest_month as string);
     // The kept ratio table: only the rows the page shows are read (cli/report-source.ts).
