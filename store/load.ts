@@ -76,7 +76,9 @@ function seenAtFor(opts: LoadOptions, meta: LandingMeta | undefined, w: Window |
   if (pick) {
     const iso = toIsoUtc(pick, true);
     if (!iso) throw new UsageError(`seenAt must be a UTC date-time, got ${JSON.stringify(pick)}`);
-    return iso;
+    // Its milliseconds kept (an import's fetched_at): two files loaded within one second keep their order.
+    const ms = /\.(\d{1,3})\d*Z$/.exec(pick.trim());
+    return ms ? iso.replace(/Z$/, `.${ms[1].padEnd(3, '0')}Z`) : iso;
   }
   if (w) return `${w.to}T23:59:59Z`;
   return new Date(Math.floor(statSync(file).mtimeMs / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');

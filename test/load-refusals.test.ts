@@ -1,12 +1,14 @@
-// The loads that must not pass as whole (issue #37): a JSON report cut short, a CSV without a column every row
-// needs, a file that is not UTF-8, chargebacks without their date, a MID report window that is not one month, and
-// (through the CLI) a file none of whose rows could be loaded.
+// A newcomer's own files (issue #37): what must not load as whole (a JSON report cut short, a CSV without a column
+// every row needs, a file not UTF-8, a MID report window that is not one month), what is quarantined (chargebacks
+// without their date, amounts no case holds), loads in the order they came, and what `cbp load` says of them (exit 1
+// when no row loaded, MIDs no MID report names).
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
 import { checkUtf8 } from '../store/load/read.ts';
+import { importReport } from '../store/landing.ts';
 import { BadReportFileError } from '../store/errors.ts';
 import { UsageError } from '../lib/errors.ts';
 import { chargeback, midRecord, tmpDir, writeCsv, writeJson } from './store-fixtures.ts';
@@ -107,6 +109,20 @@ describe('a load quarantines amounts no case holds', () => {
       ['A-3', 'amount: an amount below 1,000,000,000,000 (no case holds more)'],
       ['A-4', 'amount: an amount (a number or a decimal string such as "94.76")'],
     ]);
+  });
+});
+
+describe('two files loaded within one second', () => {
+  it('are observations in the order they came: the history tells which status came last', async () => {
+    const data = tmpDir();
+    const at = (ms: number) => () => new Date(Date.UTC(2024, 2, 9, 10, 0, 0, ms));
+    const a = await importReport(data, 'chargebacks', writeJson(data, 'a.json', [chargeback({ case_number: 'S-1', status: 'New' })]), { format: 'json', now: at(100) });
+    const b = await importReport(data, 'chargebacks', writeJson(data, 'b.json', [chargeback({ case_number: 'S-1', status: 'Won' })]), { format: 'json', now: at(900) });
+    await loadReport(store, b.path, { kind: 'chargebacks' });
+    await loadReport(store, a.path, { kind: 'chargebacks' });
+    const h = await store.all<{ status: string; seen_at: string }>("SELECT status, strftime(seen_at, '%H:%M:%S.%g') AS seen_at FROM chargeback_status_history WHERE case_number = 'S-1' ORDER BY seen_at");
+    expect(h).toEqual([{ status: 'New', seen_at: '10:00:00.100' }, { status: 'Won', seen_at: '10:00:00.900' }]);
+    expect(await store.all("SELECT status FROM chargebacks WHERE case_number = 'S-1'")).toEqual([{ status: 'Won' }]);
   });
 });
 
