@@ -10,7 +10,9 @@ import { openStore, type Store } from '../store/db.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, type LakeOptions } from '../store/lake.ts';
 import { cbp } from './activities-fixtures.ts';
 import { gofakes3, lakeRequired, lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { ingestEvents } from '../store/ingest.ts';
@@ -19,6 +21,8 @@ import { recordRun } from '../store/runs.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { openJournal } from '../webhook/journal.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 let pg: Postgres;
 /** The demo's store file, made by the first case (the later ones move it into a lake). */
@@ -138,6 +142,17 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     } finally {
       c.closeSync();
       plain.closeSync();
+    }
+    // The README's DuckDB CLI line as written, from the cbp folder, with this lake's catalog and data path.
+    const tools = process.env.CBP_ANALYST_TOOLS_BIN ?? path.join(ROOT, '.tools', 'analyst', 'bin');
+    const line = /^duckdb -c "SET extension_directory=.*$/m.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![0]
+      .replace(/ducklake:postgres:[^']*/, `ducklake:postgres:${lake.catalog}`).replace('/shared/cbp-lake', lake.dataPath);
+    if (existsSync(path.join(tools, 'duckdb'))) {
+      const ran = spawnSync('bash', ['-c', line], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${tools}${path.delimiter}${process.env.PATH}` } });
+      expect({ code: ran.status, stderr: ran.stderr }).toMatchObject({ code: 0, stderr: '' });
+      expect(ran.stdout).toMatch(/mid\s+│\s+network/);
+    } else {
+      expect(process.env.CBP_REQUIRE_ANALYST_TOOLS, `no DuckDB CLI in ${tools}: npm run analyst-tools:install`).toBeUndefined();
     }
   });
 
