@@ -64,7 +64,7 @@ export function heatMapChart(rows: HeatRow[], allMonths: string[], leftOut: numb
   };
   const hatch = [0, 5, 10].map((d) => ({ type: 'line', shape: { x1: d, y1: 10, x2: d + 5, y2: 0 }, style: { stroke: '#ffffff', lineWidth: 1.5 } }));
   const option: EChartsOption = {
-    title: title('Portfolio: ratio ÷ threshold of the tightest program', 'MIDs × months; each cell: the ratio as % of the entry threshold in force that month (100 % or more: at or over it)'),
+    title: title('Portfolio: ratio ÷ entry threshold of the tightest program', 'MIDs × months; each cell: the ratio as % of the entry threshold in force that month (100 % or more: at or over it)'),
     grid: { left: 110, right: width - legendLeft + 16, top: 70, bottom: 60 },
     xAxis: {
       type: 'category', data: months, name: 'month (UTC)', nameLocation: 'middle', nameGap: 40, splitArea: { show: false },

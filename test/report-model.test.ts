@@ -69,6 +69,9 @@ describe('the report chooses what to show, and says what it left out', () => {
     expect(html).toContain('35 more MIDs left out');
     expect(html).toContain('No chargebacks were received in these months.');
     expect(html.match(/<figure class="chart" data-chart="trend"/g)).toHaveLength(20);
+    // The table's closeness and the heat map's cells are of two thresholds: each named for its own.
+    expect(html).toContain("<th>of next level's threshold</th>");
+    expect(html).toContain('ratio ÷ entry threshold of the tightest program');
   });
 
   it('charts every program in force of the MIDs asked for, clear ones too', async () => {
