@@ -91,9 +91,9 @@ function byMidBatches(levels: JudgedMonth[], projections: JudgedMonth[], size: n
  */
 export async function listAlerts(
   store: Pick<Store, 'all'>,
-  q: { mid?: string; limit?: number; redact?: (text: string) => string } = {},
+  q: { mid?: string; kinds?: readonly string[]; limit?: number; redact?: (text: string) => string } = {},
 ): Promise<Array<Record<string, unknown>>> {
-  const rows = await noticeHistory(store, { mid: q.mid, limit: q.limit ?? 1000 });
+  const rows = await noticeHistory(store, { mid: q.mid, kinds: q.kinds, limit: q.limit ?? 1000 });
   const byNotice = await deliveriesOf(store, rows.map((r) => String(r.notice_id)));
   return rows.map((r) => {
     const deliveries = (byNotice.get(String(r.notice_id)) ?? []).map((d) => (d.last_error === null || !q.redact ? d : { ...d, last_error: q.redact(d.last_error) }));

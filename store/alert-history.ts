@@ -40,15 +40,23 @@ export async function levelsInForce(store: ReadStore, upTo: string): Promise<{ m
 }
 
 /**
- * The notice history as stored, newest first (created_at, then month, then mid), at most limit notices, with
+ * The notice history as stored, the levels' notices first, each part newest first (created_at, then month, then mid),
+ * of the kinds asked for (all: none given), at most limit notices, with
  * `delivery`: each notifier's status as "notifier:status" joined by ", ".
  */
-export async function noticeHistory(store: ReadStore, q: { mid?: string; limit: number }): Promise<Array<Record<string, unknown>>> {
+export async function noticeHistory(store: ReadStore, q: { mid?: string; kinds?: readonly string[]; limit: number }): Promise<Array<Record<string, unknown>>> {
   const params: Record<string, string | number> = { lim: q.limit };
-  if (q.mid) params.mid = q.mid;
+  const where: string[] = [];
+  if (q.mid) { where.push('a.mid = $mid'); params.mid = q.mid; }
+  if (q.kinds?.length) {
+    where.push(`a.kind IN (${q.kinds.map((_, i) => `$k${i}`).join(', ')})`);
+    q.kinds.forEach((k, i) => (params[`k${i}`] = k));
+  }
+  // The levels' notices first (a portfolio's many due-date notices would bury them), each part newest first.
   return store.all<Record<string, unknown>>(
     `SELECT a.*, (SELECT string_agg(o.notifier || ':' || o.status, ', ' ORDER BY o.notifier) FROM alert_outbox o WHERE o.notice_id = a.notice_id) AS delivery
-       FROM alerts a ${q.mid ? 'WHERE a.mid = $mid' : ''} ORDER BY a.created_at DESC, a.month DESC, a.mid LIMIT $lim`,
+       FROM alerts a ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY a.kind IN ('due', 'pipeline_failed', 'pipeline_recovered'), a.created_at DESC, a.month DESC, a.mid LIMIT $lim`,
     params,
   );
 }

@@ -13,7 +13,7 @@ import { secretValues } from '../../lib/config.ts';
 import { ConfigError, UsageError } from '../../lib/errors.ts';
 import { scrub } from '../../lib/log.ts';
 import { loadRules } from '../../rules/thresholds.ts';
-import { failedDeliveryCount } from '../../store/alerts.ts';
+import { NOTICE_KINDS, failedDeliveryCount } from '../../store/alerts.ts';
 import { openForReading } from './ratios.ts';
 import { intOption } from './run.ts';
 import { parseInstant } from '../options.ts';
@@ -60,19 +60,23 @@ async function writer(ctx: Ctx) {
 export function register(program: Command, ctx: Ctx): void {
   const cmd = program
     .command('alerts')
-    .description('List the alert history, newest first, with each notifier\'s delivery state')
+    .description('List the alert history, the levels\' notices first, each part newest first, with each notifier\'s delivery state')
     .option('--mid <mid>', 'only this MID')
+    .option('--kind <kinds>', `only these kinds, comma-separated: ${NOTICE_KINDS.join(', ')}`)
     .option('--limit <n>', 'at most this many notices', intOption('--limit'), 1000)
     .option('--snapshot <file>', 'snapshot to read (default CBP_SNAPSHOT_PATH; the store read-only when none exists)')
     .option('--json', 'print an array of notices')
-    .action(async (o: { mid?: string; limit: number; snapshot?: string; json?: boolean }) => {
+    .action(async (o: { mid?: string; kind?: string; limit: number; snapshot?: string; json?: boolean }) => {
+      const kinds = o.kind === undefined ? undefined : o.kind.split(',').map((k) => k.trim()).filter(Boolean);
+      const bad = (kinds ?? []).filter((k) => !(NOTICE_KINDS as readonly string[]).includes(k));
+      if (kinds?.length === 0 || bad.length) throw new UsageError(`--kind: unknown kind ${bad.map((k) => JSON.stringify(k)).join(', ') || '""'}; expected one or more of ${NOTICE_KINDS.join(', ')}`);
       const { configuredNotifiers, notifierSecrets } = await import('../../alerts/notifiers/index.ts');
       const cfg = ctx.config();
       // Errors are redacted when stored; a store written before that may hold one, so they are redacted again.
       const redact = createRedactor([...secretValues(cfg), ...notifierSecrets(cfg)]);
       const store = await openForReading(ctx, o.snapshot);
       try {
-        const rows = await listAlerts(store, { mid: o.mid, limit: o.limit, redact: (t) => scrub(redact(t)) });
+        const rows = await listAlerts(store, { mid: o.mid, kinds, limit: o.limit, redact: (t) => scrub(redact(t)) });
         ctx.out(rows, renderWith(configuredNotifiers(cfg).length > 0), o.json);
       } finally {
         store.close();

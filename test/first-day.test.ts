@@ -1,7 +1,7 @@
-// A newcomer's own files (issue #37): what must not load as whole (a JSON report cut short, a CSV without a column
-// every row needs, a file not UTF-8, a MID report window that is not one month), what is quarantined (chargebacks
-// without their date, amounts no case holds), loads in the order they came, and what `cbp load` says of them (exit 1
-// when no row loaded, MIDs no MID report names).
+// A newcomer's first day with their own files (issue #37): what must not load as whole (a JSON report cut short, a
+// CSV without a column every row needs, a file not UTF-8, a MID report window that is not one month), what is
+// quarantined (chargebacks without their date, amounts no case holds), loads in the order they came, what `cbp load`
+// says of them (exit 1 when no row loaded, MIDs no MID report names), and `cbp alerts` with the levels first.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,5 +152,28 @@ describe('cbp load', () => {
     expect(r.stderr).toContain('SELECT reason, raw FROM quarantine');
     const ok = await runCbp(['load', 'chargebacks', writeJson(cwd, 'good.json', three)], { cwd, env: { CBP_DATA_DIR: path.join(cwd, 'data'), CBP_LOG_LEVEL: 'silent' } });
     expect(ok.code, ok.stderr).toBe(0);
+  });
+});
+
+describe('cbp alerts', () => {
+  it('lists the levels\' notices first, takes --kind, and refuses an unknown kind (exit 2)', async () => {
+    const cwd = tmpDir();
+    const data = path.join(cwd, 'data');
+    const s = await openStore({ dbPath: path.join(data, 'cbp.duckdb') });
+    const notice = (id: string, kind: string, at: string) =>
+      s.run(`INSERT INTO alerts (notice_id, kind, mid, network, program, level, month, is_projection, is_partial, notify, message, created_at)
+             VALUES ($1, $2, 'M', 'visa', 'vamp', 'excessive', '2026-01', FALSE, FALSE, FALSE, $1, $3::TIMESTAMP)`, [id, kind, at]);
+    await notice('level-old', 'reached', '2026-01-02 00:00:00');
+    for (let i = 0; i < 3; i++) await notice(`due-${i}`, 'due', `2026-01-1${i} 00:00:00`);
+    s.close();
+    const env = { CBP_DATA_DIR: data, CBP_LOG_LEVEL: 'silent' };
+    const all = await runCbp(['alerts', '--json', '--limit', '2'], { cwd, env });
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout).map((n: { notice_id: string }) => n.notice_id)).toEqual(['level-old', 'due-2']);
+    const due = await runCbp(['alerts', '--json', '--kind', 'due'], { cwd, env });
+    expect(JSON.parse(due.stdout).map((n: { notice_id: string }) => n.notice_id)).toEqual(['due-2', 'due-1', 'due-0']);
+    const bad = await runCbp(['alerts', '--kind', 'reached,levels'], { cwd, env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--kind: unknown kind "levels"; expected one or more of reached, escalated');
   });
 });
