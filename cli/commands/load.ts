@@ -5,7 +5,7 @@ import { configuredStore } from '../../store/lake.ts';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import type { Store } from '../../store/db.ts';
+import { firstQuarantineReason, unknownMidsOf } from '../../store/load/findings.ts';
 import { judgeAfterWrite } from '../after-write.ts';
 import { NotFoundError, UsageError, ValidationError } from '../../lib/errors.ts';
 import { BadReportFileError } from '../../store/errors.ts';
@@ -26,12 +26,15 @@ interface LoadOpts {
  */
 type Printed = Omit<LoadResult, 'window'> & { window: { start: string; end: string } | null; snapshot: string };
 
+/** Where a load's quarantined rows are read. */
+const quarantineHint = (kind: string) => `see them with: cbp sql "SELECT reason, raw FROM quarantine WHERE kind = '${kind}'"`;
+
 function human(r: Printed): string {
   const w = r.window ? ` for ${r.window.start}..${r.window.end}` : '';
   return [
     `loaded ${r.kind}${w} from ${r.file}: ${r.rowsRead} rows read, ${r.rowsLoaded} loaded, ${r.quarantined} quarantined` +
       (r.reloaded ? ' (same file loaded before: nothing changed)' : ''),
-    r.quarantined ? `  see them with: cbp sql "SELECT reason, raw FROM quarantine WHERE kind = '${r.kind}'"` : '',
+    r.quarantined ? `  ${quarantineHint(r.kind)}` : '',
     `snapshot published: ${r.snapshot}`,
   ]
     .filter(Boolean)
@@ -103,15 +106,15 @@ export function register(program: Command, ctx: Ctx): void {
         const printed: Printed = { ...r, window: r.window && { start: r.window.from, end: r.window.to }, snapshot: snap.path };
         ctx.out(printed, human, o.json);
         if (kind !== 'mid_report' && r.rowsLoaded > 0) {
-          const unknown = await unknownMids(store, kind, r.file);
+          const unknown = unknownMidsText(await unknownMidsOf(store, kind, r.file));
           if (unknown) process.stderr.write(`cbp: ${unknown}\n`);
         }
         // Rows read and none loaded is a failed load, though the quarantine keeps them.
         if (r.rowsRead > 0 && r.rowsLoaded === 0 && !r.reloaded) {
-          const [first] = await store.all<{ reason: string }>('SELECT reason FROM quarantine WHERE landing_file = $1 ORDER BY reason LIMIT 1', [r.file]);
+          const first = await firstQuarantineReason(store, r.file);
           throw new ValidationError(file, [
-            `no row could be loaded: all ${r.rowsRead} were quarantined${first ? `, the first because ${first.reason}` : ''}`,
-            `fix the file and load it again; the rows are kept in the quarantine: cbp sql "SELECT reason, raw FROM quarantine WHERE kind = '${kind}'"`,
+            `no row could be loaded: all ${r.rowsRead} were quarantined${first ? `, the first because ${first}` : ''}`,
+            `fix the file and load it again; the rows are kept in the quarantine: ${quarantineHint(kind)}`,
           ]);
         }
       } finally {
@@ -120,17 +123,12 @@ export function register(program: Command, ctx: Ctx): void {
     });
 }
 
-/** The MIDs of a loaded file that no MID report names: their cases count in no ratio until one does. */
-async function unknownMids(store: Pick<Store, 'all'>, kind: ReportKind, landing: string): Promise<string | null> {
-  const table = kind === 'chargebacks' ? 'chargebacks' : 'prevention_alerts';
-  const [c] = await store.all<{ n: bigint; first: string | null; known: bigint }>(
-    `SELECT count(DISTINCT mid) AS n, min(mid) AS first, (SELECT count(DISTINCT mid) FROM mid_stats) AS known
-       FROM ${table} WHERE landing_file = $1 AND mid IS NOT NULL AND mid NOT IN (SELECT DISTINCT mid FROM mid_stats)`, [landing]);
-  const n = Number(c?.n ?? 0);
+/** What to say of the MIDs of a loaded file that no MID report names; null when every one is named. */
+function unknownMidsText(u: { count: number; first: string | null; anyMidReport: boolean }): string | null {
+  const n = u.count;
   if (n === 0) return null;
-  const which = `${n} MID${n === 1 ? '' : 's'} of this file (${c.first}${n > 1 ? ', …' : ''})`;
-  return Number(c.known) === 0
+  const which = `${n} MID${n === 1 ? '' : 's'} of this file (${u.first}${n > 1 ? ', …' : ''})`;
+  return !u.anyMidReport
     ? `${which}: no MID report is loaded yet, so no ratio counts these cases: load one (cbp load mid_report FILE --from YYYY-MM-01 --to YYYY-MM-DD)`
     : `${which} ${n === 1 ? 'is' : 'are'} in no MID report loaded: their cases count in no ratio until a MID report names ${n === 1 ? 'it' : 'them'} (a typo in the file, or a MID report not loaded yet?)`;
 }
-

@@ -1,0 +1,21 @@
+// What a finished load tells its user (cbp load): why its rows were quarantined, and which of its MIDs no MID report
+// names (their cases count in no ratio until one does).
+import type { ReportKind } from '../../contract/reporting.ts';
+import type { Store } from '../db.ts';
+
+type ReadStore = Pick<Store, 'all'>;
+
+/** The reason of the first quarantined row of a landing file (by reason), or null. */
+export async function firstQuarantineReason(store: ReadStore, landing: string): Promise<string | null> {
+  const [first] = await store.all<{ reason: string }>('SELECT reason FROM quarantine WHERE landing_file = $1 ORDER BY reason LIMIT 1', [landing]);
+  return first?.reason ?? null;
+}
+
+/** The MIDs of a landing file's chargebacks or prevention alerts that no MID report names, the first of them, and whether any MID report is loaded. */
+export async function unknownMidsOf(store: ReadStore, kind: Exclude<ReportKind, 'mid_report'>, landing: string): Promise<{ count: number; first: string | null; anyMidReport: boolean }> {
+  const table = kind === 'chargebacks' ? 'chargebacks' : 'prevention_alerts';
+  const [c] = await store.all<{ n: bigint; first: string | null; known: bigint }>(
+    `SELECT count(DISTINCT mid) AS n, min(mid) AS first, (SELECT count(*) FROM (SELECT mid FROM mid_stats LIMIT 1)) AS known
+       FROM ${table} WHERE landing_file = $1 AND mid IS NOT NULL AND mid NOT IN (SELECT DISTINCT mid FROM mid_stats)`, [landing]);
+  return { count: Number(c?.n ?? 0), first: c?.first ?? null, anyMidReport: Number(c?.known ?? 0) > 0 };
+}
