@@ -2,7 +2,7 @@
 // and two trend charts, as one e-mail with the charts as inline PNGs (as the alert e-mails carry theirs). Sent by
 // `cbp report --email` and by the `digest` schedule (workflows/digest.ts), under Temporal or the local runner.
 import type { Store } from '../store/db.ts';
-import { digestRiskRows, type DigestRiskRow } from '../store/digest.ts';
+import { digestRiskRows, type DigestRiskRow, type SeriesStates } from '../store/digest.ts';
 import { dueCases, serviceDay, type DueCase } from '../store/due.ts';
 import { martFreshness } from '../store/ratio-mart.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
@@ -16,8 +16,9 @@ import type { Config } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { sendMail, type EmailNotifierOptions } from './notifiers/email.ts';
 
-/** At-risk rows a digest lists (the rest are counted), and trend charts it draws. */
+/** At-risk rows and due cases a digest lists (the rest are counted), and trend charts it draws. */
 export const DIGEST_ROWS = 20;
+export const DIGEST_DUE = 20;
 export const DIGEST_CHARTS = 2;
 
 export interface Digest {
@@ -26,6 +27,9 @@ export interface Digest {
   months: string[];
   risk: DigestRiskRow[];
   riskTotal: number;
+  /** MID × program × month at a level, on watch, unknown: as the report counts them */
+  series: SeriesStates;
+  /** the cases due within dueWithin days, overdue first (DIGEST_DUE of them listed) */
   due: DueCase[];
   dueWithin: number;
   charts: Array<NoticeChart & { cid: string; title: string }>;
@@ -36,7 +40,7 @@ export interface Digest {
 /** Reads what the digest shows from a store (read-only is enough). */
 export async function buildDigest(store: Store, rules: RuleSet, opts: { now: Date; dueWithin: number }): Promise<Digest> {
   const day = (await serviceDay(store)) ?? opts.now.toISOString().slice(0, 10);
-  const { months, rows, total } = await digestRiskRows(store, DIGEST_ROWS);
+  const { months, rows, total, series } = await digestRiskRows(store, DIGEST_ROWS);
   const due = await dueCases(store, { today: day, within: opts.dueWithin });
   const behind = (await martFreshness(store)).behind;
   const charts: Digest['charts'] = [];
@@ -49,7 +53,7 @@ export async function buildDigest(store: Store, rules: RuleSet, opts: { now: Dat
     const chart = await noticeChart(store, rules, { mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month } as Notice);
     if (chart) charts.push({ ...chart, cid: `digest-${charts.length + 1}@cbp`, title: `${r.mid} ${r.network} ${r.program}` });
   }
-  return { day, months, risk: rows, riskTotal: total, due, dueWithin: opts.dueWithin, charts, behind };
+  return { day, months, risk: rows, riskTotal: total, series, due, dueWithin: opts.dueWithin, charts, behind };
 }
 
 const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(2)} %`);
@@ -57,11 +61,18 @@ const money = (v: number | null, c: string | null) => (v === null ? '–' : `${c
 const esc = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const riskWords = (r: DigestRiskRow) => [headroomWords(r as never), feeWords(r as never)].filter(Boolean).join('; ');
 
+const cases = (n: number) => `${n} case${n === 1 ? '' : 's'}`;
+const overdue = (d: Digest) => d.due.filter((c) => c.overdue).length;
+
 export function digestSubject(d: Digest): string {
-  const level = d.risk.filter((r) => r.state === 'level').length;
-  const watch = d.risk.filter((r) => r.state === 'watch').length;
-  return `[cbp] Digest ${d.day}: ${level} at a level, ${watch} on watch, ${d.due.length} case${d.due.length === 1 ? '' : 's'} due within ${d.dueWithin} days`;
+  const late = overdue(d);
+  return `[cbp] Digest ${d.day}: ${d.series.level} at a level, ${d.series.watch} on watch, ${late ? `${cases(late)} overdue, ` : ''}` +
+    `${cases(d.due.length - late)} due within ${d.dueWithin} days`;
 }
+
+/** The due cases listed, and a line for those left out. */
+const dueShown = (d: Digest) => ({ list: d.due.slice(0, DIGEST_DUE), more: Math.max(0, d.due.length - DIGEST_DUE) });
+const dueMore = (n: number) => `${cases(n)} more: cbp disputes due`;
 
 export function digestText(d: Digest): string {
   const out = [digestSubject(d).replace(/^\[cbp\] /, ''), ''];
@@ -72,8 +83,10 @@ export function digestText(d: Digest): string {
       `${r.next_level ? `, next ${r.next_level}` : ''}${riskWords(r) ? `; ${riskWords(r)}` : ''}${r.state === 'unknown' && r.reason ? `; ${r.reason}` : ''}`);
   }
   if (!d.risk.length) out.push('- none');
-  out.push('', `Representment due within ${d.dueWithin} days of ${d.day} (overdue first):`);
-  for (const c of d.due) out.push(`- ${c.mid} case ${c.case_number} (${c.network ?? '-'}, ${money(c.amount, c.currency)}): due ${c.due_date}, ${daysText(c.days_left)}`);
+  out.push('', `Representment overdue or due within ${d.dueWithin} days of ${d.day} (overdue first):`);
+  const shown = dueShown(d);
+  for (const c of shown.list) out.push(`- ${c.mid} case ${c.case_number} (${c.network ?? '-'}, ${money(c.amount, c.currency)}): due ${c.due_date}, ${daysText(c.days_left)}`);
+  if (shown.more) out.push(`- ${dueMore(shown.more)}`);
   if (!d.due.length) out.push('- none');
   out.push('', 'More: cbp report (the whole report), cbp ratios, cbp disputes due.');
   return out.join('\n');
@@ -83,7 +96,8 @@ export function digestHtml(d: Digest): string {
   const cell = (t: string) => `<td style="padding: 2px 8px; border-bottom: 1px solid #eee">${esc(t)}</td>`;
   const risk = d.risk.map((r) => `<tr>${[r.mid, r.network, r.program, `${r.month}${r.is_partial ? ' (to date)' : ''}`, `${r.state}${r.level ? ` ${r.level}` : ''}`,
     pct(r.ratio), r.next_level ?? 'top', riskWords(r) || (r.state === 'unknown' ? (r.reason ?? '') : '')].map(cell).join('')}</tr>`).join('\n');
-  const due = d.due.map((c) => `<tr>${[c.mid, c.case_number, c.network ?? '-', money(c.amount, c.currency), c.due_date, daysText(c.days_left)].map(cell).join('')}</tr>`).join('\n');
+  const shown = dueShown(d);
+  const due = shown.list.map((c) => `<tr>${[c.mid, c.case_number, c.network ?? '-', money(c.amount, c.currency), c.due_date, daysText(c.days_left)].map(cell).join('')}</tr>`).join('\n');
   const head = (cols: string[]) => `<tr>${cols.map((c) => `<th style="text-align: left; padding: 2px 8px">${esc(c)}</th>`).join('')}</tr>`;
   return [
     '<!doctype html><html><body style="font-family: Helvetica, Arial, sans-serif; color: #222">',
@@ -91,8 +105,9 @@ export function digestHtml(d: Digest): string {
     d.behind ? `<p style="color: #a00">The kept ratio table is behind the data: ${esc(d.behind)}.</p>` : '',
     `<h3>At risk (${esc(d.months.join(' and '))}): ${d.risk.length} of ${d.riskTotal}</h3>`,
     d.risk.length ? `<table style="border-collapse: collapse; font-size: 13px">${head(['MID', 'network', 'program', 'month', 'state', 'ratio', 'next level', 'headroom and fee (estimates)'])}\n${risk}</table>` : '<p>None.</p>',
-    `<h3>Representment due within ${d.dueWithin} days of ${esc(d.day)}</h3>`,
+    `<h3>Representment overdue or due within ${d.dueWithin} days of ${esc(d.day)} (overdue first)</h3>`,
     d.due.length ? `<table style="border-collapse: collapse; font-size: 13px">${head(['MID', 'case', 'network', 'amount', 'due', 'days left'])}\n${due}</table>` : '<p>None.</p>',
+    shown.more ? `<p>${esc(dueMore(shown.more))}</p>` : '',
     ...d.charts.map((c) => `<h3>${esc(c.title)}</h3><img src="cid:${esc(c.cid)}" width="${c.cssWidth}" height="${c.cssHeight}" alt="${esc(c.caption)}" style="max-width: 100%; height: auto; border: 1px solid #ddd"><p style="font-size: 12px; color: #555">${esc(c.caption)}</p>`),
     '<p style="font-size: 12px; color: #555">More: <code>cbp report</code>, <code>cbp ratios</code>, <code>cbp disputes due</code>.</p>',
     '</body></html>',

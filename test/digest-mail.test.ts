@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
+import { DIGEST_DUE, digestHtml, digestSubject, digestText, type Digest } from '../alerts/digest.ts';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
 import { loadRules } from '../rules/thresholds.ts';
@@ -146,5 +147,23 @@ describe.skipIf(skipTemporal)(temporalTitle('the digest through Temporal'), () =
       await running;
       cleanup(t.store, t.dir);
     }
+  });
+});
+
+describe('the digest counts as the report does', () => {
+  it('counts MID × programs (not rows) at a level, names the overdue cases apart, and lists 20 due cases with the rest counted', () => {
+    const row = (mid: string, metric: string, month: string) => ({ mid, network: 'visa', program: 'vamp', metric, month, state: 'level', level: 'excessive' }) as never;
+    // Four MID × programs at a level, each with a count and an amount row, in two months: eight rows.
+    const risk = ['a', 'b'].flatMap((mid) => ['2026-01', '2026-02'].flatMap((month) => ['count', 'amount'].map((m) => row(mid, m, month))));
+    const due = Array.from({ length: 25 }, (_, i) => ({
+      mid: 'm', case_number: `C-${i}`, status: 'New', network: 'visa', amount: 10, currency: 'USD', reason_code: null, date_received: null,
+      due_date: '2026-03-01', days_left: i - 3, overdue: i < 3,
+    }));
+    const d: Digest = { day: '2026-03-03', months: ['2026-01', '2026-02'], risk, riskTotal: 8, series: { level: 4, watch: 0, unknown: 0 }, due, dueWithin: 7, charts: [], behind: null };
+    expect(digestSubject(d)).toBe('[cbp] Digest 2026-03-03: 4 at a level, 0 on watch, 3 cases overdue, 22 cases due within 7 days');
+    const text = digestText(d);
+    expect(text.match(/^- m case C-/gm)).toHaveLength(DIGEST_DUE);
+    expect(text).toContain('- 5 cases more: cbp disputes due');
+    expect(digestHtml(d)).toContain('5 cases more: cbp disputes due');
   });
 });
