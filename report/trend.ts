@@ -134,12 +134,21 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
     name: 'ratio', type: 'line', z: 5, symbol: 'circle', symbolSize: 6, connectNulls: false,
     lineStyle: { color: COLOURS.ratio, width: 2.5 },
     itemStyle: { color: COLOURS.ratio },
-    data: series.months.map((m) => ({
-      value: asPct(m.ratio),
-      // a hollow point: a month to date or an incomplete numerator
+    // The open month's point is its projection (below); its month to date is a mark of its own, off the line: over a
+    // previous month's denominator a month's first days would plunge it.
+    data: series.months.map((m, i) => ({
+      value: i === open ? null : asPct(m.ratio),
+      // a hollow point: an incomplete numerator
       symbol: m.partial || m.incomplete ? 'emptyCircle' : 'circle',
     })),
   });
+  if (open >= 0 && series.months[open].ratio !== null) {
+    out.push({
+      name: 'month to date', type: 'scatter', z: 5, symbol: 'emptyCircle', symbolSize: 7,
+      itemStyle: { color: COLOURS.ratio, opacity: 0.7 },
+      data: series.months.map((m, i) => (i === open ? asPct(m.ratio) : null)),
+    });
+  }
   if (open >= 0) {
     // Dashed from the last closed month's ratio (else the month to date) to the projection at month end.
     const from = open > 0 && series.months[open - 1].ratio !== null ? open - 1 : open;
@@ -202,11 +211,13 @@ export function trendChartSvg(series: TrendSeries, options: TrendChartOptions = 
 
 /** One sentence saying what a trend chart shows, for a caption or an image's alt text. */
 export function trendCaption(series: TrendSeries): string {
-  const last = [...series.months].reverse().find((m) => m.ratio !== null);
+  // An open month is told by its projection (its month to date is a part of the month, not its ratio).
+  const last = [...series.months].reverse().find((m) => (m.projectedRatio ?? m.ratio) !== null && (m.projectedRatio ?? m.ratio) !== undefined);
   const top = last?.thresholds.length ? last.thresholds.reduce((a, b) => (b.rank > a.rank ? b : a)) : undefined;
   const lowest = last?.thresholds.length ? last.thresholds.reduce((a, b) => (b.rank < a.rank ? b : a)) : undefined;
-  const where = last && last.ratio !== null
-    ? `${last.month}: ${pct(last.ratio * 100, 3)}${lowest ? ` against ${lowest.level} at ${pct(lowest.ratio * 100, 3)}${top && top !== lowest ? ` and ${top.level} at ${pct(top.ratio * 100, 3)}` : ''}` : ''}`
+  const shown = last ? (last.projectedRatio ?? last.ratio) : null;
+  const where = last && shown !== null && shown !== undefined
+    ? `${last.month}: ${pct(shown * 100, 3)}${last.projectedRatio != null ? ' projected to month end' : ''}${lowest ? ` against ${lowest.level} at ${pct(lowest.ratio * 100, 3)}${top && top !== lowest ? ` and ${top.level} at ${pct(top.ratio * 100, 3)}` : ''}` : ''}`
     : 'no ratio yet';
   return `${networkName(series.network)} ${programName(series.program)} ${series.metric} ratio of ${series.mid} per month against the thresholds in force each month, with the count beside its minimum (bars, right axis); ${where}.`;
 }

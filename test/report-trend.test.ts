@@ -61,6 +61,21 @@ describe('trendChartSvg', () => {
     expect(svg).toMatch(/stroke-dasharray/);
   });
 
+  it('draws an open month as its projection on the line and its month to date as a mark of its own, and says the projection', () => {
+    const s = vampSeries();
+    // Over a previous month's denominator, a month's first days plunge its month to date (ECP 2.14 % -> 0.99 %).
+    s.months[12] = { ...s.months[12], ratio: 0.0099, projectedRatio: 0.0214 };
+    const option = trendChartOption(s) as { series: Array<{ name: string; type: string; data: unknown[] }> };
+    const ratio = option.series.find((x) => x.name === 'ratio')!;
+    expect(value(ratio.data[12])).toBeNull();
+    expect(value(ratio.data[11])).not.toBeNull();
+    const toDate = option.series.find((x) => x.name === 'month to date')!;
+    expect(toDate.type).toBe('scatter');
+    expect(toDate.data.map(value).filter((v) => v !== null)).toEqual([0.99]);
+    expect(option.series.find((x) => x.name === 'projection')!.data[12]).toBe(2.14);
+    expect(trendCaption(s)).toMatch(/2026-04: 2\.14 % projected to month end against excessive at 1\.5 %\.$/);
+  });
+
   it('leaves a gap where no rule of a level is in force, and has no projection for a closed month', () => {
     const s = vampSeries();
     s.months = s.months.slice(0, 11).map((m, i) => ({ ...m, partial: false, incomplete: false, thresholds: i < 3 ? [] : m.thresholds }));
