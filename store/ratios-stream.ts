@@ -15,6 +15,13 @@ export interface StreamQuery {
   projection?: boolean;
 }
 
+/**
+ * A series' place in `cbp ratios` (as the report orders its rows): a series at a level first, then by its highest
+ * closeness (observed or projected), in one number (slices of a month are ranges of it): at a level in (1, 3), else
+ * in [-1, 1). cli/commands/ratios.ts shownRank is the same for the rows it sorts itself.
+ */
+const SHOWN_RANK = `(CASE WHEN bool_or(state = 'level') THEN 2 ELSE 0 END + max(coalesce(closeness, -1e308)) / (1 + abs(max(coalesce(closeness, -1e308)))))`;
+
 /** The fields of a `cbp ratios --json` row, in its order (ExplainedRatioRow, then the currency). */
 const FIELDS: readonly string[] = EXPLAINED_RATIO_FIELDS;
 
@@ -40,8 +47,7 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
 
 /**
  * Writes the rows as a JSON array, one row a line; returns how many. `write` may return a promise (backpressure).
- * Rows: those a rule in force reads (a state), at risk first within each month (a series by the higher closeness of
- * its observed and projected rows), as ratiosView sorts them.
+ * Rows: those a rule in force reads (a state), within each month in SHOWN_RANK's order, as ratiosView sorts them.
  */
 export async function streamRatiosJson(
   store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number } = {},
@@ -103,7 +109,7 @@ async function streamMonths(
       // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
       // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
       const ctes = `WITH rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
-         top AS (SELECT month, mid, network, program, metric, max(coalesce(closeness, -1e308)) AS top FROM rows GROUP BY ALL)`;
+         top AS (SELECT month, mid, network, program, metric, ${SHOWN_RANK} AS top FROM rows GROUP BY ALL)`;
       for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, ctes, params, sliceSeries)) {
         // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
         const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');

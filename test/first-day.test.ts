@@ -1,7 +1,8 @@
 // A newcomer's first day with their own files (issue #37): what must not load as whole (a JSON report cut short, a
 // CSV without a column every row needs, a file not UTF-8, a MID report window that is not one month), what is
 // quarantined (chargebacks without their date, amounts no case holds), loads in the order they came, what `cbp load`
-// says of them (exit 1 when no row loaded, MIDs no MID report names), and `cbp alerts` with the levels first.
+// says of them (exit 1 when no row loaded, MIDs no MID report names), and `cbp alerts` and `cbp ratios` with the
+// levels first.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,10 @@ import { BadReportFileError } from '../store/errors.ts';
 import { UsageError } from '../lib/errors.ts';
 import { chargeback, midRecord, tmpDir, writeCsv, writeJson } from './store-fixtures.ts';
 import { runCbp } from './helpers/cbp-cli.ts';
+import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { shownRatios } from '../store/ratios-stream.ts';
 
 let dir: string;
 let store: Store;
@@ -175,5 +180,27 @@ describe('cbp alerts', () => {
     const bad = await runCbp(['alerts', '--kind', 'reached,levels'], { cwd, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--kind: unknown kind "levels"; expected one or more of reached, escalated');
+  });
+});
+
+describe('cbp ratios', () => {
+  it('lists the series at a level first, as the report does, then by closeness', async () => {
+    const t = await tempStore();
+    try {
+      const months = ['2026-03', '2026-04'];
+      // "calm" runs at 5 % of 1,000 transactions, under ECM's 100 minimum: clear, closeness over 3. "hot" is at ECM.
+      await insertStats(t.store, months.flatMap((month) => [
+        { mid: 'calm', month, network: 'mastercard' as const, cb: 50, tx: 1_000, prevTx: 1_000 },
+        { mid: 'hot', month, network: 'mastercard' as const, cb: 200, tx: 10_000, prevTx: 10_000 },
+      ]));
+      const asOf = new Date('2026-05-02T06:00:00Z');
+      await evaluateAlerts(t.store, { asOf, rules: loadRules(), now: asOf });
+      const shown = await shownRatios(t.store, { scope: 'month', month: '2026-04' }, 0);
+      const ecp = (shown.rows as Array<{ mid: string; program: string; state: string; closeness: number }>).filter((r) => r.program === 'ecp');
+      expect(ecp.map((r) => [r.mid, r.state])).toEqual([['hot', 'level'], ['calm', 'clear']]);
+      expect(ecp[1].closeness).toBeGreaterThan(ecp[0].closeness);
+    } finally {
+      cleanup(t.store, t.dir);
+    }
   });
 });

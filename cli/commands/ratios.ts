@@ -104,14 +104,22 @@ const NULL_LAST = -Infinity;
 /** MIDs read and judged at once: their every month is held as rows and levels while judged (memory grows with it). */
 export const RATIOS_BATCH_MIDS = 200;
 
-/** The rows of one month, MIDs at risk first: each series by its highest closeness (observed or projected), its observed row before its projection. */
+/** store/ratios-stream.ts SHOWN_RANK: at a level first, then by the highest closeness. */
+const shownRank = (level: boolean, top: number) => (level ? 2 : 0) + (top === NULL_LAST ? -1 : top / (1 + Math.abs(top)));
+
+/** The rows of one month, MIDs at risk first: each series at a level first, then by its highest closeness (observed or projected), its observed row before its projection. */
 function sortMonth(rows: RatioOutRow[]): RatioOutRow[] {
   const series = (r: RatioOutRow) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.metric}`;
   const top = new Map<string, number>();
-  for (const r of rows) top.set(series(r), Math.max(top.get(series(r)) ?? NULL_LAST, r.closeness ?? NULL_LAST));
+  const level = new Set<string>();
+  for (const r of rows) {
+    top.set(series(r), Math.max(top.get(series(r)) ?? NULL_LAST, r.closeness ?? NULL_LAST));
+    if (r.state === 'level') level.add(series(r));
+  }
+  const rank = new Map([...top].map(([k, t]) => [k, shownRank(level.has(k), t)]));
   return [...rows].sort((a, b) => {
-    const ta = top.get(series(a))!;
-    const tb = top.get(series(b))!;
+    const ta = rank.get(series(a))!;
+    const tb = rank.get(series(b))!;
     if (ta !== tb) return tb - ta;
     const ka = series(a);
     const kb = series(b);
