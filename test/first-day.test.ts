@@ -132,6 +132,16 @@ describe('two files loaded within one second', () => {
 });
 
 describe('cbp load', () => {
+  it('says how many cases were received outside the --from/--to given, and loads them by their own dates', async () => {
+    const cwd = tmpDir();
+    const env = { CBP_DATA_DIR: path.join(cwd, 'data'), CBP_LOG_LEVEL: 'silent' };
+    const f = writeJson(cwd, 'march.json', [chargeback({ case_number: 'W-1', date_received: '2024-02-27' }), chargeback({ case_number: 'W-2' }), chargeback({ case_number: 'W-3', date_received: '2024-04-02' })]);
+    const r = await runCbp(['load', 'chargebacks', f, '--from', '2024-03-01', '--to', '2024-03-31'], { cwd, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('3 rows read, 3 loaded');
+    expect(r.stderr).toContain('cbp: 2 cases were received outside 2024-03-01..2024-03-31 (the first: W-1 (2024-02-27)): loaded by their own dates; check --from/--to');
+  });
+
   it('warns of MIDs no MID report names, with their count', async () => {
     const cwd = tmpDir();
     const env = { CBP_DATA_DIR: path.join(cwd, 'data'), CBP_LOG_LEVEL: 'silent' };

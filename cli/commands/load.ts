@@ -5,7 +5,7 @@ import { configuredStore } from '../../store/lake.ts';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { firstQuarantineReason, unknownMidsOf } from '../../store/load/findings.ts';
+import { firstQuarantineReason, outsideWindow, unknownMidsOf } from '../../store/load/findings.ts';
 import { judgeAfterWrite } from '../after-write.ts';
 import { NotFoundError, UsageError, ValidationError } from '../../lib/errors.ts';
 import { BadReportFileError } from '../../store/errors.ts';
@@ -108,6 +108,10 @@ export function register(program: Command, ctx: Ctx): void {
         if (kind !== 'mid_report' && r.rowsLoaded > 0) {
           const unknown = unknownMidsText(await unknownMidsOf(store, kind, r.file));
           if (unknown) process.stderr.write(`cbp: ${unknown}\n`);
+          const out = r.window ? await outsideWindow(store, kind, r.file, r.window) : { count: 0, first: null };
+          if (out.count) {
+            process.stderr.write(`cbp: ${out.count} case${out.count === 1 ? ' was' : 's were'} received outside ${r.window!.from}..${r.window!.to} (the first: ${out.first}): loaded by their own dates; check --from/--to\n`);
+          }
         }
         // Rows read and none loaded is a failed load, though the quarantine keeps them.
         if (r.rowsRead > 0 && r.rowsLoaded === 0 && !r.reloaded) {

@@ -19,3 +19,13 @@ export async function unknownMidsOf(store: ReadStore, kind: Exclude<ReportKind, 
        FROM ${table} WHERE landing_file = $1 AND mid IS NOT NULL AND mid NOT IN (SELECT DISTINCT mid FROM mid_stats)`, [landing]);
   return { count: Number(c?.n ?? 0), first: c?.first ?? null, anyMidReport: Number(c?.known ?? 0) > 0 };
 }
+
+/** A landing file's cases received outside the window it was loaded for: how many, and the first by date. */
+export async function outsideWindow(store: ReadStore, kind: Exclude<ReportKind, 'mid_report'>, landing: string, w: { from: string; to: string }): Promise<{ count: number; first: string | null }> {
+  const table = kind === 'chargebacks' ? 'chargebacks' : 'prevention_alerts';
+  const key = kind === 'chargebacks' ? 'case_number' : 'alert_case_id';
+  const [c] = await store.all<{ n: bigint; first: string | null }>(
+    `SELECT count(*) AS n, arg_min(${key} || ' (' || strftime(date_received, '%Y-%m-%d') || ')', date_received) AS first FROM ${table}
+      WHERE landing_file = $1 AND (date_received < $2::DATE OR date_received >= $3::DATE + 1)`, [landing, w.from, w.to]);
+  return { count: Number(c?.n ?? 0), first: c?.first ?? null };
+}
