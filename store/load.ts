@@ -4,8 +4,8 @@
 // leaves the store as it was. No row ever passes through JavaScript. A chargeback report loaded into an
 // empty store skips staging and goes straight into its table (firstLoadChargebacks), same result.
 //
-// This module runs a load; its parts, by job, are under store/load/: read.ts (what the file is, its CSV
-// header, the SELECT DuckDB reads it through), typing.ts with sql/load/typing.sql (the SQL that types raw
+// This module runs a load; its parts, by job, are under store/load/: file-checks.ts (what the file is, its CSV
+// header, the words for one that cannot be read), read.ts (the SELECT DuckDB reads it through), typing.ts with sql/load/typing.sql (the SQL that types raw
 // text), stage.ts (the typing, validating SELECT per report kind), merge.ts (staging into the quarantine,
 // state and history tables) and log.ts (the loads log).
 import path from 'node:path';
@@ -20,11 +20,12 @@ import { metaPath, readMeta, sha256Stream, type LandingMeta } from './landing.ts
 import { otherKind } from './load/columns.ts';
 import { logLoad, repeatOf } from './load/log.ts';
 import { chargebacksEmpty, firstLoadChargebacks, moveStaged } from './load/merge.ts';
-import { RecordTooBigError, checkNotUtf16, checkReadable, checkUtf8, inferFormat, isBlank, readFailure, readerSql, type Reader } from './load/read.ts';
+import { readerSql, type Reader } from './load/read.ts';
+import { RecordTooBigError, checkNotUtf16, checkReadable, checkUtf8, inferFormat, isBlank, readFailure } from './load/file-checks.ts';
 import { stagingFor, type Staging } from './load/stage.ts';
 import { typingSql } from './load/typing.ts';
 
-export { checkReadable, csvHeader, readFailure } from './load/read.ts';
+export { checkReadable, csvHeader, readFailure } from './load/file-checks.ts';
 export type { Window } from '../lib/utc.ts';
 
 export type FileFormat = 'json' | 'csv';

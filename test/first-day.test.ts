@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
-import { checkUtf8 } from '../store/load/read.ts';
+import { checkUtf8 } from '../store/load/file-checks.ts';
 import { importReport } from '../store/landing.ts';
 import { BadReportFileError } from '../store/errors.ts';
 import { UsageError } from '../lib/errors.ts';
@@ -71,7 +71,7 @@ describe('a load refuses', () => {
 
   it('takes UTF-8 whose characters straddle its read buffers', async () => {
     const f = path.join(dir, 'long.txt');
-    // 4-byte characters at every offset around the 1 MiB buffer's end.
+    // 4-byte characters at every offset around the read buffer's end.
     fs.writeFileSync(f, 'a'.repeat((1 << 20) - 5) + '\u{1F600}'.repeat(4) + 'é'.repeat(1 << 19));
     await expect(checkUtf8(f, f)).resolves.toBeUndefined();
     fs.appendFileSync(f, Buffer.from([0x0a, 0xc3, 0x28]));

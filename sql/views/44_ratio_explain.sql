@@ -93,6 +93,8 @@ WITH x0 AS (
   FROM (SELECT x0.*, CASE WHEN den_prev THEN denominator_count ELSE denominator_count * hf END AS den_h FROM x0) x1
 ), sl AS (
   SELECT * FROM ratio_series_levels(runs)
+), rf AS (
+  SELECT class, ord, level, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules
 ), lv AS (
   -- per series, reading and month: the level held and the next above it for each metric (c count, a amount), each with
   -- its first rule in force of the metric
@@ -127,10 +129,8 @@ WITH x0 AS (
     CASE WHEN cr.ord IS NOT NULL AND ratio_meets(cr.k, x.xk, 1.0) THEN ratio_over_by(cr.k, x.xk) END AS over_by_count,
     CASE WHEN cr.ord IS NOT NULL AND s_superseded_by IS NULL THEN ratio_fee(fee.f, cr.k, x.xk) END AS fee_estimate, fee.f AS fee
   FROM xl x
-  LEFT JOIN (SELECT class, ord, level, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules) cr
-    ON cr.class = x.class AND cr.ord = x.cur_ord
-  LEFT JOIN (SELECT class, ord, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules) nr
-    ON nr.class = x.class AND nr.ord = x.nxt.ord
+  LEFT JOIN rf cr ON cr.class = x.class AND cr.ord = x.cur_ord
+  LEFT JOIN rf nr ON nr.class = x.class AND nr.ord = x.nxt.ord
   LEFT JOIN ratio_fees_in(rows) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
 ), t AS (
   SELECT e.*, CASE WHEN mine THEN s_level END AS level,

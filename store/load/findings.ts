@@ -4,6 +4,13 @@ import type { ReportKind } from '../../contract/reporting.ts';
 import type { Store } from '../db.ts';
 
 type ReadStore = Pick<Store, 'all'>;
+type CaseKind = Exclude<ReportKind, 'mid_report'>;
+
+/** Where a kind's loaded cases are, and their key. */
+const CASES: Record<CaseKind, { table: string; key: string }> = {
+  chargebacks: { table: 'chargebacks', key: 'case_number' },
+  prevention: { table: 'prevention_alerts', key: 'alert_case_id' },
+};
 
 /** The reason of the first quarantined row of a landing file (by reason), or null. */
 export async function firstQuarantineReason(store: ReadStore, landing: string): Promise<string | null> {
@@ -12,8 +19,8 @@ export async function firstQuarantineReason(store: ReadStore, landing: string): 
 }
 
 /** The MIDs of a landing file's chargebacks or prevention alerts that no MID report names, the first of them, and whether any MID report is loaded. */
-export async function unknownMidsOf(store: ReadStore, kind: Exclude<ReportKind, 'mid_report'>, landing: string): Promise<{ count: number; first: string | null; anyMidReport: boolean }> {
-  const table = kind === 'chargebacks' ? 'chargebacks' : 'prevention_alerts';
+export async function unknownMidsOf(store: ReadStore, kind: CaseKind, landing: string): Promise<{ count: number; first: string | null; anyMidReport: boolean }> {
+  const { table } = CASES[kind];
   const [c] = await store.all<{ n: bigint; first: string | null; known: bigint }>(
     `SELECT count(DISTINCT mid) AS n, min(mid) AS first, (SELECT count(*) FROM (SELECT mid FROM mid_stats LIMIT 1)) AS known
        FROM ${table} WHERE landing_file = $1 AND mid IS NOT NULL AND mid NOT IN (SELECT DISTINCT mid FROM mid_stats)`, [landing]);
@@ -21,9 +28,8 @@ export async function unknownMidsOf(store: ReadStore, kind: Exclude<ReportKind, 
 }
 
 /** A landing file's cases received outside the window it was loaded for: how many, and the first by date. */
-export async function outsideWindow(store: ReadStore, kind: Exclude<ReportKind, 'mid_report'>, landing: string, w: { from: string; to: string }): Promise<{ count: number; first: string | null }> {
-  const table = kind === 'chargebacks' ? 'chargebacks' : 'prevention_alerts';
-  const key = kind === 'chargebacks' ? 'case_number' : 'alert_case_id';
+export async function outsideWindow(store: ReadStore, kind: CaseKind, landing: string, w: { from: string; to: string }): Promise<{ count: number; first: string | null }> {
+  const { table, key } = CASES[kind];
   const [c] = await store.all<{ n: bigint; first: string | null }>(
     `SELECT count(*) AS n, arg_min(${key} || ' (' || strftime(date_received, '%Y-%m-%d') || ')', date_received) AS first FROM ${table}
       WHERE landing_file = $1 AND (date_received < $2::DATE OR date_received >= $3::DATE + 1)`, [landing, w.from, w.to]);

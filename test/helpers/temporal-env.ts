@@ -42,7 +42,7 @@ export async function startTemporalEnv(): Promise<TestWorkflowEnvironment> {
   if (temporalAddress) {
     return TestWorkflowEnvironment.createFromExistingServer({ address: temporalAddress, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
   }
-  // The SDK gives a dev server 5 s to answer; a machine busy with other test files can take longer: tried again.
+  // The SDK's fixed wait for a dev server can run out on a machine busy with other test files: tried again.
   for (let attempt = 1; ; attempt++) {
     try {
       return await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: temporalCli! } } });
