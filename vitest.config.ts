@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/sequencer.ts';
 
 // forks: DuckDB's and Temporal's native bridges have crashed under worker threads.
 export default defineConfig({
@@ -9,6 +10,7 @@ export default defineConfig({
     setupFiles: ['./test/helpers/setup.ts'],
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default', './test/helpers/summary-reporter.ts'],

@@ -48,7 +48,7 @@ export const ERRORS = {
   CBP_ERR_JOURNAL_LOCKED: { status: 409, retryable: false, class: 'JournalLockedError', hint: 'Another receiver holds the journal folder: stop it, or give this one its own `--journal`' },
   // The store (store/)
   CBP_ERR_BAD_REPORT_FILE: { status: 422, retryable: false, class: 'BadReportFileError', hint: 'A report file cannot be loaded as the kind and format asked: fix or re-export the file; nothing was stored' },
-  CBP_ERR_MIGRATION_CHANGED: { status: 500, retryable: false, class: 'MigrationChangedError', hint: 'An applied migration file changed: restore `sql/migrations` as shipped, or start a new store' },
+  CBP_ERR_MIGRATION_CHANGED: { status: 500, retryable: false, class: 'MigrationChangedError', hint: 'An applied migration file changed, or a newer cbp wrote the store: restore `sql/migrations` as shipped, or upgrade cbp' },
   CBP_ERR_NO_SNAPSHOT: { status: 404, retryable: false, class: 'NoSnapshotError', hint: 'No snapshot yet, or it cannot be opened: run `cbp run nightly` or `cbp run backfill` first' },
   CBP_ERR_QUERY: { status: 400, retryable: false, class: 'QueryError', hint: 'An analyst\'s query failed (a syntax error, an unknown table or column, a value that cannot be cast): fix the SQL named' },
   CBP_ERR_STORE_UNAVAILABLE: { status: 503, retryable: true, class: 'StoreUnavailableError', hint: 'The store cannot be opened now (held by a writer, out of memory or disk): wait, or free what is named' },

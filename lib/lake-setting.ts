@@ -11,7 +11,12 @@ export function lakeCatalog(store: string | undefined): string | null {
 
 /** libpq key=value pairs: key = value, values bare or single-quoted with \' and \\ escapes. */
 export function parseLibpq(s: string): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
+  return libpqPairs(s).map(([k, v]) => [k, v]);
+}
+
+/** The pairs with each value also as written (escapes kept). */
+function libpqPairs(s: string): Array<[string, string, string]> {
+  const out: Array<[string, string, string]> = [];
   const re = /\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|([^\s']*))/y;
   let i = 0;
   while (i < s.length) {
@@ -19,7 +24,7 @@ export function parseLibpq(s: string): Array<[string, string]> {
     re.lastIndex = i;
     const m = re.exec(s);
     if (!m) throw new Error(`cannot read the connection string from position ${i}: write key=value pairs separated by spaces (dbname=cbp host=db.example.com user=cbp)`);
-    out.push([m[1], m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '')]);
+    out.push([m[1], m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? ''), m[2] ?? m[3] ?? '']);
     i = re.lastIndex;
   }
   return out;
@@ -39,12 +44,15 @@ export function storeSettingProblem(store: string): string | null {
   return null;
 }
 
-/** The password values of a lake setting (for redaction). */
+/** The password of a lake setting in every spelling an error may quote (for redaction): its value, as written with
+ * libpq's escapes, and either with SQL's doubled quotes; longest first. */
 export function lakeSecrets(store: string | undefined): string[] {
   const catalog = lakeCatalog(store);
   if (catalog === null) return [];
   try {
-    return parseLibpq(catalog).filter(([k, v]) => k === 'password' && v.length > 0).map(([, v]) => v);
+    const spellings = libpqPairs(catalog).filter(([k, v]) => k === 'password' && v.length > 0)
+      .flatMap(([, v, raw]) => [v, raw, v.replace(/'/g, "''"), raw.replace(/'/g, "''")]);
+    return [...new Set(spellings)].sort((a, b) => b.length - a.length);
   } catch {
     return [];
   }

@@ -15,7 +15,7 @@ import { CbpError, NotFoundError, UsageError } from '../lib/errors.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
-import type { LakeOptions } from './lake.ts';
+import { lakeWithoutSchema, type LakeOptions } from './lake.ts';
 import { NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
 
 export interface AnalystSessionOptions {
@@ -127,7 +127,14 @@ export async function openSnapshotSession(snapshotPath: string, opts: AnalystSes
  * and no network but its catalog's; the configuration locked as in a file session.
  */
 export async function openLakeAnalystSession(lake: LakeOptions, opts: AnalystSessionOptions = {}): Promise<Store> {
-  return openLocked({ dbPath: 'lake', lake }, opts, [lake.dataPath, ...(opts.writableDir ? [opts.writableDir] : [])]);
+  const store = await openLocked({ dbPath: 'lake', lake }, opts, [lake.dataPath, ...(opts.writableDir ? [opts.writableDir] : [])]);
+  // Its schema is made in one commit (store/migrate.ts): a reader finds all of it or none.
+  const [made] = await store.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'schema_migrations'");
+  if (!made?.n) {
+    store.close();
+    throw new NotFoundError(lakeWithoutSchema(lake));
+  }
+  return store;
 }
 
 /** Where a reading command reads: the published snapshot, else the store itself (read-only); or the lake. */

@@ -10,7 +10,7 @@ import {
   type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
-import { LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeAttachStatements, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRetryDelay, type LakeOptions } from './lake.ts';
+import { LAKE_ALIAS, LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeAttachStatements, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRetryDelay, lakeRuntimeError, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -279,10 +279,17 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // UTC everywhere (ICU loads only after open, so this cannot be an open option).
     await conn.run("SET TimeZone = 'UTC'");
     if (lake) {
-      try {
-        for (const sql of lakeAttachStatements(lake, readOnly)) await conn.run(sql);
-      } catch (e) {
-        throw lakeOpenError(lake, e);
+      // A new lake's first ATTACH makes DuckLake's catalog tables: two hosts at once, and the loser attaches again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          for (const sql of lakeAttachStatements(lake, readOnly)) await conn.run(sql);
+          break;
+        } catch (e) {
+          const raced = /Failed to initialize DuckLake/i.test((e as Error).message) && /already exists|duplicate key/i.test((e as Error).message);
+          if (!raced || attempt >= LAKE_COMMIT_ATTEMPTS) throw lakeOpenError(lake, e);
+          await conn.run(`DETACH DATABASE IF EXISTS ${LAKE_ALIAS}`).catch(() => undefined);
+          await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
+        }
       }
     }
     for (const sql of opts.initStatements ?? []) await conn.run(sql);
@@ -317,7 +324,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   let closing = false;
   const q = <T>(start: () => Promise<T>): Promise<T> => {
     if (closing) return Promise.reject(new Error('the store is closed'));
-    const p = start();
+    const p = lake ? start().catch((e: unknown) => Promise.reject(lakeRuntimeError(lake, e))) : start();
     inflight.add(p);
     void p.then(() => inflight.delete(p), () => inflight.delete(p));
     return p;

@@ -1,23 +1,25 @@
 // Upkeep of a lake (`cbp db maintain`): small commits leave many small Parquet files and a snapshot per commit.
-// Each step is DuckLake's own and safe while workers write (a step that loses a commit race is run again); files
-// are removed only once no reader can still be on a snapshot that lists them (the grace times). docs/lake.md.
+// Safe beside every other process (docs/lake.md "Upkeep"): no step removes what a running step or a reader in flight
+// may still read, and a step that loses a race with a writer's commit is run again.
 import type { Store } from './db.ts';
 import { LAKE_ALIAS, LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeRetryDelay } from './lake.ts';
 
 export interface MaintainOptions {
-  /** Snapshots younger than this many days are kept (time travel, and readers in flight). Default 7. */
+  /** Snapshots younger than this many days are kept (time travel). Default 7. */
   keepDays?: number;
   /**
-   * Files of expired snapshots, and files no snapshot lists, are deleted once this many hours old. Default 24; the
-   * CLI takes 1 or more: at 0 a transaction still on an older snapshot (a worker's MERGE) finds its files gone.
+   * Nothing younger than this many hours is expired or deleted: no step runs this long, so none finds its snapshot
+   * or files gone. Default 24; the CLI takes 1 or more.
    */
   graceHours?: number;
+  /** Write rows an older cbp held in the catalog (inlined) out to Parquet: only with every other cbp process stopped. */
+  flushInlined?: boolean;
 }
 
 export interface MaintainResult {
   store: string;
   lake: boolean;
-  /** Rows held in the catalog (inlined) written out to Parquet */
+  /** Tables whose inlined rows were written out to Parquet (flushInlined only) */
   flushedTables: number;
   /** Small adjacent files merged */
   mergedFiles: number;
@@ -28,19 +30,20 @@ export interface MaintainResult {
   dataFiles: number;
 }
 
-/** Runs a statement, again after a commit conflict with another process's. */
-async function retried<T>(fn: () => Promise<T>): Promise<T> {
+/** A commit race with another process: DuckLake's own conflict, or PostgreSQL's serialization failure under it. */
+const raced = (e: unknown) => isLakeConflict(e) || /could not serialize access|current transaction is aborted/i.test((e as Error)?.message ?? '');
+
+/** Runs an upkeep call, again after it lost a race with another process's commit. */
+async function retried(store: Store, sql: string): Promise<number> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fn();
+      return (await store.all(sql)).length;
     } catch (e) {
-      if (!isLakeConflict(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
+      if (!raced(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
       await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
     }
   }
 }
-
-const count = async (store: Store, sql: string): Promise<number> => retried(async () => (await store.all(sql)).length);
 
 export async function maintainStore(store: Store, opts: MaintainOptions = {}): Promise<MaintainResult> {
   const keepDays = opts.keepDays ?? 7;
@@ -53,11 +56,14 @@ export async function maintainStore(store: Store, opts: MaintainOptions = {}): P
     return { ...base, lake: false };
   }
   const lake = `'${LAKE_ALIAS}'`;
-  const flushedTables = await count(store, `CALL ducklake_flush_inlined_data(${lake})`);
-  const mergedFiles = await count(store, `CALL ducklake_merge_adjacent_files(${lake})`);
-  const expiredSnapshots = await count(store, `CALL ducklake_expire_snapshots(${lake}, older_than => now() - INTERVAL ${keepDays} DAY)`);
-  const deletedFiles = await count(store, `CALL ducklake_cleanup_old_files(${lake}, older_than => now() - INTERVAL ${graceHours} HOUR)`);
-  const deletedOrphans = await count(store, `CALL ducklake_delete_orphaned_files(${lake}, older_than => now() - INTERVAL ${graceHours} HOUR)`);
+  const grace = `now() - INTERVAL ${graceHours} HOUR`;
+  // DuckLake's flush deletes the inlined rows outright, under readers still on a snapshot that lists them.
+  const flushedTables = opts.flushInlined ? await retried(store, `CALL ducklake_flush_inlined_data(${lake})`) : 0;
+  const mergedFiles = await retried(store, `CALL ducklake_merge_adjacent_files(${lake})`);
+  // A snapshot a running step began on keeps the change records its commit's conflict check reads (DuckLake #1472).
+  const expiredSnapshots = await retried(store, `CALL ducklake_expire_snapshots(${lake}, older_than => least(now() - INTERVAL ${keepDays} DAY, ${grace}))`);
+  const deletedFiles = await retried(store, `CALL ducklake_cleanup_old_files(${lake}, older_than => ${grace})`);
+  const deletedOrphans = await retried(store, `CALL ducklake_delete_orphaned_files(${lake}, older_than => ${grace})`);
   const [{ files }] = await store.all<{ files: number }>(`SELECT coalesce(sum(file_count), 0)::INTEGER AS files FROM ducklake_table_info(${lake})`);
   return { ...base, lake: true, flushedTables, mergedFiles, expiredSnapshots, deletedFiles, deletedOrphans, dataFiles: Number(files) };
 }

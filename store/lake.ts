@@ -2,7 +2,8 @@
 // it as its default catalog, so every statement cbp runs reads and writes the lake. docs/lake.md says why and how.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../lib/errors.ts';
+import { ConfigError, NotFoundError } from '../lib/errors.ts';
+import { StoreUnavailableError } from './errors.ts';
 import { LAKE_PREFIX, lakeCatalog, lakeSecrets, maskLake } from '../lib/lake-setting.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 
@@ -45,9 +46,14 @@ export function lakeAttachStatements(l: LakeOptions, readOnly: boolean): string[
     'LOAD ducklake',
     'LOAD postgres',
     ...(s3 ? ['LOAD httpfs', s3Secret(l.s3 ?? {})] : []),
-    `ATTACH ${sqlText(LAKE_PREFIX + l.catalog)} AS ${LAKE_ALIAS} (DATA_PATH ${sqlText(l.dataPath)}${readOnly ? ', READ_ONLY' : ''})`,
+    `ATTACH ${sqlText(LAKE_PREFIX + withConnectTimeout(l.catalog))} AS ${LAKE_ALIAS} (DATA_PATH ${sqlText(l.dataPath)}${readOnly ? ', READ_ONLY' : ', DATA_INLINING_ROW_LIMIT 0'})`,
     `USE ${LAKE_ALIAS}`,
   ];
+}
+
+/** The catalog's libpq string with connect_timeout=10 unless it sets one: a host that never answers fails the start. */
+export function withConnectTimeout(catalog: string): string {
+  return /(^|\s)connect_timeout\s*=/.test(catalog) ? catalog : `${catalog} connect_timeout=10`;
 }
 
 /**
@@ -66,16 +72,46 @@ export function s3Secret(s: NonNullable<LakeOptions['s3']>): string {
   return `CREATE OR REPLACE SECRET cbp_lake_s3 (TYPE s3, ${parts.join(', ')})`;
 }
 
+/** What a reader says of a lake no writer has opened yet. */
+export const lakeWithoutSchema = (l: LakeOptions) => `The lake ${lakeLabel(l)} has no schema yet: run \`cbp db migrate\` (a writer's first run makes it too), then run this again.`;
+
 /** An error of opening a lake made into what to do, with the password never in it (exit 2: at start). */
-export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError {
-  let msg = (e as Error).message ?? String(e);
-  for (const p of [...lakeSecrets(LAKE_PREFIX + l.catalog), l.s3?.secret, l.s3?.sessionToken]) if (p) msg = msg.split(p).join('***');
+export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError | NotFoundError {
+  const msg = mask(l, (e as Error).message ?? String(e));
+  // A read-only attach of a catalog DuckLake never initialized.
+  if (/creating a new DuckLake is explicitly disabled/i.test(msg)) return new NotFoundError(lakeWithoutSchema(l));
+  const madeWith = /does not match existing data path in the catalog "([^"]*)"/.exec(msg)?.[1];
+  if (madeWith !== undefined) {
+    return new ConfigError([`CBP_LAKE_DATA_PATH (${l.dataPath}) is not the data path the lake ${lakeLabel(l)} was made with, ${madeWith}: set CBP_LAKE_DATA_PATH to it (every host reaches the lake's files by the same path).`]);
+  }
   const dir = l.extensionsDir ?? DEFAULT_LAKE_EXTENSIONS_DIR;
   if (/extension/i.test(msg) && /(not found|could not|failed to load|no such file|does not exist)/i.test(msg) && !/ATTACH|connect/i.test(msg)) {
     const hint = existsSync(dir) ? `${dir} lacks them or holds another DuckDB version's` : `${dir} does not exist`;
     return new ConfigError([`CBP_STORE names a lake, but its DuckDB extensions (ducklake, postgres) cannot be loaded: ${hint}. Run \`npm run lake:install\` (or set CBP_LAKE_EXTENSIONS_DIR). DuckDB said: ${msg}`]);
   }
   return new ConfigError([`CBP_STORE: the lake ${lakeLabel(l)} (data ${l.dataPath}) cannot be opened: ${msg}. Check that its PostgreSQL server runs and accepts this connection string, and that the data path exists.`]);
+}
+
+/**
+ * A lake's error mid-run in words an operator acts on (the catalog gone, its data folder not writable), with no
+ * password and no statement of DuckLake's own in it; any other error as it was.
+ */
+export function lakeRuntimeError(l: LakeOptions, e: unknown): unknown {
+  const msg = (e as Error)?.message;
+  if (typeof msg !== 'string' || isLakeConflict(e)) return e;
+  const cause = mask(l, /(connection to server[^\n]*|server closed the connection[^\n]*|terminating connection[^\n]*|Connection refused|timeout expired)/i.exec(msg)?.[1] ?? '');
+  if (cause || /unsuccessful query result|Unable to connect to Postgres|no connection to the server|Failed to execute query "?ROLLBACK/i.test(msg)) {
+    return new StoreUnavailableError(`The lake's catalog (PostgreSQL, ${lakeLabel(l)}) stopped answering${cause ? ` (${cause})` : ''}: this step did not finish. Check that PostgreSQL runs and is reachable, then run the command again (a step runs again whole).`);
+  }
+  if (/Permission denied|Read-only file system|Could not create directory/i.test(msg) || (/No such file or directory/i.test(msg) && msg.includes(l.dataPath))) {
+    return new StoreUnavailableError(`The lake's data folder ${l.dataPath} cannot be written: it must exist and be writable by this user on every host (a read-only mount, a missing folder). Nothing of this step was committed.`);
+  }
+  return e;
+}
+
+function mask(l: LakeOptions, msg: string): string {
+  for (const p of [...lakeSecrets(LAKE_PREFIX + l.catalog), l.s3?.secret, l.s3?.sessionToken]) if (p) msg = msg.split(p).join('***');
+  return msg;
 }
 
 const ENUM_TYPE = /CREATE\s+TYPE\s+(\w+)\s+AS\s+ENUM\s*\([^)]*\)\s*;/gi;
@@ -151,11 +187,18 @@ export function lakeRetryDelay(attempt: number): number {
  */
 export const LAKE_ROW_GROUP_ROWS = 20480;
 
-/** The lake's options cbp needs, set once in its catalog (by the first writer; a second one's race is harmless). */
+/**
+ * The lake's options cbp needs, kept in its catalog so that every client writes alike (set by the first writer; a
+ * second one's race is harmless). No inlined rows: flushing them deletes rows readers in flight still read (docs/lake.md "Upkeep").
+ */
+const LAKE_OPTIONS: Record<string, number> = { parquet_row_group_size: LAKE_ROW_GROUP_ROWS, data_inlining_row_limit: 0 };
+
 export async function ensureLakeOptions(store: { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }): Promise<void> {
-  const set = await store.all(`SELECT value FROM ducklake_options('${LAKE_ALIAS}') WHERE option_name = 'parquet_row_group_size'`);
-  if (set.length) return;
-  await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', 'parquet_row_group_size', ${LAKE_ROW_GROUP_ROWS})`).catch((e) => {
-    if (!isLakeConflict(e)) throw e;
-  });
+  const set = await store.all(`SELECT option_name AS name, value FROM ducklake_options('${LAKE_ALIAS}') WHERE scope = 'GLOBAL'`);
+  for (const [name, value] of Object.entries(LAKE_OPTIONS)) {
+    if (set.some((o) => o.name === name && String(o.value) === String(value))) continue;
+    await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', '${name}', ${value})`).catch((e) => {
+      if (!isLakeConflict(e)) throw e;
+    });
+  }
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
-import { enumTypes, ensureLakeOptions, lakeDialect } from './lake.ts';
+import { LAKE_COMMIT_ATTEMPTS, enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, lakeRetryDelay } from './lake.ts';
 
 export interface MigrationFile {
   version: number;
@@ -53,37 +53,56 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
     for (const e of enumTypes(sql)) enums.add(e);
     return lakeDialect(sql, enums);
   };
-  await store.run(dialect(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`));
-  const done = new Map(
-    (await store.all<{ version: number; name: string; checksum: string }>('SELECT version, name, checksum FROM schema_migrations')).map((r) => [
-      Number(r.version),
-      r,
-    ]),
-  );
-  const applied: MigrateResult['applied'] = [];
-  let alreadyApplied = 0;
-  for (const m of readMigrations(dir)) {
-    const sql = dialect(m.sql);
-    const prior = done.get(m.version);
-    if (prior) {
-      if (prior.checksum !== m.checksum) {
+  const files = readMigrations(dir);
+  const plan = async (s: Store) => {
+    await s.run(dialect(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`));
+    const done = new Map((await s.all<{ version: number; checksum: string }>('SELECT version, checksum FROM schema_migrations')).map((r) => [Number(r.version), r]));
+    const newest = Math.max(0, ...done.keys());
+    const known = Math.max(0, ...files.map((m) => m.version));
+    if (newest > known) throw new MigrationChangedError(`This store's schema is at migration ${newest}, newer than this cbp knows (${known}): a newer cbp wrote it. Upgrade cbp here.`);
+    for (const m of files) {
+      const prior = done.get(m.version);
+      if (prior && prior.checksum !== m.checksum) {
         throw new MigrationChangedError(
           `Migration ${m.file} was changed after it was applied to this store (checksum ${prior.checksum.slice(0, 12)}… recorded, ` +
             `${m.checksum.slice(0, 12)}… on disk). Applied migrations are immutable: restore the file and add a new numbered migration instead.`,
         );
       }
-      alreadyApplied++;
-      continue;
     }
-    await store.transaction(async (s) => {
-      await s.run(sql);
-      await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
-    });
-    applied.push({ version: m.version, name: m.name });
+    return { pending: files.filter((m) => !done.has(m.version)), alreadyApplied: done.size };
+  };
+  const apply = async (s: Store, m: MigrationFile) => {
+    await s.run(dialect(m.sql));
+    await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
+  };
+  if (lake) {
+    // A lake: every pending migration in one commit (each DDL's own commit made the next reload the whole catalog).
+    // Two hosts opening a new lake at once: the one that loses finds the schema made, on its next attempt.
+    const r = await lakeSchemaStep(() => store.transaction(async (s) => {
+      const { pending, alreadyApplied } = await plan(s);
+      for (const m of pending) await apply(s, m);
+      return { applied: pending.map((m) => ({ version: m.version, name: m.name })), alreadyApplied };
+    }, { generation: false }));
+    await ensureLakeOptions(store);
+    return r;
   }
-  if (lake) await ensureLakeOptions(store);
-  return { applied, alreadyApplied };
+  const { pending, alreadyApplied } = await plan(store);
+  for (const m of pending) await store.transaction((s) => apply(s, m));
+  return { applied: pending.map((m) => ({ version: m.version, name: m.name })), alreadyApplied };
+}
+
+/** A step of a lake's schema, run again when another host's commit of the same schema won (conflict, or made it first). */
+export async function lakeSchemaStep<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      const raced = isLakeConflict(e) || /already exists/i.test((e as Error)?.message ?? '');
+      if (!raced || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
+      await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
+    }
+  }
 }
 
 /** (Re)creates every view statement of dir/*.sql; retries failures so cross-file order does not matter. */
@@ -104,6 +123,27 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
     const extracted = await store.conn.extractStatements(readFileSync(path.join(dir, f), 'utf8'));
     for (let i = 0; i < extracted.count; i++) pending.push({ file: f, statement: i, extracted });
   }
+  const runOne = async (st: (typeof pending)[number]) => {
+    const p = await st.extracted.prepare(st.statement);
+    try {
+      await p.run();
+    } finally {
+      p.destroySync();
+    }
+  };
+  if (store.lake) {
+    // A lake: every view in one commit, in file order (a commit each made the next reload the whole catalog); the
+    // checksum recorded in the same commit. Another host making them at once: the loser finds them made.
+    const made = await lakeSchemaStep(() => store.transaction(async (s) => {
+      const [kept] = await s.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
+      if (kept?.checksum === checksum) return true;
+      for (const st of pending) await runOne(st);
+      await s.run('DELETE FROM schema_views');
+      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [checksum]);
+      return true;
+    }, { generation: false })).catch(() => false);
+    if (made) return { views: await viewNames(store), skippedViews: [] };
+  }
   const views: string[] = [];
   let remaining = pending;
   // Bounded: each pass must create at least one view, or we stop.
@@ -111,12 +151,7 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
     const failed: typeof pending = [];
     for (const st of remaining) {
       try {
-        const p = await st.extracted.prepare(st.statement);
-        try {
-          await p.run();
-        } finally {
-          p.destroySync();
-        }
+        await runOne(st);
       } catch (e) {
         failed.push({ ...st, reason: (e as Error).message.split('\n')[0] });
       }

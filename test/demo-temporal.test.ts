@@ -163,10 +163,14 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     const dataDir = path.join(dir, 'temporal');
     // The web UI answers at the address the demo prints, while it runs.
     let ui: Promise<number> | undefined;
-    const t = await demo(['--temporal', '--start', start, '--data-dir', dataDir], (stdout) => {
-      const url = /web UI (http:\/\/127\.0\.0\.1:\d+) /.exec(stdout)?.[1];
-      if (url && !ui) ui = fetch(url).then((r) => r.status, () => 0);
-    });
+    // The local runner over the same data (same start, same days) runs beside it: its tables are compared below.
+    const [t, local] = await Promise.all([
+      demo(['--temporal', '--start', start, '--data-dir', dataDir], (stdout) => {
+        const url = /web UI (http:\/\/127\.0\.0\.1:\d+) /.exec(stdout)?.[1];
+        if (url && !ui) ui = fetch(url).then((r) => r.status, () => 0);
+      }),
+      demo(['--start', start, '--days', '14', '--data-dir', path.join(dir, 'local')]),
+    ]);
     expect({ code: t.code, stderr: t.stderr.slice(-3000) }).toMatchObject({ code: 0 });
     expect(await ui).toBe(200);
     expect(t.stderr).not.toMatch(/MaxListenersExceeded|\n\s+at /);
@@ -202,8 +206,7 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     // The finished runs stay in the demo folder's temporal.db.
     expect(fs.existsSync(path.join(dataDir, 'temporal.db'))).toBe(true);
 
-    // The local runner over the same data (same start, same days) prints the same tables.
-    const local = await demo(['--start', start, '--days', '14', '--data-dir', path.join(dir, 'local')]);
+    // The local runner over the same data prints the same tables.
     expect({ code: local.code, stderr: local.stderr.slice(-3000) }).toMatchObject({ code: 0 });
     expect(local.stdout).toMatch(new RegExp(`as of ${today}T00:00:00Z \\(the sandbox clock\\)`));
     expect(tables(t.stdout)).toEqual(tables(local.stdout));

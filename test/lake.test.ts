@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../cli/commands/demo.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, type LakeOptions } from '../store/lake.ts';
+import { lakeSecrets } from '../lib/lake-setting.ts';
 import { cbp } from './activities-fixtures.ts';
 import { gofakes3, lakeRequired, lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { spawn, spawnSync } from 'node:child_process';
@@ -48,6 +49,11 @@ const viewsOf = async (s: Store) =>
   (await s.all<{ v: string }>("SELECT view_name AS v FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND database_name = current_database() ORDER BY 1")).map((r) => r.v);
 
 describe('lake dialect', () => {
+  it('knows a password in every spelling an error may quote it', () => {
+    expect(lakeSecrets("ducklake:postgres:dbname=x password='Leak Me\\'Now-42'")).toEqual(["Leak Me\\''Now-42", "Leak Me\\'Now-42", "Leak Me''Now-42", "Leak Me'Now-42"]);
+    expect(lakeSecrets('ducklake:postgres:dbname=x password=plain')).toEqual(['plain']);
+  });
+
   it('drops ENUM types (their columns VARCHAR), keys and column compression, and nothing else', () => {
     const sql = `CREATE TYPE st AS ENUM ('a', 'b');
 CREATE TABLE t (
@@ -76,8 +82,12 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
   it('holds the same rows as a DuckDB file after the demo\'s whole story: every table, fact and mart', async () => {
     const lake = newLake();
     const quiet = () => undefined;
-    onFile = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet });
-    const onLake = await runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet, lake: { store: lake.store, dataPath: lake.dataPath } });
+    // The two demos run side by side: each its own sandbox, store and folder.
+    let onLake: typeof onFile;
+    [onFile, onLake] = await Promise.all([
+      runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet }),
+      runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet, lake: { store: lake.store, dataPath: lake.dataPath } }),
+    ]);
     expect(onLake.ratios).toEqual(onFile.ratios);
     expect(onLake.alerts.map((a) => ({ ...a, created_at: null }))).toEqual(onFile.alerts.map((a) => ({ ...a, created_at: null })));
     const fileViews = await withStore({ dbPath: onFile.dbPath, readOnly: true }, viewsOf);
@@ -114,7 +124,10 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       expect(JSON.parse(ratiosLake.stdout)).toEqual(JSON.parse(ratiosFile.stdout));
       const status = await cbp(['status', '--json'], env);
       expect(status.code, status.stderr).toBe(0);
-      expect(JSON.parse(status.stdout).source).toBe('store');
+      expect(JSON.parse(status.stdout)).toMatchObject({ source: 'store', snapshot: { path: null, exists: false } });
+      const snapshot = await cbp(['db', 'snapshot'], env);
+      expect(snapshot.code).toBe(2);
+      expect(snapshot.stderr).toMatch(/a lake .*has no snapshot file: analysts read the lake itself/);
       const out = tempDir();
       const exported = await cbp(['export', '--out', path.join(out, 'x'), '--format', 'csv', '--table', 'mart_chargebacks', '--json'], env);
       expect(exported.code, exported.stderr).toBe(0);
@@ -173,8 +186,8 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds rows/);
 
-    // Maintenance while a worker commits a run every 20 ms (snapshots expired at once, files kept the least grace the
-    // command allows): nothing lost either way. Then, with nothing running, the expired snapshots' files deleted.
+    // Maintenance while a worker commits a run every 20 ms, at the least grace the command allows (nothing younger is
+    // expired or deleted): nothing lost. Then, with nothing running and no grace, snapshots expired and files deleted.
     const writer = await openStore({ dbPath: 'lake', lake });
     let writing = true;
     let written = 0;
@@ -195,10 +208,11 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     expect(kept.code, kept.stderr).toBe(0);
     const r = JSON.parse(kept.stdout);
     expect(r).toMatchObject({ lake: true });
-    expect(r.expiredSnapshots).toBeGreaterThan(0);
+    expect(r.expiredSnapshots).toBe(0);
     expect(written).toBeGreaterThan(0);
     expect((await cbp(['db', 'maintain', '--grace-hours', '0'], env)).code).toBe(2);
     const cleaned = await withStore({ dbPath: 'lake', lake }, (s) => maintainStore(s, { keepDays: 0, graceHours: 0 }));
+    expect(cleaned.expiredSnapshots).toBeGreaterThan(0);
     expect(cleaned.deletedFiles).toBeGreaterThan(0);
     const after = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
     for (const t of Object.keys(a)) if (t !== 'runs') expect({ table: t, same: after[t]!.length === a[t]!.length && after[t]!.every((x, i) => x === a[t]![i]) }).toEqual({ table: t, same: true });
@@ -288,6 +302,24 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toMatch(/CBP_STORE: the lake ducklake:postgres:dbname=nothing .*password=\*\*\* .*cannot be opened/);
     expect(unreachable.stderr + unreachable.stdout).not.toContain(secret);
+
+    // A password written with libpq's escapes: masked in every spelling (as written, unescaped, SQL-quoted).
+    const escaped = await cbp(['db', 'migrate'], { CBP_STORE: `ducklake:postgres:dbname=nothing host=127.0.0.1 port=1 user=cbp password='Leak Me\\'Now-42'`, CBP_LAKE_DATA_PATH: lake.dataPath });
+    expect(escaped.code).toBe(2);
+    expect(escaped.stderr).toMatch(/password=\*\*\*/);
+    expect(escaped.stderr + escaped.stdout).not.toMatch(/Leak|Now-42/);
+
+    // A catalog host that takes the connection and never answers: refused at start once connect_timeout (10 s) passes.
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      const hung = await cbp(['db', 'migrate'], { CBP_STORE: `ducklake:postgres:dbname=x host=127.0.0.1 port=${port} user=cbp`, CBP_LAKE_DATA_PATH: lake.dataPath });
+      expect(hung.code).toBe(2);
+      expect(hung.stderr).toMatch(/cannot be opened: .*timeout expired/);
+    } finally {
+      silent.close();
+    }
 
     const noExtensions = await cbp(['db', 'migrate'], { CBP_STORE: lake.store, CBP_LAKE_DATA_PATH: lake.dataPath, CBP_LAKE_EXTENSIONS_DIR: tempDir() });
     expect(noExtensions.code).toBe(2);

@@ -38,6 +38,17 @@ describe('store schema', () => {
     expect((err as Error).message).toMatch(/001_reports\.sql was changed after it was applied/);
   });
 
+  it('refuses a store whose schema a newer cbp wrote, naming both migration numbers', async () => {
+    const dbPath = path.join(tmpDir(), 'cbp.duckdb');
+    const s = await openStore({ dbPath });
+    await s.run("INSERT INTO schema_migrations VALUES (999, 'future', 'x', now()::TIMESTAMP)");
+    s.close();
+    const known = Math.max(...readMigrations(path.join(ROOT, 'sql', 'migrations')).map((m) => m.version));
+    const err = await openStore({ dbPath }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MigrationChangedError);
+    expect((err as Error).message).toBe(`This store's schema is at migration 999, newer than this cbp knows (${known}): a newer cbp wrote it. Upgrade cbp here.`);
+  });
+
   it('rolls back a migration that fails, leaving it unrecorded', async () => {
     const dir = tmpDir();
     const migrationsDir = path.join(dir, 'migrations');

@@ -1,7 +1,7 @@
 // cbp db: the store's schema (migrations and views) and its published snapshot.
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/errors.ts';
-import { configuredStore } from '../../store/lake.ts';
+import { configuredLake, configuredStore, lakeLabel } from '../../store/lake.ts';
 import type { Ctx } from '../context.ts';
 import { refreshAfterWrite } from '../after-write.ts';
 import type { MigrateResult } from '../../store/migrate.ts';
@@ -37,11 +37,12 @@ export function register(program: Command, ctx: Ctx): void {
       }
     });
   db.command('maintain')
-    .description('Upkeep of the store, safe while workers write. A lake: writes the rows held in its catalog to Parquet, merges small files, expires snapshots older than --keep-days, and deletes files no kept snapshot lists once --grace-hours old. A DuckDB file: a checkpoint. Either: with CBP_RETENTION_DAYS set (opt-in), deletes loaded landing files and archived journal segments older than that, and reports them')
-    .option('--keep-days <n>', 'snapshots younger than this are kept (time travel; readers in flight)', '7')
-    .option('--grace-hours <n>', 'files are deleted only once this old, 1 or more (a reader or writer may still be on an older snapshot)', '24')
+    .description('Upkeep of the store, safe beside workers and readers. A lake: merges small files, expires snapshots older than --keep-days, and deletes files no kept snapshot lists; nothing younger than --grace-hours is expired or deleted. A DuckDB file: a checkpoint. Either: with CBP_RETENTION_DAYS set (opt-in), deletes loaded landing files and archived journal segments older than that, and reports them')
+    .option('--keep-days <n>', 'snapshots younger than this are kept (time travel)', '7')
+    .option('--grace-hours <n>', 'nothing younger is expired or deleted, 1 or more (longer than any step runs: a step still on an older snapshot needs it)', '24')
+    .option('--flush-inlined', 'also write rows an older cbp kept in the lake\'s catalog (inlined) out to Parquet; only with every other cbp process stopped')
     .option('--json', 'print the result as JSON')
-    .action(async (o: { keepDays: string; graceHours: string; json?: boolean }) => {
+    .action(async (o: { keepDays: string; graceHours: string; flushInlined?: boolean; json?: boolean }) => {
       if (!/^\d+$/.test(o.keepDays)) throw new UsageError(`--keep-days must be a whole number, 0 or more, got ${JSON.stringify(o.keepDays)}`);
       // Under an hour, a worker or reader still on an older snapshot could find its files gone.
       if (!/^\d+$/.test(o.graceHours) || Number(o.graceHours) < 1) throw new UsageError(`--grace-hours must be a whole number of hours, 1 or more (a reader or writer still on an older snapshot needs its files), got ${JSON.stringify(o.graceHours)}`);
@@ -51,12 +52,12 @@ export function register(program: Command, ctx: Ctx): void {
       const cfg = ctx.config();
       const store = await openStore(configuredStore(cfg));
       try {
-        const m = await maintainStore(store, { keepDays: Number(o.keepDays), graceHours: Number(o.graceHours) });
+        const m = await maintainStore(store, { keepDays: Number(o.keepDays), graceHours: Number(o.graceHours), flushInlined: o.flushInlined });
         // Opt-in (CBP_RETENTION_DAYS): loaded raw files past the age; reported either way.
         const retention = await applyRetention(store, { days: cfg.retentionDays, dataDir: cfg.dataDir, journalDir: cfg.journalDir });
         const r = { ...m, retention };
         ctx.out(r, (x: typeof r) => `${x.lake
-          ? `${x.store}: ${x.flushedTables} tables' inlined rows written out, ${x.mergedFiles} files merged, ${x.expiredSnapshots} snapshots expired, ${x.deletedFiles + x.deletedOrphans} files deleted; ${x.dataFiles} data files now`
+          ? `${x.store}: ${o.flushInlined ? `${x.flushedTables} tables' inlined rows written out, ` : ''}${x.mergedFiles} files merged, ${x.expiredSnapshots} snapshots expired, ${x.deletedFiles + x.deletedOrphans} files deleted; ${x.dataFiles} data files now`
           : `${x.store}: checkpointed (a DuckDB file needs nothing more)`}\n${retentionLine(x.retention)}`, o.json);
       } finally {
         store.close();
@@ -87,6 +88,8 @@ export function register(program: Command, ctx: Ctx): void {
       const { openStore } = await import('../../store/db.ts');
       const { publishSnapshot } = await import('../../store/snapshot.ts');
       const cfg = ctx.config();
+      const lake = configuredLake(cfg);
+      if (lake) throw new UsageError(`the store is a lake (${lakeLabel(lake)}), which has no snapshot file: analysts read the lake itself, each read one committed snapshot of it (cbp sql, cbp report, any DuckDB client; docs/lake.md)`);
       const store = await openStore(configuredStore(cfg));
       try {
         const r = await publishSnapshot(store, { snapshotPath: cfg.snapshotPath });

@@ -48,7 +48,8 @@ export interface StatusReport {
    * store since started over (deleted, replaced) is behind whatever its generation.
    */
   snapshot: {
-    path: string;
+    /** null: the store is a lake, read in place (it has no snapshot file) */
+    path: string | null;
     exists: boolean;
     generation: number | null;
     storeGeneration: number | null;
@@ -188,7 +189,9 @@ export async function collectStatus(
       const f = fresh.find((r) => r.kind === k);
       return { kind: k, covered_to: coveredTo.get(k) ?? null, last_loaded_at: f?.last_loaded_at ?? null, loads: f?.loads ?? 0 };
     });
-    report.snapshot = await snapshotState(store, opened.source, cfg.snapshotPath);
+    // A lake has no snapshot file: every read is of one committed snapshot of the lake itself.
+    if (!configuredLake(cfg)) report.snapshot = await snapshotState(store, opened.source, cfg.snapshotPath);
+    else report.snapshot = { ...report.snapshot, path: null, exists: false };
     report.quarantine = await quarantineByKind(store);
     // In force: the level each series reached in the latest month evaluated for it.
     report.alerts = (await alertsInForce(store)).map((a) => ({ mid: a.mid, network: a.network, program: a.program, level: a.level, month: a.month, ratio_pct: a.ratio === null ? null : Math.round(Number(a.ratio) * 10_000) / 100 }));
@@ -233,6 +236,7 @@ async function snapshotState(store: Store, source: StatusReport['source'], snaps
 }
 
 function snapshotLine(s: StatusReport['snapshot']): string {
+  if (s.path === null) return 'Snapshot: none, the store is a lake: analysts read the lake itself (cbp sql, cbp report, any DuckDB client)';
   if (!s.exists) return `Snapshot ${s.path}: not published yet — analysts have nothing to query; run \`cbp db snapshot\``;
   const fix = 'run `cbp db snapshot` (the next run publishes it too)';
   if (s.behind === true && s.fromStore !== null && s.storeId !== null && s.fromStore !== s.storeId) {

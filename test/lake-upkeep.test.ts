@@ -1,0 +1,128 @@
+// `cbp db maintain` beside the lake's other users (docs/lake.md "Upkeep"): a store open for a whole life (as `cbp
+// worker` holds one), readers that each open the lake afresh (as `cbp sql` does), a writer committing small steps,
+// and upkeep at its shortest accepted settings, round after round. No process fails, every read is whole.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from '../store/db.ts';
+import { openLakeAnalystSession } from '../store/analyst.ts';
+import { readMigrations } from '../store/migrate.ts';
+import { maintainStore } from '../store/lake-maintain.ts';
+import { recordRun } from '../store/runs.ts';
+import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+const ROUNDS = Number(process.env.CBP_UPKEEP_ROUNDS ?? 20);
+const SEEDS = 40;
+const BATCH = 12;
+let pg: Postgres;
+
+const run = (id: string) => ({ runId: id, workflow: 'ingest', status: 'ok' as const, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), summary: {} });
+const seeds = async (s: Store) => (await s.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM runs WHERE run_id LIKE 'seed-%'"))[0]!.n;
+
+describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), { timeout: 600_000 }, () => {
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await pg?.stop();
+  });
+
+  it('lets two hosts open a new lake at once, every time: one makes the schema in one commit, the other finds it; a reader finds all of it or none', async () => {
+    for (let trial = 0; trial < 10; trial++) {
+      pg.createDb(`hosts_${trial}`);
+      const lake = { catalog: pg.dsn(`hosts_${trial}`), dataPath: tempDir('cbp-lake-data-') };
+      const reads: string[] = [];
+      const read = openLakeAnalystSession(lake).then((r) => r.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM mart_ratios').finally(() => r.close()).then(() => 'whole'),
+        (e: Error) => (/has no schema yet: run `cbp db migrate`/.test(e.message) ? 'none' : e.message));
+      const [a, b] = await Promise.all([openStore({ dbPath: 'lake', lake }), openStore({ dbPath: 'lake', lake })]);
+      reads.push(await read);
+      try {
+        expect(a.migration!.applied.length + b.migration!.applied.length).toBe(readMigrations(DEFAULT_MIGRATIONS_DIR).length);
+        expect(b.migration!.skippedViews).toEqual([]);
+        expect(a.migration!.skippedViews).toEqual([]);
+      } finally {
+        a.close();
+        b.close();
+      }
+      expect(['whole', 'none'], reads[0]).toContain(reads[0]);
+    }
+  });
+
+  it(`keeps every process working and every read whole while upkeep runs ${ROUNDS} times beside them`, async () => {
+    pg.createDb('upkeep');
+    const lake = { catalog: pg.dsn('upkeep'), dataPath: tempDir('cbp-lake-data-') };
+    const open = (readOnly = false) => openStore({ dbPath: 'lake', lake, readOnly, migrate: !readOnly });
+    // The long-lived store writes the seed rows in small commits (each its own few rows, as a worker's steps are).
+    const worker = await open();
+    const failures: string[] = [];
+    let written = 0;
+    let merged = 0;
+    try {
+      for (let i = 0; i < SEEDS; i++) await recordRun(worker, run(`seed-${i}`));
+      expect(await seeds(worker)).toBe(SEEDS);
+      for (let round = 0; round < ROUNDS; round++) {
+        let busy = true;
+        const writer = (async () => {
+          // A step's commit of a dozen rows: a Parquet file of its own for upkeep to merge.
+          for (; busy; written += BATCH) {
+            await worker.transaction((s) => s.run(`INSERT INTO runs (run_id, workflow, status, started_at, finished_at, summary)
+              SELECT 'w-' || ($1 + i), 'ingest', 'ok', now()::TIMESTAMP, now()::TIMESTAMP, '{}' FROM range(${BATCH}) t(i)`, [written]))
+              .catch((e) => failures.push(`worker write: ${(e as Error).message}`));
+          }
+        })();
+        const reader = (async () => {
+          while (busy) {
+            const r = await open(true);
+            try {
+              const n = await seeds(r);
+              if (n !== SEEDS) failures.push(`reader read ${n} seed rows of ${SEEDS}`);
+            } catch (e) {
+              failures.push(`reader: ${(e as Error).message}`);
+            } finally {
+              r.close();
+            }
+          }
+        })();
+        const upkeep = await open();
+        try {
+          merged += (await maintainStore(upkeep, { keepDays: 0, graceHours: 1 })).mergedFiles;
+        } catch (e) {
+          failures.push(`upkeep: ${(e as Error).message}`);
+        } finally {
+          upkeep.close();
+          busy = false;
+          await Promise.all([writer, reader]);
+        }
+        // The long-lived store reads and writes on after upkeep.
+        try {
+          const n = await seeds(worker);
+          if (n !== SEEDS) failures.push(`worker read ${n} seed rows of ${SEEDS}`);
+        } catch (e) {
+          failures.push(`worker read: ${(e as Error).message}`);
+        }
+        if (failures.length) break;
+      }
+      expect(failures.slice(0, 5)).toEqual([]);
+      // Upkeep had the writer's files to merge while it committed more.
+      expect(merged).toBeGreaterThan(0);
+      const [{ n }] = await worker.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM runs WHERE run_id LIKE 'w-%'");
+      expect(n).toBe(written);
+    } finally {
+      worker.close();
+    }
+  });
+  // Last: it stops this suite's PostgreSQL.
+  it('says the catalog stopped answering, with the code an operator acts on, when PostgreSQL goes away mid-run', async () => {
+    pg.createDb('gone');
+    const lake = { catalog: pg.dsn('gone'), dataPath: tempDir('cbp-lake-data-') };
+    const s = await openStore({ dbPath: 'lake', lake });
+    try {
+      await recordRun(s, run('before'));
+      await pg.stop();
+      const e = await recordRun(s, run('after')).then(() => null, (x: Error & { code?: string }) => x);
+      expect(e?.code).toBe('CBP_ERR_STORE_UNAVAILABLE');
+      expect(e?.message).toMatch(/^The lake's catalog \(PostgreSQL, ducklake:postgres:dbname=gone .*\) stopped answering .*Connection refused.*run the command again/);
+    } finally {
+      s.close();
+    }
+  });
+});
