@@ -23,6 +23,10 @@ export interface LocalPostgres {
   dsn(db: string): string;
   createDb(name: string): void;
   stop(): Promise<void>;
+  /** Stops it as `pg_ctl stop -m immediate` does: no checkpoint, as after a crash. */
+  crash(): Promise<void>;
+  /** Starts it again, on the same port and files, after stop() or crash(). */
+  start(): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -58,36 +62,43 @@ export async function startLocalPostgres(root: string): Promise<LocalPostgres> {
   const [initdb, initArgs] = command('initdb', ['-D', data, '-U', 'cbp', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   execFileSync(initdb, initArgs, { stdio: 'ignore' });
   const port = await freePort();
-  const [pg, pgArgs] = command('postgres', ['-D', data, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200']);
-  const child: ChildProcess = spawn(pg, pgArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let child: ChildProcess;
+  let exited: Promise<void>;
   let log = '';
-  child.stderr?.on('data', (d) => { log = (log + String(d)).slice(-4000); });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGINT'); // PostgreSQL's fast shutdown
+      child.kill(signal); // SIGINT: PostgreSQL's fast shutdown; SIGQUIT: immediate (as a crash, recovered at the next start)
       await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   };
-  const until = Date.now() + 30_000;
-  for (;;) {
-    try {
-      execFileSync(path.join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-      break;
-    } catch { /* starting up */ }
-    if (child.exitCode !== null || Date.now() > until) {
-      await stop();
-      throw new Error(`PostgreSQL did not start: ${log}`);
+  const launch = async () => {
+    const [pg, pgArgs] = command('postgres', ['-D', data, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200']);
+    child = spawn(pg, pgArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.on('data', (d) => { log = (log + String(d)).slice(-4000); });
+    exited = new Promise<void>((r) => child.once('exit', () => r()));
+    const until = Date.now() + 30_000;
+    for (;;) {
+      try {
+        execFileSync(path.join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+        break;
+      } catch { /* starting up */ }
+      if (child.exitCode !== null || Date.now() > until) {
+        await stop();
+        throw new Error(`PostgreSQL did not start: ${log}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  };
+  await launch();
   return {
     port,
     dsn: (db) => `dbname=${db} host=127.0.0.1 port=${port} user=cbp`,
     createDb(name) {
       execFileSync(path.join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'cbp', name], { stdio: 'ignore' });
     },
-    stop,
+    stop: () => stop(),
+    crash: () => stop('SIGQUIT'),
+    start: launch,
   };
 }
