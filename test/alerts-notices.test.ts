@@ -62,7 +62,7 @@ describe('alert notices, judged without a store', () => {
 
 
   it('says once that a month holding a level cannot be judged, with what to load; no resolved notice, and none for a series far from any level', () => {
-    const missing = 'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30';
+    const missing = 'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30 (or cbp load chargebacks FILE --from 2026-04-01 --to 2026-04-30)';
     // The MID report alone reads 0.1 % for April: the level is held, not left.
     const held = [...series, { ...row('m1', '2026-04', 0.001), missing_sources: missing }];
     const j = judgeRows(held, [], { rules, notifySince: '2026-04', now, known: new Map() });

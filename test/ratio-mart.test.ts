@@ -176,12 +176,12 @@ describe('never "clear" on missing data', () => {
     expect(v.numerator_floor).toBe(true);
     expect(v.numerator).toBeGreaterThanOrEqual(100);
     expect(v.ratio).toBeGreaterThanOrEqual(0.02);
-    expect(v.missing_sources).toContain('chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30');
+    expect(v.missing_sources).toContain('chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30 (or cbp load chargebacks FILE --from 2026-04-01 --to 2026-04-30)');
     expect(String(v.reason)).toMatch(/^chargeback report not loaded for 2026-04-30/);
     expect(String(v.reason)).toContain('disputes counted from the MID report');
     // cbp status and the nightly's summary name it with what to load.
     const missing = ['TC40 reports not captured before the first event: they arrive as prevention events only (cbp run subscriptions, then cbp run ingest)',
-      'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30'];
+      'chargeback report not loaded for 2026-04-30: cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30 (or cbp load chargebacks FILE --from 2026-04-01 --to 2026-04-30)'];
     expect(await unknownRowsOf(s, '2026-04')).toEqual({ series: 1, missing: missing.map((m) => ({ missing: m, series: 1 })) });
     const after = await evaluateAfterLoad(s, { asOf, rules: loadRules(), notify: false, now: new Date(asOf) });
     expect(after.unknown).toEqual({ series: 1, missing });
@@ -200,7 +200,7 @@ describe('never "clear" on missing data', () => {
     await evaluate(s);
     const efm = await row(s, 'm', 'efm', '2026-04');
     expect(efm.state).toBe('unknown');
-    expect(efm.missing_sources).toBe('chargeback report not loaded for 2026-04-30 (loaded to 2026-04-15): cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30');
+    expect(efm.missing_sources).toBe('chargeback report not loaded for 2026-04-30 (loaded to 2026-04-15): cbp run backfill --kinds chargebacks --from 2026-04-01 --to 2026-04-30 (or cbp load chargebacks FILE --from 2026-04-01 --to 2026-04-30)');
     // ECP reads the MID report's own count: nothing missing.
     expect(await row(s, 'm', 'ecp', '2026-04')).toMatchObject({ state: 'clear', missing_sources: null });
     // The rest of the month loaded: known again, after the next evaluation.
@@ -208,6 +208,25 @@ describe('never "clear" on missing data', () => {
     expect((await martFreshness(s)).changedMonths).toEqual(['2026-04']);
     await evaluate(s);
     expect(await row(s, 'm', 'efm', '2026-04')).toMatchObject({ state: 'clear', missing_sources: null });
+  });
+
+  it('in the month to date: the MID report fetched on the service\'s day in progress needs the chargeback report through the day before', async () => {
+    t = await tempStore();
+    const s = t.store;
+    // As the nightly fetches them on 2026-05-20: the MID report over 05-01..05-20 (that day in progress), the
+    // chargeback report over the same window, covering through 05-19 (a fetch counts up to the day before its answer).
+    await insertStats(s, [{ mid: 'm', network: 'mastercard', month: '2026-04', cb: 10, tx: 10_000 },
+      { mid: 'm', network: 'mastercard', month: '2026-05', endDay: 20, cb: 5, tx: 6_000, cbReport: false }]);
+    for (const kind of ['chargebacks', 'mid_report']) {
+      await s.run(`INSERT INTO report_fetches VALUES ($kind, DATE '2026-05-01', DATE '2026-05-20', TIMESTAMP '2026-05-20 06:00:00', TIMESTAMP '2026-05-20 06:00:00', 0, 0, 'fixture')`, { kind });
+    }
+    await evaluate(s);
+    expect(await row(s, 'm', 'efm', '2026-05')).toMatchObject({ is_partial: true, state: 'clear', missing_sources: null });
+    // A chargeback report loaded only through 05-18 still leaves it unknown, naming the 19th.
+    await s.run("DELETE FROM report_fetches WHERE kind = 'chargebacks' AND window_start = DATE '2026-05-01'");
+    await coverChargebacks(s, '2026-05-01', '2026-05-18');
+    await evaluate(s);
+    expect(String((await row(s, 'm', 'efm', '2026-05'))!.missing_sources)).toMatch(/^chargeback report not loaded for 2026-05-19 \(loaded to 2026-05-18\)/);
   });
 
   it('when the chargeback report lists more cases than the MID report counts: unknown, with both counts', async () => {

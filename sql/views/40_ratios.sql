@@ -328,26 +328,35 @@ WITH r AS (
   FROM ratio_rows_between(first_day, last_day, cached := cached, kept := kept) nd
   CROSS JOIN (SELECT min(coalesce(event_timestamp, received_at))::DATE AS tc40_observed_from FROM events_raw) cap
   LEFT JOIN int_chargeback_coverage cov ON cov.month = nd.month
+), rn AS (
+  -- The day the chargeback report must reach: the MID report window's end, or the day before when the MID report was
+  -- fetched on that day (the service's day in progress, which no chargeback fetch covers yet).
+  SELECT r.*, CASE WHEN f.window_end IS NOT NULL THEN r.window_end - 1 ELSE r.window_end END AS need_to
+  FROM r LEFT JOIN (SELECT DISTINCT window_end FROM report_fetches WHERE kind = 'mid_report' AND window_end = service_time::DATE) f
+    ON r.is_partial AND f.window_end = r.window_end
 )
-SELECT r.* EXCLUDE (report_chargeback_count, mid_report_chargeback_count, numerator_floor, window_end, covered_to),
+SELECT r.* EXCLUDE (report_chargeback_count, mid_report_chargeback_count, numerator_floor, window_end, covered_to, need_to),
   nullif(concat_ws('; ',
-    CASE WHEN program IN ('vamp', 'efm') AND (covered_to IS NULL OR covered_to < window_end)
-      THEN 'chargeback report not loaded for ' || strftime(window_end, '%Y-%m-%d') || coalesce(' (loaded to ' || strftime(covered_to, '%Y-%m-%d') || ')', '')
-           || ': cbp run backfill --kinds chargebacks --from ' || month || '-01 --to ' || strftime(window_end, '%Y-%m-%d') END,
+    CASE WHEN program IN ('vamp', 'efm') AND strftime(need_to, '%Y-%m') = month AND (covered_to IS NULL OR covered_to < need_to)
+      THEN 'chargeback report not loaded for ' || strftime(need_to, '%Y-%m-%d') || coalesce(' (loaded to ' || strftime(covered_to, '%Y-%m-%d') || ')', '')
+           || ': cbp run backfill --kinds chargebacks --from ' || month || '-01 --to ' || strftime(need_to, '%Y-%m-%d')
+           || ' (or cbp load chargebacks FILE --from ' || month || '-01 --to ' || strftime(need_to, '%Y-%m-%d') || ')' END,
     CASE WHEN NOT numerator_complete
       THEN 'TC40 reports not captured before ' || coalesce(strftime(tc40_observed_from, '%Y-%m-%d'), 'the first event')
            || ': they arrive as prevention events only (cbp run subscriptions, then cbp run ingest)' END,
     CASE WHEN no_ratio_reason = 'no_previous_month'
       THEN 'MID report for ' || denominator_month || ' not loaded as a complete month: cbp run backfill --kinds mid_report --from '
-           || denominator_month || '-01 --to ' || strftime(last_day(strptime(denominator_month || '-01', '%Y-%m-%d')), '%Y-%m-%d') END,
+           || denominator_month || '-01 --to ' || strftime(last_day(strptime(denominator_month || '-01', '%Y-%m-%d')), '%Y-%m-%d')
+           || ' (or cbp load mid_report FILE --from ' || denominator_month || '-01 --to '
+           || strftime(last_day(strptime(denominator_month || '-01', '%Y-%m-%d')), '%Y-%m-%d') || ')' END,
     CASE WHEN no_ratio_reason = 'no_transaction_figures'
       THEN 'MID report for ' || month || ' has no transaction figures for ' || network || ': cbp run backfill --kinds mid_report --from '
            || month || '-01 --to ' || strftime(window_end, '%Y-%m-%d') || ' --force' END,
-    CASE WHEN covered_to >= window_end AND abs(report_chargeback_count - mid_report_chargeback_count) > greatest(5, 0.1 * greatest(report_chargeback_count, mid_report_chargeback_count))
+    CASE WHEN covered_to >= need_to AND abs(report_chargeback_count - mid_report_chargeback_count) > greatest(5, 0.1 * greatest(report_chargeback_count, mid_report_chargeback_count))
           AND ((program NOT IN ('vamp', 'vfmp', 'efm') AND report_chargeback_count > mid_report_chargeback_count)
                OR (program = 'efm' AND report_chargeback_count < mid_report_chargeback_count))
       THEN 'chargeback counts disagree (chargeback report ' || cbp_figure(report_chargeback_count) || ', MID report '
            || cbp_figure(mid_report_chargeback_count) || '): cbp run backfill --kinds chargebacks,mid_report --from ' || month
            || '-01 --to ' || strftime(window_end, '%Y-%m-%d') || ' --force' END), '') AS missing_sources,
   numerator_floor
-FROM r;
+FROM rn r;
