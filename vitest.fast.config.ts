@@ -1,0 +1,16 @@
+// `npm run test:fast`: the inner loop, the unit and store tests. Left out: the slow files (test/helpers/durations.json
+// lists those of 10 s or more) and every file that starts a process or a server (the CLI, the sandbox, the receiver,
+// Temporal, PostgreSQL, a browser). `npm test` runs them all.
+import fs from 'node:fs';
+import { defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config.ts';
+
+const slow = new Set(Object.keys(JSON.parse(fs.readFileSync(new URL('./test/helpers/durations.json', import.meta.url), 'utf8'))));
+const STARTS = /spawn(Sync)?\(|execFile|Worker\.create\(|\bcbp\(\[|runCbp\(|startSandbox\(|startReceiver\(|createServer\(|startPostgres\(|startTemporalEnv\(|runDemo\(/;
+const left = fs.readdirSync(new URL('./test/', import.meta.url)).filter((f) => f.endsWith('.test.ts'))
+  .filter((f) => slow.has(f) || STARTS.test(fs.readFileSync(new URL(`./test/${f}`, import.meta.url), 'utf8')));
+
+export default mergeConfig(base, defineConfig({
+  // One process per fork for all its files: each file's import of DuckDB and the modules was a third of the time.
+  test: { exclude: ['node_modules/**', ...left.map((f) => `test/${f}`)], poolOptions: { forks: { isolate: false } } },
+}));
