@@ -13,8 +13,8 @@ export type Network = (typeof NETWORKS)[number];
 
 /**
  * Every spelling of a card brand cbp accepts, by its key (brandKey), and the brand it names: the one table of
- * them. The store's SQL is generated from it (store/load/typing.ts brandSql) or checked against it by a test
- * (sql/views/10_stg_events.sql stg_card_brand).
+ * them. The store's SQL is generated from it (store/load/typing.ts brandSql), and so are the MID report's network
+ * keys (contract/reporting.ts, store/load/columns.ts).
  */
 export const BRAND_ALIASES: Readonly<Record<string, CardBrand>> = {
   visa: 'visa',

@@ -2,7 +2,7 @@
 // One schema per record parses both a JSON record and a CSV row (strings everywhere, MID network objects
 // flattened into prefixed columns), so every report lands in the same shape whatever its format.
 import { z } from 'zod';
-import { amount, cardBrand, count, currency, dateTime, dateTimeOrDate, float, id, opt, text, toIsoUtc } from './common.ts';
+import { BRAND_ALIASES, amount, brandKey, cardBrand, count, currency, dateTime, dateTimeOrDate, float, id, opt, text, toIsoUtc } from './common.ts';
 
 export const REPORT_KINDS = ['chargebacks', 'prevention', 'mid_report'] as const;
 export type ReportKind = (typeof REPORT_KINDS)[number];
@@ -136,20 +136,18 @@ export const MasterCardStatsSchema = z.looseObject({
 });
 export type MasterCardStats = z.infer<typeof MasterCardStatsSchema>;
 
-/** MID record network keys, and the spellings accepted for them. */
+/** MID record network keys. */
 export const MID_NETWORK_KEYS = ['visa', 'master_card', 'discover', 'amex'] as const;
 export type MidNetworkKey = (typeof MID_NETWORK_KEYS)[number];
-const NETWORK_KEY_ALIASES: Record<string, MidNetworkKey> = {
-  visa: 'visa',
-  master_card: 'master_card',
-  mastercard: 'master_card',
-  discover: 'discover',
-  amex: 'amex',
-  american_express: 'amex',
-  americanexpress: 'amex',
-};
 /** The network names cbp uses everywhere else, for each MID record key. */
 export const MID_KEY_NETWORK = { visa: 'visa', master_card: 'mastercard', discover: 'discover', amex: 'american_express' } as const;
+/** Every spelling of a MID record key: the contract's brand spellings (BRAND_ALIASES) of its network. */
+export const MID_KEY_SPELLINGS: Readonly<Record<MidNetworkKey, string[]>> = Object.fromEntries(
+  MID_NETWORK_KEYS.map((k) => [k, [k, ...Object.keys(BRAND_ALIASES).filter((a) => a !== k && BRAND_ALIASES[a] === MID_KEY_NETWORK[k])]]),
+) as Record<MidNetworkKey, string[]>;
+const NETWORK_KEY_ALIASES: Record<string, MidNetworkKey> = Object.fromEntries(
+  MID_NETWORK_KEYS.flatMap((k) => MID_KEY_SPELLINGS[k].map((a) => [a, k])),
+);
 
 export const MID_CSV_COLUMNS: string[] = [
   'mid',
@@ -168,7 +166,7 @@ export function unflattenMidRow(v: unknown): unknown {
   const src = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(src)) {
-    const canon = NETWORK_KEY_ALIASES[k.trim().toLowerCase().replace(/[\s-]+/g, '_')];
+    const canon = Object.hasOwn(NETWORK_KEY_ALIASES, brandKey(k)) ? NETWORK_KEY_ALIASES[brandKey(k)] : undefined;
     // A null network object is "no figures given", the same as an absent one.
     if (canon && val === null) continue;
     if (canon && typeof val === 'object') out[canon] = val;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
+import { brandSql } from './load/typing.ts';
 import { LAKE_COMMIT_ATTEMPTS, enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, lakeRetryDelay } from './lake.ts';
 
 export interface MigrationFile {
@@ -105,23 +106,32 @@ export async function lakeSchemaStep<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Where the macros made from the contract's tables come from (made before the files, which use them). */
+const GENERATED = 'store/migrate.ts generatedViews';
+
+/** stg_card_brand(s): a card brand as the contract reads it (contract/common.ts normaliseBrand), NULL when unknown. */
+function generatedViews(): string {
+  return `CREATE OR REPLACE MACRO stg_card_brand(s) AS ${brandSql('s')};\n`;
+}
+
 /** (Re)creates every view statement of dir/*.sql; retries failures so cross-file order does not matter. */
 export async function applyViews(store: Store, dir: string): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
   // A lake keeps its views (and macros) for every process: they are made again only when the files changed.
   const files = readdirSync(dir).filter((x) => x.endsWith('.sql')).sort();
-  const checksum = createHash('sha256').update(files.map((f) => `${f}\n${readFileSync(path.join(dir, f), 'utf8')}`).join('\n')).digest('hex');
+  const sources = [{ file: GENERATED, sql: generatedViews() }, ...files.map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }))];
+  const checksum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
   if (store.lake) {
     await store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)');
     const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
     if (kept?.checksum === checksum) return { views: await viewNames(store), skippedViews: [] };
   }
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
-  for (const f of files) {
+  for (const { file, sql } of sources) {
     // DuckDB's own parser splits the file, once (each statement parsed again from the whole file kept tens of
     // megabytes of parsed files until the JS garbage collector ran); its statements are run by index.
-    const extracted = await store.conn.extractStatements(readFileSync(path.join(dir, f), 'utf8'));
-    for (let i = 0; i < extracted.count; i++) pending.push({ file: f, statement: i, extracted });
+    const extracted = await store.conn.extractStatements(sql);
+    for (let i = 0; i < extracted.count; i++) pending.push({ file, statement: i, extracted });
   }
   const runOne = async (st: (typeof pending)[number]) => {
     const p = await st.extracted.prepare(st.statement);

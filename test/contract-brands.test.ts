@@ -1,12 +1,10 @@
 // Card brands have one table of spellings (contract/common.ts BRAND_ALIASES): the report load's SQL is
 // generated from it and the events view's is checked against it here, so the three read every spelling alike.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRAND_ALIASES, CARD_BRANDS, normaliseBrand } from '../contract/common.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { loadReport } from '../store/load.ts';
-import { brandSql } from '../store/load/typing.ts';
 import { ROOT, chargeback, tmpDir, writeJson } from './store-fixtures.ts';
 
 /** Every alias in the spellings a person or a spreadsheet gives it, and spellings no brand has. */
@@ -46,14 +44,6 @@ describe('card brand spellings', () => {
     for (const v of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) expect(normaliseBrand(v)).toBeUndefined();
     expect(normaliseBrand('Master - Card')).toBe('mastercard');
     expect(normaliseBrand('\tDiners\u00a0Club ')).toBe('diners');
-  });
-
-  it("are read by the events view's stg_card_brand with the SQL generated from the contract's table", () => {
-    const sql = readFileSync(path.join(ROOT, 'sql', 'views', '10_stg_events.sql'), 'utf8');
-    const m = /CREATE OR REPLACE MACRO stg_card_brand\(s\) AS\s+([\s\S]*?);\s*$/m.exec(sql);
-    expect(m, 'sql/views/10_stg_events.sql defines stg_card_brand(s)').not.toBeNull();
-    const flat = (t: string) => t.replace(/\s+/g, ' ').trim();
-    expect(flat(m![1]), `stg_card_brand(s) in sql/views/10_stg_events.sql must be, spaced as you like:\n${brandSql('s')}`).toBe(flat(brandSql('s')));
   });
 
   it('read alike in the contract and the events view, known or not', async () => {

@@ -35,23 +35,8 @@ CREATE OR REPLACE MACRO stg_events_first6(p) AS
   CASE WHEN regexp_full_match(stg_events_str(p, 'card_first_6'), '\d{1,6}') THEN lpad(stg_events_str(p, 'card_first_6'), 6, '0')
        ELSE stg_events_str(p, 'card_first_6') END;
 
--- A card brand as the contract reads it (contract/common.ts normaliseBrand: trimmed, lower case, each run of
--- spaces and hyphens one "_", then BRAND_ALIASES), NULL for a brand the contract does not know, as for any
--- field the views cannot type; the text as sent stays in card_brand_text (and in payload). The same SQL as the
--- report load's (store/load/typing.ts brandSql('s')): test/contract-brands.test.ts fails when they differ and
--- shows the body to put here. The white space is JavaScript's (DuckDB's own \s is ASCII only).
-CREATE OR REPLACE MACRO stg_card_brand(s) AS
-  CASE regexp_replace(regexp_replace(lower(s), '^[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]+|[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]+$', '', 'g'), '[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}-]+', '_', 'g')
-    WHEN 'visa' THEN 'visa'
-    WHEN 'mastercard' THEN 'mastercard' WHEN 'master_card' THEN 'mastercard' WHEN 'mc' THEN 'mastercard'
-    WHEN 'american_express' THEN 'american_express' WHEN 'americanexpress' THEN 'american_express' WHEN 'amex' THEN 'american_express'
-    WHEN 'discover' THEN 'discover'
-    WHEN 'diners' THEN 'diners' WHEN 'diners_club' THEN 'diners'
-    WHEN 'elo' THEN 'elo'
-    WHEN 'paypal' THEN 'paypal'
-    WHEN 'jcb' THEN 'jcb'
-  END;
-
+-- stg_card_brand(s), a card brand as the contract reads it (NULL when unknown), is made from the contract's table
+-- before these files (store/migrate.ts generatedViews); the text as sent stays in card_brand_text (and in payload).
 CREATE OR REPLACE MACRO stg_events_brand(p) AS stg_card_brand(stg_events_str(p, 'card_brand'));
 
 -- Every event once, with the event type the views go by: chargeback.responded (named by the spec's field

@@ -1,20 +1,13 @@
 // Raw columns per report kind, and how a JSON record or CSV header supplies them. Every one is read as text
 // (VARCHAR) and typed by the staging SELECT (stage.ts).
-import { CHARGEBACK_COLUMNS, MID_NETWORK_KEYS, PREVENTION_COLUMNS, STAT_FIELDS, type ReportKind } from '../../contract/reporting.ts';
+import { CHARGEBACK_COLUMNS, MID_KEY_SPELLINGS, MID_NETWORK_KEYS, PREVENTION_COLUMNS, STAT_FIELDS, type ReportKind } from '../../contract/reporting.ts';
 
-/** The JSON object keys a MID record's network figures may come under. */
-export const MID_OBJECT_ALIASES: Record<(typeof MID_NETWORK_KEYS)[number], string[]> = {
-  visa: ['visa'],
-  master_card: ['master_card', 'mastercard'],
-  discover: ['discover'],
-  amex: ['amex', 'american_express', 'americanexpress'],
-};
 /** Figures only Mastercard's object has. */
 export const MC_EXTRA = ['previous_month_transaction_amount', 'previous_month_transaction_count'];
 export const netFields = (k: string) => [...STAT_FIELDS, ...(k === 'master_card' ? MC_EXTRA : [])];
 const MID_FLAT_COLUMNS = MID_NETWORK_KEYS.flatMap((k) => netFields(k).map((f) => `${k}_${f}`));
 const MID_RAW_COLUMNS = ['mid', 'alias', 'gateways', ...STAT_FIELDS, ...MID_FLAT_COLUMNS];
-const MID_OBJECT_COLUMNS = Object.values(MID_OBJECT_ALIASES).flat();
+const MID_OBJECT_COLUMNS = Object.values(MID_KEY_SPELLINGS).flat();
 
 export const RAW_COLUMNS: Record<ReportKind, string[]> = {
   chargebacks: [...CHARGEBACK_COLUMNS],

@@ -2,7 +2,8 @@
 // keeping every bad row with its reason and one good row per key, into the temp table _stg.
 import { CHARGEBACK_STATUSES, MID_NETWORK_KEYS, PREVENTION_STATUSES, SOURCE_PARTNERS, STAT_FIELDS, type ReportKind } from '../../contract/reporting.ts';
 import { HEAD_CHARS, ROW_LIMIT } from '../long-rows.ts';
-import { DISTINCTIVE, MC_EXTRA, MID_OBJECT_ALIASES, RAW_COLUMNS, netFields } from './columns.ts';
+import { DISTINCTIVE, MC_EXTRA, RAW_COLUMNS, netFields } from './columns.ts';
+import { MID_KEY_SPELLINGS } from '../../contract/reporting.ts';
 import {
   AMOUNT_EXPECT, BRAND_EXPECT, CURRENCY_EXPECT, DT_EXPECT, amountT, brandT, check, countT, currencyT, enumT, floatT, gatewaysT, ident, nz, optBad,
   optional, q, required, statusT, statusesT, tsT, txt, type Check,
@@ -123,7 +124,7 @@ function midStaging(reader: string): Staging {
     checks.push(isRatio ? check(optBad(f, `t_${f}`), f, expect, f, `t_${f} IS NULL`) : check(`t_${f} IS NULL`, f, expect, f));
   }
   for (const k of MID_NETWORK_KEYS) {
-    const obj = `coalesce(${MID_OBJECT_ALIASES[k].map((c) => nz(c)).join(', ')})`;
+    const obj = `coalesce(${MID_KEY_SPELLINGS[k].map((c) => nz(c)).join(', ')})`;
     const present = `(${obj} IS NOT NULL OR coalesce(${netFields(k).map((f) => nz(ident(`${k}_${f}`))).join(', ')}) IS NOT NULL)`;
     typed[`${k}_present`] = present;
     for (const f of netFields(k)) {
