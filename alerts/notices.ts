@@ -103,7 +103,7 @@ function revisedOf(index: Map<string, SeriesMonths>, recorded: RecordedLevel[], 
   let series: SeriesMonths | undefined;
   let last: RecordedLevel | undefined;
   for (const r of recorded) {
-    // Recorded states come series by series too (store/alerts.ts recordedStates): one key per run of them.
+    // Recorded states come series by series too (store/alert-states.ts recordedStates): one key per run of them.
     if (last === undefined || r.mid !== last.mid || r.network !== last.network || r.program !== last.program) series = index.get(seriesKey(r));
     last = r;
     const l = series?.byMonth.get(r.month);
@@ -233,7 +233,7 @@ export function judgeBatch(
      * notices and states are of months from here on. null: every month.
      */
     fromMonth?: string | null;
-    /** each series' latest level notice before fromMonth (store/alerts.ts priorNotices): a level standing since then */
+    /** each series' latest level notice before fromMonth (store/alert-history.ts priorNotices): a level standing since then */
     prior?: Notice[];
   },
 ): BatchJudgement {
@@ -324,7 +324,7 @@ function stateSlots<T>(): Map<string, T> & { key(x: StateKey): string } {
 
 type StateKey = { mid: string; network: string; program: string; level: string; month: string };
 
-/** A figure as alert_states holds it: a non-finite number is recorded as NULL (store/alerts.ts stageRows). */
+/** A figure as alert_states holds it: a non-finite number is recorded as NULL (store/alert-record.ts stageRows). */
 const held = (v: number | null | undefined): number | null => (v === null || v === undefined || !Number.isFinite(v) ? null : v);
 
 /**

@@ -1,7 +1,7 @@
 // cbp report for 1,000 MIDs x 36 months (x 4 networks), side by side with `cbp ratios --json` on the same
 // snapshot: each run as a user runs it (the built CLI, `npx cbp`, a process of its own), its wall time and its
 // peak RSS. Goal (issue #14): the report costs no more than 3x the query. Figures are generated inside DuckDB
-// as bench/ratios.bench.ts does (2 % of MIDs run hot), with chargebacks of every status and order age.
+// as bench/ratios-data.ts does (2 % of MIDs run hot), with chargebacks of every status and order age.
 // BENCH_MIDS / BENCH_MONTHS change the size; BENCH_PROF=DIR writes each run's CPU profile there; BENCH_KEEP=DIR builds
 // the store there and keeps it (to try commands on it afterwards: CBP_DATA_DIR=DIR).
 import fs from 'node:fs';

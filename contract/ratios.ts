@@ -1,4 +1,4 @@
-// The ratio mart's vocabulary and rows (sql/views/40_ratios.sql mart_ratios; docs/ratios.md): what the store
+// The ratio mart's vocabulary and rows (sql/views/42_ratio_mart.sql mart_ratios; docs/ratios.md): what the store
 // reads (store/ratios.ts) and the alert rules judge (rules/). Here, at the bottom, so that neither imports the
 // other for it.
 import type { Network } from './common.ts';

@@ -10,7 +10,7 @@ import { ratioRowMaker } from './ratios.ts';
 type ReadStore = Pick<Store, 'all' | 'run' | 'mapRows'>;
 type StreamStore = ReadStore & Pick<Store, 'conn'>;
 
-/** Rows some staged rule reads (store/alerts.ts ratioRowsToExplain's ruleReadOnly). */
+/** Rows some rule in force reads (ratio_rules: the rules the SQL judge reads). */
 const RULE_READ = '(m.network, m.program, m.metric) IN (SELECT (network, program, metric) FROM ratio_rules)';
 
 /** Months first .. month (YYYY-MM) of mart_ratios m, the rows a rule reads, of the MIDs picked (none: every MID). */

@@ -3,16 +3,9 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { tempDir } from './helpers/tmp.ts';
-import {
-  JournalLockedError,
-  JournalUnavailableError,
-  LOCK_FILE,
-  listClosedSegments,
-  nodeJournalFs,
-  openJournal,
-  type Journal,
-  type JournalFs,
-} from '../webhook/journal.ts';
+import { JournalUnavailableError, nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
+import { JournalLockedError, LOCK_FILE } from '../webhook/lock.ts';
+import { listClosedSegments } from '../lib/journal-files.ts';
 
 const tmp = () => tempDir();
 const open: Journal[] = [];

@@ -1,4 +1,4 @@
-// The SQL judge (sql/views/43_ratio_judge.sql) against the oracle (rules/evaluate.ts) on random series: hits, gaps,
+// The SQL judge (sql/views/43_ratio_judge.sql) against the oracle (test/oracle/evaluate.ts) on random series: hits, gaps,
 // months to date, missing sources, rules changing mid-series, step-downs, supersedes, groups, a MID's own rules.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -190,7 +190,7 @@ async function firstDifference(store: Store, cases: Case[]): Promise<string | nu
     const b = JSON.stringify(g);
     if (a !== b) return `${k}: oracle ${JSON.stringify(w)} sql ${b}`;
   }
-  // Every row explained as rules/explain.ts explains it.
+  // Every row explained as the oracle (test/oracle/explain.ts) explains it.
   const explained = await store.all<Record<string, unknown>>(`SELECT mid, network, program, metric, month, is_projection, ${EXPLAINED.join(', ')}
     FROM ratio_explain('judge_rows', 'judge_runs')`);
   const rowKey = (r: Record<string, unknown>) => `${r.mid}|${r.network}|${r.program}|${r.metric}|${r.month}|${r.is_projection}`;

@@ -50,7 +50,7 @@ function rows(): ExplainedRatioRow[] {
     // calm0..2: clear.
     for (let i = 0; i < 3; i++) out.push(row({ mid: `calm${i}`, network: 'visa', program: 'vamp', month, ratio: 0.002, numerator_count: 5, next_level: 'excessive', next_threshold: 0.022, closeness: 0.09 }));
   }
-  // mc2: ECM kept by its leave streak in 2026-03, as rules/explain.ts says it.
+  // mc2: ECM kept by its leave streak in 2026-03, as the oracle (test/oracle/explain.ts) says it.
   out.push(row({ mid: 'mc2', network: 'mastercard', program: 'ecp', month: '2026-03', ratio: 0.012, numerator_count: 90, level: 'ecm', state: 'level',
     next_level: 'hecm', next_threshold: 0.03, closeness: 0.4, reason: 'ECM kept until 3 consecutive months below (1 so far); ratio 1.20 % < 3.00 %; count 90 < 300 minimum' }));
   // unk1: the month to date's fraud reports are not loaded: state unknown, the reason says what to load.

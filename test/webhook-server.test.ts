@@ -18,7 +18,8 @@ import {
   type StartReceiverOptions,
 } from '../webhook/server.ts';
 import { assertTransport, isLoopbackHost } from '../webhook/transport.ts';
-import { listClosedSegments, nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
+import { nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
+import { listClosedSegments } from '../lib/journal-files.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { tempDir } from './helpers/tmp.ts';
 

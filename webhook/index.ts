@@ -16,19 +16,14 @@ export {
   openJournal,
   Journal,
   JournalUnavailableError,
-  JournalLockedError,
   nodeJournalFs,
-  listClosedSegments,
   recoverOpenSegments,
-  acquireLock,
-  segmentInfo,
-  closedName,
   SEGMENT_MAX_BYTES_DEFAULT,
   SEGMENT_MAX_AGE_MS_DEFAULT,
-  ARCHIVE_DIR,
-  LOCK_FILE,
 } from './journal.ts';
 export type { JournalFs, JournalOptions, JournalEvent, JournalStatus } from './journal.ts';
+export { acquireLock, JournalLockedError, LOCK_FILE } from './lock.ts';
+export { ARCHIVE_DIR, closedName, listClosedSegments, segmentInfo } from '../lib/journal-files.ts';
 export { assertReceiverCredentials, basicAuthChecker, parseBasic, weakCredentialProblems, PASSWORD_MIN_LENGTH, WWW_AUTHENTICATE } from './auth.ts';
 export { repeatedKeyOf, repeatedTopLevelKey } from './keys.ts';
 export type { BasicCredentials } from './auth.ts';

@@ -15,8 +15,6 @@ import { CbpError } from '../lib/errors.ts';
 import { ARCHIVE_DIR, closedName, openSegmentName, segmentInfo } from '../lib/journal-files.ts';
 import { acquireLock } from './lock.ts';
 
-export { acquireLock, JournalLockedError, LOCK_FILE } from './lock.ts';
-export { ARCHIVE_DIR, closedName, listClosedSegments, segmentInfo } from '../lib/journal-files.ts';
 
 export const SEGMENT_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
 export const SEGMENT_MAX_AGE_MS_DEFAULT = 60_000;

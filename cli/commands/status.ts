@@ -15,7 +15,7 @@ import { StoreUnavailableError } from '../../store/errors.ts';
 import { sameVersion, storeVersion } from '../../store/generation.ts';
 import { invalidOrderLines, rejectedOrders } from '../../store/orders.ts';
 import { coverageSpans, spanCoveredTo } from '../../store/windows.ts';
-import { listClosedSegments } from '../../webhook/journal.ts';
+import { listClosedSegments } from '../../lib/journal-files.ts';
 import { nightlyTasks } from '../../workflows/windows.ts';
 import { dayNumber, windowId } from '../../lib/utc.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';

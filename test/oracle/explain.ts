@@ -21,7 +21,7 @@ const LABEL: Record<ConditionField, string> = {
 
 /**
  * 1500 → "1,500"; 1234.5 → "1,234.5"; 0.333 → "0.33": rounded half up to 2 decimals through whole hundredths,
- * trailing zeros dropped; −1500 → "-1,500" (the sign, then the magnitude's figure). The SQL of the same text (store/alerts.ts explainColdRows) rounds the same way.
+ * trailing zeros dropped; −1500 → "-1,500" (the sign, then the magnitude's figure). The SQL of the same text (sql/views/42_ratio_mart.sql cbp_figure) rounds the same way.
  */
 export function figure(n: number): string {
   if (n < 0) return `-${figure(-n)}`;
@@ -133,7 +133,7 @@ export const FLOOR_NOTE = 'disputes counted from the MID report (the chargeback 
 /**
  * Never "clear" on missing data: a row whose figures miss a source is "unknown", and its reason says first what is
  * missing and what to run (a level or watch keeps its state: the missing figures only add to it). The same rule as
- * sql/views/42_ratio_mart.sql ratio_mart_rows_between's for the rows it explains.
+ * sql/views/40_ratios.sql ratio_rows_covered_between's missing_sources for the rows it explains.
  */
 function withMissing(e: RatioExplanation, row: RatioRow): RatioExplanation {
   if (e.state === null || (!row.missing_sources && !row.numerator_floor)) return e;
@@ -145,7 +145,7 @@ function withMissing(e: RatioExplanation, row: RatioRow): RatioExplanation {
 /**
  * Each row with its explanation, in the order given. Rows must hold every month of their MIDs up to the
  * latest shown (streaks need them) and, for a grouped MID, every member's rows of the group's programs (the
- * group is judged on their sums; alerts/explain.ts reads them so from the store).
+ * group is judged on their sums, as sql/views/43_ratio_judge.sql ratio_judged_rows reads them).
  */
 export function explainRows(rows: RatioRow[], set: RuleSet): ExplainedRatioRow[] {
   return explainWith(rows, evaluateRows(rows, set), evaluateProjections(rows, set), set);
