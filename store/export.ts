@@ -24,6 +24,7 @@ import { NotFoundError, UsageError } from '../lib/errors.ts';
 import { openLakeAnalystSession, openSnapshotSession } from './analyst.ts';
 import type { Store } from './db.ts';
 import { NoSnapshotError } from './errors.ts';
+import { martFreshness } from './ratio-mart.ts';
 import { EXPORT_TABLES, type ExportTable } from './export-tables.ts';
 
 export { EXPORT_TABLES, type ExportTable };
@@ -69,6 +70,8 @@ export interface ExportManifest {
 
 export interface ExportResult extends ExportManifest {
   outDir: string;
+  /** why the exported mart_ratios is older than the data, and what to run; null when current or not exported */
+  ratiosBehind: string | null;
   /** True when a previous export in --out was replaced. */
   replaced: boolean;
 }
@@ -304,6 +307,7 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
   const stage = makeStaging(outDir);
   try {
     const exported: ExportedTable[] = [];
+    let ratiosBehind: string | null = null;
     const store = opts.lake
       ? await openLakeAnalystSession(opts.lake, { writableDir: stage, memoryLimit: opts.memoryLimit })
       : await openSnapshotSession(opts.snapshotPath, { writableDir: stage, workingStore: opts.workingStore, memoryLimit: opts.memoryLimit });
@@ -322,6 +326,8 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
         );
       }
       for (const t of tables) exported.push(await copyTable(store, t, stage, opts.format, opts.from, opts.to));
+      // The ratio table is kept: written out older than the data (after a crash, or a worker's refresh to come), it says so.
+      if (tables.some((t) => t.name === 'mart_ratios')) ratiosBehind = (await martFreshness(store).catch(() => null))?.behind ?? null;
     } finally {
       store.close();
     }
@@ -367,7 +373,7 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
       writeMarker(old);
       removeMarked(old);
     }
-    return { ...manifest, outDir: shownOut, replaced: state === 'previous' || now === 'previous' };
+    return { ...manifest, outDir: shownOut, replaced: state === 'previous' || now === 'previous', ratiosBehind };
   } finally {
     if (existsSync(stage)) removeMarked(stage);
   }

@@ -125,6 +125,21 @@ describe('cbp export', () => {
     expect(readdirSync(path.dirname(out)).filter((e) => e.startsWith('.'))).toEqual([]); // no staging folder left
   });
 
+  it('says so when the ratio table it writes is behind the data (a refresh cut short), and writes it as it is', async () => {
+    const behind = path.join(dir, 'behind.duckdb');
+    cpSync(snapshotPath, behind);
+    const s = await openStore({ dbPath: behind, migrate: false });
+    await s.run('UPDATE ratio_mart_state SET complete = FALSE');
+    s.close();
+    const r = await cbp(['export', '--snapshot', behind, '--out', path.join(dir, 'out-behind'), '--table', 'mart_ratios', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/cbp export: mart_ratios was written as it is, behind the data: .*cbp alerts evaluate/);
+    expect(JSON.parse(r.stdout).ratiosBehind).toMatch(/cbp alerts evaluate/);
+    const fresh = await cbp(['export', '--out', path.join(dir, 'out-fresh'), '--table', 'mart_ratios', '--json']);
+    expect(JSON.parse(fresh.stdout).ratiosBehind).toBeNull();
+    expect(fresh.stderr).not.toMatch(/behind/);
+  });
+
   it('refuses an --out holding files cbp did not write (exit 2), and deletes nothing', async () => {
     const foreign = path.join(dir, 'exports', 'mine');
     mkdirSync(foreign, { recursive: true });

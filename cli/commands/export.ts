@@ -63,6 +63,7 @@ export function register(program: Command, ctx: Ctx): void {
         memoryLimit: cfg.storeMemoryLimit,
         lake: o.snapshot === undefined ? configuredLake(cfg) : undefined,
       });
+      if (r.ratiosBehind) process.stderr.write(`cbp export: mart_ratios was written as it is, behind the data: ${r.ratiosBehind}\n`);
       ctx.out(r, human, o.json);
     });
 }
