@@ -11,6 +11,6 @@ const left = fs.readdirSync(new URL('./test/', import.meta.url)).filter((f) => f
   .filter((f) => slow.has(f) || STARTS.test(fs.readFileSync(new URL(`./test/${f}`, import.meta.url), 'utf8')));
 
 export default mergeConfig(base, defineConfig({
-  // One process per fork for all its files: each file's import of DuckDB and the modules was a third of the time.
+  // One process per fork for all its files: each file's import of DuckDB and the modules would otherwise be paid again.
   test: { exclude: ['node_modules/**', ...left.map((f) => `test/${f}`)], poolOptions: { forks: { isolate: false } } },
 }));

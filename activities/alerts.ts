@@ -28,7 +28,7 @@ export function createAlertActivities(ctx: ActivityContext): Pick<PipelineActivi
           noRegion: midsWithoutRegion(set, await ratioMids(store)).length,
         };
         // The worker lives on until the next run: what DuckDB cached for the evaluation goes back to the system
-        // (a full evaluation of 10,000 MIDs × 36 months leaves about 300 MiB otherwise).
+        // instead of staying held until then.
         await store.releaseMemory();
         return out;
       });

@@ -15,9 +15,8 @@ export function sizeBytes(text: string): number {
 
 /**
  * The store's DuckDB memory limit unless set (CBP_STORE_MEMORY_LIMIT). DuckDB keeps it only roughly, and the process
- * holds more than it: at 192MB a 1,000,000-row report loads within 326–338 MB of process RSS (358 at 256MB, at the
- * same speed: bench/load.bench.ts), and the ratios bench (10,000 MIDs × 36 months evaluated, re-judged, counted and
- * fetched) stays within 417–484 MiB (527–608 at 256MB, before issue #13's last memory work).
+ * holds more than it; 192MB loads and judges with less memory than 256MB at the same speed (bench/load.bench.ts and
+ * bench/ratio-engine.bench.ts measure it).
  */
 export const DEFAULT_STORE_MEMORY = '192MB';
 

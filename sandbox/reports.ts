@@ -260,8 +260,8 @@ function csvRow(kind: ReportKind, rec: ReportRecord): ReportRecord {
 
 const NEEDS_QUOTES = /[",\r\n]/;
 /** One CSV cell exactly as csv-stringify's defaults write it (RFC 4180 quoting only where needed; null and
- *  undefined empty; true as 1, false empty). Written here because csv-stringify ran ~5x slower than JSON
- *  on a 100,000-record report; a test checks the output is byte-identical to csv-stringify's. */
+ *  undefined empty; true as 1, false empty). Written here because csv-stringify ran much slower than JSON
+ *  on a large report; a test checks the output is byte-identical to csv-stringify's. */
 function csvCell(v: unknown): string {
   let s: string;
   if (v === null || v === undefined) return '';

@@ -31,10 +31,8 @@ export interface StoreOptions {
   migrationsDir?: string;
   viewsDir?: string;
   /**
-   * DuckDB memory_limit (default DEFAULT_STORE_MEMORY, 192MB, setting CBP_STORE_MEMORY_LIMIT; lib/size.ts says what
-   * it was measured to give). DuckDB keeps it only roughly: a 1M-row CSV load peaked at 413–429 MB of process RSS at
-   * 256MB, 436–443 MB at 320MB and 470–573 MB at 384MB, at about the same speed (bench/load.bench.ts, before the
-   * allocator settings below).
+   * DuckDB memory_limit (default DEFAULT_STORE_MEMORY, 192MB, setting CBP_STORE_MEMORY_LIMIT; lib/size.ts says why).
+   * DuckDB keeps it only roughly: a higher limit raises a load's peak memory for no speed (bench/load.bench.ts).
    */
   memoryLimit?: string;
   /** DuckDB threads (default: DuckDB's own, the core count). */
@@ -132,8 +130,7 @@ export interface Store {
  * A result's rows as objects keyed by column name (a name repeated gets ":1", ":2"... as DuckDB's reader names it),
  * values as its getRowObjectsJson gives them. Each object is made from one object literal for the result's columns,
  * so that its properties are fast ones: the reader adds them one by one, which for wide rows leaves objects in
- * dictionary mode (2 KB a row of mart_ratios' 37 columns, against 0.84 KB made this way, 0.51 KB with its texts
- * shared). The values are read a chunk and a column at a time. (The result is materialized, not streamed: a streamed
+ * dictionary mode, which takes far more memory a row. The values are read a chunk and a column at a time. (The result is materialized, not streamed: a streamed
  * result is cut short by any other query on the connection meanwhile, and callers run several at once.)
  */
 function rowObjects(result: DuckDBMaterializedResult): Row[] {
@@ -199,8 +196,8 @@ const FIXED: Partial<Record<DuckDBTypeId, { new (buffer: ArrayBufferLike, byteOf
  * A chunk's column as a list of the values its vector's getItem gives (a number for the numeric types up to INTEGER and
  * DOUBLE, a boolean, an ENUM's text; null where NULL), read straight from the column's memory and validity mask
  * through DuckDB's C API (@duckdb/node-bindings, which @duckdb/node-api reads through too); undefined for any other type,
- * to be read with getItem. getItem takes 60–90 ns a value over a chunk of mixed columns (its validity test makes
- * BigInts), this a few: the JS side of reading a re-judge's 28,800 ratio rows of 24 columns took 90 ms, and takes 25.
+ * to be read with getItem. getItem is slow a value over a chunk of mixed columns (its validity test makes BigInts);
+ * this is not.
  */
 export function fastColumn(chunk: DuckDBDataChunk, index: number, type: DuckDBType, n: number): unknown[] | undefined {
   const enumValues = type instanceof DuckDBEnumType ? type.values : null;
@@ -224,7 +221,7 @@ const LITTLE_ENDIAN = os.endianness() === 'LE';
 
 /**
  * Frees a fetched chunk's data now (its texts included): DuckDB frees it only when the JS object holding it is
- * collected, and V8 does not see that memory (a month of `cbp ratios --json` held ~40 MiB so). The chunk is empty after.
+ * collected, and V8 does not see that memory, so it collects late. The chunk is empty after.
  */
 export function releaseChunk(chunk: DuckDBDataChunk): void {
   duckdb.data_chunk_reset(chunk.chunk);
@@ -249,10 +246,10 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const options: Record<string, string> = {
     memory_limit: opts.memoryLimit ?? DEFAULT_STORE_MEMORY,
     // Memory a query freed goes back to the system at its end once above this (DuckDB's default, 128MB, left a
-    // full alert evaluation holding 110 MiB more between its batches).
+    // full alert evaluation holding more between its batches).
     allocator_flush_threshold: '8MB',
     // ... and any large free (a finished query's hash tables) at once: DuckDB's default, 512MB, left a refresh of
-    // every month's ratio inputs holding 150 MiB more at its peak (546 MiB against 390).
+    // every month's ratio inputs holding more at its peak.
     allocator_bulk_deallocation_flush_threshold: '1MB',
     // Loads never rely on insertion order; dropping it lets DuckDB stream big inserts with less memory.
     preserve_insertion_order: 'false',

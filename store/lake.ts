@@ -182,8 +182,8 @@ export function lakeRetryDelay(attempt: number): number {
 }
 
 /**
- * Rows per Parquet row group of the lake's files. DuckLake's default (122,880, DuckDB's) made a first evaluation of
- * 1,000 MIDs x 72 months run out of the store's 192MB: each writing thread holds a row group until it is full.
+ * Rows per Parquet row group of the lake's files, below DuckLake's default (122,880, DuckDB's): each writing thread
+ * holds a row group until it is full, and a large evaluation's writes must fit the store's memory limit.
  */
 export const LAKE_ROW_GROUP_ROWS = 20480;
 

@@ -95,8 +95,8 @@ export function landingPath(dataDir: string, kind: ReportKind, w: { start: strin
 }
 
 /**
- * A file's sha256, read in 1 MiB chunks into one reused buffer: a stream's fresh chunk per read held ~50 MB
- * more RSS until collected. Used by landing, loads and journal ingestion alike.
+ * A file's sha256, read in 1 MiB chunks into one reused buffer: a stream's fresh chunk per read held memory
+ * until collected. Used by landing, loads and journal ingestion alike.
  */
 export async function sha256Stream(file: string): Promise<string> {
   const h = createHash('sha256');

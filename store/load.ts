@@ -111,7 +111,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     );
   }
   const seen = seenAtFor(opts, meta, w, file);
-  // Hashing a big file costs about a third of reading it into DuckDB: it overlaps the read instead.
+  // Hashing a big file is no small part of the cost of reading it into DuckDB: it overlaps the read instead.
   // The sidecar's digest holds while the file is as landed: same size, not modified after its sidecar was written.
   const st = statSync(file);
   const digest = meta?.sha256 && meta.bytes === st.size && st.mtimeMs <= statSync(metaPath(file)).mtimeMs ? meta.sha256 : undefined;

@@ -7,9 +7,9 @@
 // read its lines as rows of their own — text inside one value became chargebacks. The same happens to a SHORT
 // quoted value holding line breaks in a file bigger than one buffer: its parallel reader starts each 8 MiB
 // buffer after the first at a line break, wherever it is, so one inside a quoted value that crosses a buffer's
-// start makes the value's lines rows (checked: a 100 KB value across 8 MiB invented 422 rows; a value ending
-// in a comma made it refuse the file). Its JSON reader refuses the whole file when one record is past its
-// maximum_object_size, at a size that depends on where the record lies.
+// start makes the value's lines rows (or, for a value ending in a comma, refuses the file). Its JSON reader
+// refuses the whole file when one record is past its maximum_object_size, at a size that depends on where the
+// record lies.
 //
 // So before DuckDB reads a CSV file bigger than SAFE_CSV_RECORD, cbp finds its record boundaries itself (the
 // same quoting rules as DuckDB's reader, one pass at memory speed, most of it jumping from line break to line
@@ -106,7 +106,7 @@ function nextByte(buf: Buffer, c: number, from: number): number {
   return t < 0 ? buf.length : t;
 }
 
-// Synchronous and small, so V8 optimises the byte loop (inside the async function it ran at half the speed).
+// Synchronous and small, so V8 optimises the byte loop (inside the async function it ran slower).
 function scanChunk(buf: Buffer, s: ScanState): void {
   // A plain Uint8Array view for the byte loop; Buffer's own methods for the searches.
   const b = new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
@@ -145,7 +145,7 @@ function scanChunk(buf: Buffer, s: ScanState): void {
     let jump = false;
     for (; i < n; i++) {
       if (st === QUOTED) {
-        // Tight inner loops for the insides of values: a state check per byte cost a third more.
+        // Tight inner loops for the insides of values: a state check per byte costs more.
         const from = i;
         while (i < n && b[i] !== 34) i++;
         // A line break inside [from, i)? Found by searching from one line break to the next, not per byte.

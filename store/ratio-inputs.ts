@@ -47,11 +47,8 @@ async function logicHash(s: Pick<Store, 'all'>): Promise<string> {
 
 /**
  * At most this many MID report rows are computed in one statement (a run of consecutive months), for a store of this
- * memory limit: the memory a statement takes stays within it however long the history. Measured on the ratios bench's
- * data (10,000 MIDs, 4 networks, each run in its own transaction): 300,000 rows fit 256MB; at 192MB 288,000 rows ran
- * out of memory in one first evaluation of five, 192,000 in none of eleven, and peaked lower (340–450 MiB against
- * 430–450); 64,000 fit 128MB over 72 months. Fewer rows a statement cost time: every month of 36 took 2.8–3.0 s at
- * 256MB and 4.2 s at 192MB; 72 months 5.7 s at 256MB, 8.6 s at 192MB and 14 s at 128MB.
+ * memory limit: the memory a statement takes stays within it however long the history. Fewer rows a statement cost
+ * time, so this is the most that fit the limit with room to spare (on bench/ratio-engine.bench.ts's data).
  */
 export function rowsPerStatement(memoryLimit: string): number {
   const mb = sizeBytes(memoryLimit) / 1e6;
@@ -77,8 +74,8 @@ export interface RatioInputsRefresh {
  *
  * Each run of months (rowsPerStatement rows at most) is computed and replaced in a transaction of its own, and the
  * fingerprints and the SQL's hash are recorded last: a transaction holds the rows it inserted in memory until it
- * commits, so one transaction for every month ran out of memory on a long history (72 months at 128MB), and a
- * refresh cut short leaves the old fingerprints (or the old hash), so the next one computes those months again.
+ * commits, so one transaction for every month ran out of memory on a long history, and a refresh cut short leaves
+ * the old fingerprints (or the old hash), so the next one computes those months again.
  */
 export async function refreshRatioInputs(store: Store, opts: { all?: boolean } = {}): Promise<RatioInputsRefresh> {
   // Alone on the connection (store.exclusive): the TC40 temp table is this refresh's between its transactions.

@@ -29,7 +29,7 @@ const FIELDS: readonly string[] = EXPLAINED_RATIO_FIELDS;
 async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ from: string; to: string } | null> {
   if (q.scope === 'month') return { from: q.month as string, to: q.month as string };
   if (q.scope === 'all') return { from: '0000-00', to: '9999-99' };
-  // Two plain reads (the month's zonemaps answer the second): one statement with the month as a subquery took 1 s.
+  // Two plain reads (the month's zonemaps answer the second): one statement with the month as a subquery was slow.
   const mid = q.mid !== undefined ? 'AND mid = $mid' : '';
   const [r] = await store.all<{ month: string | null }>(
     `SELECT max(month) AS month FROM ratio_mart WHERE TRUE ${mid}`,
@@ -74,7 +74,7 @@ export const ONE_THREAD_ROWS = 400_000;
 
 /**
  * Whether the stream's sorts need a session of one thread (the caller opens it so: a reading session's settings are
- * locked): two threads' sorts of a month of 100,000 MIDs did not fit 192MB.
+ * locked): two threads' sorts of a large month do not fit the store's default memory limit.
  */
 export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQuery): Promise<boolean> {
   const span = await monthsOf(store, q);
@@ -131,7 +131,7 @@ async function streamMonths(
           const lines: string[] = new Array(rows);
           for (let i = 0; i < rows; i++) lines[i] = String(vector.getItem(i));
           releaseChunk(chunk);
-          // In pieces of a few lines: a text of a whole chunk (2.5 MB) is a large object, which V8 collects late.
+          // In pieces of a few lines: a text of a whole chunk is a large object, which V8 collects late.
           for (let i = 0; i < rows; i += PIECE_LINES) {
             await write(`${n + i === 0 ? '\n' : ',\n'}${lines.slice(i, i + PIECE_LINES).join(',\n')}`);
           }
@@ -180,8 +180,8 @@ export interface ShownMonth {
 
 /**
  * The rows `cbp ratios` prints, from the kept table: each month's `limit` rows most at risk (0: every row), in the order
- * and with the fields of `cbp ratios --json`, and each month's counts. A terminal's table of 10,000 MIDs (50,000 rows
- * a month) took 10.5 s and 1.1 GiB built in JS.
+ * and with the fields of `cbp ratios --json`, and each month's counts. Built in SQL: a terminal's table of a large
+ * portfolio built in JS was slow and held much memory.
  */
 export async function shownRatios(store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, limit: number): Promise<{ rows: unknown[]; months: ShownMonth[] }> {
   const span = await monthsOf(store, q);

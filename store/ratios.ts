@@ -140,10 +140,9 @@ function ratioSql(q: RatioQuery): { where: string[]; params: Record<string, stri
 }
 
 /**
- * Calls fn with the ratio rows of batchMids MIDs at a time (default 200: ~115k rows), each batch sorted by mid,
- * network, program, metric, month. The views push the MID range down to mid_stats, so DuckDB's memory
- * stays bounded at any number of MIDs (a single query over 10,000 MIDs x 36 months did not fit even 384 MB;
- * the store now runs at 192MB, CBP_STORE_MEMORY_LIMIT).
+ * Calls fn with the ratio rows of batchMids MIDs at a time (default 1000), each batch sorted by mid, network,
+ * program, metric, month. The views push the MID range down to mid_stats, so DuckDB's memory stays bounded at any
+ * number of MIDs (a single query over a large portfolio did not fit the store's limit, CBP_STORE_MEMORY_LIMIT).
  */
 export async function forEachRatioBatch(
   store: QueryStore, q: RatioQuery, fn: (rows: RatioRow[]) => void | Promise<void>, batchMids = 1000,

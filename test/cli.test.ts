@@ -240,7 +240,7 @@ describe.concurrent('settings checked before any work', { timeout: 180_000 }, ()
 });
 
 describe('cbp start-up', { timeout: 180_000 }, () => {
-  // `cbp --version` and `--help` took ~2 s when every command imported DuckDB, fastify, undici... at the top.
+  // `cbp --version` and `--help` were slow when every command imported DuckDB, fastify, undici... at the top.
   // Commands load those in their actions (cli/commands/index.ts); bench/startup.bench.ts measures the start.
   it(`\`cbp --version\` and \`--help\` load none of ${HEAVY_PACKAGES.join(', ')}`, async () => {
     for (const args of [['--version'], ['--help'], ['run', 'nightly', '--help'], ['schedule', 'apply', '--help']]) {

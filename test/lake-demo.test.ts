@@ -1,5 +1,5 @@
 // `cbp demo --lake` whole: its own PostgreSQL, a Temporal dev server, two workers as on two hosts, nothing left running.
-// A file of its own (2.5 minutes on 2 cores): the other lake cases run beside it in the other test process.
+// A file of its own (it runs long): the other lake cases run beside it in the other test process.
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import { tempDir } from './helpers/tmp.ts';
 describe.skipIf(skipLake)(lakeTitle('cbp demo --lake'), { timeout: 600_000 }, () => {
   it.skipIf(skipTemporal)('runs `cbp demo --lake`: its own PostgreSQL, a Temporal dev server with two workers as on two hosts sharing the work, and nothing left running', async () => {
     const dataDir = path.join(tempDir(), 'demo');
-    // (the demo on a dev server runs 2.5 minutes on 2 cores, more beside other tests: the kill timer is a hang guard)
+    // (the demo on a dev server runs long, longer beside other tests: the kill timer is a hang guard)
     const r = await cbp(['demo', '--lake', '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
     expect(r.code, r.stderr).toBe(0);
     const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(r.stderr)?.[1]);

@@ -192,8 +192,8 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
       expect(bottom).toBeGreaterThan(500);
       const shot = path.join(ARTIFACTS, 'readme.png');
       await page.screenshot({ path: shot, fullPage: true, clip: { x: 0, y: 0, width: 1640, height: bottom + 10 } });
-      // Kept small enough for the repository (the committed one is checked too): 400 KiB since the at-risk table has a
-      // column of headroom and fee words (issue #28; 355 KiB with four rows a month, 317 with three).
+      // Kept small enough for the repository (the committed one is checked too): 400 KiB, room for the at-risk table's
+      // column of headroom and fee words (issue #28).
       expect(fs.statSync(shot).size).toBeLessThan(400 * 1024);
       if (process.env.CBP_UPDATE_DOCS_SHOT === '1') fs.copyFileSync(shot, DOCS_SHOT);
       expect(fs.statSync(DOCS_SHOT).size).toBeLessThan(400 * 1024);

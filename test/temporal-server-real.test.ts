@@ -299,8 +299,8 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
         nightly: { scheduleId: id, input, paused: true },
         ingest: { scheduleId: `${id}-ingest`, paused: true },
       });
-    // A nightly with its pipeline (events, enrichment, ratios, notices, snapshot) takes 1-3 s here, so the
-    // default is ten nights across a month's end; CBP_REAL_NIGHTS=61 runs two months (about 3 minutes).
+    // A nightly with its pipeline (events, enrichment, ratios, notices, snapshot) is slow here, so the default is
+    // ten nights across a month's end; CBP_REAL_NIGHTS=61 runs two months.
     const NIGHTS = Number(process.env.CBP_REAL_NIGHTS ?? 10);
     const from = addDays(`${addDays(TODAY, -60).slice(0, 8)}01`, -5);
     const to = addDays(from, NIGHTS - 1);
@@ -379,7 +379,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
         // Temporal warns at 10,240 events and 10 MB, and ends a run at 51,200 events or 50 MB.
         expect(hist.events.length).toBeLessThan(10_240 / 4);
         expect(Buffer.byteLength(JSON.stringify(hist))).toBeLessThan(2 * 1024 * 1024);
-        // The first and the last run are kept as fixtures (about 1 MB each); the ones between are only checked.
+        // The first and the last run are kept as fixtures; the ones between are only checked.
         await checkAndRecord(chain.length === 1 ? 'backfill-continued' : next ? undefined : 'backfill-last', h);
         runId = next?.workflowExecutionContinuedAsNewEventAttributes.newExecutionRunId;
       }

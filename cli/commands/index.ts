@@ -3,7 +3,7 @@
 // for `cbp --help` or a name it does not know (commander lists them and suggests the nearest), none for
 // `cbp --version`. Within a module, DuckDB (store/db, store/analyst, store/snapshot, store/export), Temporal (worker/,
 // ../temporal.ts), fastify (webhook/server, sandbox/server, ./demo.ts), undici (client/, activities/) and nodemailer
-// (alerts/notifiers/) load in the action that uses them: each adds 0.1-0.4 s to a start (bench/startup.bench.ts;
+// (alerts/notifiers/) load in the action that uses them: each slows a start (bench/startup.bench.ts measures it;
 // test/cli.test.ts fails when `cbp --version` loads more than commander, or `--help` one of those).
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';

@@ -286,7 +286,7 @@ export function register(program: Command, ctx: Ctx): void {
           view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
         }
         if (o.json && keptHolds) {
-          // A fresh session streams: the freshness check's memory (80 MiB at 10,000 MIDs) is given back with the first.
+          // A fresh session streams: the freshness check's memory is given back with the first.
           // It runs cbp's statements only, so it can give back its cache after each slice (flat in the months).
           const threads = (await streamNeedsOneThread(store, stream)) ? 1 : undefined;
           store.close();

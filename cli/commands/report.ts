@@ -189,7 +189,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   } finally {
     store.close();
   }
-  // Rendered once the store is closed: the charting code (80 MiB once loaded) and the page's text do not sit beside DuckDB's memory.
+  // Rendered once the store is closed: the charting code (large once loaded) and the page's text do not sit beside DuckDB's memory.
   const { renderReport } = await import('../../report/html.ts');
   const html = renderReport(data);
   // Checked again: another process may have put a file there while the report was being built.

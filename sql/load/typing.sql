@@ -10,7 +10,7 @@
 CREATE OR REPLACE TEMP MACRO load_nz(v) AS
   CASE WHEN NOT starts_with(v, ' ') AND NOT ends_with(v, ' ') AND strlen(v) = length(v) THEN NULLIF(v, '') ELSE NULLIF(trim(v), '') END;
 
--- Descriptive text kept as received; only an empty string means "not given" (trimming every cell doubled the cost).
+-- Descriptive text kept as received; only an empty string means "not given" (trimming every cell costs too much).
 CREATE OR REPLACE TEMP MACRO load_txt(v) AS NULLIF(v, '');
 
 -- A raw value as a quarantine reason shows it.
@@ -30,7 +30,7 @@ CREATE OR REPLACE TEMP MACRO load_float(v) AS
 
 -- Both spellings of the spec, a fraction, Z/UTC/an offset, or a bare date (midnight). The usual shapes —
 -- YYYY-MM-DD HH:MM:SS (either separator, an optional Z) and YYYY-MM-DD — take DuckDB's plain TIMESTAMP cast,
--- ten times cheaper than the zone-aware one: no offset fits in them, and LIKE with fixed-width patterns
+-- far cheaper than the zone-aware one: no offset fits in them, and LIKE with fixed-width patterns
 -- recognises them without copying the value. Anything else (an offset, a fraction, lower-case t/z, padding,
 -- or what the plain cast refuses) goes through TIMESTAMPTZ (the session zone is UTC, set by openStore, so the
 -- result is UTC wall time). The digit gate keeps DuckDB's special words ('epoch', 'infinity') and signed

@@ -15,7 +15,7 @@ CREATE OR REPLACE MACRO stg_events_str(p, f) AS NULLIF(trim(json_extract_string(
 -- timezone('UTC', ...), which does not depend on the session. Both give what the loader's cast gives in its
 -- UTC session (store/ingest.ts), so event_timestamp and the typed payload fields agree.
 -- The spec's own spelling (2026-02-01T03:47:10Z) goes first, straight to TIMESTAMP without its Z: the same wall
--- time, without the time zone machinery of a TIMESTAMPTZ cast (5x the cost, paid on every event a ratio reads).
+-- time, without the time zone machinery of a TIMESTAMPTZ cast (far costlier, paid on every event a ratio reads).
 CREATE OR REPLACE MACRO stg_utc_timestamp(s) AS
   CASE
     WHEN regexp_full_match(s, '\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z') THEN TRY_CAST(left(s, -1) AS TIMESTAMP)

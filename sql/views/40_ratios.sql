@@ -31,8 +31,8 @@ WITH w AS (
     AND window_start >= first_day AND window_start <= last_day
 ), best AS (
   -- Each field of the picked row on its own (arg_max_null: a NULL of that row is kept, where arg_max would take another
-  -- row's value). Fixed-size states: one arg_max of a STRUCT of the fields needed 1.1 GB for every month of 10,000 MIDs
-  -- and could not spill, so mart_ratios over a large store did not fit the store's memory limit.
+  -- row's value). Fixed-size states: one arg_max of a STRUCT of the fields could not spill, so mart_ratios over a
+  -- large store did not fit the store's memory limit.
   SELECT mid, network, month_idx,
     arg_max_null(window_start, pick) AS window_start, arg_max_null(window_end, pick) AS window_end,
     arg_max_null(chargeback_count, pick) AS chargeback_count, arg_max_null(chargeback_amount, pick) AS chargeback_amount,
@@ -99,7 +99,7 @@ WHERE event_type IN ('prevention.new', 'prevention.match');
 -- counts whichever of the two events arrived.
 CREATE OR REPLACE VIEW int_tc40__reports AS
 WITH raw AS (
-  -- Every field read in one pass over the payload (a ->> each parsed the JSON text again: half the time of the view).
+  -- Every field read in one pass over the payload (a ->> each parsed the JSON text again).
   SELECT json_extract_string(payload, ['$.prevention_guid', '$.mid', '$.prevention_timestamp', '$.amount', '$.prevention_type']) AS f,
          event_timestamp
   FROM int_tc40__events

@@ -4,7 +4,7 @@
 -- Text of reasons (the oracle's, test/oracle/explain.ts, writes the same): a fraction as a percentage rounded half up through whole
 -- hundredths (0.0131 -> '1.31 %'); a figure with thousands separators and up to 2 decimals, trailing zeros dropped
 -- (1500 -> '1,500', 1234.5 -> '1,234.5'); a negative one with its sign before the figure of its magnitude. The
--- rounded value is a BIGINT where it fits (in HUGEINT arithmetic these texts took 3 to 6 times as long), and a whole
+-- rounded value is a BIGINT where it fits (HUGEINT arithmetic makes these texts much slower), and a whole
 -- number below 10^13 (every count) is written as it is.
 CREATE OR REPLACE MACRO cbp_hundredths_text(c) AS ((c // 100)::VARCHAR || '.' || lpad((c % 100)::VARCHAR, 2, '0'));
 

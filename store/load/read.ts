@@ -173,13 +173,13 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
           `${shown} lacks ${missing.length === 1 ? 'a column' : 'columns'} every ${kind} row needs: ${missing.join(', ')}. Nothing was loaded: export the report again with ${missing.length === 1 ? 'it' : 'them'}, and load it again.`,
         );
       }
-      // Records longer than DuckDB's reader takes for certain are found first (a few tens of milliseconds for
-      // a 1M-row file) and read by cbp; a file that ends inside a quoted value is refused here.
+      // Records longer than DuckDB's reader takes for certain are found first (a quick scan) and read by cbp;
+      // a file that ends inside a quoted value is refused here.
       let src = file;
       // DuckDB's parallel reader starts each buffer after the first at a line break, even one inside a quoted
       // value: the value's lines became rows (or a never-closed quote). A file bigger than one buffer with a
       // quoted line break is read serially, which reads it exactly at much the same speed; one buffer is always
-      // read serially (checked at 6, 9 and 30 MiB); a file with none keeps the parallel read.
+      // read serially; a file with none keeps the parallel read.
       let serial = false;
       const size = statSync(file).size;
       if (size > SAFE_CSV_RECORD) {
@@ -202,8 +202,8 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
         }
       }
       // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
-      // 8 MiB read buffers instead of DuckDB's 32 MiB: a 1M-row load peaked at 341–363 MB of process RSS instead
-      // of 383–451 MB, at the same speed (no record longer than SAFE_CSV_RECORD reaches the reader).
+      // 8 MiB read buffers instead of DuckDB's 32 MiB: the process's peak memory is lower at the same speed (no
+      // record longer than SAFE_CSV_RECORD reaches the reader).
       const csv = `read_csv(${q(src)}, ${dialect}, buffer_size=${CSV_BUFFER},${serial ? ' parallel=false,' : ''} auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
       const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
       sql = `SELECT ${select.join(', ')}, NULL::BIGINT AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM ${csv}`;

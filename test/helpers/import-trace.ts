@@ -8,8 +8,8 @@ import { tempDir } from './tmp.ts';
 const TRACER = fileURLToPath(new URL('./import-trace.mjs', import.meta.url));
 
 /**
- * Packages that take 0.1–0.4 s each to load (bench/startup.bench.ts), so only the commands that use them
- * load them, never `cbp --version` or `--help`.
+ * Packages slow to load (bench/startup.bench.ts measures them), so only the commands that use them load them,
+ * never `cbp --version` or `--help`.
  */
 export const HEAVY_PACKAGES = ['@duckdb/node-api', '@temporalio/client', '@temporalio/worker', 'fastify', 'undici', 'nodemailer', 'echarts', '@resvg/resvg-js'] as const;
 
