@@ -1,5 +1,6 @@
 // The alert state machine over a real store (evaluateAlerts: the ratio table judged in SQL, then notices): reached once,
 // escalated, resolved, projected; idempotent; states and ratio rows rewritten only from the months that changed.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAfterLoad, evaluateAlerts, listAlerts } from '../alerts/engine.ts';
@@ -300,9 +301,16 @@ describe('alert notices', () => {
     expect(d3Notices).toEqual([['reached', '2026-05', true], ['reached', '2026-06', true], ['resolved', '2026-05', true]]);
   });
 
-  it('derives stable notice ids', () => {
-    expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toBe(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01'));
-    expect(noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01')).toMatch(/^ntc_[0-9a-f]{32}$/);
+  it('derives notice ids from what the notice is about, and from nothing else', () => {
+    const id = noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-01');
+    // The same text in every release: a re-run's notice must find the first one's id (the outbox's key).
+    expect(id).toBe('ntc_' + createHash('sha256').update(['reached', 'm', 'visa', 'vamp', 'excessive', '2026-01'].join('\u0000')).digest('hex').slice(0, 32));
+    // Each part counts, and parts do not run into each other ('m1' + 'visa' is not 'm' + '1visa').
+    const others = [noticeId('resolved', 'm', 'visa', 'vamp', 'excessive', '2026-01'), noticeId('reached', 'm2', 'visa', 'vamp', 'excessive', '2026-01'),
+      noticeId('reached', 'm', 'mastercard', 'vamp', 'excessive', '2026-01'), noticeId('reached', 'm', 'visa', 'vdmp', 'excessive', '2026-01'),
+      noticeId('reached', 'm', 'visa', 'vamp', 'early_warning', '2026-01'), noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-02'),
+      noticeId('reached', 'm1', 'visa', 'vamp', 'excessive', '2026-01'), noticeId('reached', 'm', '1visa', 'vamp', 'excessive', '2026-01')];
+    expect(new Set([id, ...others]).size).toBe(others.length + 1);
     expect(deriveNotices([], [], { notifySince: '2026-01', now: now.toISOString() })).toEqual([]);
   });
 });

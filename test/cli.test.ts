@@ -91,7 +91,9 @@ describe.concurrent('cbp command', { timeout: 180_000 }, () => {
   it('`cbp demo --help` exits 0 and describes the demo', async () => {
     const r = await cbp(['demo', '--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/sandbox/);
+    expect(r.stdout).toMatch(/^Usage: cbp demo \[options\]/);
+    expect(r.stdout).toMatch(/end to end against an in-process sandbox/);
+    for (const flag of ['--data-dir <dir>', '--start <date>', '--days <n>', '--temporal', '--lake', '--json']) expect(r.stdout).toContain(flag);
   });
 
   it('`cbp config show --json` prints JSON with secrets hidden', async () => {

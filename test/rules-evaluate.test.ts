@@ -79,6 +79,11 @@ describe('other networks', () => {
     expect(evaluateRows([d(101, 10_000)], rules)[0].level).toBe('excessive');
     expect(evaluateRows([d(100, 10_000)], rules)[0].level).toBeNull(); // exactly 1 % is not above
     expect(evaluateRows([d(99, 100)], rules)[0].level).toBeNull(); // count floor
+    // Net sales are M's own transactions (the ratio divides by M−1's): 150 over 10,000 (1.5 %) with 99 sales in M
+    // fails on net sales alone; with 100 it is excessive.
+    const sales = (n: number) => ({ ...d(150, 10_000), month_transaction_count: n });
+    expect(evaluateRows([sales(99)], rules)[0].level).toBeNull();
+    expect(evaluateRows([sales(100)], rules)[0].level).toBe('excessive');
   });
 
   it('applies VAMP 2.2 % until 2026-03-31 and 1.5 % from 2026-04-01', () => {

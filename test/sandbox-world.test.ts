@@ -43,6 +43,14 @@ describe('sandbox over the generated world', () => {
     await app.inject({ method: 'POST', url: '/_sandbox/settle' });
     const matches = (await app.inject({ method: 'GET', url: '/_sandbox/events' })).json().filter((e: { event_type: string }) => e.event_type.endsWith('.match'));
     expect(matches.length).toBeGreaterThan(0);
-    for (const m of matches) expect(EventSchema.safeParse(m).success).toBe(true);
+    // Each match names an order pushed, and it is the case's own: the same MID, card and amount.
+    const pushed = new Map(orders.map((o) => [o.order_id, o]));
+    for (const m of matches) {
+      expect(EventSchema.safeParse(m).success).toBe(true);
+      const o = pushed.get(m.order_id);
+      expect(o, `${m.event_type} ${m.case_number ?? m.alert_case_id} names order ${m.order_id}, never pushed`).toBeDefined();
+      expect({ last4: o!.cc_last_4, amount: Number(o!.order_total) }).toEqual({ last4: m.card_last_4, amount: Number(m.amount) });
+      if (m.mid !== undefined) expect(o!.transaction_merchant_id).toBe(m.mid);
+    }
   });
 });
