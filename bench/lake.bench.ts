@@ -1,0 +1,83 @@
+// The demo's steps on a DuckDB file and on a lake, side by side in one run: the lake's catalog a PostgreSQL on
+// loopback, then the same behind a proxy adding 5 ms to every request, as a catalog on another host would. Also the
+// first open of a new lake. Goals (issue #36): each step and the whole demo ≤ 1.3× the file on loopback, ≤ 2× at
+// 5 ms; a first open ≤ 2 s. Needs PostgreSQL and `npm run lake:install` (skipped, and said so, without them).
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { runDemo } from '../cli/commands/demo.ts';
+import { postgresBin, startLocalPostgres } from '../lib/local-postgres.ts';
+import { openStore } from '../store/db.ts';
+import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../store/lake.ts';
+
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 5);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-lake-demo-'));
+
+/** The demo's step times (its "[n/9] label … (x s)" lines) and its whole time, in seconds. */
+async function demo(name: string, lake?: { store: string; dataPath: string }): Promise<Map<string, number>> {
+  const steps = new Map<string, number>();
+  const t0 = performance.now();
+  await runDemo({
+    dataDir: path.join(dir, name),
+    lake,
+    write: (line) => {
+      const m = /^\[\d+\/\d+\] (\S+)\s.*\((\d+(?:\.\d+)?) s\)$/.exec(line);
+      if (m) steps.set(m[1]!, Number(m[2]));
+    },
+  });
+  steps.set('whole demo', (performance.now() - t0) / 1000);
+  return steps;
+}
+
+/** A TCP proxy to 127.0.0.1:port that holds every request (a chunk from the client) for `ms` before passing it on. */
+async function slowProxy(port: number, ms: number): Promise<{ port: number; close: () => void }> {
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, '127.0.0.1');
+    client.on('data', (d) => setTimeout(() => upstream.write(d), ms));
+    upstream.on('data', (d) => client.write(d));
+    const end = () => { client.destroy(); upstream.destroy(); };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+}
+
+if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.5.5'))) {
+  console.log('lake bench skipped: it needs PostgreSQL (initdb, postgres) and `npm run lake:install`');
+} else {
+  const pg = await startLocalPostgres(path.join(dir, 'pg'));
+  const proxy = await slowProxy(pg.port, LATENCY_MS);
+  try {
+    const lakeAt = (db: string, port = pg.port) => {
+      pg.createDb(db);
+      const dataPath = path.join(dir, `${db}-data`);
+      fs.mkdirSync(dataPath);
+      return { catalog: pg.dsn(db).replace(`port=${pg.port}`, `port=${port}`), dataPath };
+    };
+    const firstOpen = async (db: string, port?: number) => {
+      const lake = lakeAt(db, port);
+      const t = performance.now();
+      (await openStore({ dbPath: 'lake', lake })).close();
+      return (performance.now() - t) / 1000;
+    };
+    const open = { loopback: await firstOpen('first_open'), slow: await firstOpen('first_open_slow', proxy.port) };
+    const toDemo = (l: { catalog: string; dataPath: string }) => ({ store: `ducklake:postgres:${l.catalog}`, dataPath: l.dataPath });
+    console.log(`First open of a new lake: ${open.loopback.toFixed(2)} s on loopback (goal ≤ 2 s), ${open.slow.toFixed(2)} s behind ${LATENCY_MS} ms a request`);
+    const file = await demo('file');
+    const f = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(1));
+    const r = (a: number | undefined, b: number | undefined) => (a === undefined || !b ? '—' : `${(a / b).toFixed(2)}×`);
+    const table = (title: string, other: Map<string, number>, goal: string) => {
+      console.log(`\nThe demo's steps, seconds: ${title}`);
+      console.log(`${'step'.padEnd(14)} ${'file'.padStart(6)} ${'lake'.padStart(6)} ${'ratio'.padStart(7)}  goal ${goal}`);
+      for (const [step, s] of file) console.log(`${step.padEnd(14)} ${f(s).padStart(6)} ${f(other.get(step)).padStart(6)} ${r(other.get(step), s).padStart(7)}`);
+    };
+    table('the lake on loopback', await demo('lake', toDemo(lakeAt('demo'))), '≤ 1.3×');
+    if (process.env.BENCH_LAKE_SLOW !== '0') table(`the lake behind ${LATENCY_MS} ms a request`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port))), '≤ 2×');
+  } finally {
+    proxy.close();
+    await pg.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
