@@ -80,6 +80,7 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
             } finally {
               r.close();
             }
+            await new Promise((res) => setTimeout(res, 50));
           }
         })();
         const upkeep = await open();

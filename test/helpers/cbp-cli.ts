@@ -1,5 +1,6 @@
 // The cbp command as a child process (bin/cbp-dev.js: the sources, through tsx), its output and exit code.
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,4 +22,19 @@ export function runCbp(args: string[], o: { cwd: string; env?: Record<string, st
     child.stderr.on('data', (d) => (stderr += String(d)));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+const RUNTIME = ['activities', 'alerts', 'cli', 'client', 'contract', 'lib', 'report', 'rules', 'sandbox', 'store', 'webhook', 'worker', 'workflows', 'sql'];
+
+/**
+ * The CLI's entry a test spawns where start-up time counts: the built one (bin/cbp.js, dist/) when it is newer than
+ * every source it is built from (npm ci builds it), else the sources through tsx (bin/cbp-dev.js).
+ */
+export function cbpEntry(): string {
+  const built = path.join(ROOT, 'dist', 'cli', 'index.js');
+  if (!existsSync(built)) return path.join(ROOT, 'bin', 'cbp-dev.js');
+  const at = statSync(built).mtimeMs;
+  const newer = (dir: string): boolean => readdirSync(dir, { withFileTypes: true }).some((e) =>
+    e.isDirectory() ? newer(path.join(dir, e.name)) : /\.(ts|sql|json)$/.test(e.name) && statSync(path.join(dir, e.name)).mtimeMs > at);
+  return RUNTIME.some((d) => existsSync(path.join(ROOT, d)) && newer(path.join(ROOT, d))) ? path.join(ROOT, 'bin', 'cbp-dev.js') : path.join(ROOT, 'bin', 'cbp.js');
 }
