@@ -1,0 +1,156 @@
+// The backtest of the chance of a breach (rules/forecast.ts; issue #39): months replayed day by day, the forecast
+// against the straight line (the month to date scaled by the days left, read as yes or no). Two data sets: the
+// sandbox's world (its MIDs' chargebacks and TC40s, healthy, hovering and breaching) and a generated portfolio whose
+// daily counts are Poisson under a monthly drift, a weekday pattern and bursts (not the forecast's own model).
+// Each month's level is its network's entry level in the default rules (ratio and count minimum).
+// Prints the calibration table, the Brier scores, and the early warning's lead and false alarms, beside the goals.
+import { generateWorld } from '../sandbox/generate.ts';
+import { parseScenario } from '../sandbox/scenario.ts';
+import { forecast, neededCount, type LevelNeed } from '../rules/forecast.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { inForce, rulesFor } from '../rules/rule-set.ts';
+
+/** One series: daily counts and transactions by day (YYYY-MM-DD), the level it is judged against, its denominator basis. */
+interface Series { name: string; counts: Map<string, number>; tx: Map<string, number>; network: string; program: string; prevMonth: boolean }
+interface Case { p: number; line: number; y: number; warnDay: number | null; lineDay: number | null; days: number }
+
+const DAYS = [5, 10, 15, 20];
+const WARN = 0.5;
+const PROGRAMS: Record<string, { program: string; level: string; prevMonth: boolean }> = {
+  mastercard: { program: 'ecp', level: 'ecm', prevMonth: true },
+  visa: { program: 'vamp', level: 'excessive', prevMonth: false },
+  american_express: { program: 'amex_excessive', level: 'excessive', prevMonth: false },
+  discover: { program: 'discover_excessive', level: 'excessive', prevMonth: true },
+};
+const rules = loadRules();
+
+const dayStr = (t: number) => new Date(t).toISOString().slice(0, 10);
+const monthDays = (m: string) => { const [y, mo] = m.split('-').map(Number); return new Date(Date.UTC(y!, mo!, 0)).getUTCDate(); };
+const addMonth = (m: string, k: number) => { const [y, mo] = m.split('-').map(Number); return new Date(Date.UTC(y!, mo! - 1 + k, 1)).toISOString().slice(0, 7); };
+const day = (m: string, d: number) => `${m}-${String(d).padStart(2, '0')}`;
+const sumDays = (map: Map<string, number>, m: string, from: number, to: number) => { let s = 0; for (let d = from; d <= to; d++) s += map.get(day(m, d)) ?? 0; return s; };
+
+/** The level a series is judged against in a month: its network's entry level in force (ratio and count minimum). */
+function levelNeed(mid: string, s: Series, month: string): LevelNeed | null {
+  const p = PROGRAMS[s.network]!;
+  const r = rulesFor(rules, mid).filter((x) => x.network === s.network && x.program === p.program && x.level === p.level && x.metric === 'count' && inForce(x, month))[0];
+  if (!r) return null;
+  const min = r.conditions.filter((c) => c.field === 'numerator_count').map((c) => (c.comparison === '>' ? c.value + 1 : c.value));
+  return { threshold: r.ratio_threshold, comparison: r.comparison as '>=' | '>', minCount: Math.max(0, ...min) };
+}
+
+/** Every month of a series with six months before it (168 days of history), replayed. */
+function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
+  for (const m of months.slice(6)) {
+    const need = levelNeed(mid, s, m);
+    if (!need) continue;
+    const D = monthDays(m);
+    const total = sumDays(s.counts, m, 1, D);
+    const txMonth = sumDays(s.tx, m, 1, D);
+    const prevTx = sumDays(s.tx, addMonth(m, -1), 1, monthDays(addMonth(m, -1)));
+    const t = s.prevMonth ? prevTx : txMonth;
+    if (t <= 0) continue;
+    const y = total >= neededCount(need, t) ? 1 : 0;
+    const first = Date.UTC(Number(m.slice(0, 4)), Number(m.slice(5, 7)) - 1, 1);
+    const history = Array.from({ length: 168 }, (_, i) => s.counts.get(dayStr(first - (168 - i) * 86_400_000)) ?? 0);
+    const past = [1, 2, 3].map((k) => sumDays(s.tx, addMonth(m, -k), 1, monthDays(addMonth(m, -k)))).filter((x) => x > 0);
+    const mean = past.reduce((a, b) => a + b, 0) / Math.max(1, past.length);
+    const cv = past.length > 1 ? Math.sqrt(past.reduce((a, b) => a + (b - mean) ** 2, 0) / (past.length - 1)) / mean : 0.15;
+    let warnDay: number | null = null;
+    let lineDay: number | null = null;
+    const at = new Map<number, { p: number; line: number }>();
+    for (let d = 1; d < D; d++) {
+      const c = sumDays(s.counts, m, 1, d);
+      const txToDate = sumDays(s.tx, m, 1, d);
+      const den = s.prevMonth ? { known: t } : { toDate: txToDate, monthlyCv: cv };
+      const f = forecast({ daysInMonth: D, daysElapsed: d, firstWeekday: new Date(first).getUTCDay(), countToDate: c, history, denominator: den }, need);
+      const lineT = s.prevMonth ? t : (txToDate * D) / d;
+      const line = (c * D) / d >= neededCount(need, lineT) ? 1 : 0;
+      if (warnDay === null && f.chance >= WARN) warnDay = d;
+      if (lineDay === null && line) lineDay = d;
+      at.set(d, { p: f.chance, line });
+    }
+    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, y, warnDay, lineDay, days: D });
+  }
+}
+
+/** The sandbox's world: MIDs of each profile over 14 months; chargebacks by day received, TC40s in Visa's count. */
+function sandboxSeries(): Array<[string, Series]> {
+  const profiles = ['healthy', 'hovering', 'breaching'] as const;
+  const mids = Array.from({ length: 24 }, (_, i) => ({ mid: `86019900${String(i).padStart(4, '0')}`, profile: profiles[i % 3]!, monthly_transactions: 8_000 + 2_000 * (i % 5) }));
+  const w = generateWorld({ seed: 3939, start: '2026-03-01', scenario: parseScenario({ seed: 3939, history_months: 14, horizon_months: 0, orders: 0, order_share: 0, mids }) });
+  const out = new Map<string, Series>();
+  const get = (mid: string, network: string) => {
+    const k = `${mid}:${network}`;
+    if (!out.has(k)) out.set(k, { name: k, counts: new Map(), tx: new Map(), network, program: PROGRAMS[network]!.program, prevMonth: PROGRAMS[network]!.prevMonth });
+    return out.get(k)!;
+  };
+  for (const d of w.daily) if (PROGRAMS[d.network]) get(d.mid, d.network).tx.set(d.day, (get(d.mid, d.network).tx.get(d.day) ?? 0) + d.transaction_count);
+  const bump = (s: Series, t: string) => s.counts.set(t.slice(0, 10), (s.counts.get(t.slice(0, 10)) ?? 0) + 1);
+  for (const c of w.chargebacks) if (PROGRAMS[c.card_brand] && !(c.card_brand === 'visa' && c.rdr_resolved)) bump(get(c.mid, c.card_brand), c.received_at);
+  for (const a of w.alerts) if (a.card_brand === 'visa' && a.prevention_type === 'tc40') bump(get(a.mid, 'visa'), a.prevention_at);
+  return [...out.entries()].map(([k, s]) => [k.split(':')[0]!, s]);
+}
+
+/** A generated portfolio: per series a base rate near its level, a monthly drift (Gamma), weekdays, bursts. */
+function generatedSeries(n: number, months: number): Array<[string, Series]> {
+  let seed = 20261129;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const poisson = (l: number) => { let k = 0; let p = Math.exp(-Math.min(l, 500)); let s = p; const u = rnd(); while (u > s && k < 5000) { k++; p *= l / k; s += p; } return l > 500 ? Math.round(l + Math.sqrt(l) * (rnd() + rnd() + rnd() - 1.5) * 2) : k; };
+  const gamma = (shape: number) => { let s = 0; for (let i = 0; i < shape; i++) s -= Math.log(rnd()); return s / shape; };
+  const out: Array<[string, Series]> = [];
+  const networks = Object.keys(PROGRAMS);
+  for (let i = 0; i < n; i++) {
+    const network = networks[i % networks.length]!;
+    const s: Series = { name: `g${i}`, counts: new Map(), tx: new Map(), network, program: PROGRAMS[network]!.program, prevMonth: PROGRAMS[network]!.prevMonth };
+    const txDay = 2_000 + Math.floor(rnd() * 8_000);
+    const need = levelNeed('g', s, '2026-06') ?? { threshold: 0.01, comparison: '>=' as const };
+    // Around the level: 0.4 to 1.6 times its ratio, at least its count minimum's rate at times.
+    const base = Math.max(txDay * need.threshold * (0.4 + 1.2 * rnd()), ((need.minCount ?? 0) / 30) * (0.5 + rnd()));
+    for (let k = 0; k < months; k++) {
+      const m = addMonth('2025-01', k);
+      const drift = gamma(6);
+      for (let d = 1; d <= monthDays(m); d++) {
+        const wd = new Date(Date.UTC(Number(m.slice(0, 4)), Number(m.slice(5, 7)) - 1, d)).getUTCDay();
+        const weekly = wd === 0 || wd === 6 ? 0.55 : 1.18;
+        const burst = rnd() < 0.04 ? 4 + 4 * rnd() : 1;
+        s.counts.set(day(m, d), poisson(base * drift * weekly * burst));
+        s.tx.set(day(m, d), Math.round(txDay * weekly * (0.9 + 0.2 * rnd())));
+      }
+    }
+    out.push([`g${i}`, s]);
+  }
+  return out;
+}
+
+function report(name: string, series: Array<[string, Series]>, months: string[] | ((s: Series) => string[])): void {
+  const cases: Case[] = [];
+  for (const [mid, s] of series) replay(mid, s, typeof months === 'function' ? months(s) : months, cases);
+  const brier = (f: (c: Case) => number) => cases.reduce((a, c) => a + (f(c) - c.y) ** 2, 0) / cases.length;
+  const model = brier((c) => c.p);
+  const line = brier((c) => c.line);
+  console.log(`\n${name}: ${cases.length} forecasts (days ${DAYS.join(', ')}), ${cases.filter((c) => c.y).length} of them in months that breached`);
+  console.log(`Brier score: forecast ${model.toFixed(4)}, straight line ${line.toFixed(4)}: ${(model / line).toFixed(2)}× (goal ≤ 0.80×)`);
+  console.log('chance    cases  predicted  observed  within ±10 points (buckets of ≥ 50 cases)');
+  for (let b = 0; b < 10; b++) {
+    const inB = cases.filter((c) => Math.min(9, Math.floor(c.p * 10)) === b);
+    if (!inB.length) continue;
+    const pred = inB.reduce((a, c) => a + c.p, 0) / inB.length;
+    const obs = inB.reduce((a, c) => a + c.y, 0) / inB.length;
+    const ok = inB.length < 50 ? '(few)' : Math.abs(pred - obs) <= 0.1 ? 'yes' : 'NO';
+    console.log(`${`${b * 10}–${b * 10 + 10} %`.padEnd(9)} ${String(inB.length).padStart(5)}  ${(pred * 100).toFixed(1).padStart(8)} %  ${(obs * 100).toFixed(1).padStart(7)} %  ${ok}`);
+  }
+  // Per month (the day-5 case carries the month's days): the warning's lead on the line, and its false alarms.
+  const monthsOf = cases.filter((_, i) => i % DAYS.length === 0);
+  const breached = monthsOf.filter((c) => c.y);
+  const leads = breached.map((c) => (c.lineDay ?? c.days) - (c.warnDay ?? c.days)).sort((a, b) => a - b);
+  const median = leads.length ? leads[Math.floor(leads.length / 2)]! : NaN;
+  const clear = monthsOf.filter((c) => !c.y);
+  const falseAlarms = clear.filter((c) => c.warnDay !== null).length / Math.max(1, clear.length);
+  console.log(`Early warning at ${WARN * 100} %: median lead on the straight line ${median} days over ${breached.length} breached months (goal ≥ 3); fires in ${(falseAlarms * 100).toFixed(1)} % of the ${clear.length} months that ended below (goal ≤ 10 %)`);
+}
+
+const sandbox = sandboxSeries();
+const sandboxMonths = (s: Series) => [...new Set([...s.tx.keys()].map((d) => d.slice(0, 7)))].sort().slice(0, -1);
+report('The sandbox\'s world (24 MIDs × 4 networks, 14 months)', sandbox, sandboxMonths);
+report('A generated portfolio (400 series, 18 months)', generatedSeries(400, 18), Array.from({ length: 18 }, (_, k) => addMonth('2025-01', k)));

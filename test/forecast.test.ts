@@ -1,0 +1,76 @@
+// The chance of a breach (rules/forecast.ts) on cases computed by hand, to three decimals.
+import { describe, expect, it } from 'vitest';
+import { dayDispersion, forecast, neededCount, quantile, remainingCount, tailAtLeast, weekdayWeights, type ForecastInput } from '../rules/forecast.ts';
+
+const at3 = (x: number) => Math.round(x * 1000) / 1000;
+
+describe('the count distributions', () => {
+  it('gives the Poisson and negative binomial tails as computed by hand', () => {
+    // P(X ≥ 15), X ~ Poisson(10): 1 − Σ_{x<15} e^−10 10^x / x! = 0.083
+    expect(at3(tailAtLeast({ mean: 10, phi: 0 }, 15))).toBe(0.083);
+    // X ~ NB(r = 10, p = 1/2), mean 10, variance 20 (phi 0.1): 1 − Σ_{x<15} C(x+9, x) / 2^(10+x) = 0.154
+    expect(at3(tailAtLeast({ mean: 10, phi: 0.1 }, 15))).toBe(0.154);
+    expect(tailAtLeast({ mean: 10, phi: 0 }, 0)).toBe(1);
+    expect(tailAtLeast({ mean: 0, phi: 0 }, 1)).toBe(0);
+    // A count too large to sum term by term is read as normal: Poisson(2,000) ≥ 2,100 is about 1 − Φ(99.5 / 44.72) = 0.013.
+    expect(at3(tailAtLeast({ mean: 2000, phi: 0 }, 2100))).toBe(0.013);
+    expect(quantile({ mean: 2000, phi: 0 }, 0.5)).toBe(2000);
+    // The median of Poisson(40) is 40; its 10 % quantile 32.
+    expect(quantile({ mean: 40, phi: 0 }, 0.5)).toBe(40);
+    expect(quantile({ mean: 40, phi: 0 }, 0.1)).toBe(32);
+  });
+
+  it('needs the count a level takes: the ratio against the threshold, and the count minimum', () => {
+    expect(neededCount({ threshold: 0.01, comparison: '>=' }, 10_000)).toBe(100);
+    expect(neededCount({ threshold: 0.01, comparison: '>' }, 10_000)).toBe(101);
+    expect(neededCount({ threshold: 0.015, comparison: '>=', minCount: 100 }, 1_000)).toBe(100);
+    expect(neededCount({ threshold: 0.0015, comparison: '>=' }, 30_000)).toBe(45);
+  });
+});
+
+describe('a month to date', () => {
+  // Day 15 of 30, 60 chargebacks so far, no history: the rate is Gamma(60.5, 15), so the rest of the month is
+  // NB(r = 60.5, p = 1/2): mean 60.5.
+  const base: ForecastInput = { daysInMonth: 30, daysElapsed: 15, firstWeekday: 3, countToDate: 60, history: [], denominator: { known: 10_000 } };
+
+  it('with a known denominator (a previous month\'s transactions): the chance computed by hand', () => {
+    expect(remainingCount(base)).toEqual({ mean: 60.5, phi: 1 / 60.5 });
+    const f = forecast(base, { threshold: 0.01, comparison: '>=' });
+    // P(R ≥ 100 − 60) = 1 − Σ_{x<40} Γ(x+60.5) / (Γ(60.5) x!) 2^−(60.5+x) = 0.980
+    expect(at3(f.chance)).toBe(0.98);
+    expect(f.expected).toBe(120.5);
+    expect([f.low80, f.high80]).toEqual([60 + 47, 60 + 75]);
+    // 4 a day reaches 100 on day 25.
+    expect(f.paceDay).toBe(25);
+    // A level out of reach at this pace: no day, a small chance.
+    const far = forecast(base, { threshold: 0.02, comparison: '>=' });
+    expect(far.paceDay).toBeNull();
+    expect(far.chance).toBeLessThan(0.01);
+  });
+
+  it('with this month\'s denominator: certain transactions give the known case; uncertain ones spread the chance', () => {
+    const sure = forecast({ ...base, denominator: { toDate: 5_000, monthlyCv: 0 } }, { threshold: 0.01, comparison: '>=' });
+    expect(at3(sure.chance)).toBe(0.98);
+    // Near the line, doubt about the month's transactions pulls the chance towards a half.
+    const edge = { ...base, countToDate: 50 };
+    const known = forecast({ ...edge, denominator: { toDate: 5_000, monthlyCv: 0 } }, { threshold: 0.01, comparison: '>=' }).chance;
+    const unsure = forecast({ ...edge, denominator: { toDate: 5_000, monthlyCv: 0.4 } }, { threshold: 0.01, comparison: '>=' }).chance;
+    expect(Math.abs(unsure - 0.5)).toBeLessThan(Math.abs(known - 0.5) + 1e-9);
+  });
+
+  it('reads a weekday pattern and burstier days from the history, and widens the interval for them', () => {
+    // Weekdays 4 a day, weekends 0, for eight weeks (the day before the 1st is a Tuesday when the 1st is a Wednesday).
+    const weekly = Array.from({ length: 56 }, (_, i) => ((((3 + i - 56) % 7) + 7) % 7 === 0 || (((3 + i - 56) % 7) + 7) % 7 === 6 ? 0 : 4));
+    const w = weekdayWeights(weekly, 3);
+    expect(w[0]!).toBeLessThan(0.2);
+    expect(w[3]!).toBeGreaterThan(1.2);
+    expect(at3(w.reduce((a, b) => a + b, 0) / 7)).toBe(1);
+    expect(dayDispersion(weekly, w, 3)).toBeLessThan(0.05);
+    // The same mean in bursts on no fixed weekday: one day in eight holds eight days' count.
+    const bursty = Array.from({ length: 56 }, (_, i) => (i % 8 === 2 ? (20 / 7) * 8 : 0));
+    const calm = Array.from({ length: 56 }, () => 20 / 7);
+    const wide = forecast({ ...base, history: bursty }, { threshold: 0.01, comparison: '>=' });
+    const narrow = forecast({ ...base, history: calm }, { threshold: 0.01, comparison: '>=' });
+    expect(wide.high80 - wide.low80).toBeGreaterThan(narrow.high80 - narrow.low80);
+  });
+});
