@@ -122,7 +122,7 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
   const sources = [{ file: GENERATED, sql: generatedViews() }, ...files.map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }))];
   const checksum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
   if (store.lake) {
-    await store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)');
+    await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
     const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
     if (kept?.checksum === checksum) return { views: await viewNames(store), skippedViews: [] };
   }
