@@ -15,8 +15,7 @@ export function sizeBytes(text: string): number {
 
 /**
  * The store's DuckDB memory limit unless set (CBP_STORE_MEMORY_LIMIT). DuckDB keeps it only roughly, and the process
- * holds more than it; 192MB loads and judges with less memory than 256MB at the same speed (bench/load.bench.ts and
- * bench/ratio-engine.bench.ts measure it).
+ * holds more than it; a lower limit keeps the process smaller at the same speed (bench/load.bench.ts measures it).
  */
 export const DEFAULT_STORE_MEMORY = '192MB';
 

@@ -10,7 +10,7 @@ import {
   type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
-import { LAKE_ALIAS, LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeAttachStatements, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRetryDelay, lakeRuntimeError, type LakeOptions } from './lake.ts';
+import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, retryLakeRace, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -276,18 +276,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // UTC everywhere (ICU loads only after open, so this cannot be an open option).
     await conn.run("SET TimeZone = 'UTC'");
     if (lake) {
-      // A new lake's first ATTACH makes DuckLake's catalog tables: two hosts at once, and the loser attaches again.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          for (const sql of lakeAttachStatements(lake, readOnly)) await conn.run(sql);
-          break;
-        } catch (e) {
-          const raced = /Failed to initialize DuckLake/i.test((e as Error).message) && /already exists|duplicate key/i.test((e as Error).message);
-          if (!raced || attempt >= LAKE_COMMIT_ATTEMPTS) throw lakeOpenError(lake, e);
-          await conn.run(`DETACH DATABASE IF EXISTS ${LAKE_ALIAS}`).catch(() => undefined);
-          await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
-        }
-      }
+      await attachLake((sql) => conn.run(sql), lake, readOnly);
     }
     for (const sql of opts.initStatements ?? []) await conn.run(sql);
   } catch (e) {
@@ -381,7 +370,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         inTx = true;
         try {
           // On a lake, a commit another process's commit conflicts with is run again whole (store/lake.ts).
-          for (let attempt = 1; ; attempt++) {
+          return await retryLakeRace(async () => {
             bumpOnCommit = txOpts?.generation !== false;
             await run('BEGIN TRANSACTION');
             try {
@@ -391,10 +380,9 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
               return out;
             } catch (e) {
               await run('ROLLBACK').catch(() => undefined);
-              if (!lake || !isLakeConflict(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
-              await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
+              throw e;
             }
-          }
+          }, (e) => lake !== undefined && isLakeConflict(e));
         } finally {
           inTx = false;
         }

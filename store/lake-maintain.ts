@@ -2,7 +2,7 @@
 // Safe beside every other process (docs/lake.md "Upkeep"): no step removes what a running step or a reader in flight
 // may still read, and a step that loses a race with a writer's commit is run again.
 import type { Store } from './db.ts';
-import { LAKE_ALIAS, LAKE_COMMIT_ATTEMPTS, isLakeConflict, lakeRetryDelay } from './lake.ts';
+import { LAKE_ALIAS, isLakeConflict, retryLakeRace } from './lake.ts';
 
 export interface MaintainOptions {
   /** Snapshots younger than this many days are kept (time travel). Default 7. */
@@ -33,17 +33,8 @@ export interface MaintainResult {
 /** A commit race with another process: DuckLake's own conflict, or PostgreSQL's serialization failure under it. */
 const raced = (e: unknown) => isLakeConflict(e) || /could not serialize access|current transaction is aborted/i.test((e as Error)?.message ?? '');
 
-/** Runs an upkeep call, again after it lost a race with another process's commit. */
-async function retried(store: Store, sql: string): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return (await store.all(sql)).length;
-    } catch (e) {
-      if (!raced(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
-      await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
-    }
-  }
-}
+/** Runs an upkeep call, again after it lost a race with another process's commit; the rows it returned. */
+const retried = (store: Store, sql: string): Promise<number> => retryLakeRace(async () => (await store.all(sql)).length, raced);
 
 export async function maintainStore(store: Store, opts: MaintainOptions = {}): Promise<MaintainResult> {
   const keepDays = opts.keepDays ?? 7;

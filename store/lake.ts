@@ -176,6 +176,32 @@ export function isLakeConflict(e: unknown): boolean {
   return /Transaction conflict|Failed to commit DuckLake transaction|Exceeded the maximum retry count/i.test((e as Error)?.message ?? '');
 }
 
+/** Runs fn, again while it fails in a way `raced` says another process's commit caused (LAKE_COMMIT_ATTEMPTS at most). */
+export async function retryLakeRace<T>(fn: () => Promise<T>, raced: (e: unknown) => boolean = isLakeConflict): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!raced(e) || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
+      await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
+    }
+  }
+}
+
+/**
+ * Attaches the lake as the session's default catalog. A new lake's first ATTACH makes DuckLake's catalog tables: of
+ * two hosts at once, the loser attaches again. Errors come out as lakeOpenError says them.
+ */
+export async function attachLake(run: (sql: string) => Promise<unknown>, l: LakeOptions, readOnly: boolean): Promise<void> {
+  const raced = (e: unknown) => /Failed to initialize DuckLake/i.test((e as Error).message) && /already exists|duplicate key/i.test((e as Error).message);
+  await retryLakeRace(async () => {
+    await run(`DETACH DATABASE IF EXISTS ${LAKE_ALIAS}`);
+    for (const sql of lakeAttachStatements(l, readOnly)) await run(sql);
+  }, raced).catch((e: unknown) => {
+    throw lakeOpenError(l, e);
+  });
+}
+
 /** The wait before attempt n+1: 50 ms doubling to 3.2 s, with jitter so that two losers do not meet again. */
 export function lakeRetryDelay(attempt: number): number {
   return Math.min(3200, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random());

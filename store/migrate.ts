@@ -8,7 +8,7 @@ import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
 import { brandSql } from './load/typing.ts';
-import { LAKE_COMMIT_ATTEMPTS, enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, lakeRetryDelay } from './lake.ts';
+import { enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, retryLakeRace } from './lake.ts';
 
 export interface MigrationFile {
   version: number;
@@ -94,17 +94,8 @@ export async function applyMigrations(store: Store, dir: string): Promise<Pick<M
 }
 
 /** A step of a lake's schema, run again when another host's commit of the same schema won (conflict, or made it first). */
-export async function lakeSchemaStep<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (e) {
-      const raced = isLakeConflict(e) || /already exists/i.test((e as Error)?.message ?? '');
-      if (!raced || attempt >= LAKE_COMMIT_ATTEMPTS) throw e;
-      await new Promise((r) => setTimeout(r, lakeRetryDelay(attempt)));
-    }
-  }
-}
+export const lakeSchemaStep = <T>(fn: () => Promise<T>): Promise<T> =>
+  retryLakeRace(fn, (e) => isLakeConflict(e) || /already exists/i.test((e as Error)?.message ?? ''));
 
 /** Where the macros made from the contract's tables come from (made before the files, which use them). */
 const GENERATED = 'store/migrate.ts generatedViews';
