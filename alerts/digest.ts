@@ -8,6 +8,7 @@ import { martFreshness } from '../store/ratio-mart.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import { headroomWords } from '../rules/headroom.ts';
 import { feeWords } from '../rules/fees.ts';
+import { chanceWords } from '../rules/forecast.ts';
 import { daysText } from './due.ts';
 import { noticeChart } from './notifiers/chart.ts';
 import type { NoticeChart } from './notifiers/types.ts';
@@ -59,7 +60,7 @@ export async function buildDigest(store: Store, rules: RuleSet, opts: { now: Dat
 const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(2)} %`);
 const money = (v: number | null, c: string | null) => (v === null ? '–' : `${c ?? ''} ${v.toLocaleString('en-US', { maximumFractionDigits: 2 })}`.trim());
 const esc = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const riskWords = (r: DigestRiskRow) => [headroomWords(r as never), feeWords(r as never)].filter(Boolean).join('; ');
+const riskWords = (r: DigestRiskRow) => [chanceWords(r), headroomWords(r as never), feeWords(r as never)].filter(Boolean).join('; ');
 
 const cases = (n: number) => `${n} case${n === 1 ? '' : 's'}`;
 const overdue = (d: Digest) => d.due.filter((c) => c.overdue).length;
@@ -77,7 +78,7 @@ const dueMore = (n: number) => `${cases(n)} more: cbp disputes due`;
 export function digestText(d: Digest): string {
   const out = [digestSubject(d).replace(/^\[cbp\] /, ''), ''];
   if (d.behind) out.push(`The kept ratio table is behind the data: ${d.behind}.`, '');
-  out.push(`At risk (${d.months.join(' and ') || 'no month evaluated yet'}; ${d.risk.length} of ${d.riskTotal} rows at a level, on watch or unknown):`);
+  out.push(`At risk (${d.months.join(' and ') || 'no month evaluated yet'}; ${d.risk.length} of ${d.riskTotal} rows at a level, on watch, unknown or likely to end the month at one):`);
   for (const r of d.risk) {
     out.push(`- ${r.mid} ${r.network} ${r.program} ${r.month}${r.is_partial ? ' (to date)' : ''}: ${r.state}${r.level ? ` ${r.level}` : ''}, ratio ${pct(r.ratio)}` +
       `${r.next_level ? `, next ${r.next_level}` : ''}${riskWords(r) ? `; ${riskWords(r)}` : ''}${r.state === 'unknown' && r.reason ? `; ${r.reason}` : ''}`);
@@ -104,7 +105,7 @@ export function digestHtml(d: Digest): string {
     `<h2>${esc(digestSubject(d).replace(/^\[cbp\] /, ''))}</h2>`,
     d.behind ? `<p style="color: #a00">The kept ratio table is behind the data: ${esc(d.behind)}.</p>` : '',
     `<h3>At risk (${esc(d.months.join(' and '))}): ${d.risk.length} of ${d.riskTotal}</h3>`,
-    d.risk.length ? `<table style="border-collapse: collapse; font-size: 13px">${head(['MID', 'network', 'program', 'month', 'state', 'ratio', 'next level', 'headroom and fee (estimates)'])}\n${risk}</table>` : '<p>None.</p>',
+    d.risk.length ? `<table style="border-collapse: collapse; font-size: 13px">${head(['MID', 'network', 'program', 'month', 'state', 'ratio', 'next level', 'chance, headroom and fee (estimates)'])}\n${risk}</table>` : '<p>None.</p>',
     `<h3>Representment overdue or due within ${d.dueWithin} days of ${esc(d.day)} (overdue first)</h3>`,
     d.due.length ? `<table style="border-collapse: collapse; font-size: 13px">${head(['MID', 'case', 'network', 'amount', 'due', 'days left'])}\n${due}</table>` : '<p>None.</p>',
     shown.more ? `<p>${esc(dueMore(shown.more))}</p>` : '',

@@ -12,6 +12,7 @@ import type { RuleSet } from '../rules/thresholds.ts';
 import type { JudgedMonth } from './judged-month.ts';
 import { judgeBatch, type Notice } from './notices.ts';
 import { deliveryState } from './outbox.ts';
+import { likelyNotices } from './likely.ts';
 
 export type { Delivery, Notice } from './notices.ts';
 
@@ -67,6 +68,10 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions):
     result.levelsReached += j.levelsReached;
     result.projectedLevels += j.projectedLevels;
   }
+  // The early warnings of the open months' chances (kept by the refresh), once per series, level and month.
+  const likely = await likelyNotices(store, opts.rules, { notifySince, now, known });
+  await recordJudgement(store, { states: [], fresh: likely.fresh, promoted: likely.promoted.map((n) => n.notice_id) });
+  result.newNotices.push(...likely.fresh, ...likely.promoted);
   await store.releaseMemory('allocator');
   return result;
 }

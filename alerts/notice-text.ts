@@ -66,6 +66,8 @@ export function noticeMessage(
       const threshold = n.ratio_threshold === null ? '' : `, threshold ${n.comparison ?? '>='} ${pctNear(n.ratio_threshold, null)}`;
       return `${what}: PROJECTION — at the current run rate ${n.month} would end at level ${n.level}: ${how}: ${figures}${threshold}`;
     }
+    // Written with its forecast when it is made (alerts/likely.ts); this is what it says without one.
+    case 'likely': return `${what}: LIKELY — ${n.month}${mtd} may end at level ${n.level}: ${fig}${thr}`;
     // Their text is written when they are made (alerts/pipeline-notices.ts); this is never asked for it.
     case 'pipeline_failed':
     case 'pipeline_recovered':

@@ -1,12 +1,16 @@
 // The ratio table brought up to date under a rule set: the rules as tables (rules/rule-table.ts), then the judge
-// (store/ratio-refresh.ts).
+// (store/ratio-refresh.ts), then the chances of a breach (alerts/forecast.ts).
 import type { Store } from '../store/db.ts';
 import { refreshRatioTable, type RatioRefresh } from '../store/ratio-refresh.ts';
 import { ruleTables } from '../rules/rule-table.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
+import { refreshForecasts } from './forecast.ts';
 
 export type { RatioRefresh } from '../store/ratio-refresh.ts';
 
-export function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
-  return refreshRatioTable(store, ruleTables(rules), opts);
+/** The ratio table, then the open months' chances of a breach when the table was written (alerts/forecast.ts). */
+export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
+  const r = await refreshRatioTable(store, ruleTables(rules), opts);
+  await refreshForecasts(store, rules);
+  return r;
 }

@@ -2,6 +2,7 @@
 // and fees in words under it, and the notes that say how to read it.
 import { headroomWords } from '../rules/headroom.ts';
 import { feeWords } from '../rules/fees.ts';
+import { chancePct, chanceWords } from '../rules/forecast.ts';
 import { noRegionNote } from '../rules/regions.ts';
 import type { RatioOutRow, RatiosView } from './commands/ratios.ts';
 /** The table fits a terminal this wide: the last column (why not the next level) is cut to fit. */
@@ -74,7 +75,14 @@ function whyText(r: RatioOutRow): string {
   return parts.join('; ');
 }
 
-const HEAD = ['state', 'mid', 'program', 'ratio', 'next at', 'close', 'figures', 'region', 'marks', 'why not the next level'];
+/** An open month's chance of a breach: "94%", "<1%", ">99%", with its level when it is not the next one. */
+export function chanceText(r: Pick<RatioOutRow, 'chance' | 'chance_level' | 'next_level'>): string {
+  if (r.chance === null) return '-';
+  const p = `${chancePct(r.chance)}%`;
+  return r.chance_level && r.chance_level !== r.next_level ? `${p} ${r.chance_level}` : p;
+}
+
+const HEAD = ['state', 'mid', 'program', 'ratio', 'next at', 'close', 'chance', 'figures', 'region', 'marks', 'why not the next level'];
 const RIGHT = new Set([3, 5]);
 
 const regionText = (r: RatioOutRow) => (r.region === null ? '-' : `${r.region}${r.region_source === 'default' ? '*' : ''}`);
@@ -88,6 +96,7 @@ function tableLines(rows: RatioOutRow[], width: number, showRegion: boolean): st
     r.ratio === null ? '-' : pctText(r.ratio, false),
     r.next_level === null || r.next_threshold === null ? (r.state === null ? '-' : 'top') : `${r.next_level} ${pctText(r.next_threshold, true)}`,
     r.closeness === null ? '-' : r.closeness.toFixed(2),
+    chanceText(r),
     figuresText(r),
     regionText(r),
     marks(r).join(' '),
@@ -146,6 +155,16 @@ function headroomLines(rows: RatioOutRow[], width: number): string[] {
   return out.length ? ['headroom (estimates):', ...out] : [];
 }
 
+/** Under a month to date's table: each series with a chance of 5 % or more, its expected count and when its pace gets there. */
+function chanceLines(rows: RatioOutRow[], width: number): string[] {
+  const out: string[] = [];
+  for (const r of rows) {
+    if (r.chance === null || r.chance < 0.05) continue;
+    out.push(...wrap(`  ${r.mid} ${programLabel(r)}: ${chanceWords(r)}`, width));
+  }
+  return out.length ? ['chance of a breach (forecast):', ...out] : [];
+}
+
 /** What the rules name and do not judge (rules/defaults.json not_modelled): each reason without its asides, to its first "; ". */
 export function notModelledNote(list: Array<{ reason: string }>): string | null {
   const short = list.map((n) => n.reason.replace(/\s*\([^()]*\)/g, '').split('; ')[0].trim());
@@ -163,7 +182,7 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH, notModelled: Ar
     if (rows.length === 0) continue;
     if (out.length) out.push('');
     out.push(monthTitle(m, rows), ...tableLines(rows, width, regions.size > 1));
-    out.push(...headroomLines(rows, width));
+    out.push(...headroomLines(rows, width), ...chanceLines(rows, width));
     const more = (m.rows ?? rows.length) - rows.length;
     if (more > 0) out.push(`… ${more} more row${more === 1 ? '' : 's'} of ${m.month}, less at risk: --limit N shows more, --limit 0 every row, --json every column`);
   }
@@ -174,6 +193,9 @@ export function renderRatios(v: RatiosView, width = TABLE_WIDTH, notModelled: Ar
       `Sorted at risk first by close(ness) = ratio ÷ the next level's threshold (1.00 = at it; at the top level, its own). ${v.allPrograms ? 'Every program.' : 'Programs in force only (--all-programs for retired ones and monthly).'}` +
         `${v.scope === 'latest' ? ' Other months: --month YYYY-MM or --all.' : ''} Every column, unrounded: --json.`,
     );
+    if (v.rows.some((r) => r.chance !== null)) {
+      notes.push('  chance: that the month to date ends at its next level (or the one named), from its days so far and its history (docs/ratios.md "The chance of a breach").');
+    }
     const used = new Set(v.rows.flatMap(marks));
     for (const k of Object.keys(MARK_LEGEND)) if (used.has(k)) notes.push(`  ${MARK_LEGEND[k]}`);
     if (v.rows.some((r) => r.metric === 'amount' || /amount/.test(r.reason ?? ''))) {

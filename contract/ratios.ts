@@ -123,8 +123,22 @@ export interface RatioExplanation {
   fee_basis: FeeBasis | null;
 }
 
+/** An open month's chance of a breach on its observed row (ratio_forecasts' headline level); null on every other row. */
+export interface RatioChance {
+  /** a month to date's chance (0..1) that the closed month meets chance_level (docs/ratios.md "The chance of a breach"); null: not an open month's observed row */
+  chance: number | null;
+  /** the level the chance is of: the highest level as likely as not, else the lowest in force */
+  chance_level: string | null;
+  /** the closed month's expected numerator count, and its 80 % interval */
+  expected_count: number | null;
+  expected_low80: number | null;
+  expected_high80: number | null;
+  /** the day of the month on which the pace to date reaches chance_level's count; null: not this month */
+  pace_day: number | null;
+}
+
 /** A ratio row with its explanation: one element of `cbp ratios --json`, one row of mart_ratios. */
-export type ExplainedRatioRow = RatioRow & RatioExplanation;
+export type ExplainedRatioRow = RatioRow & RatioExplanation & RatioChance;
 
 /** The fields of an explained row in `cbp ratios --json`'s order (mart_ratios' columns but explained_at). */
 export const EXPLAINED_RATIO_FIELDS = ['mid', 'network', 'program', 'metric', 'month', 'numerator', 'denominator', 'denominator_month', 'numerator_count',
@@ -132,6 +146,7 @@ export const EXPLAINED_RATIO_FIELDS = ['mid', 'network', 'program', 'metric', 'm
   'no_ratio_reason', 'is_projection', 'is_partial', 'days_covered', 'days_in_month', 'tc40_observed_from', 'numerator_complete', 'missing_sources',
   'numerator_floor', 'level', 'state', 'next_level', 'next_threshold', 'closeness', 'reason', 'region', 'region_source', 'monitored_as',
   'superseded_by', 'certainty', 'certainty_note', 'headroom_count', 'over_by_count', 'headroom_basis', 'fee_estimate', 'fee_currency', 'fee_basis',
+  'chance', 'chance_level', 'expected_count', 'expected_low80', 'expected_high80', 'pace_day',
 ] as const;
 
 /** The watch band (thresholds file `watch`): every condition of every level scaled by fraction. */
@@ -140,4 +155,19 @@ export interface WatchSettings {
   fraction: number;
   /** one `watch` notice per mid × network × program × month entering the band (default false) */
   notify: boolean;
+}
+
+/** A month to date's figures a level's need is read from (its ratio row: rules/forecast.ts levelNeed, store/forecast.ts). */
+export interface MonthToDate {
+  metric: 'count' | 'amount';
+  numerator_count: number;
+  numerator_amount: number;
+  denominator_count: number | null;
+  denominator_amount: number | null;
+  month_transaction_count: number | null;
+  month_transaction_amount: number | null;
+  days_covered: number;
+  days_in_month: number;
+  /** the denominator is the previous month's (known) */
+  den_prev: boolean;
 }

@@ -82,10 +82,11 @@ function atRiskTable(rows: AtRiskRow[]): string {
 <td>${r.next_level ? `${esc(r.next_level)} at ${pctCell(r.next_threshold)}` : 'top level'}</td>
 <td class="n">${num(r.numerator_count)}</td>
 <td class="n">${r.projected_ratio === null ? '–' : `${pctCell(r.projected_ratio)}${r.projected_level ? ` <small>(${esc(r.projected_level)})</small>` : ''}`}</td>
+<td>${r.chance_words ? esc(r.chance_words) : '–'}</td>
 <td>${[r.headroom, r.fee].filter(Boolean).map((t) => esc(t as string)).join('; ') || '–'}</td>
 <td>${whyCell(r)}</td></tr>`).join('\n');
   return `<table class="at-risk">
-<thead><tr><th>MID</th><th>network</th><th>program</th><th>metric</th><th>ratio</th><th>of next level's threshold</th><th>state</th><th>next level</th><th>count</th><th>projected</th><th>headroom and fee (estimates)</th><th>why: a level held, or the next level not reached</th></tr></thead>
+<thead><tr><th>MID</th><th>network</th><th>program</th><th>metric</th><th>ratio</th><th>of next level's threshold</th><th>state</th><th>next level</th><th>count</th><th>projected</th><th>chance of a breach (forecast)</th><th>headroom and fee (estimates)</th><th>why: a level held, or the next level not reached</th></tr></thead>
 <tbody>
 ${body}
 </tbody></table>`;

@@ -4,6 +4,7 @@
 // never sit in memory at once.
 import { headroomWords } from '../rules/headroom.ts';
 import { feeWords } from '../rules/fees.ts';
+import { chanceWords } from '../rules/forecast.ts';
 import type { ExplainedRatioRow, RatioRow, RatioState } from '../contract/ratios.ts';
 import { addMonths } from '../lib/utc.ts';
 import { inForce, meets, rulesFor } from '../rules/rule-set.ts';
@@ -41,6 +42,9 @@ export interface AtRiskRow {
   projected_ratio: number | null;
   projected_closeness: number | null;
   projected_level: string | null;
+  /** an open month's chance of a breach in words (rules/forecast.ts chanceWords), and the chance itself */
+  chance_words: string | null;
+  chance: number | null;
   /** headroom and over-by as words (rules/headroom.ts headroomWords), of the observed row */
   headroom: string | null;
   /** the level's fee estimate as words (rules/fees.ts feeWords): the observed row's, else the projection's */
@@ -155,6 +159,13 @@ export function trendSeriesOf(
         thresholds: thresholdsIn(midRules, network, program, metric, m),
       };
       if (proj && obs?.is_partial) { t.projectedRatio = proj.ratio; t.projectedCount = proj.numerator_count; }
+      // The forecast's interval as ratios, over the projected denominator (counts: a count ratio's).
+      const f = obs as Partial<ExplainedRow> | undefined;
+      if (proj && f?.expected_low80 != null && f.expected_high80 != null && metric === 'count' && proj.denominator) {
+        t.band80 = [f.expected_low80 / proj.denominator, f.expected_high80 / proj.denominator];
+        t.chance = f.chance ?? null;
+        t.chanceLevel = f.chance_level ?? null;
+      }
       return t;
     }),
   };
@@ -303,6 +314,7 @@ export class RatioSectionBuilder {
           held: heldNote(best, midRules), numerator_complete: best.numerator_complete,
           projected_ratio: proj?.ratio ?? null, projected_closeness: proj?.closeness ?? null, projected_level: proj?.level ?? null,
           headroom: headroomWords(best), fee: feeWords(best) ?? (proj ? feeWords(proj) : null),
+          chance: best.chance, chance_words: chanceWords(best),
         };
         this.atRisk.push(row);
         // Trends for levels and watch (an unknown row would read clear), and every series of a MID asked for.

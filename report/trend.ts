@@ -3,6 +3,7 @@
 // a dashed line, the count beside its minimum, and the months whose figures are partial. Used by `cbp report`
 // and by the alert notices (as SVG, or a PNG converted from this SVG).
 import { COLOURS, count, pct, renderSvg, type EChartsOption } from './svg.ts';
+import { chancePct } from '../rules/forecast.ts';
 
 /** A level's threshold in force in one month. */
 export interface TrendThreshold {
@@ -30,6 +31,10 @@ export interface TrendMonth {
   /** the run-rate projection of an open month to its end (a fraction), when there is one */
   projectedRatio?: number | null;
   projectedCount?: number | null;
+  /** an open month's forecast: the 80 % interval of its month-end ratio (fractions), and its chance of chanceLevel */
+  band80?: [number, number] | null;
+  chance?: number | null;
+  chanceLevel?: string | null;
   /** the thresholds of the rules in force this month (none: no rule of the program is in force) */
   thresholds: TrendThreshold[];
 }
@@ -74,6 +79,15 @@ function levelsOf(series: TrendSeries): Array<{ level: string; rank: number; col
 }
 
 const round = (v: number, digits = 6) => Number(v.toFixed(digits));
+
+/** An open month's 80 % band, when its forecast gives one. */
+const bandOf = (m: TrendMonth) => (m.band80 && m.band80.every(Number.isFinite) ? m.band80 : null);
+
+/** "94 % chance of ECM" (the band's label), or "80 %" without a chance. */
+function chanceLabel(m: TrendMonth): string {
+  if (m.chance === null || m.chance === undefined || !m.chanceLevel) return '80 %';
+  return `${chancePct(m.chance)} % chance of ${m.chanceLevel}`;
+}
 
 /** The ECharts option of a trend chart (exported for tests and for callers that want to adjust it). */
 export function trendChartOption(series: TrendSeries, options: TrendChartOptions = {}): EChartsOption {
@@ -162,11 +176,21 @@ export function trendChartOption(series: TrendSeries, options: TrendChartOptions
         show: true, position: 'left', distance: 8, color: COLOURS.projection, fontSize: 11,
         formatter: (p: { dataIndex: number; value: unknown }) => (p.dataIndex === open && typeof p.value === 'number' ? `${pct(p.value)} projected` : ''),
       },
+      // The forecast's 80 % interval of the month-end ratio, as a band through the projection, its chance beside it.
+      ...(bandOf(series.months[open]) ? {
+        markLine: {
+          silent: true, symbol: 'none', z: 4,
+          lineStyle: { color: COLOURS.projection, type: 'solid', width: 12, opacity: 0.25 },
+          label: { show: true, position: 'end', color: COLOURS.projection, fontSize: 10, formatter: chanceLabel(series.months[open]) },
+          data: [[{ coord: [months[open], asPct(bandOf(series.months[open])![0])] }, { coord: [months[open], asPct(bandOf(series.months[open])![1])] }]],
+        },
+      } : {}),
     });
   }
 
   const title = options.title ?? `${series.mid} · ${networkName(series.network)} ${programName(series.program)}`;
-  const subtitle = options.subtitle ?? `${series.metric} ratio, monthly${open >= 0 ? '; dashed: run-rate projection to month end' : ''}`;
+  const band = open >= 0 && bandOf(series.months[open]) ? '; band: the forecast\'s 80 % interval' : '';
+  const subtitle = options.subtitle ?? `${series.metric} ratio, monthly${open >= 0 ? `; dashed: run-rate projection to month end${band}` : ''}`;
   const legend = [...new Set(out.map((s) => (s as { name: string }).name))];
   const width = options.width ?? 760;
   // Rows the legend takes (about 6 px a character at 11 px, plus the symbol and the gap), so the plot starts below it.
@@ -219,5 +243,6 @@ export function trendCaption(series: TrendSeries): string {
   const where = last && shown !== null && shown !== undefined
     ? `${last.month}: ${pct(shown * 100, 3)}${last.projectedRatio != null ? ' projected to month end' : ''}${lowest ? ` against ${lowest.level} at ${pct(lowest.ratio * 100, 3)}${top && top !== lowest ? ` and ${top.level} at ${pct(top.ratio * 100, 3)}` : ''}` : ''}`
     : 'no ratio yet';
-  return `${networkName(series.network)} ${programName(series.program)} ${series.metric} ratio of ${series.mid} per month against the thresholds in force each month, with the count beside its minimum (bars, right axis); ${where}.`;
+  const band = last && bandOf(last) ? `; the forecast's 80 % interval ${pct(last.band80![0] * 100, 3)}–${pct(last.band80![1] * 100, 3)}${last.chance != null && last.chanceLevel ? `, ${chanceLabel(last)}` : ''}` : '';
+  return `${networkName(series.network)} ${programName(series.program)} ${series.metric} ratio of ${series.mid} per month against the thresholds in force each month, with the count beside its minimum (bars, right axis); ${where}${band}.`;
 }

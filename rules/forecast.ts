@@ -1,6 +1,11 @@
 // The chance that a month to date ends at a level: the month's remaining count as a negative binomial (a Poisson
 // rate known only as well as the data say, days burstier than Poisson, a weekday pattern), the denominator known
 // (previous-month programs) or itself forecast. docs/ratios.md "The chance of a breach" states the model.
+import { compare } from './rule-set.ts';
+import type { Rule } from './thresholds.ts';
+import type { MonthToDate } from '../contract/ratios.ts';
+
+export type { MonthToDate } from '../contract/ratios.ts';
 
 /** A count's distribution: negative binomial by mean and dispersion (variance = mean + phi × mean²; phi 0: Poisson). */
 export interface CountDist {
@@ -37,11 +42,42 @@ function normalCdf(z: number): number {
   return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
 }
 
+// Lanczos' coefficients (g 7, 9 terms): ln Γ to about 15 digits.
+const LANCZOS = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+
+/** ln Γ(x) for x > 0. */
+function lnGamma(x: number): number {
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
+  const y = x - 1;
+  let a = LANCZOS[0]!;
+  const t = y + 7.5;
+  for (let i = 1; i < 9; i++) a += LANCZOS[i]! / (y + i);
+  return 0.5 * Math.log(2 * Math.PI) + (y + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+/** P(X ≥ k) summed from P(X = k) upwards, for k above the mean (the terms fall from there on). */
+function upperTail(d: CountDist, k: number): number {
+  const poisson = d.phi <= 1e-12;
+  const r = 1 / d.phi;
+  const q = poisson ? 0 : d.mean / (r + d.mean);
+  let pmf = poisson
+    ? Math.exp(k * Math.log(d.mean) - d.mean - lnGamma(k + 1))
+    : Math.exp(lnGamma(k + r) - lnGamma(r) - lnGamma(k + 1) + r * Math.log(r / (r + d.mean)) + k * Math.log(q));
+  let sum = 0;
+  for (let x = k; pmf > 1e-15 * sum && x < k + 1e6; x++) {
+    sum += pmf;
+    pmf *= poisson ? d.mean / (x + 1) : ((x + r) / (x + 1)) * q;
+  }
+  return sum;
+}
+
 /** P(X ≥ k) for X of `d` (k ≤ 0: 1). */
 export function tailAtLeast(d: CountDist, k: number): number {
   if (k <= 0) return 1;
   if (d.mean <= 0) return 0;
   if (large(d)) return 1 - normalCdf((k - 0.5 - d.mean) / sd(d));
+  if (k > d.mean + 1) return Math.min(1, Math.max(0, upperTail(d, k)));
   let below = 0;
   let x = 0;
   for (const pmf of pmfs(d)) {
@@ -93,6 +129,8 @@ export interface LevelNeed {
   threshold: number;
   comparison: '>=' | '>';
   minCount?: number;
+  /** what one counted event adds to the numerator (an amount ratio: the amount per event; default 1) */
+  unit?: number;
 }
 
 export interface Forecast {
@@ -164,9 +202,36 @@ export function monthDrift(history: number[], phiDay: number): number {
   return Math.max(MIN_DRIFT, (variance - noise) / (mean * mean));
 }
 
+/**
+ * A rule as what the closed month needs: amounts (an amount ratio, an amount condition) as counts at the month's amount
+ * per event to date; conditions on transactions read at month end's pace. null: it cannot be told (amounts with no
+ * event yet); blocked: a transactions condition the month does not meet.
+ */
+export function levelNeed(rule: Pick<Rule, 'ratio_threshold' | 'comparison' | 'metric' | 'conditions'>, m: MonthToDate): { need: LevelNeed; blocked: boolean } | null {
+  const perEvent = m.numerator_count > 0 ? m.numerator_amount / m.numerator_count : null;
+  const pace = m.days_in_month / Math.max(1, m.days_covered);
+  const atLeast = (v: number, cmp: string) => (cmp === '>' ? Math.floor(v) + 1 : Math.ceil(v));
+  let minCount = 0;
+  let blocked = false;
+  for (const c of rule.conditions) {
+    if (c.field === 'numerator_count') minCount = Math.max(minCount, atLeast(c.value, c.comparison));
+    else if (c.field === 'numerator_amount') {
+      if (perEvent === null || perEvent <= 0) return null;
+      minCount = Math.max(minCount, atLeast(c.value / perEvent, c.comparison));
+    } else {
+      const v = m[c.field];
+      const atEnd = v === null ? null : c.field.startsWith('denominator') && m.den_prev ? v : v * pace;
+      if (atEnd === null || !compare(atEnd, c.comparison, c.value)) blocked = true;
+    }
+  }
+  if (rule.metric === 'amount' && (perEvent === null || perEvent <= 0)) return null;
+  return { need: { threshold: rule.ratio_threshold, comparison: rule.comparison, minCount, unit: rule.metric === 'amount' ? perEvent! : 1 }, blocked };
+}
+
 /** The count the closed month needs for the level at denominator t. */
 export function neededCount(need: LevelNeed, t: number): number {
-  const byRatio = need.comparison === '>=' ? Math.ceil(Math.round(need.threshold * t * 1e9) / 1e9) : Math.floor(Math.round(need.threshold * t * 1e9) / 1e9) + 1;
+  const x = Math.round((need.threshold * t * 1e9) / (need.unit ?? 1)) / 1e9;
+  const byRatio = need.comparison === '>=' ? Math.ceil(x) : Math.floor(x) + 1;
   return Math.max(need.minCount ?? 0, byRatio, 1);
 }
 
@@ -218,4 +283,17 @@ export function forecast(input: ForecastInput, need: LevelNeed): Forecast {
   const pace = c / Math.max(1, input.daysElapsed);
   const paceDay = pace > 0 && k / pace <= input.daysInMonth ? Math.max(input.daysElapsed, Math.ceil(k / pace)) : null;
   return { expected: c + rest.mean, low80: c + quantile(rest, 0.1), high80: c + quantile(rest, 0.9), chance: Math.min(1, Math.max(0, chance)), paceDay };
+}
+
+/** A chance as people read it: "94", "<1", ">99" (percent, without the sign). */
+export function chancePct(c: number): string {
+  return c < 0.005 ? '<1' : c > 0.995 ? '>99' : String(Math.round(c * 100));
+}
+
+/** An open month's chance in words: "94 % chance of ECM (115 expected, 80 %: 102–128; the pace reaches it on day 28)". */
+export function chanceWords(r: { chance: number | null; chance_level: string | null; expected_count: number | null; expected_low80: number | null; expected_high80: number | null; pace_day: number | null }): string | null {
+  if (r.chance === null || r.chance_level === null) return null;
+  const n = (v: number | null) => (v === null ? '–' : Math.round(v).toLocaleString('en-US'));
+  return `${chancePct(r.chance)} % chance of ${r.chance_level} (${n(r.expected_count)} expected, 80 %: ${n(r.expected_low80)}–${n(r.expected_high80)}`
+    + `${r.pace_day === null ? '' : `; the pace reaches it on day ${r.pace_day}`})`;
 }

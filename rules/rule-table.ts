@@ -10,9 +10,10 @@ export type { RuleTables } from '../contract/rule-tables.ts';
 const fromMonth = (d: string | null) => (d ? d.slice(0, 7) : '0000-00');
 const toMonth = (d: string | null) => (d ? d.slice(0, 7) : '9999-99');
 
-/** A rule set's identity: another one means every month is judged again. */
+/** A rule set's identity: another one means every month is judged again (the early warning's chances judge nothing). */
 export function rulesHash(set: RuleSet): string {
-  return createHash('sha256').update(JSON.stringify(set)).digest('hex').slice(0, 32);
+  const { forecast: _warnings, ...judged } = set;
+  return createHash('sha256').update(JSON.stringify(judged)).digest('hex').slice(0, 32);
 }
 
 /** The rule set as tables: class '' for every MID without an entry of its own, 'mid:<id>' for a MID's or a group's. */

@@ -127,6 +127,16 @@ export const WatchSchema = z.strictObject({
   notify: z.boolean().default(false),
 });
 
+export const ForecastSchema = z.strictObject({
+  /** A level's early warning (a `likely` notice) once its chance of being met this month reaches this, once a month. */
+  warn_at: z.number({ error: 'expected a chance such as 0.5' }).gt(0, 'expected a chance above 0').max(1, 'expected a chance of at most 1').default(0.5),
+  /** Per level ("network.program.level", e.g. "mastercard.ecp.ecm"), its own warn_at. */
+  levels: z.record(z.string(), z.number({ error: 'expected a chance such as 0.5' }).gt(0, 'expected a chance above 0').max(1, 'expected a chance of at most 1')).default({}),
+  /** false: the warnings are not sent (the chances are still shown). */
+  notify: z.boolean().default(true),
+});
+export type ForecastSettings = z.infer<typeof ForecastSchema>;
+
 /**
  * A monitored merchant made of several MIDs (Visa identifies merchants by descriptor and may combine MIDs):
  * the programs listed (default VAMP) are judged on the group's summed numerators and denominators.
@@ -155,6 +165,8 @@ export const ThresholdsFileSchema = z.strictObject({
   enable: z.array(z.string()).default([]),
   mids: z.record(z.string(), MidOverrideSchema).default({}),
   watch: WatchSchema.default({ fraction: 0.8, notify: false }),
+  /** the chance of a breach: when its early warning is sent */
+  forecast: ForecastSchema.default({ warn_at: 0.5, levels: {}, notify: true }),
   /** group id → the MIDs monitored as one merchant */
   groups: z.record(z.string().min(1), GroupSchema).default({}),
 });
@@ -173,6 +185,14 @@ export interface RuleSet {
   fees?: Fee[];
   /** programs known and not judged */
   notModelled?: Array<{ network: string; program: string; reason: string }>;
+  /** the early warning's chances; absent: 50 % for every level */
+  forecast?: ForecastSettings;
+}
+
+/** The chance at which a level's early warning is sent. */
+export function warnAt(set: RuleSet, l: { network: string; program: string; level: string }): number {
+  const f = set.forecast;
+  return f?.levels[`${l.network}.${l.program}.${l.level}`] ?? f?.warn_at ?? 0.5;
 }
 
 /** The watch settings of a rule set (defaults when it has none). */
@@ -212,7 +232,10 @@ export function resolveRules(file: ThresholdsFile): RuleSet {
   }
   const groups = Object.fromEntries(Object.entries(file.groups).map(([id, g]) => [id, { mids: [...new Set(g.mids)], programs: g.programs, ...(g.region ? { region: g.region } : {}) }]));
   const notModelled = [...(base?.not_modelled ?? []), ...file.not_modelled];
-  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids, watch: file.watch, groups, fees: [...fees.values()], notModelled };
+  const levels = new Set([...byId.values(), ...Object.values(file.mids).flatMap((m) => m.rules)].map((r) => `${r.network}.${r.program}.${r.level}`));
+  const unknown = Object.keys(file.forecast.levels).filter((k) => !levels.has(k));
+  if (unknown.length) throw new ConfigError(unknown.map((k) => `thresholds: forecast.levels names "${k}", no level of the rules; expected network.program.level, e.g. "mastercard.ecp.ecm"`));
+  return { defaultRegion: file.default_region, rules: [...byId.values()], mids: file.mids, watch: file.watch, groups, fees: [...fees.values()], notModelled, forecast: file.forecast };
 }
 
 /** Two enabled fees for one level whose dates overlap: the file must choose one reading. */

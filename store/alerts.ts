@@ -20,7 +20,7 @@ type ReadStore = Pick<Store, 'all'>;
 /** unknown: a series at a level or in a watch band whose month cannot be judged (a source not loaded): the level is held.
  * due: a representment deadline near or passed (alerts/due.ts).
  * pipeline_failed / pipeline_recovered: a workflow failed for good, and its next success (alerts/pipeline-notices.ts). */
-export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'watch', 'unknown', 'due', 'pipeline_failed', 'pipeline_recovered'] as const;
+export const NOTICE_KINDS = ['reached', 'escalated', 'resolved', 'projected', 'likely', 'watch', 'unknown', 'due', 'pipeline_failed', 'pipeline_recovered'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** A notice: one row of the alerts table, and what notifiers are sent. */

@@ -3,6 +3,7 @@
 // series, the heat map's MIDs), and only those rows, with the rules kept beside them (ratio_rules); cli/report-source.ts
 // runs the steps. Temp tables only: a read-only snapshot allows them.
 import { EXPLAINED_RATIO_FIELDS, type ExplainedRatioRow } from '../contract/ratios.ts';
+import { insertRows } from './insert-rows.ts';
 import type { Store } from './db.ts';
 import { fastColumn } from './db.ts';
 import { ratioRowMaker } from './ratios.ts';
@@ -18,15 +19,6 @@ function rowsWhere(q: { first: string; month: string; mids?: string[] }): { wher
   const params: Record<string, string> = { first: q.first, month: q.month };
   const mids = (q.mids ?? []).map((m, i) => { params[`mid${i}`] = m; return `$mid${i}`; });
   return { where: `m.month >= $first AND m.month <= $month AND ${RULE_READ}${mids.length ? ` AND m.mid IN (${mids.join(', ')})` : ''}`, params };
-}
-
-/** Inserts rows into a temp table, each value a parameter, 400 rows a statement. */
-async function insertRows(store: Pick<Store, 'run'>, table: string, rows: unknown[][]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 400) {
-    const params: unknown[] = [];
-    const values = rows.slice(i, i + 400).map((r) => `(${r.map((v) => { params.push(v); return `$${params.length}`; }).join(', ')})`);
-    await store.run(`INSERT INTO ${table} VALUES ${values.join(', ')}`, params as never);
-  }
 }
 
 /** The MIDs with a rule-read row in the months, and the months to date among them (their most days covered). */
@@ -151,7 +143,8 @@ function explainedRowMaker(column: (name: string) => readonly unknown[]): (i: nu
   const [level, state, nextLevel, reason, region, regionSource, monitoredAs, supersededBy, certainty, certaintyNote] =
     ['level', 'state', 'next_level', 'reason', 'region', 'region_source', 'monitored_as', 'superseded_by', 'certainty', 'certainty_note'].map(text);
   const [nextThreshold, closeness, headroom, overBy, fee] = ['next_threshold', 'closeness', 'headroom_count', 'over_by_count', 'fee_estimate'].map(num);
-  const [basis, currency, feeBasis] = ['headroom_basis', 'fee_currency', 'fee_basis'].map(text);
+  const [basis, currency, feeBasis, chanceLevel] = ['headroom_basis', 'fee_currency', 'fee_basis', 'chance_level'].map(text);
+  const [chance, expected, low, high, paceDay] = ['chance', 'expected_count', 'expected_low80', 'expected_high80', 'pace_day'].map(num);
   // Added to the ratio row in place (a spread into a new object of 38 fields is much slower).
   return (i) => Object.assign(base(i), {
     level: level(i), state: state(i) as ExplainedRatioRow['state'], next_level: nextLevel(i), next_threshold: nextThreshold(i), closeness: closeness(i),
@@ -159,6 +152,7 @@ function explainedRowMaker(column: (name: string) => readonly unknown[]): (i: nu
     superseded_by: supersededBy(i), certainty: certainty(i) as ExplainedRatioRow['certainty'], certainty_note: certaintyNote(i),
     headroom_count: headroom(i), over_by_count: overBy(i), headroom_basis: basis(i) as ExplainedRatioRow['headroom_basis'], fee_estimate: fee(i),
     fee_currency: currency(i), fee_basis: feeBasis(i) as ExplainedRatioRow['fee_basis'],
+    chance: chance(i), chance_level: chanceLevel(i), expected_count: expected(i), expected_low80: low(i), expected_high80: high(i), pace_day: paceDay(i),
   });
 }
 

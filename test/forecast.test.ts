@@ -1,6 +1,6 @@
 // The chance of a breach (rules/forecast.ts) on cases computed by hand, to three decimals.
 import { describe, expect, it } from 'vitest';
-import { dayDispersion, forecast, neededCount, quantile, remainingCount, tailAtLeast, weekdayWeights, type ForecastInput } from '../rules/forecast.ts';
+import { dayDispersion, forecast, levelNeed, neededCount, quantile, remainingCount, tailAtLeast, weekdayWeights, type ForecastInput } from '../rules/forecast.ts';
 
 const at3 = (x: number) => Math.round(x * 1000) / 1000;
 
@@ -18,6 +18,39 @@ describe('the count distributions', () => {
     // The median of Poisson(40) is 40; its 10 % quantile 32.
     expect(quantile({ mean: 40, phi: 0 }, 0.5)).toBe(40);
     expect(quantile({ mean: 40, phi: 0 }, 0.1)).toBe(32);
+  });
+
+  it('sums a tail above the mean from its first term up, as the term-by-term sum below it gives', () => {
+    for (const d of [{ mean: 3, phi: 0 }, { mean: 3, phi: 0.4 }, { mean: 60, phi: 0.05 }, { mean: 200, phi: 0.02 }]) {
+      for (const k of [Math.ceil(d.mean) + 2, Math.ceil(d.mean * 1.5), Math.ceil(d.mean * 3)]) {
+        let below = 0;
+        let pmf = d.phi === 0 ? Math.exp(-d.mean) : Math.pow(1 / (1 + d.phi * d.mean), 1 / d.phi);
+        for (let x = 0; x < k; x++) {
+          below += pmf;
+          pmf *= d.phi === 0 ? d.mean / (x + 1) : ((x + 1 / d.phi) / (x + 1)) * (d.mean / (1 / d.phi + d.mean));
+        }
+        expect(tailAtLeast(d, k)).toBeCloseTo(1 - below, 9);
+      }
+    }
+  });
+
+  it('reads a rule as what the closed month needs: amounts at the month\'s amount per event, transactions at month end\'s pace', () => {
+    const m = { metric: 'count' as const, numerator_count: 40, numerator_amount: 4_000, denominator_count: 10_000, denominator_amount: 1e6,
+      month_transaction_count: 4_000, month_transaction_amount: 4e5, days_covered: 10, days_in_month: 30, den_prev: true };
+    // EFM: fraud amount ≥ 50,000 at 100 an event is 500 events; its 1,000 transactions of the previous month are known.
+    const efm = { ratio_threshold: 0.005, comparison: '>=' as const, metric: 'count' as const, conditions: [
+      { field: 'numerator_amount' as const, comparison: '>=' as const, value: 50_000 }, { field: 'denominator_count' as const, comparison: '>=' as const, value: 1_000 }] };
+    expect(levelNeed(efm, m)).toEqual({ need: { threshold: 0.005, comparison: '>=', minCount: 500, unit: 1 }, blocked: false });
+    expect(levelNeed(efm, { ...m, denominator_count: 900 })!.blocked).toBe(true);
+    // Discover: 100 transactions in the month itself, read at its pace (40 in 10 of 30 days: 120).
+    const disc = { ratio_threshold: 0.01, comparison: '>' as const, metric: 'count' as const, conditions: [{ field: 'month_transaction_count' as const, comparison: '>=' as const, value: 100 }] };
+    expect(levelNeed(disc, { ...m, month_transaction_count: 40 })!.blocked).toBe(false);
+    expect(levelNeed(disc, { ...m, month_transaction_count: 30 })!.blocked).toBe(true);
+    // An amount ratio counts events of the month's average amount; with no event yet, it cannot be told.
+    const amt = { ratio_threshold: 0.009, comparison: '>=' as const, metric: 'amount' as const, conditions: [] };
+    expect(levelNeed(amt, m)!.need.unit).toBe(100);
+    expect(neededCount(levelNeed(amt, m)!.need, 1e6)).toBe(90);
+    expect(levelNeed(amt, { ...m, numerator_count: 0, numerator_amount: 0 })).toBeNull();
   });
 
   it('needs the count a level takes: the ratio against the threshold, and the count minimum', () => {

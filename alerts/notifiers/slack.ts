@@ -18,7 +18,7 @@ export interface SlackNotifierOptions {
 }
 
 const ICON: Record<Notice['kind'], string> = {
-  reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', watch: ':eyes:', unknown: ':grey_question:',
+  reached: ':rotating_light:', escalated: ':fire:', resolved: ':white_check_mark:', projected: ':crystal_ball:', likely: ':warning:', watch: ':eyes:', unknown: ':grey_question:',
   due: ':hourglass:', pipeline_failed: ':x:', pipeline_recovered: ':white_check_mark:',
 };
 
@@ -30,7 +30,7 @@ export function slackMessage(n: Notice): { text: string; blocks: unknown[] } {
     return { text: `${title}\n${n.message}`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${title}\n${n.message}` } }, { type: 'context', elements: [{ type: 'mrkdwn', text: more }] }] };
   }
   if (n.kind === 'due') return { text: `${ICON.due} ${n.message}`, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `${ICON.due} ${n.message}` } }, { type: 'context', elements: [{ type: 'mrkdwn', text: `notice ${n.notice_id} · open cases: \`cbp disputes due --mid ${n.mid}\`` }] }] };
-  const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
+  const title = `${ICON[n.kind]} ${n.kind === 'projected' ? 'Projected breach' : n.kind === 'likely' ? 'Likely breach' : n.kind[0].toUpperCase() + n.kind.slice(1)}: ${n.network} ${n.program} ${n.level} — ${n.mid} ${n.month}`;
   const text = `${title}\n${n.message}`;
   const fields = [
     `*Ratio*\n${n.ratio_pct === null ? 'no ratio' : `${n.ratio_pct.toFixed(3)} % (${n.ratio_bps?.toFixed(1)} bps)`}${n.is_projection ? ' (projection)' : ''}`,

@@ -140,6 +140,8 @@ function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
     superseded_by: str(r.superseded_by), certainty: str(r.certainty) as ExplainedRatioRow['certainty'], certainty_note: str(r.certainty_note),
     headroom_count: num(r.headroom_count), over_by_count: num(r.over_by_count), headroom_basis: str(r.headroom_basis) as ExplainedRatioRow['headroom_basis'],
     fee_estimate: num(r.fee_estimate), fee_currency: str(r.fee_currency), fee_basis: str(r.fee_basis) as ExplainedRatioRow['fee_basis'],
+    chance: num(r.chance), chance_level: str(r.chance_level), expected_count: num(r.expected_count), expected_low80: num(r.expected_low80),
+    expected_high80: num(r.expected_high80), pace_day: num(r.pace_day),
   };
 }
 

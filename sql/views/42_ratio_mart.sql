@@ -46,8 +46,8 @@ CREATE OR REPLACE MACRO cbp_failed_condition(k, v) AS (
        WHEN k.cmp = '>' AND NOT (v > k.value) THEN k.label || ' ' || cbp_figure(v) || ' not above ' || k.value_text END
 );
 
--- The ratio mart analysts read: the table every write keeps current (store/ratio-refresh.ts), closed sets as text and
--- the columns derived in a plain expression added.
+-- The ratio mart analysts read: the table every write keeps current (store/ratio-refresh.ts), closed sets as text,
+-- the columns derived in a plain expression, and an open month's chance of a breach (ratio_forecasts' headline).
 CREATE OR REPLACE VIEW mart_ratios AS
 SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.metric::VARCHAR AS metric, m.month,
   CASE WHEN m.metric = 'count' THEN m.numerator_count ELSE m.numerator_amount END AS numerator,
@@ -60,8 +60,11 @@ SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.me
   m.state::VARCHAR AS state, m.next_level, m.next_threshold, m.closeness, m.reason, m.region, m.region_source::VARCHAR AS region_source,
   coalesce(m.monitored_as, m.mid) AS monitored_as, m.superseded_by, m.certainty::VARCHAR AS certainty, m.certainty_note,
   m.judged_at AS explained_at, m.headroom_count, m.over_by_count, m.headroom_basis::VARCHAR AS headroom_basis, m.fee_estimate, m.fee_currency,
-  m.fee_basis::VARCHAR AS fee_basis
-FROM ratio_mart m;
+  m.fee_basis::VARCHAR AS fee_basis,
+  f.chance, f.level AS chance_level, f.expected_count, f.low80_count AS expected_low80, f.high80_count AS expected_high80, f.pace_day
+FROM ratio_mart m
+LEFT JOIN ratio_forecasts f ON f.is_headline AND NOT m.is_projection AND f.mid = m.mid AND f.network = m.network::VARCHAR
+  AND f.program = m.program::VARCHAR AND f.metric = m.metric::VARCHAR AND f.month = m.month;
 
 -- The mart's rows of a range of months (first days of the first and the last month).
 CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE

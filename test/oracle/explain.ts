@@ -182,9 +182,12 @@ export function explainEach(
   }
 }
 
+/** The oracle judges levels, not chances. */
+const NO_CHANCE = { chance: null, chance_level: null, expected_count: null, expected_low80: null, expected_high80: null, pace_day: null };
+
 /** explainRows with the levels already judged (evaluateRows, evaluateProjections of the same rows). */
 export function explainWith(rows: RatioRow[], levels: MonthLevel[], projections: MonthLevel[], set: RuleSet): ExplainedRatioRow[] {
   const out: ExplainedRatioRow[] = [];
-  explainEach(rows, levels, projections, set, (r, e) => { out.push(Object.assign({}, r, e)); });
+  explainEach(rows, levels, projections, set, (r, e) => { out.push(Object.assign({}, r, e, NO_CHANCE)); });
   return out;
 }

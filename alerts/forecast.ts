@@ -1,0 +1,96 @@
+// The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
+// force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
+import type { Store } from '../store/db.ts';
+import { HISTORY_DAYS, histories, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
+import { inForce, rulesFor } from '../rules/rule-set.ts';
+import { forecast, levelNeed, neededCount } from '../rules/forecast.ts';
+import type { RuleSet } from '../rules/thresholds.ts';
+
+/** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
+const REACH = 0.2;
+
+/** The coefficient of variation of recent months' totals (15 % when fewer than two). */
+function monthlyCv(xs: number[]): number {
+  if (xs.length < 2) return 0.15;
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1)) / mean;
+}
+
+/** Days of the series' history before its month (from its first month with data). */
+const daysBefore = (r: OpenRow) => Math.round((Date.parse(`${r.month}-01`) - Date.parse(r.first_day)) / 86_400_000);
+
+/**
+ * The series' daily rate before its month: its daily counts', unless they hold less than half what its monthly rows
+ * count (the chargeback report not loaded for those days: the MID report's counts then), and whether the days are read.
+ */
+function rateBefore(r: OpenRow): { rate: number; daily: boolean } {
+  const known = Math.min(HISTORY_DAYS, daysBefore(r));
+  const daily = known > 0 ? r.history_total / known : 0;
+  const monthly = r.past_days > 0 ? r.past_count / r.past_days : 0;
+  return daily < 0.5 * monthly ? { rate: monthly, daily: false } : { rate: daily, daily: true };
+}
+
+/** The levels in force for an open row, each rule as what the month needs. */
+function needsOf(rules: RuleSet, r: OpenRow) {
+  return rulesFor(rules, r.mid)
+    .filter((x) => x.network === r.network && x.program === r.program && x.metric === r.metric && inForce(x, r.month))
+    .flatMap((rule) => { const n = levelNeed(rule, r); return n ? [{ rule, ...n }] : []; });
+}
+
+/** The denominator the closed month is expected to have: known, or the month to date's at its pace. */
+function expectedDen(r: OpenRow): number | null {
+  const den = r.metric === 'count' ? r.denominator_count : r.denominator_amount;
+  return den === null ? null : r.den_prev ? den : den * (r.days_in_month / r.days_covered);
+}
+
+/** Forecasts of every open month, each series against each level in force for it (rules of one level: the likelier). */
+export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
+  const rows = (await openRows(store)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
+  // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
+  // The others' days are not read: their history is flat at its rate, which only widens a chance that stays near nil.
+  const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);
+  const near = rows.filter(({ r, needs }) => {
+    const t = expectedDen(r);
+    return t !== null && rateBefore(r).daily && needs.some((n) => !n.blocked && reach(r) >= REACH * neededCount(n.need, t));
+  });
+  const hist = await histories(store, near.map((x) => x.r));
+  const out: KeptForecast[] = [];
+  for (const { r, needs } of rows) {
+    const den = r.metric === 'count' ? r.denominator_count : r.denominator_amount;
+    if (den === null) continue;
+    const known = Math.min(HISTORY_DAYS, daysBefore(r));
+    const history = hist.get(seriesKey(r)) ?? (Array(known).fill(rateBefore(r).rate) as number[]);
+    const input = {
+      daysInMonth: r.days_in_month, daysElapsed: r.days_covered, firstWeekday: new Date(`${r.month}-01T00:00:00Z`).getUTCDay(),
+      countToDate: r.numerator_count, history,
+      denominator: r.den_prev ? { known: den } : { toDate: den, monthlyCv: monthlyCv(r.metric === 'count' ? r.past_tx : r.past_amount) },
+    };
+    const byLevel = new Map<string, KeptForecast>();
+    for (const n of needs) {
+      const f = forecast(input, n.need);
+      if (n.blocked) Object.assign(f, { chance: 0, paceDay: null });
+      const lf: KeptForecast = {
+        mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month, level: n.rule.level, rank: n.rule.rank, rule_id: n.rule.id,
+        is_headline: false, days_covered: r.days_covered, days_in_month: r.days_in_month, count_to_date: r.numerator_count,
+        needed_count: n.blocked ? null : neededCount(n.need, expectedDen(r)!), met_to_date: !n.blocked && r.numerator_count >= neededCount(n.need, den), ...f,
+      };
+      const had = byLevel.get(n.rule.level);
+      if (!had || lf.chance > had.chance) byLevel.set(n.rule.level, lf);
+    }
+    const levels = [...byLevel.values()].sort((a, b) => a.rank - b.rank);
+    // The headline: the highest level as likely as not, else the lowest.
+    const likely = levels.filter((l) => l.chance >= 0.5);
+    (likely.length ? likely[likely.length - 1]! : levels[0]!).is_headline = true;
+    out.push(...levels);
+  }
+  return out;
+}
+
+/** Forecasts every open month again when the ratio table was written since they were made; the rows written, or null. */
+export async function refreshForecasts(store: Store, rules: RuleSet, now = new Date()): Promise<number | null> {
+  const mart = await staleForecasts(store);
+  if (mart === null) return null;
+  const rows = await forecastOpenMonths(store, rules);
+  await writeForecasts(store, rows, mart, now);
+  return rows.length;
+}

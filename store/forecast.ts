@@ -1,0 +1,158 @@
+// What the chance of a breach reads and keeps (alerts/forecast.ts computes it): the open months' rows with their recent
+// transactions and history size, the daily counts of the series near a level (sql/views/46_ratio_forecast.sql), and
+// ratio_forecasts, made again whenever the ratio table was written. docs/ratios.md "The chance of a breach".
+import type { Store } from './db.ts';
+import { insertRows } from './insert-rows.ts';
+import type { MonthToDate } from '../contract/ratios.ts';
+
+/** Days of history a forecast reads: six four-week blocks. */
+export const HISTORY_DAYS = 168;
+
+/** An open month's observed row (month to date, with a ratio), as a forecast reads it. */
+export interface OpenRow extends MonthToDate {
+  mid: string;
+  network: string;
+  program: string;
+  month: string;
+  /** the three months before: their own transactions (count and amount), closed months only */
+  past_tx: number[];
+  past_amount: number[];
+  /** the history's first day with data (the series' first month), and its total count */
+  first_day: string;
+  history_total: number;
+  /** the closed months of the six before: their numerator counts summed, and their days */
+  past_count: number;
+  past_days: number;
+}
+
+/** One level's forecast of an open month's series: a row of ratio_forecasts. */
+export interface KeptForecast {
+  mid: string;
+  network: string;
+  program: string;
+  metric: string;
+  month: string;
+  level: string;
+  rank: number;
+  rule_id: string;
+  is_headline: boolean;
+  days_covered: number;
+  days_in_month: number;
+  count_to_date: number;
+  needed_count: number | null;
+  chance: number;
+  expected: number;
+  low80: number;
+  high80: number;
+  paceDay: number | null;
+  met_to_date: boolean;
+}
+
+/** The open months' rows (month to date, a ratio to read), with their series' recent transactions and history size. */
+export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Promise<OpenRow[]> {
+  const rows = await store.all<Record<string, unknown>>(`
+    WITH o AS (
+      SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
+        numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
+        days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
+      FROM ratio_mart WHERE month >= $from AND is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0
+    ), past AS (
+      SELECT p.mid, p.network::VARCHAR AS network, p.program::VARCHAR AS program, p.metric::VARCHAR AS metric, o.month,
+        list(p.month_transaction_count ORDER BY p.month) FILTER (WHERE p.month >= strftime(strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL 3 MONTH, '%Y-%m') AND NOT p.is_partial AND p.month_transaction_count > 0) AS past_tx,
+        list(p.month_transaction_amount ORDER BY p.month) FILTER (WHERE p.month >= strftime(strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL 3 MONTH, '%Y-%m') AND NOT p.is_partial AND p.month_transaction_amount > 0) AS past_amount,
+        min(p.month) AS first_month,
+        coalesce(sum(p.numerator_count) FILTER (WHERE NOT p.is_partial AND p.month >= strftime(strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL 6 MONTH, '%Y-%m')), 0) AS past_count,
+        coalesce(sum(p.days_in_month) FILTER (WHERE NOT p.is_partial AND p.month >= strftime(strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL 6 MONTH, '%Y-%m')), 0) AS past_days
+      FROM ratio_mart p JOIN o ON o.mid = p.mid AND o.network = p.network::VARCHAR AND o.program = p.program::VARCHAR AND o.metric = p.metric::VARCHAR
+      WHERE NOT p.is_projection AND p.month < o.month AND p.month >= strftime(strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL 7 MONTH, '%Y-%m')
+      GROUP BY ALL
+    ), h AS (
+      SELECT d.mid, d.network, d.program, o.month, sum(d.n) AS total
+      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)) d
+      JOIN (SELECT DISTINCT mid, network, program, month FROM o) o ON o.mid = d.mid AND o.network = d.network AND o.program = d.program
+      WHERE d.day < strptime(o.month || '-01', '%Y-%m-%d')::DATE AND d.day >= (strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE
+      GROUP BY ALL
+    )
+    SELECT o.*, coalesce(p.past_tx, []) AS past_tx, coalesce(p.past_amount, []) AS past_amount,
+      coalesce(p.first_month, o.month) || '-01' AS first_day, coalesce(h.total, 0) AS history_total,
+      coalesce(p.past_count, 0) AS past_count, coalesce(p.past_days, 0) AS past_days
+    FROM o
+    LEFT JOIN past p USING (mid, network, program, metric, month)
+    LEFT JOIN h USING (mid, network, program, month)`, { from });
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return rows.map((r) => ({
+    mid: String(r.mid), network: String(r.network), program: String(r.program), metric: r.metric as 'count' | 'amount', month: String(r.month),
+    numerator_count: Number(r.numerator_count ?? 0), numerator_amount: Number(r.numerator_amount ?? 0),
+    denominator_count: num(r.denominator_count), denominator_amount: num(r.denominator_amount),
+    month_transaction_count: num(r.month_transaction_count), month_transaction_amount: num(r.month_transaction_amount),
+    days_covered: Number(r.days_covered), days_in_month: Number(r.days_in_month), den_prev: r.den_prev === true,
+    past_tx: (r.past_tx as unknown[]).map(Number), past_amount: (r.past_amount as unknown[]).map(Number),
+    first_day: String(r.first_day), history_total: Number(r.history_total), past_count: Number(r.past_count), past_days: Number(r.past_days),
+  }));
+}
+
+export const seriesKey = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
+
+/** Daily counts of the series asked for, HISTORY_DAYS before each one's month, zero-filled from its first day with data. */
+export async function histories(store: Store, rows: OpenRow[]): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>();
+  const wanted = [...new Map(rows.map((r) => [seriesKey(r), r])).values()];
+  if (!wanted.length) return out;
+  const from = wanted.reduce((a, r) => (r.month < a ? r.month : a), '9999-99');
+  const to = wanted.reduce((a, r) => (r.month > a ? r.month : a), '0000-00');
+  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_forecast_series (mid VARCHAR, network VARCHAR, program VARCHAR, month VARCHAR)');
+  try {
+    await insertRows(store, '_cbp_forecast_series', wanted.map((r) => [r.mid, r.network, r.program, r.month]));
+    const days = await store.all<{ mid: string; network: string; program: string; month: string; day: string; n: number }>(`
+      SELECT d.mid, d.network, d.program, s.month, strftime(d.day, '%Y-%m-%d') AS day, d.n
+      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
+      JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program
+      WHERE d.day < strptime(s.month || '-01', '%Y-%m-%d')::DATE`, { from, to });
+    for (const r of wanted) out.set(seriesKey(r), Array(HISTORY_DAYS).fill(0) as number[]);
+    for (const d of days) {
+      const h = out.get(seriesKey(d));
+      const i = HISTORY_DAYS - Math.round((Date.parse(`${d.month}-01`) - Date.parse(d.day)) / 86_400_000);
+      if (h && i >= 0) h[i] += Number(d.n);
+    }
+  } finally {
+    await store.run('DROP TABLE IF EXISTS _cbp_forecast_series');
+  }
+  // Days before the series' first month are not zeros: they are not known.
+  for (const r of wanted) {
+    const h = out.get(seriesKey(r))!;
+    const known = Math.round((Date.parse(`${r.month}-01`) - Date.parse(r.first_day)) / 86_400_000);
+    if (known < HISTORY_DAYS) out.set(seriesKey(r), h.slice(HISTORY_DAYS - Math.max(0, known)));
+  }
+  return out;
+}
+
+/** The ratio table's last complete write when the forecasts are not of it (they are to be made again), else null. */
+export async function staleForecasts(store: Pick<Store, 'all'>): Promise<string | null> {
+  const [state] = await store.all<{ mart: string | null; kept: string | null }>(
+    `SELECT (SELECT max(written_at)::VARCHAR FROM ratio_mart_state WHERE complete) AS mart,
+            (SELECT max(mart_written_at)::VARCHAR FROM ratio_forecast_state) AS kept`);
+  return !state?.mart || state.mart === state.kept ? null : state.mart;
+}
+
+/** Replaces the kept forecasts with these, made of the ratio table's write `mart` (staleForecasts). */
+export async function writeForecasts(store: Store, rows: KeptForecast[], mart: string, now = new Date()): Promise<void> {
+  const at = now.toISOString();
+  await store.transaction(async (s) => {
+    await s.run('DELETE FROM ratio_forecasts; DELETE FROM ratio_forecast_state');
+    await insertRows(s, 'ratio_forecasts', rows.map((f) => [
+      f.mid, f.network, f.program, f.metric, f.month, f.level, f.rank, f.rule_id, f.is_headline, f.days_covered, f.days_in_month,
+      f.count_to_date, f.needed_count, f.chance, f.expected, f.low80, f.high80, f.paceDay, f.met_to_date, at,
+    ]));
+    await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [mart]);
+  });
+}
+
+/** The kept forecasts not met to date with a chance, each with its observed row's figures (what an early warning says). */
+export async function warningCandidates(store: Pick<Store, 'all'>): Promise<Array<Record<string, unknown>>> {
+  return store.all(`
+    SELECT f.*, m.numerator, m.denominator, m.denominator_month, m.ratio
+    FROM ratio_forecasts f
+    LEFT JOIN mart_ratios m ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
+    WHERE NOT f.met_to_date AND f.chance > 0 ORDER BY f.mid, f.network, f.program, f.month, f.rank`);
+}
+
