@@ -64,5 +64,7 @@ export async function main(argv: string[]): Promise<void> {
       if (!(e instanceof CbpError) && process.env.CBP_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     }
     process.exitCode = code;
+    // A statement given up (a lake's catalog not answering) may still hold a thread: a failed command ends anyway.
+    setTimeout(() => process.exit(code), 3_000).unref();
   }
 }

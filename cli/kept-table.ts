@@ -31,7 +31,7 @@ export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet):
  * before a read. Does nothing when another process holds the store (a worker: it keeps the table current itself) or
  * an explicit snapshot is read; the read then says whether the table is behind.
  */
-export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapshotPath' | 'storeMemoryLimit' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir'>, rules: RuleSet, snapshot?: string): Promise<void> {
+export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapshotPath' | 'storeMemoryLimit' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir' | 'lakeStatementTimeout'>, rules: RuleSet, snapshot?: string): Promise<void> {
   if (snapshot !== undefined) return;
   const { openStore } = await import('../store/db.ts');
   const { configuredStore } = await import('../store/lake.ts');

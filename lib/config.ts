@@ -97,6 +97,7 @@ export const SETTINGS = [
     if (p) c.addIssue({ code: 'custom', message: p });
   }), 'The store: unset, the DuckDB file of CBP_DB_PATH; or a DuckLake lake catalogued in PostgreSQL, ducklake:postgres:<libpq string> (dbname=cbp host=db.example.com user=cbp; its password is masked, PGPASSWORD or ~/.pgpass keep it out of the setting), with CBP_LAKE_DATA_PATH', { lake: true }),
   s('store', 'lakeDataPath', 'CBP_LAKE_DATA_PATH', str, "The lake's data files (Parquet): a folder every host of cbp reaches (a shared file system), or s3://bucket/prefix with the usual AWS_* settings"),
+  s('store', 'lakeStatementTimeout', 'CBP_LAKE_STATEMENT_TIMEOUT', int.min(0, 'must be 0 or more seconds'), "Seconds a statement on a lake may wait before cbp gives it up as the catalog not answering (a PostgreSQL frozen or cut off): the command fails with CBP_ERR_STORE_UNAVAILABLE; 0: no limit", { default: '300' }),
   s('store', 'lakeExtensionsDir', 'CBP_LAKE_EXTENSIONS_DIR', str, 'Folder of the DuckDB extensions a lake needs (ducklake, postgres, httpfs), laid out as npm run lake:install leaves them (unset: .tools/duckdb-extensions in the cbp package)', { path: true }),
   s('store', 'awsAccessKeyId', 'AWS_ACCESS_KEY_ID', str, "S3 access key of a lake whose CBP_LAKE_DATA_PATH is s3://… (unset: the AWS credential chain: its files, the instance's role)", { secret: true }),
   s('store', 'awsSecretAccessKey', 'AWS_SECRET_ACCESS_KEY', str, 'S3 secret key for AWS_ACCESS_KEY_ID', { secret: true }),

@@ -27,6 +27,8 @@ export interface LocalPostgres {
   crash(): Promise<void>;
   /** Starts it again, on the same port and files, after stop() or crash(). */
   start(): Promise<void>;
+  /** Freezes the server and its sessions (SIGSTOP), or lets them go on (SIGCONT): a host that stops answering. */
+  freeze(frozen: boolean): void;
 }
 
 async function freePort(): Promise<number> {
@@ -100,5 +102,12 @@ export async function startLocalPostgres(root: string): Promise<LocalPostgres> {
     stop: () => stop(),
     crash: () => stop('SIGQUIT'),
     start: launch,
+    freeze(frozen) {
+      let sessions: number[] = [];
+      try {
+        sessions = execFileSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      } catch { /* none */ }
+      for (const pid of [child.pid!, ...sessions]) process.kill(pid, frozen ? 'SIGSTOP' : 'SIGCONT');
+    },
   };
 }

@@ -10,7 +10,7 @@ import {
   type DuckDBType, type DuckDBValue,
 } from '@duckdb/node-api';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
-import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, retryLakeRace, type LakeOptions } from './lake.ts';
+import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, lakeWatch, retryLakeRace, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -310,7 +310,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   let closing = false;
   const q = <T>(start: () => Promise<T>): Promise<T> => {
     if (closing) return Promise.reject(new Error('the store is closed'));
-    const p = lake ? start().catch((e: unknown) => Promise.reject(lakeRuntimeError(lake, e))) : start();
+    const p = lake ? lakeWatch(lake, start(), () => conn.interrupt()).catch((e: unknown) => Promise.reject(lakeRuntimeError(lake, e))) : start();
     inflight.add(p);
     void p.then(() => inflight.delete(p), () => inflight.delete(p));
     return p;

@@ -15,6 +15,8 @@ export interface LakeOptions {
   extensionsDir?: string;
   /** S3 credentials and endpoint of an s3:// data path (none: the AWS credential chain) */
   s3?: { keyId?: string; secret?: string; sessionToken?: string; region?: string; endpoint?: string };
+  /** seconds a statement may wait before it is given up (CBP_LAKE_STATEMENT_TIMEOUT; default 300, 0: none) */
+  statementTimeout?: number;
 }
 
 /** The name the lake is attached under (the default catalog of a lake store's sessions). */
@@ -109,6 +111,25 @@ export function lakeRuntimeError(l: LakeOptions, e: unknown): unknown {
   return e;
 }
 
+/**
+ * A statement's promise that fails when it waits longer than the lake's statement timeout: a catalog frozen or cut off
+ * mid-statement never answers, and libpq waits on it for ever. `interrupt` is asked to stop the statement.
+ */
+export function lakeWatch<T>(l: LakeOptions, p: Promise<T>, interrupt: () => void): Promise<T> {
+  const limit = l.statementTimeout ?? 300;
+  if (!(limit > 0)) return p;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      interrupt();
+      reject(new StoreUnavailableError(`A statement on the lake waited ${limit} s without an answer from its catalog (PostgreSQL, ${lakeLabel(l)}): `
+        + 'this step did not finish. Check that PostgreSQL runs and answers, then run the command again (a step runs again whole); '
+        + 'CBP_LAKE_STATEMENT_TIMEOUT sets the wait.'));
+    }, limit * 1000);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 function mask(l: LakeOptions, msg: string): string {
   for (const p of [...lakeSecrets(LAKE_PREFIX + l.catalog), l.s3?.secret, l.s3?.sessionToken]) if (p) msg = msg.split(p).join('***');
   return msg;
@@ -141,7 +162,7 @@ export function configuredLake(cfg: LakeSettings): LakeOptions | undefined {
   // lib/config.ts refuses a lake without its data path at load.
   if (catalog === null || cfg.lakeDataPath === undefined) return undefined;
   const s3 = { keyId: cfg.awsAccessKeyId, secret: cfg.awsSecretAccessKey, sessionToken: cfg.awsSessionToken, region: cfg.awsRegion, endpoint: cfg.awsEndpointUrl };
-  return { catalog, dataPath: cfg.lakeDataPath, extensionsDir: cfg.lakeExtensionsDir, s3 };
+  return { catalog, dataPath: cfg.lakeDataPath, extensionsDir: cfg.lakeExtensionsDir, s3, statementTimeout: cfg.lakeStatementTimeout };
 }
 
 /** The settings a lake is opened from (lib/config.ts). */
@@ -149,6 +170,7 @@ export interface LakeSettings {
   store?: string;
   lakeDataPath?: string;
   lakeExtensionsDir?: string;
+  lakeStatementTimeout?: number;
   awsAccessKeyId?: string;
   awsSecretAccessKey?: string;
   awsSessionToken?: string;

@@ -106,6 +106,29 @@ describe.skipIf(skipLake)(lakeTitle('the lake under faults'), { timeout: 600_000
     expect(await dumpLake(env)).toEqual(undisturbed);
   });
 
+  it('gives up a statement a frozen PostgreSQL never answers, saying so and what to do, and a command then exits 1 instead of waiting', async () => {
+    const env = newLake();
+    expect((await cbp(['db', 'migrate'], env)).code).toBe(0);
+    const store = await openStore({ dbPath: 'lake', lake: { ...lakeOf(env), statementTimeout: 2 } });
+    try {
+      await store.all('SELECT count(*) FROM chargebacks');
+      pg.freeze(true);
+      await expect(store.all('SELECT count(*) FROM chargebacks')).rejects.toThrow(
+        /A statement on the lake waited 2 s without an answer from its catalog \(PostgreSQL, .*\): this step did not finish.*CBP_LAKE_STATEMENT_TIMEOUT/);
+      // The CLI: started while the catalog is frozen, it fails and ends (exit 1 or 2) on its own, saying what to check.
+      const started = Date.now();
+      const r = await cbp(['alerts', 'evaluate'], { ...env, CBP_LAKE_STATEMENT_TIMEOUT: '2' });
+      expect(r.code, r.stderr).not.toBe(0);
+      expect(r.stderr).toMatch(/PostgreSQL/);
+      expect(Date.now() - started).toBeLessThan(60_000);
+    } finally {
+      pg.freeze(false);
+      store.close();
+    }
+    // Once it answers, the lake is whole and works.
+    expect((await cbp(['alerts', 'evaluate'], env)).code).toBe(0);
+  });
+
   it(`keeps every committed row once when cbp is killed (kill -9) at random moments of its writes, ${TRIALS} times; upkeep then removes the orphaned files and nothing else`, async () => {
     const env = newLake();
     expect((await cbp(['db', 'migrate'], env)).code).toBe(0);

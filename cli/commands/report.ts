@@ -107,7 +107,7 @@ export function writeAtomically(file: string, text: string): number {
 
 export interface BuildReportOptions {
   /** the settings read: the data folder (default --out), the snapshot, the store, the rules */
-  config: Pick<Config, 'dataDir' | 'snapshotPath' | 'dbPath' | 'storeMemoryLimit' | 'thresholdsFile' | 'defaultRegion' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir'>;
+  config: Pick<Config, 'dataDir' | 'snapshotPath' | 'dbPath' | 'storeMemoryLimit' | 'thresholdsFile' | 'defaultRegion' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir' | 'lakeStatementTimeout'>;
   out?: string;
   month?: string;
   mids?: string[];
