@@ -9,13 +9,6 @@ import type { RuleSet } from '../rules/thresholds.ts';
 /** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
 const REACH = 0.2;
 
-/** The coefficient of variation of recent months' totals (15 % when fewer than two). */
-function monthlyCv(xs: number[]): number {
-  if (xs.length < 2) return 0.15;
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  return Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1)) / mean;
-}
-
 /** Days of the series' history before its month (from its first month with data). */
 const daysBefore = (r: OpenRow) => Math.round((Date.parse(`${r.month}-01`) - Date.parse(r.first_day)) / 86_400_000);
 
@@ -43,6 +36,9 @@ function expectedDen(r: OpenRow): number | null {
   return den === null ? null : r.den_prev ? den : den * (r.days_in_month / r.days_covered);
 }
 
+/** A month's transactions vary this much (coefficient of variation) when fewer than two closed months tell. */
+const DEFAULT_CV = 0.15;
+
 /** Forecasts of every open month, each series against each level in force for it (rules of one level: the likelier). */
 export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
   const rows = (await openRows(store)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
@@ -63,7 +59,7 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
     const input = {
       daysInMonth: r.days_in_month, daysElapsed: r.days_covered, firstWeekday: new Date(`${r.month}-01T00:00:00Z`).getUTCDay(),
       countToDate: r.numerator_count, history,
-      denominator: r.den_prev ? { known: den } : { toDate: den, monthlyCv: monthlyCv(r.metric === 'count' ? r.past_tx : r.past_amount) },
+      denominator: r.den_prev ? { known: den } : { toDate: den, monthlyCv: r.monthly_cv ?? DEFAULT_CV },
     };
     const byLevel = new Map<string, KeptForecast>();
     for (const n of needs) {
