@@ -52,6 +52,7 @@ export const ERRORS = {
   CBP_ERR_NO_SNAPSHOT: { status: 404, retryable: false, class: 'NoSnapshotError', hint: 'No snapshot yet, or it cannot be opened: run `cbp run nightly` or `cbp run backfill` first' },
   CBP_ERR_QUERY: { status: 400, retryable: false, class: 'QueryError', hint: 'An analyst\'s query failed (a syntax error, an unknown table or column, a value that cannot be cast): fix the SQL named' },
   CBP_ERR_STORE_UNAVAILABLE: { status: 503, retryable: true, class: 'StoreUnavailableError', hint: 'The store cannot be opened now (held by a writer, out of memory or disk): wait, or free what is named' },
+  CBP_ERR_STORE_DAMAGED: { status: 500, retryable: false, class: 'StoreDamagedError', hint: 'The store lists data it cannot read (a lake\'s data file gone): restore the lake\'s catalog and data folder from one backup (docs/lake.md "Under faults")' },
   // Activities (activities/)
   CBP_ERR_ACTIVITY_STORE: { status: 500, retryable: true, class: 'ActivityStoreError', hint: 'A store step failed in a way a later attempt may not (a lock, a full disk): retried; if it persists, read the message' },
   CBP_ERR_ORDER_FILE: { status: 400, retryable: false, class: 'OrderFileError', hint: 'The order file cannot be read as a whole (a quote never closed, no order_id column): fix the line named' },

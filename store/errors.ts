@@ -29,6 +29,13 @@ export class QueryError extends CbpError {
   }
 }
 
+/** The store lists data it cannot read (a lake's data file gone): retrying cannot help; a backup can. */
+export class StoreDamagedError extends CbpError {
+  constructor(message: string, opts: CbpErrorOptions = {}) {
+    super('CBP_ERR_STORE_DAMAGED', message, opts);
+  }
+}
+
 /** The store file cannot be opened (held by another writer, unreadable). Retrying later may help. */
 export class StoreUnavailableError extends CbpError {
   constructor(message: string, opts: CbpErrorOptions = {}) {

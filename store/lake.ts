@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, NotFoundError } from '../lib/errors.ts';
-import { StoreUnavailableError } from './errors.ts';
+import { StoreDamagedError, StoreUnavailableError } from './errors.ts';
 import { LAKE_PREFIX, lakeCatalog, lakeSecrets, maskLake } from '../lib/lake-setting.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 
@@ -104,6 +104,12 @@ export function lakeRuntimeError(l: LakeOptions, e: unknown): unknown {
   const cause = mask(l, /(connection to server[^\n]*|server closed the connection[^\n]*|terminating connection[^\n]*|Connection refused|timeout expired)/i.exec(msg)?.[1] ?? '');
   if (cause || /unsuccessful query result|Unable to connect to Postgres|no connection to the server|Failed to execute query "?ROLLBACK/i.test(msg)) {
     return new StoreUnavailableError(`The lake's catalog (PostgreSQL, ${lakeLabel(l)}) stopped answering${cause ? ` (${cause})` : ''}: this step did not finish. Check that PostgreSQL runs and is reachable, then run the command again (a step runs again whole).`);
+  }
+  const gone = /No such file or directory/i.test(msg) ? /["']([^"']+\.parquet)["']/.exec(msg)?.[1] : undefined;
+  if (gone) {
+    return new StoreDamagedError(`The lake lists a data file that is not there (${gone}): a commit whose answer was lost after PostgreSQL `
+      + 'had applied it (DuckLake then removes the files of the commit it believes failed), or a file removed by hand. The lake cannot be '
+      + 'read whole: restore its catalog and data folder from one backup (docs/lake.md "Under faults").');
   }
   if (/Permission denied|Read-only file system|Could not create directory/i.test(msg) || (/No such file or directory/i.test(msg) && msg.includes(l.dataPath))) {
     return new StoreUnavailableError(`The lake's data folder ${l.dataPath} cannot be written: it must exist and be writable by this user on every host (a read-only mount, a missing folder). Nothing of this step was committed.`);

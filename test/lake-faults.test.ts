@@ -17,6 +17,7 @@ import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/pos
 import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { cbpEntry } from './helpers/cbp-cli.ts';
+import { startCommitProxy } from './helpers/pg-commit-proxy.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TODAY = new Date().toISOString().slice(0, 10);
@@ -104,6 +105,27 @@ describe.skipIf(skipLake)(lakeTitle('the lake under faults'), { timeout: 600_000
     const again = await backfill(env);
     expect(again.code, again.out.slice(-2000)).toBe(0);
     expect(await dumpLake(env)).toEqual(undisturbed);
+  });
+
+  it('says a lake is damaged when a COMMIT answer was lost after PostgreSQL applied it (DuckLake removed its files): the step fails, the next reads name the file, nothing applied twice', async () => {
+    const proxy = await startCommitProxy(pg.port);
+    try {
+      const db = `faults_${++n}`;
+      pg.createDb(db);
+      const env = { ...sandboxEnv(sb, tempDir('cbp-host-')), CBP_STORE: `ducklake:postgres:dbname=${db} host=127.0.0.1 port=${proxy.port} user=cbp`, CBP_LAKE_DATA_PATH: tempDir('cbp-lake-data-') };
+      expect((await cbp(['db', 'migrate'], env)).code).toBe(0);
+      proxy.arm(4);
+      const first = await backfill(env);
+      expect(proxy.cut, first.out.slice(-1500)).toBe(1);
+      expect(first.code, first.out.slice(-1500)).toBe(1);
+      // The step fails as the catalog stopped answering, or at the next read of what DuckLake removed (same run).
+      expect(first.out).toMatch(/\[CBP_ERR_STORE_UNAVAILABLE\]|\[CBP_ERR_STORE_DAMAGED\]/);
+      const again = await backfill(env);
+      expect(again.code, again.out.slice(-1500)).toBe(1);
+      expect(again.out).toMatch(/The lake lists a data file that is not there \(.*\.parquet\): a commit whose answer was lost.*\[CBP_ERR_STORE_DAMAGED\]/);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('gives up a statement a frozen PostgreSQL never answers, saying so and what to do, and a command then exits 1 instead of waiting', async () => {
