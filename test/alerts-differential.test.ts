@@ -24,9 +24,10 @@ async function compare(store: Store, asOf: string): Promise<void> {
   const all = await computeRatios(store, { asOf });
   // The reference: every row, one batch, nothing recorded before.
   const ref = judgeRows(all, [], { rules, notifySince: addMonths(asOf.slice(0, 7), -1), now: now.toISOString(), known: new Map() });
-  const notices = await store.all<{ notice_id: string; notify: boolean }>('SELECT notice_id, notify FROM alerts ORDER BY notice_id');
+  // The judge's notices (the early warnings of the chance of a breach are not the reference's: test/forecast-store.test.ts).
+  const notices = await store.all<{ notice_id: string; notify: boolean }>("SELECT notice_id, notify FROM alerts WHERE kind <> 'likely' ORDER BY notice_id");
   expect(notices.map((n) => `${n.notice_id} ${n.notify}`)).toEqual(ref.notices.map((n) => `${n.notice_id} ${n.notify}`).sort());
-  expect(r.newNotices.length).toBe(ref.notices.length);
+  expect(r.newNotices.filter((n) => n.kind !== 'likely').length).toBe(ref.notices.length);
   const states = await store.all<Record<string, unknown>>('SELECT mid, network, program, level, month, status FROM alert_states ORDER BY ALL');
   const key = (x: Record<string, unknown>) => [x.mid, x.network, x.program, x.level, x.month, x.status].join('|');
   expect(states.map(key)).toEqual(ref.states.map((s) => key(s as unknown as Record<string, unknown>)).sort());

@@ -5,8 +5,9 @@ import type { Store } from '../../store/db.ts';
 /** Bookkeeping of the runs themselves (ids, times, fetch records), compared separately or not at all. */
 // ratio_source_marks, ratio_input_marks: fingerprints of the source rows the ratio table (its kept inputs) reflects,
 // load stamps included; ratio_input_logic: when the kept ratio inputs were refreshed; ratio_mart_state: from which
-// month the last refresh judged (a lake that took in a file store judges every month once).
-export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic', 'ratio_mart_state']);
+// month the last refresh judged (a lake that took in a file store judges every month once); ratio_forecast_state: which
+// of those writes the forecasts are of.
+export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic', 'ratio_mart_state', 'ratio_forecast_state']);
 /**
  * Stored in two parts whose split depends on which window's load came first into the empty store (the
  * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
@@ -14,7 +15,7 @@ export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_
 export const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
 /** Columns that record when, from which file (a journal segment's name has its time) or by which run a row was seen: they legitimately differ. */
 export const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$)/;
+  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$|^forecast_at$)/;
 
 const big = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
