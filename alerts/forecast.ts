@@ -3,7 +3,7 @@
 import type { Store } from '../store/db.ts';
 import { HISTORY_DAYS, histories, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
-import { forecast, levelNeed, neededCount } from '../rules/forecast.ts';
+import { forecast, levelNeed, neededCount, remainingCount } from '../rules/forecast.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 
 /** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
@@ -62,8 +62,9 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
       denominator: r.den_prev ? { known: den } : { toDate: den, monthlyCv: r.monthly_cv ?? DEFAULT_CV },
     };
     const byLevel = new Map<string, KeptForecast>();
+    const rest = remainingCount(input);
     for (const n of needs) {
-      const f = forecast(input, n.need);
+      const f = forecast(input, n.need, rest);
       if (n.blocked) Object.assign(f, { chance: 0, paceDay: null });
       const lf: KeptForecast = {
         mid: r.mid, network: r.network, program: r.program, metric: r.metric, month: r.month, level: n.rule.level, rank: n.rule.rank, rule_id: n.rule.id,

@@ -265,9 +265,8 @@ export function remainingCount(input: ForecastInput): CountDist {
   return { mean, phi: Math.max(0, (variance - mean) / (mean * mean)) };
 }
 
-/** The forecast of a month to date against one level. */
-export function forecast(input: ForecastInput, need: LevelNeed): Forecast {
-  const rest = remainingCount(input);
+/** The forecast of a month to date against one level (`rest`: its remainingCount, when several levels share it). */
+export function forecast(input: ForecastInput, need: LevelNeed, rest = remainingCount(input)): Forecast {
   const c = input.countToDate;
   const den = input.denominator;
   const nodes = 'known' in den
