@@ -159,12 +159,17 @@ export async function writeForecasts(store: Store, rows: KeptForecast[], mart: s
   });
 }
 
-/** The kept forecasts not met to date with a chance, each with its observed row's figures (what an early warning says). */
+/**
+ * The kept forecasts not met to date with a chance, of levels above the one the series holds in the month, each with
+ * its observed row's figures (what an early warning says).
+ */
 export async function warningCandidates(store: Pick<Store, 'all'>): Promise<Array<Record<string, unknown>>> {
   return store.all(`
     SELECT f.*, m.numerator, m.denominator, m.denominator_month, m.ratio
     FROM ratio_forecasts f
     LEFT JOIN mart_ratios m ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
-    WHERE NOT f.met_to_date AND f.chance > 0 ORDER BY f.mid, f.network, f.program, f.month, f.rank`);
+    LEFT JOIN ratio_forecasts held ON held.mid = f.mid AND held.network = f.network AND held.program = f.program AND held.metric = f.metric
+      AND held.month = f.month AND held.level = m.level
+    WHERE NOT f.met_to_date AND f.chance > 0 AND (held.rank IS NULL OR held.rank < f.rank)
+    ORDER BY f.mid, f.network, f.program, f.month, f.rank`);
 }
-

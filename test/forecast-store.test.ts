@@ -18,7 +18,7 @@ const rules = loadRules();
 const asOf = new Date('2026-06-11T06:00:00Z');
 const dayMs = 86_400_000;
 const dayOf = (t: number) => new Date(t).toISOString().slice(0, 10);
-/** m1's chargebacks received on each day before June: 4, 5 or 6 by the day's number since 2026-01-01. */
+/** m1's chargebacks received on each day before June: 4, 5 or 6 by the day's number since 2026-01-01 (1.25 % of 12,000: no level). */
 const before = (i: number) => 4 + (i % 3);
 
 beforeAll(async () => {
@@ -32,10 +32,13 @@ beforeAll(async () => {
     perMonth.set(d.slice(0, 7), (perMonth.get(d.slice(0, 7)) ?? 0) + before(i));
     await insertChargebacks(store, [{ mid: 'm1', network: 'mastercard', received: d, n: before(i) }]);
   }
-  for (let d = 1; d <= 10; d++) await insertChargebacks(store, [{ mid: 'm1', network: 'mastercard', received: `2026-06-${String(d).padStart(2, '0')}`, n: 6 }]);
+  for (let d = 1; d <= 10; d++) await insertChargebacks(store, [{ mid: 'm1', network: 'mastercard', received: `2026-06-${String(d).padStart(2, '0')}`, n: 8 }]);
   await insertStats(store, [
-    ...months.map((month) => ({ mid: 'm1', network: 'mastercard' as const, month, cb: perMonth.get(month)!, tx: 10_000 })),
-    { mid: 'm1', network: 'mastercard', month: '2026-06', cb: 60, tx: 3_000, endDay: 10 },
+    ...months.map((month) => ({ mid: 'm1', network: 'mastercard' as const, month, cb: perMonth.get(month)!, tx: 12_000 })),
+    { mid: 'm1', network: 'mastercard', month: '2026-06', cb: 80, tx: 3_600, endDay: 10 },
+    // A MID holding ECM since January (2 %), as likely to meet it in June: no warning of a level it holds.
+    ...months.map((month) => ({ mid: 'held', network: 'mastercard' as const, month, cb: 200, tx: 10_000 })),
+    { mid: 'held', network: 'mastercard', month: '2026-06', cb: 80, tx: 3_000, endDay: 10 },
     // A MID far from every level: its chance is nil.
     { mid: 'ok', network: 'mastercard', month: '2026-05', cb: 1, tx: 10_000 },
     { mid: 'ok', network: 'mastercard', month: '2026-06', cb: 1, tx: 3_000, endDay: 10 },
@@ -48,18 +51,18 @@ describe('the chance of a breach in the store', () => {
     await evaluateAlerts(store, { asOf, rules, now: asOf });
     const rows = await store.all<Record<string, unknown>>("SELECT * FROM ratio_forecasts WHERE mid = 'm1' AND program = 'ecp' ORDER BY rank");
     expect(rows.map((r) => [r.level, r.is_headline, r.month, r.days_covered, r.count_to_date])).toEqual([
-      ['ecm', true, '2026-06', 10, 60],
-      ['hecm', false, '2026-06', 10, 60],
+      ['ecm', true, '2026-06', 10, 80],
+      ['hecm', false, '2026-06', 10, 80],
     ]);
     // The history: the days from the series' first month (2026-01-01) to May's last, in order.
     const t0 = Date.parse('2026-01-01T00:00:00Z');
     const history = Array.from({ length: (Date.parse('2026-06-01T00:00:00Z') - t0) / dayMs }, (_, i) => before(i));
-    const input = { daysInMonth: 30, daysElapsed: 10, firstWeekday: new Date('2026-06-01T00:00:00Z').getUTCDay(), countToDate: 60, history, denominator: { known: 10_000 } };
+    const input = { daysInMonth: 30, daysElapsed: 10, firstWeekday: new Date('2026-06-01T00:00:00Z').getUTCDay(), countToDate: 80, history, denominator: { known: 12_000 } };
     const ecm = forecast(input, { threshold: 0.015, comparison: '>=', minCount: 100 });
     const hecm = forecast(input, { threshold: 0.03, comparison: '>=', minCount: 300 });
     expect(rows[0]!.chance).toBeCloseTo(ecm.chance, 12);
     expect(rows[0]!.expected_count).toBeCloseTo(ecm.expected, 9);
-    expect([rows[0]!.low80_count, rows[0]!.high80_count, rows[0]!.pace_day, rows[0]!.needed_count]).toEqual([ecm.low80, ecm.high80, ecm.paceDay, 150]);
+    expect([rows[0]!.low80_count, rows[0]!.high80_count, rows[0]!.pace_day, rows[0]!.needed_count]).toEqual([ecm.low80, ecm.high80, ecm.paceDay, 180]);
     expect(rows[1]!.chance).toBeCloseTo(hecm.chance, 12);
     expect(ecm.chance).toBeGreaterThan(0.5);
     expect(hecm.chance).toBeLessThan(0.01);
@@ -79,10 +82,15 @@ describe('the chance of a breach in the store', () => {
     expect(ok!.chance).toBeLessThan(0.001);
   });
 
-  it('sends the early warning once per level and month, with its figures', async () => {
-    const [n] = await store.all<{ kind: string; level: string; notify: boolean; message: string }>("SELECT kind, level, notify, message FROM alerts WHERE kind = 'likely'");
+  it('sends the early warning once per level and month, with its figures, and none of a level the series holds', async () => {
+    const [n, ...more] = await store.all<{ kind: string; level: string; notify: boolean; message: string }>("SELECT kind, level, notify, message FROM alerts WHERE kind = 'likely'");
+    expect(more).toEqual([]);
+    const [held] = await store.all<{ chance: number; state: string; level: string }>(
+      "SELECT chance, state, level FROM mart_ratios WHERE mid = 'held' AND program = 'ecp' AND metric = 'count' AND month = '2026-06' AND NOT is_projection");
+    expect(held).toMatchObject({ state: 'level', level: 'ecm' });
+    expect(held!.chance).toBeGreaterThan(0.5);
     expect(n).toMatchObject({ kind: 'likely', level: 'ecm', notify: true });
-    expect(n!.message).toMatch(/^m1 mastercard ecp: LIKELY — a \d+ % chance that 2026-06 ends at level ecm: 60 so far in 10 of 30 days, \d+ expected \(80 %: \d+–\d+\) against 150 needed/);
+    expect(n!.message).toMatch(/^m1 mastercard ecp: LIKELY — a \d+ % chance that 2026-06 ends at level ecm: 80 so far in 10 of 30 days, \d+ expected \(80 %: \d+–\d+\) against 180 needed/);
     const again = await evaluateAlerts(store, { asOf, rules, now: asOf });
     expect(again.newNotices).toEqual([]);
   });
@@ -95,7 +103,7 @@ describe('the chance of a breach in the store', () => {
     const text = renderRatios(view);
     expect(text).toMatch(/next at\s+close\s+chance\s+figures/);
     expect(text).toContain(`${chancePct(row.chance!)}%`);
-    expect(text).toMatch(/chance of a breach \(forecast\):\n {2}m1 mc ecp: \d+ % chance of ecm \(\d+ expected, 80 %: \d+–\d+/);
+    expect(text).toMatch(/chance of a breach \(forecast\):\n( {2}\S.*\n)* {2}m1 mc ecp: \d+ % chance of ecm \(\d+ expected, 80 %: \d+–\d+/);
     let json = '';
     await streamRatiosJson(store, { scope: 'latest' }, (t) => { json += t; });
     const streamed = (JSON.parse(json) as Array<Record<string, unknown>>).find((r) => r.mid === 'm1' && r.program === 'ecp' && r.metric === 'count' && r.month === '2026-06' && !r.is_projection)!;
@@ -105,18 +113,18 @@ describe('the chance of a breach in the store', () => {
     expect(risk.chance_words).toBe(chanceWords(row));
     const trend = section.trends.find((t) => t.mid === 'm1' && t.program === 'ecp')!;
     const june = trend.months.find((m) => m.month === '2026-06')!;
-    expect(june.band80![0]).toBeCloseTo(row.expected_low80! / 10_000, 12);
-    expect(june.band80![1]).toBeCloseTo(row.expected_high80! / 10_000, 12);
+    expect(june.band80![0]).toBeCloseTo(row.expected_low80! / 12_000, 12);
+    expect(june.band80![1]).toBeCloseTo(row.expected_high80! / 12_000, 12);
     expect(june.chance).toBe(row.chance);
     const digest = await buildDigest(store, rules, { now: asOf, dueWithin: 7 });
     expect(digestText(digest)).toContain(chanceWords(row)!);
   });
 
   it('is made again after every write that changes the ratio table', async () => {
-    await insertStats(store, [{ mid: 'm1', network: 'mastercard', month: '2026-06', cb: 95, tx: 4_500, endDay: 15 }]);
+    await insertStats(store, [{ mid: 'm1', network: 'mastercard', month: '2026-06', cb: 120, tx: 5_400, endDay: 15 }]);
     await evaluateAlerts(store, { asOf: new Date('2026-06-16T06:00:00Z'), rules, now: asOf });
     const [r] = await store.all<{ days_covered: number; count_to_date: number }>("SELECT days_covered, count_to_date FROM ratio_forecasts WHERE mid = 'm1' AND level = 'ecm'");
-    expect(r).toEqual({ days_covered: 15, count_to_date: 95 });
+    expect(r).toEqual({ days_covered: 15, count_to_date: 120 });
   });
 });
 
