@@ -43,7 +43,7 @@ const DEFAULT_CV = 0.15;
 export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
   const rows = (await openRows(store)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
   // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
-  // The others' days are not read: their history is flat at its rate, which only widens a chance that stays near nil.
+  // The others' days are not used: their history is flat at its rate, which only widens a chance that stays near nil.
   const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);
   const near = rows.filter(({ r, needs }) => {
     const t = expectedDen(r);
