@@ -105,7 +105,7 @@ export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Pro
 export const seriesKey = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
 
 /** Daily counts of the series asked for, HISTORY_DAYS before each one's month, zero-filled from its first day with data. */
-export async function histories(store: Pick<Store, 'columns'>, rows: OpenRow[]): Promise<Map<string, number[]>> {
+export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, rows: OpenRow[]): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   const wanted = [...new Map(rows.map((r) => [seriesKey(r), r])).values()];
   if (!wanted.length) return out;
@@ -118,10 +118,27 @@ export async function histories(store: Pick<Store, 'columns'>, rows: OpenRow[]):
     months.set(k, [...(months.get(k) ?? []), r]);
     out.set(seriesKey(r), Array(HISTORY_DAYS).fill(0) as number[]);
   }
-  // Every series' days read at once, column by column: fewer round trips than naming the series asked for.
-  const c = await store.columns(`
-    SELECT mid, network, program, datediff('day', DATE '1970-01-01', day)::INTEGER AS d, n
-    FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE)`, { from, to });
+  // The series asked for staged by the appender, their days read column by column.
+  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_forecast_series (mid VARCHAR, network VARCHAR, program VARCHAR)');
+  let c: Awaited<ReturnType<Store['columns']>>;
+  try {
+    const app = await store.conn.createAppender('_cbp_forecast_series', 'main', 'temp');
+    try {
+      for (const k of months.keys()) {
+        for (const part of k.split('\u0000')) app.appendVarchar(part);
+        app.endRow();
+      }
+      app.flushSync();
+    } finally {
+      app.closeSync();
+    }
+    c = await store.columns(`
+      SELECT d.mid, d.network, d.program, datediff('day', DATE '1970-01-01', d.day)::INTEGER AS d, d.n
+      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
+      SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program`, { from, to });
+  } finally {
+    await store.run('DROP TABLE IF EXISTS _cbp_forecast_series');
+  }
   const [mid, network, program, d, n] = ['mid', 'network', 'program', 'd', 'n'].map((x) => c.column(x));
   const dayOf = (month: string) => Date.parse(`${month}-01T00:00:00Z`) / 86_400_000;
   for (let i = 0; i < mid!.length; i++) {
