@@ -252,7 +252,7 @@ function writeOut(text: string): Promise<void> | void {
 export function register(program: Command, ctx: Ctx): void {
   program
     .command('ratios')
-    .description('Chargeback ratios: the latest complete month and the month to date, programs in force, MIDs at risk first, each with its state and why it did not reach the next level')
+    .description('Chargeback ratios: the latest complete month and the month to date, programs in force, MIDs at risk first, each with its state, why it did not reach the next level and an open month\'s chance of ending at one')
     .option('--month <YYYY-MM>', 'only this month (levels still use the months before it)')
     .option('--all', 'every month, not only the latest complete one and the month to date')
     .option('--mid <mid>', 'only this MID')
