@@ -30,9 +30,12 @@ function needsOf(rules: RuleSet, r: OpenRow) {
     .flatMap((rule) => { const n = levelNeed(rule, r); return n ? [{ rule, ...n }] : []; });
 }
 
+/** The row's denominator of its metric (to date, or the previous month's). */
+const denOf = (r: OpenRow) => (r.metric === 'count' ? r.denominator_count : r.denominator_amount);
+
 /** The denominator the closed month is expected to have: known, or the month to date's at its pace. */
 function expectedDen(r: OpenRow): number | null {
-  const den = r.metric === 'count' ? r.denominator_count : r.denominator_amount;
+  const den = denOf(r);
   return den === null ? null : r.den_prev ? den : den * (r.days_in_month / r.days_covered);
 }
 
@@ -52,7 +55,7 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
   const hist = await histories(store, near.map((x) => x.r));
   const out: KeptForecast[] = [];
   for (const { r, needs } of rows) {
-    const den = r.metric === 'count' ? r.denominator_count : r.denominator_amount;
+    const den = denOf(r);
     if (den === null) continue;
     const known = Math.min(HISTORY_DAYS, daysBefore(r));
     const history = hist.get(seriesKey(r)) ?? (Array(known).fill(rateBefore(r).rate) as number[]);

@@ -7,7 +7,7 @@
 // Prints the calibration table, the Brier scores, and the early warning's lead and false alarms, beside the goals.
 import { generateWorld } from '../sandbox/generate.ts';
 import { parseScenario } from '../sandbox/scenario.ts';
-import { forecast, neededCount, type LevelNeed } from '../rules/forecast.ts';
+import { forecast, levelNeed, neededCount, type LevelNeed } from '../rules/forecast.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 
@@ -32,18 +32,21 @@ const day = (m: string, d: number) => `${m}-${String(d).padStart(2, '0')}`;
 const sumDays = (map: Map<string, number>, m: string, from: number, to: number) => { let s = 0; for (let d = from; d <= to; d++) s += map.get(day(m, d)) ?? 0; return s; };
 
 /** The level a series is judged against in a month: its network's entry level in force (ratio and count minimum). */
-function levelNeed(mid: string, s: Series, month: string): LevelNeed | null {
+function entryNeed(mid: string, s: Series, month: string): LevelNeed | null {
   const p = PROGRAMS[s.network]!;
   const r = rulesFor(rules, mid).filter((x) => x.network === s.network && x.program === p.program && x.level === p.level && x.metric === 'count' && inForce(x, month))[0];
   if (!r) return null;
-  const min = r.conditions.filter((c) => c.field === 'numerator_count').map((c) => (c.comparison === '>' ? c.value + 1 : c.value));
-  return { threshold: r.ratio_threshold, comparison: r.comparison as '>=' | '>', minCount: Math.max(0, ...min) };
+  // The rule read as cbp reads it (rules/forecast.ts levelNeed), on the month's own transactions (counts only here).
+  const D = monthDays(month);
+  const n = levelNeed(r, { metric: 'count', numerator_count: 0, numerator_amount: 0, denominator_count: null, denominator_amount: null,
+    month_transaction_count: sumDays(s.tx, month, 1, D), month_transaction_amount: null, days_covered: D, days_in_month: D, den_prev: s.prevMonth });
+  return n && !n.blocked ? n.need : null;
 }
 
 /** Every month of a series with six months before it (168 days of history), replayed. */
 function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
   for (const m of months.slice(6)) {
-    const need = levelNeed(mid, s, m);
+    const need = entryNeed(mid, s, m);
     if (!need) continue;
     const D = monthDays(m);
     const total = sumDays(s.counts, m, 1, D);
@@ -54,7 +57,7 @@ function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
     const y = total >= neededCount(need, t) ? 1 : 0;
     // The month before met the level too: cbp holds it, and sends no early warning of a level held.
     const pm = addMonth(m, -1);
-    const pNeed = levelNeed(mid, s, pm);
+    const pNeed = entryNeed(mid, s, pm);
     const pT = s.prevMonth ? sumDays(s.tx, addMonth(pm, -1), 1, monthDays(addMonth(pm, -1))) : sumDays(s.tx, pm, 1, monthDays(pm));
     const heldBefore = pNeed !== null && pT > 0 && sumDays(s.counts, pm, 1, monthDays(pm)) >= neededCount(pNeed, pT);
     const first = Date.UTC(Number(m.slice(0, 4)), Number(m.slice(5, 7)) - 1, 1);
@@ -110,7 +113,7 @@ function generatedSeries(n: number, months: number): Array<[string, Series]> {
     const network = networks[i % networks.length]!;
     const s: Series = { name: `g${i}`, counts: new Map(), tx: new Map(), network, program: PROGRAMS[network]!.program, prevMonth: PROGRAMS[network]!.prevMonth };
     const txDay = 2_000 + Math.floor(rnd() * 8_000);
-    const need = levelNeed('g', s, '2026-06') ?? { threshold: 0.01, comparison: '>=' as const };
+    const need = entryNeed('g', s, '2026-06') ?? { threshold: 0.01, comparison: '>=' as const };
     // A portfolio as acquirers hold them: 70 % of series well below the level (0.1 to 0.5 times its ratio), 20 % near
     // it (0.5 to 0.9), 10 % at or over it (0.9 to 1.6); at least near the count minimum's rate for the last two.
     const u = rnd();

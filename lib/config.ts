@@ -3,13 +3,13 @@
 // every path made absolute once. Every setting is optional at load time; a command asks for the ones it
 // needs with requireSettings(), which names every missing one at once with what to do.
 import { DEFAULT_STORE_MEMORY, MIN_STORE_MEMORY, SIZE_RE, sizeBytes } from './size.ts';
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { REGIONS } from '../contract/regions.ts';
 import { ConfigError } from './errors.ts';
 import { parseDotenv, readDotenv } from './dotenv.ts';
+import { readConfigFile } from './config-file.ts';
 
 export { parseDotenv } from './dotenv.ts';
 import { didYouMean, editDistance, nearestNames } from './suggest.ts';
@@ -182,34 +182,6 @@ export type SettingKey = keyof Config;
 
 const BY_KEY = new Map<string, SettingDef>(SETTINGS.map((d) => [d.key, d]));
 const BY_ENV = new Map<string, SettingDef>(SETTINGS.map((d) => [d.env, d]));
-
-/**
- * Where a config file fails to parse, without the parser's own message: both YAML and V8's JSON.parse quote
- * the offending text, which may be a secret's value.
- */
-function parseErrorPlace(e: unknown, text: string): string {
-  const yamlPos = (e as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
-  if (yamlPos) return ` (line ${yamlPos.line}, column ${yamlPos.col})`;
-  const m = /position (\d+)/.exec((e as Error).message ?? '');
-  if (!m) return '';
-  const before = text.slice(0, +m[1]).split('\n');
-  return ` (line ${before.length}, column ${before[before.length - 1].length + 1})`;
-}
-
-function readConfigFile(file: string, shown: string): Record<string, unknown> {
-  if (!existsSync(file)) throw new ConfigError([`config file ${shown} does not exist: fix --config or CBP_CONFIG`]);
-  const text = readFileSync(file, 'utf8');
-  let parsed: unknown;
-  try {
-    parsed = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError([`config file ${shown} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}${parseErrorPlace(e, text)}`]);
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ConfigError([`config file ${shown} must hold an object of settings, e.g. {"dataDir": "/var/lib/cbp"}`]);
-  }
-  return parsed as Record<string, unknown>;
-}
 
 /**
  * A data folder's own settings (`<CBP_DATA_DIR>/settings.json`, which cbp demo writes): how its data is judged,
@@ -411,23 +383,4 @@ export function secretValues(cfg: Config): string[] {
     for (const p of parts) out.add(p);
   }
   return [...out];
-}
-
-/** The .env.example text, generated from SETTINGS (kept in the repo; a test checks they agree). */
-export function envExample(): string {
-  const lines = [
-    '# cbp settings. Copy to .env in the folder you run cbp from, or set them as environment variables.',
-    '# Precedence, first wins: the environment, then .env, then the config file (--config FILE or CBP_CONFIG),',
-    '# then the defaults below. Relative paths are to the working folder. Values: KEY=value, KEY="quoted".',
-    '# CBP_CONFIG=cbp.config.yaml',
-    '',
-  ];
-  let group = '';
-  for (const d of SETTINGS) {
-    if (d.group !== group) { group = d.group; lines.push(`# --- ${group} ---`); }
-    lines.push(`# ${d.description}${d.secret ? ' (secret)' : ''}`);
-    // A path under the data folder stays commented out: set here, it would no longer follow CBP_DATA_DIR.
-    lines.push(`${d.default === undefined ? '# ' : ''}${d.env}=${d.default ?? ''}`);
-  }
-  return lines.join('\n') + '\n';
 }

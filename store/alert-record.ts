@@ -1,8 +1,8 @@
 // What an evaluation records of a batch of MIDs: the states that changed and the new or promoted notices, staged through
 // DuckDB's appender and upserted in one transaction. store/alerts.ts re-exports it.
-import type { DuckDBAppender } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
+import { stageRows, type StageType } from './insert-rows.ts';
 import type { AlertStateRow, Notice } from './alerts.ts';
 
 export const NOTICE_COLS = [
@@ -18,42 +18,6 @@ const STATE_COLS = ['mid', 'network', 'program', 'level', 'month', 'status', 'ra
 const NOTICE_TYPES: StageType[] = NOTICE_COLS.map((c): StageType =>
   ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? 'double'
     : ['is_projection', 'is_partial', 'notify'].includes(c) ? 'boolean' : 'text');
-
-/** A staged column's type (appendRow). */
-type StageType = 'text' | 'double' | 'integer' | 'boolean';
-
-/**
- * Appends one row of staged columns of these types; value(row, i) is the row's value of column i (no array per row).
- * NULL, undefined and non-finite doubles go in as NULL.
- */
-function appendRow<T>(app: DuckDBAppender, types: readonly StageType[], row: T, value: (row: T, column: number) => unknown): void {
-  for (let i = 0; i < types.length; i++) {
-    const v = value(row, i);
-    if (v === null || v === undefined) { app.appendNull(); continue; }
-    switch (types[i]) {
-      case 'text': app.appendVarchar(String(v)); break;
-      case 'double': if (Number.isFinite(v)) app.appendDouble(v as number); else app.appendNull(); break;
-      case 'integer': app.appendInteger(v as number); break;
-      case 'boolean': app.appendBoolean(v === true); break;
-    }
-  }
-  app.endRow();
-}
-
-/**
- * Adds rows to a temp staging table through DuckDB's appender (thousands of rows in one go, where parameter lists
- * would be slow), inside the caller's transaction.
- */
-async function stageRows<T>(s: Store, table: string, types: readonly StageType[], rows: Iterable<T>, value: (row: T, column: number) => unknown): Promise<void> {
-  const app = await s.conn.createAppender(table, 'main', 'temp');
-  try {
-    for (const r of rows) appendRow(app, types, r, value);
-    app.flushSync();
-  } finally {
-    app.closeSync();
-  }
-}
-
 
 /** The columns of _cbp_alert_states_stage and their types. */
 const STATE_TYPES: StageType[] = ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'double', 'double', 'double', 'boolean', 'text'];

@@ -2,7 +2,7 @@
 // transactions and history size, the daily counts of the series near a level (sql/views/46_ratio_forecast.sql), and
 // ratio_forecasts, made again whenever the ratio table was written. docs/ratios.md "The chance of a breach".
 import type { Store } from './db.ts';
-import { insertRows } from './insert-rows.ts';
+import { insertRows, stageRows } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
@@ -122,16 +122,7 @@ export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, 
   await store.run('CREATE OR REPLACE TEMP TABLE _cbp_forecast_series (mid VARCHAR, network VARCHAR, program VARCHAR)');
   let c: Awaited<ReturnType<Store['columns']>>;
   try {
-    const app = await store.conn.createAppender('_cbp_forecast_series', 'main', 'temp');
-    try {
-      for (const k of months.keys()) {
-        for (const part of k.split('\u0000')) app.appendVarchar(part);
-        app.endRow();
-      }
-      app.flushSync();
-    } finally {
-      app.closeSync();
-    }
+    await stageRows(store, '_cbp_forecast_series', ['text', 'text', 'text'], [...months.keys()], (k, i) => k.split('\u0000')[i]);
     c = await store.columns(`
       SELECT d.mid, d.network, d.program, datediff('day', DATE '1970-01-01', d.day)::INTEGER AS d, d.n
       FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
@@ -176,17 +167,34 @@ export async function writeForecasts(store: Store, rows: KeptForecast[], mart: s
   });
 }
 
+/** A kept forecast an early warning may be made of, with its observed row's figures. */
+export interface WarningCandidate {
+  mid: string; network: string; program: string; metric: string; month: string; level: string; rule_id: string;
+  chance: number; count_to_date: number; days_covered: number; days_in_month: number;
+  expected_count: number; low80_count: number; high80_count: number; needed_count: number | null; pace_day: number | null;
+  numerator: number | null; denominator: number | null; denominator_month: string | null; ratio: number | null;
+}
+
 /**
  * The kept forecasts not met to date with a chance, of levels above the one the series holds in the month, each with
  * its observed row's figures (what an early warning says).
  */
-export async function warningCandidates(store: Pick<Store, 'all'>): Promise<Array<Record<string, unknown>>> {
-  return store.all(`
-    SELECT f.*, m.numerator, m.denominator, m.denominator_month, m.ratio
+export async function warningCandidates(store: Pick<Store, 'all'>): Promise<WarningCandidate[]> {
+  const rows = await store.all<Record<string, unknown>>(`
+    SELECT f.mid, f.network, f.program, f.metric, f.month, f.level, f.rule_id, f.chance, f.count_to_date, f.days_covered, f.days_in_month,
+      f.expected_count, f.low80_count, f.high80_count, f.needed_count, f.pace_day, m.numerator, m.denominator, m.denominator_month, m.ratio
     FROM ratio_forecasts f
     LEFT JOIN mart_ratios m ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
     LEFT JOIN ratio_forecasts held ON held.mid = f.mid AND held.network = f.network AND held.program = f.program AND held.metric = f.metric
       AND held.month = f.month AND held.level = m.level
     WHERE NOT f.met_to_date AND f.chance > 0 AND (held.rank IS NULL OR held.rank < f.rank)
     ORDER BY f.mid, f.network, f.program, f.month, f.rank`);
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return rows.map((r) => ({
+    mid: String(r.mid), network: String(r.network), program: String(r.program), metric: String(r.metric), month: String(r.month), level: String(r.level),
+    rule_id: String(r.rule_id), chance: Number(r.chance), count_to_date: Number(r.count_to_date), days_covered: Number(r.days_covered),
+    days_in_month: Number(r.days_in_month), expected_count: Number(r.expected_count), low80_count: Number(r.low80_count), high80_count: Number(r.high80_count),
+    needed_count: num(r.needed_count), pace_day: num(r.pace_day), numerator: num(r.numerator), denominator: num(r.denominator),
+    denominator_month: r.denominator_month === null || r.denominator_month === undefined ? null : String(r.denominator_month), ratio: num(r.ratio),
+  }));
 }

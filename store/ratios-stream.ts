@@ -2,7 +2,8 @@
 // of lines to stdout, so memory stays flat in the number of rows (10,000 MIDs x 36 months is 5.76 million rows).
 // Used when the table is current and was written under the rules configured now; the rows, their order and their
 // fields are those ratiosView gives (cli/commands/ratios.ts), one JSON object a line inside one array.
-import { releaseChunk, type Store } from './db.ts';
+import type { Store } from './db.ts';
+import { releaseChunk } from './db-chunks.ts';
 import { EXPLAINED_RATIO_FIELDS } from '../contract/ratios.ts';
 
 export interface StreamQuery {

@@ -5,7 +5,7 @@
 import { EXPLAINED_RATIO_FIELDS, type ExplainedRatioRow } from '../contract/ratios.ts';
 import { insertRows } from './insert-rows.ts';
 import type { Store } from './db.ts';
-import { fastColumn } from './db.ts';
+import { fastColumn } from './db-chunks.ts';
 import { ratioRowMaker } from './ratios.ts';
 
 type ReadStore = Pick<Store, 'all' | 'run' | 'mapRows'>;

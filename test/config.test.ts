@@ -3,7 +3,8 @@ import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SETTINGS, SETTINGS_SCHEMA, envExample, loadConfig, parseDotenv, requireSettings, secretValues, settingSources, type Config } from '../lib/config.ts';
+import { SETTINGS, SETTINGS_SCHEMA, loadConfig, parseDotenv, requireSettings, secretValues, settingSources, type Config } from '../lib/config.ts';
+import { envExample } from '../lib/env-example.ts';
 import { ConfigError } from '../lib/errors.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-'));

@@ -1,7 +1,8 @@
 import { cpSync, appendFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fastColumn, openStore } from '../store/db.ts';
+import { openStore } from '../store/db.ts';
+import { fastColumn } from '../store/db-chunks.ts';
 import { readMigrations } from '../store/migrate.ts';
 import { MigrationChangedError } from '../store/errors.ts';
 import { loadReport } from '../store/load.ts';

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
-import { SETTINGS, defaultText, envExample, settingSources, shownValue } from '../../lib/config.ts';
+import { SETTINGS, defaultText, settingSources, shownValue } from '../../lib/config.ts';
+import { envExample } from '../../lib/env-example.ts';
 
 interface Row {
   setting: string;
