@@ -42,9 +42,8 @@ export interface AtRiskRow {
   projected_ratio: number | null;
   projected_closeness: number | null;
   projected_level: string | null;
-  /** an open month's chance of a breach in words (rules/forecast.ts chanceWords), and the chance itself */
+  /** an open month's chance of a breach in words (rules/forecast.ts chanceWords) */
   chance_words: string | null;
-  chance: number | null;
   /** headroom and over-by as words (rules/headroom.ts headroomWords), of the observed row */
   headroom: string | null;
   /** the level's fee estimate as words (rules/fees.ts feeWords): the observed row's, else the projection's */
@@ -314,7 +313,7 @@ export class RatioSectionBuilder {
           held: heldNote(best, midRules), numerator_complete: best.numerator_complete,
           projected_ratio: proj?.ratio ?? null, projected_closeness: proj?.closeness ?? null, projected_level: proj?.level ?? null,
           headroom: headroomWords(best), fee: feeWords(best) ?? (proj ? feeWords(proj) : null),
-          chance: best.chance, chance_words: chanceWords(best),
+          chance_words: chanceWords(best),
         };
         this.atRisk.push(row);
         // Trends for levels and watch (an unknown row would read clear), and every series of a MID asked for.

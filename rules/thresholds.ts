@@ -127,11 +127,13 @@ export const WatchSchema = z.strictObject({
   notify: z.boolean().default(false),
 });
 
+const Chance = z.number({ error: 'expected a chance such as 0.5' }).gt(0, 'expected a chance above 0').max(1, 'expected a chance of at most 1');
+
 export const ForecastSchema = z.strictObject({
   /** A level's early warning (a `likely` notice) once its chance of being met this month reaches this, once a month. */
-  warn_at: z.number({ error: 'expected a chance such as 0.5' }).gt(0, 'expected a chance above 0').max(1, 'expected a chance of at most 1').default(0.5),
+  warn_at: Chance.default(0.5),
   /** Per level ("network.program.level", e.g. "mastercard.ecp.ecm"), its own warn_at. */
-  levels: z.record(z.string(), z.number({ error: 'expected a chance such as 0.5' }).gt(0, 'expected a chance above 0').max(1, 'expected a chance of at most 1')).default({}),
+  levels: z.record(z.string(), Chance).default({}),
   /** false: the warnings are not sent (the chances are still shown). */
   notify: z.boolean().default(true),
 });
