@@ -5,8 +5,9 @@ import LongestFirst from './test/helpers/sequencer.ts';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // A temp folder per run, checked empty at the end; every test file removes the folders it made.
-    globalSetup: ['./test/helpers/global-tmp.ts'],
+    // A temp folder per run, checked empty at the end; every test file removes the folders it made. One demo
+    // for the files that read a demo's output.
+    globalSetup: ['./test/helpers/global-tmp.ts', './test/helpers/shared-demo.ts'],
     setupFiles: ['./test/helpers/setup.ts'],
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },

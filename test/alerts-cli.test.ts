@@ -8,6 +8,7 @@ import { evaluateAlerts } from '../alerts/engine.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const TOKEN = 'Zq81TokenOfTheHook0042';
 const SLACK = `https://hooks.slack.example/services/T0AB12CD3/B0EF45GH6/${TOKEN}`;
@@ -16,7 +17,7 @@ let base: NodeJS.ProcessEnv;
 let snapshot = '';
 
 function cbp(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const r = spawnSync(process.execPath, [path.resolve('bin/cbp-dev.js'), ...args], { env, encoding: 'utf8', cwd: dir });
+  const r = spawnSync(process.execPath, [cbpEntry(), ...args], { env, encoding: 'utf8', cwd: dir });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

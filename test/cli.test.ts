@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDay, parseInstant } from '../cli/options.ts';
 import { HEAVY_PACKAGES, traceImports } from './helpers/import-trace.ts';
 import { COMMANDS, commandsFor } from '../cli/commands/index.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-cli-'));
@@ -28,7 +29,7 @@ interface Run {
 }
 
 /**
- * Runs `node bin/cbp-dev.js ...args` (cbp from the sources, through tsx) with only the given cbp settings in its
+ * Runs `cbp ...args` (test/helpers/cbp-cli.ts cbpEntry) with only the given cbp settings in its
  * environment, from an empty folder or the given working folder. closedStdout: the reader of stdout has gone before cbp writes (`cbp ... | head`).
  */
 function cbp(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; closedStdout?: boolean } = {}): Promise<Run> {
@@ -38,7 +39,7 @@ function cbp(args: string[], env: Record<string, string> = {}, opts: { cwd?: str
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
     // An empty working folder by default: a developer's own .env in the repo must not change what a test sees.
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'cbp-dev.js'), ...args], { cwd: opts.cwd ?? tmp, env: { ...base, ...env }, timeout: 170_000 });
+    const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd: opts.cwd ?? tmp, env: { ...base, ...env }, timeout: 170_000 });
     // Destroyed before the child has even loaded: its first write meets a closed pipe, every time.
     if (opts.closedStdout) child.stdout.destroy();
     let stdout = '';
@@ -176,7 +177,7 @@ describe.concurrent('cbp command', { timeout: 180_000 }, () => {
 
   it('still reports a failure by its exit code when stderr has gone', async () => {
     const r = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(process.execPath, ['bin/cbp-dev.js', 'no-such-command'], { cwd: root, timeout: 170_000 });
+      const child = spawn(process.execPath, [cbpEntry(), 'no-such-command'], { cwd: root, timeout: 170_000 });
       child.stderr.destroy();
       child.on('error', reject);
       child.on('close', resolve);

@@ -12,6 +12,7 @@ import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
 import { addDays, utcDay } from '../lib/utc.ts';
 import { temporalDemoDays } from '../cli/commands/demo-command.ts';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const cli = findTemporalCli();
@@ -37,11 +38,11 @@ interface Run {
   stderr: string;
 }
 
-/** bin/cbp-dev.js demo ... as a child; `onStdout` may act on the output so far (send it a signal). */
+/** cbp demo ... as a child; `onStdout` may act on the output so far (send it a signal). */
 function demo(args: string[], onStdout?: (stdout: string, pid: number) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp-dev.js'), 'demo', ...args], { cwd: dir, env: cleanEnv(), timeout: 590_000 });
+    const child = spawn(process.execPath, [cbpEntry(), 'demo', ...args], { cwd: dir, env: cleanEnv(), timeout: 590_000 });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {

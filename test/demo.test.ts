@@ -8,6 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
 import { DEMO_MARKER } from '../cli/demo-dir.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
+import { copyDemo, sharedDemo, STALE_FILE } from './helpers/shared-demo.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)));
@@ -16,13 +18,12 @@ afterAll(() => rmrf(dir));
 
 describe('cbp demo', { timeout: 180_000 }, () => {
   it('runs the whole pipeline against an in-process sandbox, exits 0 and prints a working sql command', async () => {
+    // The run's demo (test/helpers/shared-demo.ts), run in a folder an earlier demo made (its marker) with leftovers.
+    const r = await sharedDemo();
+    const shared = r.dataDir;
+    // The README's commands run on a copy of its folder, laid out as in a checkout.
     const dataDir = path.join(dir, 'data', 'demo');
-    // A folder an earlier demo made (its marker) with leftovers: the demo may wipe it.
-    fs.mkdirSync(dataDir, { recursive: true });
-    fs.writeFileSync(path.join(dataDir, DEMO_MARKER), 'earlier demo');
-    fs.writeFileSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'), 'x');
-
-    const r = await cbp(['demo', '--data-dir', dataDir]);
+    await copyDemo(dataDir);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(0);
     for (let n = 1; n <= 9; n++) expect(r.stdout).toMatch(new RegExp(`^\\[${n}/9\\] `, 'm'));
@@ -32,8 +33,8 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/\[7\/9\] ingest .* [1-9]\d* events/);
     expect(r.stdout).toMatch(/as of 2026-01-15T00:00:00Z \(the sandbox clock\)/);
     // The first line, before any step: whose data the folder now holds.
-    expect(r.stdout.split('\n')[0]).toBe(`Data folder ${path.relative(ROOT, dataDir)}: an earlier demo's data there was replaced · service time 2025-12-01..2026-01-15`);
-    expect(r.stdout).toContain(`CBP_DATA_DIR=${path.relative(ROOT, dataDir)} npx cbp ratios --month 2025-12`);
+    expect(r.stdout.split('\n')[0]).toBe(`Data folder ${path.relative(ROOT, shared)}: an earlier demo's data there was replaced · service time 2025-12-01..2026-01-15`);
+    expect(r.stdout).toContain(`CBP_DATA_DIR=${path.relative(ROOT, shared)} npx cbp ratios --month 2025-12`);
     // The CEMEA MID over Visa VAMP (its region comes from the thresholds file the demo writes) is paged, signed.
     expect(r.stdout).toMatch(/860100000102 \| visa\s+\| vamp\s+\|.*\| excessive/);
     expect(r.stdout).toMatch(/[1-9]\d* delivered to the alert webhook/);
@@ -62,8 +63,8 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(r.stdout).not.toMatch(/Alert webhook received .*representment/);
     expect(r.stdout).toMatch(/demo finished in [\d.]+ s/);
     // A clean re-run: the demo's own folder was wiped at start, and marked again.
-    expect(fs.existsSync(path.join(dataDir, 'stale-from-an-earlier-run.txt'))).toBe(false);
-    expect(fs.existsSync(path.join(dataDir, DEMO_MARKER))).toBe(true);
+    expect(fs.existsSync(path.join(shared, STALE_FILE))).toBe(false);
+    expect(fs.existsSync(path.join(shared, DEMO_MARKER))).toBe(true);
 
     const line = r.stdout.split('\n').find((l) => l.trim().startsWith('npx cbp sql --snapshot'));
     expect(line).toBeDefined();
@@ -83,13 +84,13 @@ describe('cbp demo', { timeout: 180_000 }, () => {
     expect(Number(dec!.vamp_dispute_count)).toBe(Number(dec!.chargeback_count) - Number(dec!.rdr_resolved_count));
 
     // The README's analyst commands work right after the demo, as written (the demo's folder put in for data/demo,
-    // and `npx cbp` run from the sources: bin/cbp-dev.js, so the test never runs a dist/ older than the code).
+    // and `npx cbp` run as test/helpers/cbp-cli.ts cbpEntry: never a dist/ older than the code).
     const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     const commands = readme.split('\n').filter((l) => l.startsWith('CBP_DATA_DIR=data/demo npx cbp '));
     expect(commands.length).toBeGreaterThanOrEqual(3);
     const outputs = new Map<string, string>();
     for (const c of commands) {
-      const line = c.replace('CBP_DATA_DIR=data/demo', `CBP_DATA_DIR=${JSON.stringify(dataDir)}`).replace(' npx cbp ', ` node ${JSON.stringify(path.join(ROOT, 'bin', 'cbp-dev.js'))} `);
+      const line = c.replace('CBP_DATA_DIR=data/demo', `CBP_DATA_DIR=${JSON.stringify(dataDir)}`).replace(' npx cbp ', ` node ${JSON.stringify(cbpEntry())} `);
       const r = spawnSync('bash', ['-c', line], { cwd: ROOT, encoding: 'utf8', env: cleanEnv() });
       expect({ c, code: r.status, stderr: r.stderr }).toMatchObject({ code: 0, stderr: expect.not.stringMatching(/\n\s+at /) });
       expect(r.stdout.trim().length).toBeGreaterThan(0);
@@ -122,7 +123,7 @@ describe('cbp demo', { timeout: 180_000 }, () => {
       console.warn(`skipped the README's duckdb and pandas lines: no ${tools}/duckdb (npm run analyst-tools:install)`);
       block.splice(2);
     }
-    const script = block.join('\n').replace(/^npx cbp /m, `node ${JSON.stringify(path.join(ROOT, 'bin', 'cbp-dev.js'))} `);
+    const script = block.join('\n').replace(/^npx cbp /m, `node ${JSON.stringify(cbpEntry())} `);
     const ex = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8', env: { ...cleanEnv(), PATH: `${tools}${path.delimiter}${process.env.PATH}` } });
     expect({ code: ex.status, stderr: ex.stderr }).toMatchObject({ code: 0 });
     if (block.length === 4) {

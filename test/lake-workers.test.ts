@@ -23,8 +23,9 @@ import { admin, cbp, configFor, pipelineFor, WEBHOOK } from './activities-fixtur
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { dumpStore } from './helpers/store-dump.ts';
 import { payloadViolations } from './helpers/history-payloads.ts';
-import { quietTemporalRuntime, skipTemporal, startTemporalEnv, temporalTitle } from './helpers/temporal-env.ts';
+import { quietTemporalRuntime, shortenHeartbeats, skipTemporal, startTemporalEnv, temporalTitle } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TODAY = new Date().toISOString().slice(0, 10);
@@ -72,7 +73,7 @@ const historyOf = async (h: WorkflowHandle): Promise<History> => JSON.parse(hist
 /** A `cbp worker` child with a working folder of its own, on the lake and the task queue. */
 async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: Record<string, string> = {}): Promise<{ child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/cbp-dev.js'), 'worker'], {
+  const child = spawn(process.execPath, [cbpEntry(), 'worker'], {
     cwd: ROOT,
     env: {
       ...base, ...sandboxEnv(sb, tempDir('cbp-host-')), ...lakeEnv, CBP_WEBHOOK_USERNAME: WEBHOOK.username, CBP_WEBHOOK_PASSWORD: WEBHOOK.password,
@@ -128,6 +129,9 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
     w1.child.kill('SIGKILL');
     await within('the killed worker to exit', w1.exited);
     await admin(sb, 'POST', '/faults', {});
+    // Its activities time out in seconds, not the production minute (shortenHeartbeats), and run again on w2.
+    const held = ((await handle.describe()).raw.pendingActivities ?? []).filter((a) => String(a.lastWorkerIdentity ?? '').split('@')[0] === String(w1.child.pid));
+    await shortenHeartbeats(env, { workflowId: handle.workflowId }, held.map((a) => a.activityId!));
     const r = (await within('the backfill to finish on the worker left', handle.result())) as BackfillResult;
     expect(r).toMatchObject({ status: 'done', planned: 6, loaded: 6 });
     // The killed downloads were run again on the worker left. (A store step the killed worker held beside them, such as

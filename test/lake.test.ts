@@ -16,6 +16,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { copyDemo } from './helpers/shared-demo.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { recordWindowOutcome } from '../store/windows.ts';
 import { recordRun } from '../store/runs.ts';
@@ -26,8 +27,8 @@ import { openJournal } from '../webhook/journal.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 let pg: Postgres;
-/** The demo's store file, made by the first case (the later ones move it into a lake). */
-let onFile: Awaited<ReturnType<typeof runDemo>>;
+/** A copy of the demo's folder on a file, made by the first case (the later ones move its store into a lake). */
+let onFile: { dataDir: string; dbPath: string; snapshotPath: string };
 let n = 0;
 /** A new, empty lake: its own database and data folder. */
 function newLake(): LakeOptions & { store: string } {
@@ -81,15 +82,14 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
 
   it('holds the same rows as a DuckDB file after the demo\'s whole story: every table, fact and mart', async () => {
     const lake = newLake();
-    const quiet = () => undefined;
-    // The two demos run side by side: each its own sandbox, store and folder.
-    let onLake: typeof onFile;
-    [onFile, onLake] = await Promise.all([
-      runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet }),
-      runDemo({ dataDir: path.join(tempDir(), 'demo'), write: quiet, lake: { store: lake.store, dataPath: lake.dataPath } }),
+    // The demo on the lake beside a copy of the run's demo on a file (test/helpers/shared-demo.ts).
+    const dataDir = path.join(tempDir(), 'demo');
+    const [demo, onLake] = await Promise.all([
+      copyDemo(dataDir),
+      runDemo({ dataDir: path.join(tempDir(), 'demo'), write: () => undefined, lake: { store: lake.store, dataPath: lake.dataPath } }),
     ]);
-    expect(onLake.ratios).toEqual(onFile.ratios);
-    expect(onLake.alerts.map((a) => ({ ...a, created_at: null }))).toEqual(onFile.alerts.map((a) => ({ ...a, created_at: null })));
+    expect(demo.code, demo.stderr).toBe(0);
+    onFile = { dataDir, dbPath: path.join(dataDir, 'cbp.duckdb'), snapshotPath: path.join(dataDir, 'published', 'cbp.duckdb') };
     const fileViews = await withStore({ dbPath: onFile.dbPath, readOnly: true }, viewsOf);
     const lakeViews = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, viewsOf);
     expect(lakeViews).toEqual(fileViews);

@@ -12,9 +12,10 @@ import { startDevServer, type DevServer } from '../cli/temporal-dev.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { pollUntil, prometheusRequired, prometheusTitle, promtoolBin, skipPrometheus, startPrometheus, type RunningPrometheus } from './helpers/prometheus.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CBP = path.join(ROOT, 'bin/cbp-dev.js');
+const CBP = cbpEntry();
 const RULES_DIR = path.join(ROOT, 'docs', 'prometheus');
 const USER = 'cbp-hook';
 const PASS = 's3cret-pass-for-the-hook';

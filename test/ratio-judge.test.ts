@@ -219,8 +219,9 @@ const property = () => fc.asyncProperty(batchArb(BATCH), async (cases) => {
 });
 
 describe('the SQL judge equals the oracle', () => {
-  it('on 10,000 random series-sets (10 batches of 1,000 MIDs)', async () => {
-    await fc.assert(property(), { numRuns: Number(process.env.JUDGE_RUNS ?? 10), seed: 35, endOnFailure: true });
+  // JUDGE_RUNS=N checks N batches in place of 5.
+  it('on 5,000 random series-sets (5 batches of 1,000 MIDs)', async () => {
+    await fc.assert(property(), { numRuns: Number(process.env.JUDGE_RUNS ?? 5), seed: 35, endOnFailure: true });
   }, 600_000);
 
   // Each planted fault must make the same property fail: the property can tell.

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cbp, tempDir } from './activities-fixtures.ts';
 import { browserMissing, browserRequired, isolatedPage, launchBrowser, CHROMIUM, type RequestLog } from './helpers/browser.ts';
 import { COLOURS } from '../report/svg.ts';
+import { copyDemo } from './helpers/shared-demo.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'report');
@@ -50,7 +51,7 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
     // Laid out as a user's checkout is (data/demo), and the report made from that folder with relative paths,
     // so its header (and the README's picture) names data/demo, not this test's temp folder.
     const data = path.join(dir, 'data', 'demo');
-    const demo = await cbp(['demo', '--data-dir', data]);
+    const demo = await copyDemo(data); // the run's demo (test/helpers/shared-demo.ts)
     expect(demo.stderr).not.toMatch(/\n\s+at /);
     expect(demo.code).toBe(0);
     snapshot = path.join(data, 'published', 'cbp.duckdb');
@@ -78,7 +79,7 @@ describe.skipIf(missing !== null && !browserRequired())(`the report in a real br
     const painted = performance.now() - t1;
     // Printed for a person to read; no test asserts a time (bench/report-render.bench.ts measures it).
     console.log(`report in Chromium ${CHROMIUM}: ${(summary.bytes / 1024).toFixed(0)} KiB, ${summary.charts} charts; load ${loaded.toFixed(0)} ms, full-page screenshot ${painted.toFixed(0)} ms`);
-  }, 300_000); // the demo runs the whole pipeline first (a kill timer for a hang, not a time budget)
+  }, 300_000); // waits for the run's demo (a kill timer for a hang, not a time budget)
 
   afterAll(async () => {
     await closePage();

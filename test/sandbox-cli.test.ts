@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -19,7 +20,7 @@ function firstLine(child: ReturnType<typeof spawn>): Promise<string> {
 
 describe('cbp sandbox command', () => {
   it('prints one JSON line with base URLs, admin and credentials, serves, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['bin/cbp-dev.js', 'sandbox', '--port', '0', '--seed', '42', '--start', '2026-01-01', '--json'], {
+    const child = spawn(process.execPath, [cbpEntry(), 'sandbox', '--port', '0', '--seed', '42', '--start', '2026-01-01', '--json'], {
       cwd: root,
       env: { ...process.env, CBP_SANDBOX_COMPANY_TOKEN: 'from-env-token' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import { loadReport, readFailure } from '../store/load.ts';
 import { BadReportFileError, StoreUnavailableError } from '../store/errors.ts';
 import { NotFoundError } from '../lib/errors.ts';
 import { ROOT, tmpDir } from './store-fixtures.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const SEEN = '2024-03-05T00:00:00Z';
 
@@ -104,7 +105,7 @@ describe('cbp load of a file it cannot read', () => {
   function cbp(dir: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
     const env = { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent' };
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += String(d)));
       child.on('close', (code) => resolve({ code, stderr }));

@@ -4,9 +4,10 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers/tmp.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CBP = path.join(ROOT, 'bin', 'cbp-dev.js');
+const CBP = cbpEntry();
 
 function cbp(args: string[], env: Record<string, string>) {
   const base = { ...process.env };

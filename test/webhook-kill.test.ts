@@ -8,9 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { openStore } from '../store/db.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CBP = path.join(ROOT, 'bin', 'cbp-dev.js');
+const CBP = cbpEntry();
 const USER = 'kill-test';
 const PASS = 'kill-test-password';
 const children: ChildProcess[] = [];

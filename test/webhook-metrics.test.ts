@@ -13,9 +13,10 @@ import { createReceiverMetrics } from '../webhook/metrics.ts';
 import { parseMetricsAddr } from '../lib/metrics-addr.ts';
 import { journalReadiness } from '../lib/journal-space.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CBP = path.join(ROOT, 'bin/cbp-dev.js');
+const CBP = cbpEntry();
 const USER = 'cbp-hook';
 const PASS = 's3cret-pass-for-the-hook';
 const auth = (p = PASS) => `Basic ${Buffer.from(`${USER}:${p}`).toString('base64')}`;

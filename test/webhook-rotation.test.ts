@@ -12,6 +12,7 @@ import { createReceiverMetrics } from '../webhook/metrics.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { loadConfig, secretValues } from '../lib/config.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 
 const USER = 'cbp-hook';
 const NEW = 'the-new-password-0123456789';
@@ -83,7 +84,7 @@ describe('webhook password rotation', () => {
   it('cbp webhook takes CBP_WEBHOOK_PREVIOUS_PASSWORD beside the new one, and prints neither', async () => {
     const dir = tempDir();
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CBP_')));
-    const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'cbp-dev.js');
+    const cli = cbpEntry();
     const child = spawn(process.execPath, [cli, 'webhook', '--port', '0', '--json', '--journal', path.join(dir, 'journal'), '--metrics-addr', 'off'], {
       env: { ...base, CBP_WEBHOOK_USERNAME: USER, CBP_WEBHOOK_PASSWORD: NEW, CBP_WEBHOOK_PREVIOUS_PASSWORD: OLD, CBP_LOG_LEVEL: 'debug' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -57,6 +57,9 @@ export type BackfillResult =
 
 export type BackfillActs = ReportActivities & WindowStateActivities & PipelineActivities & { now(): string };
 
+/** Windows per run of `cbp schedule backfill --workflow` unless told: a run's history stays far below Temporal's limits. */
+export const DEFAULT_WINDOWS_PER_RUN = 200;
+
 export interface BackfillHooks {
   /** True when the driver wants the run to pause (Temporal: workflowInfo().continueAsNewSuggested). */
   shouldPause?: () => boolean;

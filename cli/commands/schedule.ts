@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Ctx } from '../context.ts';
 import { UsageError } from '../../lib/errors.ts';
 import type { ReportKind } from '../../contract/reporting.ts';
-import type { BackfillInput } from '../../workflows/backfill.ts';
+import { DEFAULT_WINDOWS_PER_RUN, type BackfillInput } from '../../workflows/backfill.ts';
 import { intOption, kindsOption } from './run.ts';
 import { CONNECT_TIMEOUT_MS, dayOption } from '../options.ts';
 import { WORKFLOW_TYPES } from '../../workflows/names.ts';
@@ -48,7 +48,7 @@ export function register(program: Command, ctx: Ctx): void {
     .option('--kinds <list>', '--workflow: report kinds, comma-separated', kindsOption)
     .option('--window-days <n>', '--workflow: days per window (default CBP_WINDOW_DAYS, 7)', intOption('--window-days'))
     .option('--parallelism <n>', '--workflow: windows at once (default CBP_REPORT_PARALLELISM, 2)', intOption('--parallelism'))
-    .option('--windows-per-run <n>', '--workflow: continue as new after this many windows (default 200)', intOption('--windows-per-run'))
+    .option('--windows-per-run <n>', `--workflow: continue as new after this many windows (default ${DEFAULT_WINDOWS_PER_RUN})`, intOption('--windows-per-run'))
     .option('--force', '--workflow: fetch every window of the range again, also those recorded as done (as cbp run backfill --force; loads stay idempotent)')
     .option('--connect-timeout <ms>', `time allowed to reach Temporal (default ${CONNECT_TIMEOUT_MS})`, intOption('--connect-timeout'))
     .option('--json', 'print the result as JSON')
@@ -71,7 +71,7 @@ export function register(program: Command, ctx: Ctx): void {
             to: o.to,
             windowDays: o.windowDays ?? cfg.windowDays,
             parallelism: o.parallelism ?? cfg.reportParallelism,
-            windowsPerRun: o.windowsPerRun ?? 200,
+            windowsPerRun: o.windowsPerRun ?? DEFAULT_WINDOWS_PER_RUN,
             ...(o.kinds ? { kinds: o.kinds } : {}),
             ...(o.force ? { force: true } : {}),
           };

@@ -1,4 +1,4 @@
-// The cbp command as a child process (bin/cbp-dev.js: the sources, through tsx), its output and exit code.
+// The cbp command as a child process (the build when it is current, else the sources through tsx), its output and exit code.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +15,7 @@ export interface CbpRun {
 /** Runs `cbp ARGS` in cwd with this process's environment plus env. */
 export function runCbp(args: string[], o: { cwd: string; env?: Record<string, string> }): Promise<CbpRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'cbp-dev.js'), ...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += String(d)));
@@ -27,10 +27,15 @@ export function runCbp(args: string[], o: { cwd: string; env?: Record<string, st
 const RUNTIME = ['activities', 'alerts', 'cli', 'client', 'contract', 'lib', 'report', 'rules', 'sandbox', 'store', 'webhook', 'worker', 'workflows', 'sql'];
 
 /**
- * The CLI's entry a test spawns where start-up time counts: the built one (bin/cbp.js, dist/) when it is newer than
- * every source it is built from (npm ci builds it), else the sources through tsx (bin/cbp-dev.js).
+ * The CLI's entry the tests spawn: the built one (bin/cbp.js, dist/) when it is newer than every source it is built
+ * from (npm ci builds it), else the sources through tsx (bin/cbp-dev.js), so no test runs code older than the tree.
  */
 export function cbpEntry(): string {
+  return (entry ??= currentEntry());
+}
+let entry: string | undefined;
+
+function currentEntry(): string {
   const built = path.join(ROOT, 'dist', 'cli', 'index.js');
   if (!existsSync(built)) return path.join(ROOT, 'bin', 'cbp-dev.js');
   const at = statSync(built).mtimeMs;

@@ -6,6 +6,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../../lib/temporal-cli.ts';
 import { WORKFLOWS_PATH } from '../../worker/worker.ts';
 
@@ -71,4 +72,21 @@ export function useTemporalEnv(): () => TestWorkflowEnvironment {
     await env?.teardown();
   });
   return () => env!;
+}
+
+/**
+ * Sets the heartbeat timeout of a workflow's pending activities on the server (UpdateActivityOptions), so a test
+ * of a killed worker waits seconds for the timeout and the retry, not the production minute. Kept above the
+ * activities' 10 s heartbeat interval: the retried attempt heartbeats under the same timeout.
+ */
+export async function shortenHeartbeats(env: TestWorkflowEnvironment, execution: { workflowId: string; runId?: string }, activityIds: string[], seconds = 20): Promise<void> {
+  for (const id of activityIds) {
+    await env.client.workflowService.updateActivityOptions({
+      namespace: env.namespace ?? 'default',
+      execution,
+      id,
+      activityOptions: { heartbeatTimeout: msToTs(`${seconds}s`) },
+      updateMask: { paths: ['heartbeat_timeout'] },
+    });
+  }
 }
