@@ -23,7 +23,7 @@ function rng(seed: number): () => number {
 }
 
 const months: string[] = [];
-for (let y = 2025, m = 1; months.length < 18; m++) { if (m > 12) { y++; m = 1; } months.push(`${y}-${String(m).padStart(2, '0')}`); }
+for (let y = 2025, m = 1; months.length < 15; m++) { if (m > 12) { y++; m = 1; } months.push(`${y}-${String(m).padStart(2, '0')}`); }
 
 function statsFor(month: string, r: () => number, endDay?: number): StatFixture[] {
   const out: StatFixture[] = [];
