@@ -1,13 +1,14 @@
-// The built CLI (npm run build → dist/, what bin/cbp.js runs), built by the real build script into a package
-// folder of its own: the package.json, node_modules and sql/ of the repo beside a fresh dist/. The other CLI
-// tests run the sources (bin/cbp-dev.js); this one checks what only the build can get wrong: emitted import
-// paths, files the code reads from the package root, the prebuilt workflow bundle, and what a start loads.
+// The built CLI (npm run build → dist/, what bin/cbp.js runs): the repo's own dist/ while it is current (npm ci
+// builds it with the real build script), else built by that script into a package folder of its own (package.json,
+// node_modules and sql/ of the repo beside a fresh dist/). It checks what only the build can get wrong: emitted
+// import paths, files the code reads from the package root, the prebuilt workflow bundle, and what a start loads.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
+import { cbpEntry } from './helpers/cbp-cli.ts';
 import { HEAVY_PACKAGES, traceImports } from './helpers/import-trace.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -31,6 +32,10 @@ let pkgDir: string;
 let cbp: string;
 
 beforeAll(async () => {
+  if (cbpEntry() === path.join(ROOT, 'bin', 'cbp.js')) {
+    [pkgDir, cbp] = [ROOT, cbpEntry()];
+    return;
+  }
   pkgDir = tempDir('cbp-build-');
   fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(pkgDir, 'package.json'));
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(pkgDir, 'node_modules'), 'dir');
