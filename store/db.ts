@@ -1,5 +1,5 @@
-// Opening the analytics store: one DuckDB file, one writer. Opening applies the numbered migrations and
-// (re)creates the views, so every caller sees the same schema without a separate step.
+// Opening the analytics store: one DuckDB file, one writer. Opening applies the numbered migrations and makes the
+// views when their files changed, so every caller sees the same schema without a separate step.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -26,6 +26,8 @@ export interface StoreOptions {
   migrate?: boolean;
   migrationsDir?: string;
   viewsDir?: string;
+  /** Make the views again even when their files have not changed since the store took them (`cbp db migrate`). */
+  remakeViews?: boolean;
   /**
    * DuckDB memory_limit (default DEFAULT_STORE_MEMORY, 192MB, setting CBP_STORE_MEMORY_LIMIT; lib/size.ts says why).
    * DuckDB keeps it only roughly: a higher limit raises a load's peak memory for no speed (bench/load.bench.ts).
@@ -316,7 +318,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (opts.migrate ?? !readOnly) {
     try {
       const migrations = await applyMigrations(store, opts.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
-      const views = await applyViews(store, opts.viewsDir ?? DEFAULT_VIEWS_DIR);
+      const views = await applyViews(store, opts.viewsDir ?? DEFAULT_VIEWS_DIR, { force: migrations.applied.length > 0 || opts.remakeViews === true });
       (store as { migration?: MigrateResult }).migration = { ...migrations, ...views };
     } catch (e) {
       store.close();

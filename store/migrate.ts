@@ -1,5 +1,5 @@
-// Migrations (numbered, applied once, checksummed) and views (recreated on every open, in filename order).
-// Tables change only through migrations; views are code and are simply replaced, so a view fix needs no
+// Migrations (numbered, applied once, checksummed) and views (made again, in filename order, when their files
+// changed). Tables change only through migrations; views are code and are simply replaced, so a view fix needs no
 // migration and no data moves.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -105,18 +105,19 @@ function generatedViews(): string {
   return `CREATE OR REPLACE MACRO stg_card_brand(s) AS ${brandSql('s')};\n`;
 }
 
-/** (Re)creates every view statement of dir/*.sql; retries failures so cross-file order does not matter. */
-export async function applyViews(store: Store, dir: string): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
+/**
+ * (Re)creates every view statement of dir/*.sql when the files changed since the store last took them all (their
+ * checksum in schema_views), or when `force`d (a migration was applied); retries failures so cross-file order does not
+ * matter. A store keeps its views (and macros): opening one as it is costs one read, not making them again.
+ */
+export async function applyViews(store: Store, dir: string, opts: { force?: boolean } = {}): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
-  // A lake keeps its views (and macros) for every process: they are made again only when the files changed.
   const files = readdirSync(dir).filter((x) => x.endsWith('.sql')).sort();
   const sources = [{ file: GENERATED, sql: generatedViews() }, ...files.map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }))];
   const checksum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
-  if (store.lake) {
-    await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
-    const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
-    if (kept?.checksum === checksum) return { views: await viewNames(store), skippedViews: [] };
-  }
+  await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
+  const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
+  if (kept?.checksum === checksum && !opts.force) return { views: await viewNames(store), skippedViews: [] };
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const { file, sql } of sources) {
     // DuckDB's own parser splits the file, once (each statement parsed again from the whole file kept tens of
@@ -137,7 +138,7 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
     // checksum recorded in the same commit. Another host making them at once: the loser finds them made.
     const made = await lakeSchemaStep(() => store.transaction(async (s) => {
       const [kept] = await s.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
-      if (kept?.checksum === checksum) return true;
+      if (kept?.checksum === checksum && !opts.force) return true;
       for (const st of pending) await runOne(st);
       await s.run('DELETE FROM schema_views');
       await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [checksum]);
@@ -164,7 +165,7 @@ export async function applyViews(store: Store, dir: string): Promise<Pick<Migrat
     remaining = failed;
   }
   views.push(...(await viewNames(store)));
-  if (store.lake && remaining.length === 0) {
+  if (remaining.length === 0) {
     await store.transaction(async (s) => {
       await s.run('DELETE FROM schema_views');
       await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [checksum]);

@@ -8,12 +8,15 @@ import { cbp } from './activities-fixtures.ts';
 import { lakeTitle, skipLake } from './helpers/postgres.ts';
 import { skipTemporal } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { addDays, utcDay } from '../lib/utc.ts';
 
 describe.skipIf(skipLake)(lakeTitle('cbp demo --lake'), { timeout: 600_000 }, () => {
   it.skipIf(skipTemporal)('runs `cbp demo --lake`: its own PostgreSQL, a Temporal dev server with two workers as on two hosts sharing the work, and nothing left running', async () => {
     const dataDir = path.join(tempDir(), 'demo');
     // (the demo on a dev server runs long, longer beside other tests: the kill timer is a hang guard)
-    const r = await cbp(['demo', '--lake', '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
+    // Four weeks of service time (by default from the first day of last month: up to twice that).
+    const start = addDays(utcDay(new Date().toISOString()), -28);
+    const r = await cbp(['demo', '--lake', '--start', start, '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
     expect(r.code, r.stderr).toBe(0);
     const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(r.stderr)?.[1]);
     expect(port).toBeGreaterThan(0);

@@ -125,7 +125,28 @@ describe('store schema', () => {
     s.close();
   });
 
-  it('recreates the views in layers on every open', async () => {
+  it('makes the views again when their files changed, a migration was applied or `db migrate` asks, not on every open', async () => {
+    const dir = tmpDir();
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const viewsDir = path.join(dir, 'views');
+    cpSync(path.join(ROOT, 'sql', 'views'), viewsDir, { recursive: true });
+    const dropped = async (o: { remakeViews?: boolean } = {}) => {
+      const s = await openStore({ dbPath, viewsDir, ...o });
+      const names = s.migration!.views;
+      await s.run('DROP VIEW IF EXISTS mart_chargebacks');
+      s.close();
+      return names.includes('mart_chargebacks');
+    };
+    expect(await dropped()).toBe(true); // a new store: made
+    expect(await dropped()).toBe(false); // the same files: kept as the store holds them (here, without the one dropped)
+    expect(await dropped({ remakeViews: true })).toBe(true); // cbp db migrate
+    appendFileSync(path.join(viewsDir, '99_extra.sql'), 'CREATE OR REPLACE VIEW extra_view AS SELECT 1 AS x;\n');
+    const s1 = await openStore({ dbPath, viewsDir });
+    expect(s1.migration!.views).toEqual(expect.arrayContaining(['mart_chargebacks', 'extra_view'])); // files changed
+    s1.close();
+  });
+
+  it('makes the views in layers', async () => {
     const s = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
     const views = s.migration!.views;
     for (const v of ['stg_reports__chargebacks', 'int_chargebacks_joined', 'int_prevention_alerts_joined', 'int_rdr_cases_joined',

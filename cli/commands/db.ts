@@ -22,12 +22,12 @@ function humanMigrate(r: MigrateResult & { dbPath: string }): string {
 export function register(program: Command, ctx: Ctx): void {
   const db = program.command('db').description('The analytics store: schema migrations and the published snapshot');
   db.command('migrate')
-    .description('Apply pending sql/migrations (once each, checksummed) and recreate sql/views')
+    .description('Apply pending sql/migrations (once each, checksummed) and make sql/views again')
     .option('--json', 'print the result as JSON')
     .action(async (o: { json?: boolean }) => {
       const { openStore } = await import('../../store/db.ts');
       const cfg = ctx.config();
-      const store = await openStore(configuredStore(cfg));
+      const store = await openStore({ ...configuredStore(cfg), remakeViews: true });
       try {
         const r = { dbPath: store.dbPath, ...store.migration! };
         ctx.out(r, humanMigrate, o.json);
