@@ -318,7 +318,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (opts.migrate ?? !readOnly) {
     try {
       const migrations = await applyMigrations(store, opts.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
-      const views = await applyViews(store, opts.viewsDir ?? DEFAULT_VIEWS_DIR, { force: migrations.applied.length > 0 || opts.remakeViews === true });
+      const views = await applyViews(store, opts.viewsDir ?? DEFAULT_VIEWS_DIR, { force: opts.remakeViews === true });
       (store as { migration?: MigrateResult }).migration = { ...migrations, ...views };
     } catch (e) {
       store.close();

@@ -107,8 +107,9 @@ function generatedViews(): string {
 
 /**
  * (Re)creates every view statement of dir/*.sql when the files changed since the store last took them all (their
- * checksum in schema_views), or when `force`d (a migration was applied); retries failures so cross-file order does not
- * matter. A store keeps its views (and macros): opening one as it is costs one read, not making them again.
+ * checksum in schema_views), or when `force`d (`cbp db migrate`); retries failures so cross-file order does not
+ * matter. A store keeps its views (and macros; DuckDB binds a view when it is read, so a migration needs no remake):
+ * opening one as it is costs one read, not making them again.
  */
 export async function applyViews(store: Store, dir: string, opts: { force?: boolean } = {}): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };

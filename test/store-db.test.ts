@@ -125,7 +125,7 @@ describe('store schema', () => {
     s.close();
   });
 
-  it('makes the views again when their files changed, a migration was applied or `db migrate` asks, not on every open', async () => {
+  it('makes the views again when their files changed or `db migrate` asks, not on every open', async () => {
     const dir = tmpDir();
     const dbPath = path.join(dir, 'cbp.duckdb');
     const viewsDir = path.join(dir, 'views');
