@@ -1,6 +1,5 @@
 // Runs the longest test files first, so that the two forks finish together: vitest's own record of the last run's
 // durations where it has one, else test/helpers/durations.json (a fresh clone has no record; vitest would order by size).
-// Files that failed last time go first among their kind; no two lake files are next to each other.
 import fs from 'node:fs';
 import path from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -17,10 +16,6 @@ export default class LongestFirst extends BaseSequencer {
       return KNOWN[path.basename(rel)] ?? fs.statSync(f.moduleId).size / 2000;
     };
     const failed = (f: TestSpecification) => this.ctx.cache.getFileTestResults(`${f.project.name}:${path.relative(root, f.moduleId)}`)?.failed === true;
-    const sorted = [...files].sort((a, b) => Number(failed(b)) - Number(failed(a)) || seconds(b) - seconds(a));
-    // The lake's files (PostgreSQL and DuckDB busy at once) each beside another file, not two of them together.
-    const lake = sorted.filter((f) => /^lake/.test(path.basename(f.moduleId)));
-    const rest = sorted.filter((f) => !lake.includes(f));
-    return [...lake.flatMap((f, i) => (rest[i] ? [f, rest[i]!] : [f])), ...rest.slice(lake.length)];
+    return [...files].sort((a, b) => Number(failed(b)) - Number(failed(a)) || seconds(b) - seconds(a));
   }
 }
