@@ -1,5 +1,5 @@
 // Start-up of the cbp command: `cbp --version` and `cbp --help` from the build (bin/cbp.js, dist/) beside a bare
-// `node -e 0`, the same commands from the sources through tsx (bin/cbp-dev.js, what the tests run), and a start
+// `node -e 0`, the same commands from the sources through tsx (bin/cbp-dev.js), and a start
 // that loads the heavy packages the commands load only in their actions (DuckDB, Temporal, fastify, undici,
 // nodemailer): what every start would cost without those lazy imports. Builds first (scripts/build.mjs), so it
 // measures the sources as they are. Median and fastest of BENCH_STARTUP_RUNS (default 15) runs each, run in

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The cbp command: the compiled CLI in dist/, which `npm ci` / `npm install` build (the `prepare` script runs
-// `npm run build`). From the sources without building, use bin/cbp-dev.js (what the tests run).
+// `npm run build`). From the sources without building, use bin/cbp-dev.js.
 let cli;
 try {
   cli = await import('../dist/cli/index.js');

@@ -106,19 +106,21 @@ function generatedViews(): string {
 }
 
 /**
- * (Re)creates every view statement of dir/*.sql when the files changed since the store last took them all (their
- * checksum in schema_views), or when `force`d (`cbp db migrate`); retries failures so cross-file order does not
- * matter. A store keeps its views (and macros; DuckDB binds a view when it is read, so a migration needs no remake):
- * opening one as it is costs one read, not making them again.
+ * (Re)creates every view statement of dir/*.sql unless the store holds them as it last made them from these files
+ * (schema_views: the files' checksum and a digest of the names made), or when `force`d (`cbp db migrate`, also the
+ * cure for views an older cbp or a hand edit changed in place); retries failures so cross-file order does not matter.
+ * DuckDB binds a view when it is read, so a migration needs no remake: opening a store as it is costs two reads.
  */
 export async function applyViews(store: Store, dir: string, opts: { force?: boolean } = {}): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
   const files = readdirSync(dir).filter((x) => x.endsWith('.sql')).sort();
   const sources = [{ file: GENERATED, sql: generatedViews() }, ...files.map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }))];
-  const checksum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
+  const made = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
   await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
   const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
-  if (kept?.checksum === checksum && !opts.force) return { views: await viewNames(store), skippedViews: [] };
+  // A view or macro dropped since (by hand, by an older cbp) changes the digest.
+  const current = async (s: Store) => `${made}:${await liveSchemaHash(s)}`;
+  if (kept?.checksum === (await current(store)) && !opts.force) return { views: await viewNames(store), skippedViews: [] };
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const { file, sql } of sources) {
     // DuckDB's own parser splits the file, once (each statement parsed again from the whole file kept tens of
@@ -139,12 +141,16 @@ export async function applyViews(store: Store, dir: string, opts: { force?: bool
     // checksum recorded in the same commit. Another host making them at once: the loser finds them made.
     const made = await lakeSchemaStep(() => store.transaction(async (s) => {
       const [kept] = await s.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
-      if (kept?.checksum === checksum && !opts.force) return true;
+      if (kept?.checksum === (await current(s)) && !opts.force) return true;
       for (const st of pending) await runOne(st);
       await s.run('DELETE FROM schema_views');
-      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [checksum]);
+      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [await current(s)]);
       return true;
-    }, { generation: false })).catch(() => false);
+    }, { generation: false })).catch((e: unknown) => {
+      // Other hosts' commits won every try: said, not worked around statement by statement.
+      if (isLakeConflict(e)) throw e;
+      return false;
+    });
     if (made) return { views: await viewNames(store), skippedViews: [] };
   }
   const views: string[] = [];
@@ -167,12 +173,25 @@ export async function applyViews(store: Store, dir: string, opts: { force?: bool
   }
   views.push(...(await viewNames(store)));
   if (remaining.length === 0) {
-    await store.transaction(async (s) => {
+    await lakeSchemaStep(() => store.transaction(async (s) => {
       await s.run('DELETE FROM schema_views');
-      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [checksum]);
-    }, { generation: false });
+      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [await current(s)]);
+    }, { generation: false }));
   }
   return { views, skippedViews: remaining.map((r) => ({ file: r.file, statement: r.statement + 1, reason: r.reason ?? '' })) };
+}
+
+/** A digest of the names of the store's own views and macros (their text reads back otherwise than it was written). */
+async function liveSchemaHash(store: Store): Promise<string> {
+  const rows = await store.all<{ d: string }>(
+    `SELECT DISTINCT d FROM (SELECT 'v ' || view_name AS d FROM duckdb_views()
+      WHERE NOT internal AND schema_name = 'main' AND database_name = current_database()
+     UNION ALL
+     SELECT 'm ' || function_name FROM duckdb_functions()
+      WHERE function_type IN ('macro', 'table_macro') AND NOT internal AND schema_name = 'main' AND database_name = current_database())
+     ORDER BY 1`,
+  );
+  return createHash('sha256').update(rows.map((r) => r.d).join('\n')).digest('hex');
 }
 
 /** The store's own views (not the in-memory catalog's of a lake session). */

@@ -16,7 +16,7 @@ let dir: string;
 let dbPath: string;
 let snapshotPath: string;
 
-/** The CLI from the sources (test/activities-fixtures.ts), on this test's store and snapshot, in its folder. */
+/** The CLI (test/activities-fixtures.ts), on this test's store and snapshot, in its folder. */
 function cbp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
   return runCbp(args, { CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env }, dir);
 }

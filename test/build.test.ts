@@ -1,6 +1,6 @@
-// The built CLI (npm run build → dist/, what bin/cbp.js runs): the repo's own dist/ while it is current (npm ci
-// builds it with the real build script), else built by that script into a package folder of its own (package.json,
-// node_modules and sql/ of the repo beside a fresh dist/). It checks what only the build can get wrong: emitted
+// The built CLI (npm run build → dist/, what bin/cbp.js runs), in a package folder of its own: the package.json,
+// node_modules and sql/ of the repo beside a dist/ (a copy of the repo's while it is current, which npm ci built with
+// the real build script; else built here by that script). It checks what only the build can get wrong: emitted
 // import paths, files the code reads from the package root, the prebuilt workflow bundle, and what a start loads.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -32,10 +32,6 @@ let pkgDir: string;
 let cbp: string;
 
 beforeAll(async () => {
-  if (cbpEntry() === path.join(ROOT, 'bin', 'cbp.js')) {
-    [pkgDir, cbp] = [ROOT, cbpEntry()];
-    return;
-  }
   pkgDir = tempDir('cbp-build-');
   fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(pkgDir, 'package.json'));
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(pkgDir, 'node_modules'), 'dir');
@@ -43,6 +39,10 @@ beforeAll(async () => {
   fs.mkdirSync(path.join(pkgDir, 'bin'));
   cbp = path.join(pkgDir, 'bin', 'cbp.js');
   fs.copyFileSync(path.join(ROOT, 'bin', 'cbp.js'), cbp);
+  if (cbpEntry() === path.join(ROOT, 'bin', 'cbp.js')) {
+    fs.cpSync(path.join(ROOT, 'dist'), path.join(pkgDir, 'dist'), { recursive: true });
+    return;
+  }
   const b = await run([path.join(ROOT, 'scripts', 'build.mjs'), '--out-dir', path.join(pkgDir, 'dist')], { cwd: ROOT });
   expect(b.stderr).toBe('');
   expect(b.code).toBe(0);

@@ -23,7 +23,7 @@ import { admin, cbp, configFor, pipelineFor, WEBHOOK } from './activities-fixtur
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { dumpStore } from './helpers/store-dump.ts';
 import { payloadViolations } from './helpers/history-payloads.ts';
-import { quietTemporalRuntime, shortenHeartbeats, skipTemporal, startTemporalEnv, temporalTitle } from './helpers/temporal-env.ts';
+import { quietTemporalRuntime, timeOutHeartbeats, skipTemporal, startTemporalEnv, temporalTitle } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { cbpEntry } from './helpers/cbp-cli.ts';
 
@@ -129,9 +129,9 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
     w1.child.kill('SIGKILL');
     await within('the killed worker to exit', w1.exited);
     await admin(sb, 'POST', '/faults', {});
-    // Its activities time out in seconds, not the production minute (shortenHeartbeats), and run again on w2.
+    // Its activities time out in seconds, not the production minute (timeOutHeartbeats), and run again on w2.
     const held = ((await handle.describe()).raw.pendingActivities ?? []).filter((a) => String(a.lastWorkerIdentity ?? '').split('@')[0] === String(w1.child.pid));
-    await shortenHeartbeats(env, { workflowId: handle.workflowId }, held.map((a) => a.activityId!));
+    await timeOutHeartbeats(env, handle, held.map((a) => a.activityId!));
     const r = (await within('the backfill to finish on the worker left', handle.result())) as BackfillResult;
     expect(r).toMatchObject({ status: 'done', planned: 6, loaded: 6 });
     // The killed downloads were run again on the worker left. (A store step the killed worker held beside them, such as

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../cli/commands/demo.ts';
+import { latestNotices, programRatiosOf } from '../store/demo-queries.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, type LakeOptions } from '../store/lake.ts';
 import { lakeSecrets } from '../lib/lake-setting.ts';
@@ -90,6 +91,10 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     ]);
     expect(demo.code, demo.stderr).toBe(0);
     onFile = { dataDir, dbPath: path.join(dataDir, 'cbp.duckdb'), snapshotPath: path.join(dataDir, 'published', 'cbp.duckdb') };
+    // What each demo printed at its end: the lake's, and the file's as its store gives it.
+    const month = String(onLake.ratios[0]!.month);
+    const printed = await withStore({ dbPath: onFile.dbPath, readOnly: true }, async (s) => ({ ratios: await programRatiosOf(s, month), alerts: await latestNotices(s, 20) }));
+    expect({ ratios: onLake.ratios, alerts: onLake.alerts }).toEqual(printed);
     const fileViews = await withStore({ dbPath: onFile.dbPath, readOnly: true }, viewsOf);
     const lakeViews = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, viewsOf);
     expect(lakeViews).toEqual(fileViews);

@@ -13,7 +13,7 @@ import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fix
 let dir = '';
 let base: Record<string, string>;
 
-/** The CLI on the test store (test/activities-fixtures.ts cbp(): bin/cbp-dev.js, no CBP_ settings but these). */
+/** The CLI on the test store (test/activities-fixtures.ts cbp(): no CBP_ settings but these). */
 const cbp = (...args: string[]) => cbpRun(args, base);
 
 type Row = Record<string, unknown>;

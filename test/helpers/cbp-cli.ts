@@ -24,6 +24,8 @@ export function runCbp(args: string[], o: { cwd: string; env?: Record<string, st
   });
 }
 
+/** What the build is made by, beside the sources. */
+const BUILD_INPUTS = ['scripts/build.mjs', 'tsconfig.json', 'tsconfig.build.json', 'bin/cbp.js', 'package.json'];
 const RUNTIME = ['activities', 'alerts', 'cli', 'client', 'contract', 'lib', 'report', 'rules', 'sandbox', 'store', 'webhook', 'worker', 'workflows', 'sql'];
 
 /**
@@ -41,5 +43,7 @@ function currentEntry(): string {
   const at = statSync(built).mtimeMs;
   const newer = (dir: string): boolean => readdirSync(dir, { withFileTypes: true }).some((e) =>
     e.isDirectory() ? newer(path.join(dir, e.name)) : /\.(ts|sql|json)$/.test(e.name) && statSync(path.join(dir, e.name)).mtimeMs > at);
-  return RUNTIME.some((d) => existsSync(path.join(ROOT, d)) && newer(path.join(ROOT, d))) ? path.join(ROOT, 'bin', 'cbp-dev.js') : path.join(ROOT, 'bin', 'cbp.js');
+  const stale = RUNTIME.some((d) => existsSync(path.join(ROOT, d)) && newer(path.join(ROOT, d)))
+    || BUILD_INPUTS.some((f) => statSync(path.join(ROOT, f)).mtimeMs > at);
+  return stale ? path.join(ROOT, 'bin', 'cbp-dev.js') : path.join(ROOT, 'bin', 'cbp.js');
 }

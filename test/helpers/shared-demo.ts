@@ -1,19 +1,22 @@
 // One `cbp demo` for the whole run (a globalSetup of vitest.config.ts), started in the background as the run
 // starts: the files that read a demo's output wait for it and copy its folder (sharedDemo, copyDemo) in place
-// of running a demo each. Not started when the run's file filters name none of them.
-import { spawn, type ChildProcess } from 'node:child_process';
+// of running a demo each. Where it did not start one (a run whose file filters seem to name none of those files, or
+// another config), sharedDemo runs one for the test file itself.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEMO_MARKER } from '../../cli/demo-dir.ts';
 import { cbpEntry } from './cbp-cli.ts';
+import { tempDir } from './tmp.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const READERS = ['test/demo.test.ts', 'test/report-browser.test.ts', 'test/lake.test.ts'];
 const VAR = 'TEST_SHARED_DEMO_DIR';
 /** Left in the demo's folder before it runs: the demo must wipe a folder an earlier demo made (test/demo.test.ts). */
 export const STALE_FILE = 'stale-from-an-earlier-run.txt';
+/** A hang guard on the wait, not a time budget. */
+const WAIT_MS = 540_000;
 
 export interface SharedDemo {
   code: number | null;
@@ -23,41 +26,69 @@ export interface SharedDemo {
   dataDir: string;
 }
 
-export default function setup(): () => Promise<void> {
-  const filters = process.argv.slice(3).filter((a) => !a.startsWith('-'));
-  if (filters.length > 0 && !READERS.some((f) => filters.some((x) => f.includes(x)))) return async () => {};
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-shared-demo-'));
+/** Starts `cbp demo` in base/data/demo; base/result.json holds its exit and output once it has ended. */
+function startDemo(base: string): { stop: () => Promise<void> } {
   const dataDir = path.join(base, 'data', 'demo');
   fs.mkdirSync(dataDir, { recursive: true });
   fs.writeFileSync(path.join(dataDir, DEMO_MARKER), 'earlier demo');
   fs.writeFileSync(path.join(dataDir, STALE_FILE), 'x');
-  process.env[VAR] = base;
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)));
-  const child: ChildProcess = spawn(process.execPath, [cbpEntry(), 'demo', '--data-dir', dataDir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cbpEntry(), 'demo', '--data-dir', dataDir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<void>((resolve) => child.on('close', (code) => {
-    const result: SharedDemo = { code, stdout, stderr, dataDir };
-    fs.writeFileSync(path.join(base, 'result.json.tmp'), JSON.stringify(result));
-    fs.renameSync(path.join(base, 'result.json.tmp'), path.join(base, 'result.json'));
-    resolve();
-  }));
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const ended = new Promise<void>((resolve) => {
+    const write = (code: number | null) => {
+      const result: SharedDemo = { code, stdout, stderr, dataDir };
+      fs.writeFileSync(path.join(base, 'result.json.tmp'), JSON.stringify(result));
+      fs.renameSync(path.join(base, 'result.json.tmp'), path.join(base, 'result.json'));
+      resolve();
+    };
+    child.on('error', (e) => { stderr += `could not start the demo: ${e.message}`; write(null); });
+    child.on('close', (code) => write(code));
+  });
+  return {
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await ended;
+    },
+  };
+}
+
+/** Whether the run may hold a file that reads the demo: no file filters, or one of them names one (a guess: else each reads its own). */
+function runReadsDemo(): boolean {
+  const filters = process.argv.slice(3).filter((a) => !a.startsWith('-')).map((a) => path.relative(ROOT, path.resolve(ROOT, a.replace(/:\d+$/, ''))).toLowerCase());
+  return filters.length === 0 || READERS.some((f) => filters.some((x) => f.includes(x)));
+}
+const READERS = ['test/demo.test.ts', 'test/report-browser.test.ts', 'test/lake.test.ts'];
+
+export default function setup(): () => Promise<void> {
+  if (!runReadsDemo()) return async () => {};
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-shared-demo-'));
+  process.env[VAR] = base;
+  const demo = startDemo(base);
   return async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
+    await demo.stop();
     fs.rmSync(base, { recursive: true, force: true });
     delete process.env[VAR];
   };
 }
 
-/** The run's demo once it has ended (the caller's own timeout bounds the wait). */
+let own: string | undefined;
+
+/** The run's demo once it has ended; without the globalSetup, one of this test file's own (a temp folder of the file's). */
 export async function sharedDemo(): Promise<SharedDemo> {
-  const base = process.env[VAR];
-  if (!base) throw new Error(`no shared demo: run the tests through vitest.config.ts (globalSetup ${path.relative(ROOT, fileURLToPath(import.meta.url))})`);
+  let base = process.env[VAR];
+  if (!base) {
+    if (!own) startDemo((own = tempDir('cbp-own-demo-')));
+    base = own;
+  }
   const file = path.join(base, 'result.json');
-  while (!fs.existsSync(file)) await new Promise((r) => setTimeout(r, 200));
+  for (const until = Date.now() + WAIT_MS; !fs.existsSync(file); ) {
+    if (Date.now() > until) throw new Error(`the run's demo (${base}) has not ended after ${WAIT_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
   return JSON.parse(fs.readFileSync(file, 'utf8')) as SharedDemo;
 }
 

@@ -3,6 +3,7 @@
 // that says which (or why it is skipped), the environment's start-up, and one workflow bundle per file.
 // TestWorkflowEnvironment.createLocal() is only called with an existing binary: without one it would download
 // a server, which these machines cannot.
+import type { WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
@@ -75,18 +76,23 @@ export function useTemporalEnv(): () => TestWorkflowEnvironment {
 }
 
 /**
- * Sets the heartbeat timeout of a workflow's pending activities on the server (UpdateActivityOptions), so a test
- * of a killed worker waits seconds for the timeout and the retry, not the production minute. Kept above the
- * activities' 10 s heartbeat interval: the retried attempt heartbeats under the same timeout.
+ * Times out a killed worker's pending activities in seconds, not the production minute: their heartbeat timeout is
+ * shortened on the server (UpdateActivityOptions) until each is retried (attempt 2 scheduled or started), then
+ * restored, so the retry heartbeats under the timeout the workflow set.
  */
-export async function shortenHeartbeats(env: TestWorkflowEnvironment, execution: { workflowId: string; runId?: string }, activityIds: string[], seconds = 20): Promise<void> {
+export async function timeOutHeartbeats(env: TestWorkflowEnvironment, handle: WorkflowHandle, activityIds: string[], seconds = 5): Promise<void> {
+  const namespace = env.namespace ?? 'default';
+  const execution = { workflowId: handle.workflowId };
+  const update = (id: string, restore: boolean) => env.client.workflowService.updateActivityOptions(restore
+    ? { namespace, execution, id, restoreOriginal: true }
+    : { namespace, execution, id, activityOptions: { heartbeatTimeout: msToTs(`${seconds}s`) }, updateMask: { paths: ['heartbeat_timeout'] } });
+  for (const id of activityIds) await update(id, false);
   for (const id of activityIds) {
-    await env.client.workflowService.updateActivityOptions({
-      namespace: env.namespace ?? 'default',
-      execution,
-      id,
-      activityOptions: { heartbeatTimeout: msToTs(`${seconds}s`) },
-      updateMask: { paths: ['heartbeat_timeout'] },
-    });
+    for (;;) {
+      const a = ((await handle.describe()).raw.pendingActivities ?? []).find((p) => p.activityId === id);
+      if (!a || (a.attempt ?? 1) >= 2) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await update(id, true).catch(() => undefined); // done already: nothing to restore
   }
 }
