@@ -26,7 +26,7 @@ export interface SharedDemo {
   dataDir: string;
 }
 
-/** Starts `cbp demo` in base/data/demo; base/result.json holds its exit and output once it has ended. */
+/** Starts `cbp demo` in data/demo under base; result.json there holds its exit and output once it has ended. */
 function startDemo(base: string): { stop: () => Promise<void> } {
   const dataDir = path.join(base, 'data', 'demo');
   fs.mkdirSync(dataDir, { recursive: true });
