@@ -115,11 +115,11 @@ export async function applyViews(store: Store, dir: string, opts: { force?: bool
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
   const files = readdirSync(dir).filter((x) => x.endsWith('.sql')).sort();
   const sources = [{ file: GENERATED, sql: generatedViews() }, ...files.map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }))];
-  const made = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
+  const filesSum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
   await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
   const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
   // A view or macro dropped since (by hand, by an older cbp) changes the digest.
-  const current = async (s: Store) => `${made}:${await liveSchemaHash(s)}`;
+  const current = async (s: Store) => `${filesSum}:${await liveSchemaHash(s)}`;
   if (kept?.checksum === (await current(store)) && !opts.force) return { views: await viewNames(store), skippedViews: [] };
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const { file, sql } of sources) {

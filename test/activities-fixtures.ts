@@ -13,7 +13,7 @@ import type { Store } from '../store/db.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 
 import { tempDir } from './helpers/tmp.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 export { tempDir };
 
@@ -110,7 +110,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Runs `cbp ...args` (test/helpers/cbp-cli.ts cbpEntry) from the repo root with only the given cbp / Temporal settings in its environment. */
 export function cbp(args: string[], env: Record<string, string> = {}, cwd = ROOT, killAfterMs = 170_000): Promise<CliRun> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const base = cleanEnv();
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
     const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd, env: { ...base, ...env }, timeout: killAfterMs });

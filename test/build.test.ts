@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 import { HEAVY_PACKAGES, traceImports } from './helpers/import-trace.ts';
 import { tempDir } from './helpers/tmp.ts';
 
@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
 
 function run(args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const base = cleanEnv();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: opts.cwd, env: { ...base, ...opts.env }, timeout: 290_000 });
     let stdout = '';

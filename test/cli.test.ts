@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseDay, parseInstant } from '../cli/options.ts';
 import { HEAVY_PACKAGES, traceImports } from './helpers/import-trace.ts';
 import { COMMANDS, commandsFor } from '../cli/commands/index.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-cli-'));
@@ -33,9 +33,7 @@ interface Run {
  * environment, from an empty folder or the given working folder. closedStdout: the reader of stdout has gone before cbp writes (`cbp ... | head`).
  */
 function cbp(args: string[], env: Record<string, string> = {}, opts: { cwd?: string; closedStdout?: boolean } = {}): Promise<Run> {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)),
-  ) as Record<string, string>;
+  const base = cleanEnv();
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
     // An empty working folder by default: a developer's own .env in the repo must not change what a test sees.

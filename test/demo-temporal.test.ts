@@ -12,7 +12,7 @@ import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
 import { addDays, utcDay } from '../lib/utc.ts';
 import { temporalDemoDays } from '../cli/commands/demo-command.ts';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const cli = findTemporalCli();
@@ -29,7 +29,6 @@ const pdeathsig = process.platform === 'linux' && spawnSync('setpriv', ['--pdeat
 const dir = tempDir();
 afterAll(() => rmrf(dir));
 
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
 
 interface Run {
   code: number | null;

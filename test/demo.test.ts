@@ -8,22 +8,20 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
 import { DEMO_MARKER } from '../cli/demo-dir.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
-import { copyDemo, sharedDemo, STALE_FILE } from './helpers/shared-demo.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
+import { copyDemo, STALE_FILE } from './helpers/shared-demo.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)));
 const dir = tempDir();
 afterAll(() => rmrf(dir));
 
 describe('cbp demo', { timeout: 180_000 }, () => {
   it('runs the whole pipeline against an in-process sandbox, exits 0 and prints a working sql command', async () => {
-    // The run's demo (test/helpers/shared-demo.ts), run in a folder an earlier demo made (its marker) with leftovers.
-    const r = await sharedDemo();
-    const shared = r.dataDir;
-    // The README's commands run on a copy of its folder, laid out as in a checkout.
+    // The run's demo (test/helpers/shared-demo.ts), run in a folder an earlier demo made (its marker) with leftovers;
+    // the README's commands below run on a copy of its folder, laid out as in a checkout.
     const dataDir = path.join(dir, 'data', 'demo');
-    await copyDemo(dataDir);
+    const r = await copyDemo(dataDir);
+    const shared = r.dataDir;
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(0);
     for (let n = 1; n <= 9; n++) expect(r.stdout).toMatch(new RegExp(`^\\[${n}/9\\] `, 'm'));

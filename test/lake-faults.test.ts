@@ -16,7 +16,7 @@ import { admin, cbp } from './activities-fixtures.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { dumpStore } from './helpers/store-dump.ts';
 import { tempDir } from './helpers/tmp.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 import { startCommitProxy } from './helpers/pg-commit-proxy.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -57,7 +57,7 @@ const dumpLake = (env: Record<string, string>) => dump({ dbPath: 'lake', lake: l
 
 /** `cbp run backfill` over RANGE, killed with `signal` once `afterMs` have passed; its exit code and output. */
 function backfill(env: Record<string, string>, kill?: { afterMs: number }): Promise<{ code: number | null; signal: string | null; out: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)));
+  const base = cleanEnv();
   const child = spawn(process.execPath, [ENTRY, 'run', 'backfill', ...RANGE], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d));

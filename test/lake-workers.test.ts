@@ -25,7 +25,7 @@ import { dumpStore } from './helpers/store-dump.ts';
 import { payloadViolations } from './helpers/history-payloads.ts';
 import { quietTemporalRuntime, timeOutHeartbeats, skipTemporal, startTemporalEnv, temporalTitle } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TODAY = new Date().toISOString().slice(0, 10);
@@ -72,7 +72,7 @@ const historyOf = async (h: WorkflowHandle): Promise<History> => JSON.parse(hist
 
 /** A `cbp worker` child with a working folder of its own, on the lake and the task queue. */
 async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: Record<string, string> = {}): Promise<{ child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const base = cleanEnv();
   const child = spawn(process.execPath, [cbpEntry(), 'worker'], {
     cwd: ROOT,
     env: {

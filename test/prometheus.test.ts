@@ -12,7 +12,7 @@ import { startDevServer, type DevServer } from '../cli/temporal-dev.ts';
 import { WORKFLOW_TYPES } from '../workflows/names.ts';
 import { pollUntil, prometheusRequired, prometheusTitle, promtoolBin, skipPrometheus, startPrometheus, type RunningPrometheus } from './helpers/prometheus.ts';
 import { tempDir } from './helpers/tmp.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CBP = cbpEntry();
@@ -43,7 +43,7 @@ interface Child {
 
 /** A cbp command in the background; resolves once `ready` matches its stdout + stderr (or it has exited). */
 async function background(args: string[], env: Record<string, string>, ready: RegExp): Promise<Child> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const base = cleanEnv();
   const proc = spawn(process.execPath, [CBP, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<void>((resolve) => proc.once('close', () => resolve()));

@@ -37,7 +37,7 @@ import { payloadViolations, readableHistory } from './helpers/history-payloads.t
 import { forbiddenInHistories, ORDER_MARKERS, plantedOrder, SECRET_SHAPES } from './helpers/history-rules.ts';
 import { quietTemporalRuntime, timeOutHeartbeats, skipTemporal, startTemporalEnv, temporalTitle, workflowBundle } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const HISTORIES_DIR = path.join(ROOT, 'test', 'fixtures', 'histories');
@@ -163,6 +163,9 @@ function startedActivities(h: HistoryJson): Array<{ name: string; attempt: numbe
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Where Temporal warns of a run's history (it ends a run at five times as much). */
+const HISTORY_WARNING = { events: 10_240, bytes: 10 * 1024 * 1024 };
+
 /** temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED: scheduled, no worker has started it. */
 const PENDING_ACTIVITY_SCHEDULED = 1;
 
@@ -186,7 +189,7 @@ interface ChildWorker {
 
 /** `cbp worker`, pointed at the dev server, the sandbox and the store of `cfg`'s folder. */
 async function childWorker(dir: string, taskQueue: string): Promise<ChildWorker> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const base = cleanEnv();
   const child = spawn(process.execPath, [cbpEntry(), 'worker'], {
     cwd: ROOT,
     env: {
@@ -377,12 +380,11 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
         chain.push({ runId, events: hist.events.length, status: d.status.name });
         const next = eventsOf(hist, 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW')[0];
         expect(d.historyLength).toBe(hist.events.length);
-        // Temporal warns at 10,240 events and 10 MB, and ends a run at 51,200 events or 50 MB: a run of the
-        // default's windows, at this run's size per window, stays under half the warning (a linear guess: what a
-        // run carries to the next, the windows left, is small beside its events).
+        // A run of the default's windows, at this run's size per window, stays under half of Temporal's warning
+        // (a linear guess: what a run carries to the next, the windows left, is small beside its events).
         const scale = DEFAULT_WINDOWS_PER_RUN / input.windowsPerRun!;
-        expect(hist.events.length * scale).toBeLessThan(10_240 / 2);
-        expect(Buffer.byteLength(JSON.stringify(hist)) * scale).toBeLessThan(5 * 1024 * 1024);
+        expect(hist.events.length * scale).toBeLessThan(HISTORY_WARNING.events / 2);
+        expect(Buffer.byteLength(JSON.stringify(hist)) * scale).toBeLessThan(HISTORY_WARNING.bytes / 2);
         // The first and the last run are kept as fixtures; the ones between are only checked.
         await checkAndRecord(chain.length === 1 ? 'backfill-continued' : next ? undefined : 'backfill-last', h);
         runId = next?.workflowExecutionContinuedAsNewEventAttributes.newExecutionRunId;

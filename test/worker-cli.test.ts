@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
 import { startDevServer, type DevServer } from '../cli/temporal-dev.ts';
 import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const cli = findTemporalCli();
@@ -43,7 +43,7 @@ describe.skipIf(!cli && !required)(title, { timeout: 180_000 }, () => {
   });
 
   it('prints the server, namespace and task queue it serves, and exits 0 on SIGTERM', async () => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+    const base = cleanEnv();
     const env = { ...base, TEMPORAL_ADDRESS: server!.address, TEMPORAL_TASK_QUEUE: 'cbp-worker-cli-test', CBP_DATA_DIR: path.join(dir, 'data'), CBP_WORKER_METRICS_ADDR: '127.0.0.1:0' };
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
     const child = spawn(process.execPath, [cbpEntry(), 'worker', '--grace', '5s'], { cwd: dir, env, timeout: 170_000 });

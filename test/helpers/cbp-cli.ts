@@ -12,6 +12,11 @@ export interface CbpRun {
   stderr: string;
 }
 
+/** This process's environment without its cbp and Temporal settings: what a spawned cbp starts from in most tests. */
+export function cleanEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+}
+
 /** Runs `cbp ARGS` in cwd with this process's environment plus env. */
 export function runCbp(args: string[], o: { cwd: string; env?: Record<string, string> }): Promise<CbpRun> {
   return new Promise((resolve) => {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './tmp.ts';
+import { cleanEnv } from './cbp-cli.ts';
 
 const TRACER = fileURLToPath(new URL('./import-trace.mjs', import.meta.url));
 
@@ -28,7 +29,7 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** Runs `node <entry> ...args` with the tracer, in `cwd` with `env` (CBP_ and TEMPORAL_ settings removed first). */
 export function traceImports(entry: string, args: string[], opts: { cwd: string; env?: Record<string, string> }): Promise<Traced> {
   const out = path.join(tempDir('cbp-trace-'), 'imports.txt');
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const base = cleanEnv();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', TRACER, entry, ...args], {
       cwd: opts.cwd,

@@ -1,14 +1,14 @@
 // One `cbp demo` for the whole run (a globalSetup of vitest.config.ts), started in the background as the run
-// starts: the files that read a demo's output wait for it and copy its folder (sharedDemo, copyDemo) in place
+// starts: the files that read a demo's output wait for it and copy its folder (copyDemo) in place
 // of running a demo each. Where it did not start one (a run whose file filters seem to name none of those files, or
-// another config), sharedDemo runs one for the test file itself.
+// another config), copyDemo runs one for the test file itself.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEMO_MARKER } from '../../cli/demo-dir.ts';
-import { cbpEntry } from './cbp-cli.ts';
+import { cbpEntry, cleanEnv } from './cbp-cli.ts';
 import { tempDir } from './tmp.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,7 +32,7 @@ function startDemo(base: string): { stop: () => Promise<void> } {
   fs.mkdirSync(dataDir, { recursive: true });
   fs.writeFileSync(path.join(dataDir, DEMO_MARKER), 'earlier demo');
   fs.writeFileSync(path.join(dataDir, STALE_FILE), 'x');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k)));
+  const env = cleanEnv();
   const child = spawn(process.execPath, [cbpEntry(), 'demo', '--data-dir', dataDir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -78,7 +78,7 @@ export default function setup(): () => Promise<void> {
 let own: string | undefined;
 
 /** The run's demo once it has ended; without the globalSetup, one of this test file's own (a temp folder of the file's). */
-export async function sharedDemo(): Promise<SharedDemo> {
+async function sharedDemo(): Promise<SharedDemo> {
   let base = process.env[VAR];
   if (!base) {
     if (!own) startDemo((own = tempDir('cbp-own-demo-')));
