@@ -8,6 +8,7 @@ import { fastColumn, rowObjects } from './db-chunks.ts';
 import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
 import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, lakeWatch, retryLakeRace, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
+import { lakeWriterLock } from './lake-lock.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
@@ -95,10 +96,15 @@ export interface Store {
    * exclusive): one made from inside another, or inside an exclusive section, joins it; one from any other
    * caller waits for it. Before COMMIT it raises the store's generation (store/generation.ts), so the
    * snapshot's publish step knows the store changed; `{ generation: false }` is only for bookkeeping the
-   * snapshot need not wait for (the run log). On a lake, that raise makes any two writing transactions of any
-   * processes conflict, and the one that loses is run again whole (fn must be safe to run twice: it was rolled back).
+   * snapshot need not wait for (the run log). On a lake, it runs in the writers' turn (writerTurn) instead, and a
+   * commit another process's changes still conflict with is run again whole (fn must be safe to run twice).
    */
   transaction<T>(fn: (store: Store) => Promise<T>, opts?: TransactionOptions): Promise<T>;
+  /**
+   * On a lake opened to write: fn in this process's turn among the lake's writers (store/lake-lock.ts), waiting for
+   * another process's turn to end first. Elsewhere: fn.
+   */
+  writerTurn<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Runs fn alone on the connection's lane, the one serialising queue of this connection: other callers'
    * transactions and sections wait until it settles, in call order. Transactions and sections started inside
@@ -134,6 +140,11 @@ async function createWaitingForLock(dbPath: string, options: Record<string, stri
       await new Promise((r) => setTimeout(r, delay));
     }
   }
+}
+
+/** The writers' lock was lost mid-transaction (its connection broke): the step is rolled back and run again. */
+class LakeTurnLost extends Error {
+  constructor() { super("the lake's writer lock was lost mid-step (its connection to PostgreSQL broke)"); }
 }
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
@@ -213,6 +224,21 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     return p;
   };
   const run = (sql: string, params?: Params) => q(() => conn.run(sql, params));
+  const writer = lake && !readOnly ? lakeWriterLock(lake, lake.statementTimeout ?? 300) : undefined;
+  // One turn at a time in this process too (a session's advisory lock is re-entrant); one inside a turn joins it.
+  const turns = serialQueue();
+  const inTurn = new AsyncLocalStorage<boolean>();
+  const writerTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    if (!writer || inTurn.getStore()) return fn();
+    return turns(async () => {
+      await writer.acquire();
+      try {
+        return await inTurn.run(true, fn);
+      } finally {
+        await writer.release();
+      }
+    });
+  };
 
   const store: Store = {
     dbPath: lake ? lakeLabel(lake) : opts.dbPath,
@@ -261,25 +287,27 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     transaction<T>(fn: (s: Store) => Promise<T>, txOpts?: TransactionOptions): Promise<T> {
       return exclusive(async () => {
         if (inTx) {
-          if (txOpts?.generation !== false) bumpOnCommit = true;
+          if (!lake && txOpts?.generation !== false) bumpOnCommit = true;
           return fn(store);
         }
         inTx = true;
         try {
           // On a lake, a commit another process's commit conflicts with is run again whole (store/lake.ts).
-          return await retryLakeRace(async () => {
-            bumpOnCommit = txOpts?.generation !== false;
+          return await retryLakeRace(() => writerTurn(async () => {
+            // A lake has no snapshot to publish, and its writers take turns: no generation to raise.
+            bumpOnCommit = !lake && txOpts?.generation !== false;
             await run('BEGIN TRANSACTION');
             try {
               const out = await fn(store);
               if (bumpOnCommit && !readOnly && (generationTable ||= await hasGenerationTable(store))) await run(BUMP_GENERATION_SQL);
+              if (writer && !writer.intact()) throw new LakeTurnLost();
               await run('COMMIT');
               return out;
             } catch (e) {
               await run('ROLLBACK').catch(() => undefined);
               throw e;
             }
-          }, (e) => lake !== undefined && isLakeConflict(e));
+          }), (e) => lake !== undefined && (isLakeConflict(e) || e instanceof LakeTurnLost));
         } finally {
           inTx = false;
         }
@@ -288,6 +316,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     exclusive<T>(fn: (s: Store) => Promise<T>): Promise<T> {
       return exclusive(() => fn(store));
     },
+    writerTurn,
     memoryLimit: options.memory_limit,
     async releaseMemory(what = 'all') {
       if (inTx || !/^[\w. ]+$/.test(options.memory_limit)) return false;
@@ -305,6 +334,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     close() {
       if (closing) return;
       closing = true;
+      void writer?.close();
       const shut = () => {
         conn.closeSync();
         instance.closeSync();

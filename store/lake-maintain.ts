@@ -33,8 +33,8 @@ export interface MaintainResult {
 /** A commit race with another process: DuckLake's own conflict, or PostgreSQL's serialization failure under it. */
 const raced = (e: unknown) => isLakeConflict(e) || /could not serialize access|current transaction is aborted/i.test((e as Error)?.message ?? '');
 
-/** Runs an upkeep call, again after it lost a race with another process's commit; the rows it returned. */
-const retried = (store: Store, sql: string): Promise<number> => retryLakeRace(async () => (await store.all(sql)).length, raced);
+/** Runs an upkeep call in the writers' turn (after any writer's commit), again after a race; the rows it returned. */
+const retried = (store: Store, sql: string): Promise<number> => retryLakeRace(() => store.writerTurn(async () => (await store.all(sql)).length), raced);
 
 export async function maintainStore(store: Store, opts: MaintainOptions = {}): Promise<MaintainResult> {
   const keepDays = opts.keepDays ?? 7;

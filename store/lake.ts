@@ -103,7 +103,7 @@ export function lakeRuntimeError(l: LakeOptions, e: unknown): unknown {
   if (typeof msg !== 'string' || isLakeConflict(e)) return e;
   const cause = mask(l, /(connection to server[^\n]*|server closed the connection[^\n]*|terminating connection[^\n]*|Connection refused|timeout expired)/i.exec(msg)?.[1] ?? '');
   if (cause || /unsuccessful query result|Unable to connect to Postgres|no connection to the server|Failed to execute query "?ROLLBACK/i.test(msg)) {
-    return new StoreUnavailableError(`The lake's catalog (PostgreSQL, ${lakeLabel(l)}) stopped answering${cause ? ` (${cause})` : ''}: this step did not finish. Check that PostgreSQL runs and is reachable, then run the command again (a step runs again whole).`);
+    return catalogGone(l, cause);
   }
   const gone = /No such file or directory/i.test(msg) ? /["']([^"']+\.parquet)["']/.exec(msg)?.[1] : undefined;
   if (gone) {
@@ -115,6 +115,11 @@ export function lakeRuntimeError(l: LakeOptions, e: unknown): unknown {
     return new StoreUnavailableError(`The lake's data folder ${l.dataPath} cannot be written: it must exist and be writable by this user on every host (a read-only mount, a missing folder). Nothing of this step was committed.`);
   }
   return e;
+}
+
+/** The catalog gone, in the words every path says it (`cause`: what the connection said, masked). */
+export function catalogGone(l: LakeOptions, cause: string): StoreUnavailableError {
+  return new StoreUnavailableError(`The lake's catalog (PostgreSQL, ${lakeLabel(l)}) stopped answering${cause ? ` (${mask(l, cause)})` : ''}: this step did not finish. Check that PostgreSQL runs and is reachable, then run the command again (a step runs again whole).`);
 }
 
 /**
@@ -193,9 +198,8 @@ export function configuredStore(cfg: LakeSettings & { dbPath: string; storeMemor
 }
 
 /**
- * How often a lake transaction is tried when other processes' commits conflict with it. Every writing transaction
- * raises the store's generation (one row), so any two that overlap conflict: the later is rolled back and run again,
- * and writes of keyed rows stay serial across hosts (DuckLake has no keys to refuse a second insert of one).
+ * How often a lake transaction is tried when DuckLake refuses its commit for another process's changes. Writers take
+ * turns (store/lake-lock.ts), so this is for what takes no turn: another program's commit, a lost lock.
  */
 export const LAKE_COMMIT_ATTEMPTS = 12;
 
