@@ -102,7 +102,8 @@ export interface Store {
   transaction<T>(fn: (store: Store) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /**
    * On a lake opened to write: fn in this process's turn among the lake's writers (store/lake-lock.ts), waiting for
-   * another process's turn to end first. Elsewhere: fn.
+   * another process's turn to end first. Elsewhere: fn. Transactions take it themselves; fn must not start one (the
+   * lane is taken before the turn, never after).
    */
   writerTurn<T>(fn: () => Promise<T>): Promise<T>;
   /**
@@ -224,17 +225,19 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     return p;
   };
   const run = (sql: string, params?: Params) => q(() => conn.run(sql, params));
-  const writer = lake && !readOnly ? lakeWriterLock(lake, lake.statementTimeout ?? 300) : undefined;
+  const writer = lake && !readOnly ? lakeWriterLock(lake) : undefined;
   // One turn at a time in this process too (a session's advisory lock is re-entrant); one inside a turn joins it.
   const turns = serialQueue();
-  const inTurn = new AsyncLocalStorage<boolean>();
+  const inTurn = new AsyncLocalStorage<{ open: boolean }>();
   const writerTurn = <T>(fn: () => Promise<T>): Promise<T> => {
-    if (!writer || inTurn.getStore()) return fn();
+    if (!writer || inTurn.getStore()?.open) return fn();
     return turns(async () => {
       await writer.acquire();
+      const mark = { open: true };
       try {
-        return await inTurn.run(true, fn);
+        return await inTurn.run(mark, fn);
       } finally {
+        mark.open = false;
         await writer.release();
       }
     });
@@ -307,7 +310,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
               await run('ROLLBACK').catch(() => undefined);
               throw e;
             }
-          }), (e) => lake !== undefined && (isLakeConflict(e) || e instanceof LakeTurnLost));
+          }), (e) => lake !== undefined && !closing && (isLakeConflict(e) || e instanceof LakeTurnLost));
         } finally {
           inTx = false;
         }

@@ -1,5 +1,5 @@
 // The store's generation: a counter in the store (table store_generation, migration 008) that every write
-// transaction raises (Store.transaction does it before COMMIT, so a rolled-back write raises nothing). The
+// transaction on a DuckDB file raises (Store.transaction does it before COMMIT; a lake has no snapshot). The
 // published snapshot is a copy of the whole store, counter included, so comparing the two numbers says
 // whether the snapshot holds every committed change: a run killed between its commit and its publish leaves
 // the snapshot behind, and the next publish step sees it (store/snapshot.ts publishIfBehind).

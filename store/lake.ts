@@ -17,6 +17,8 @@ export interface LakeOptions {
   s3?: { keyId?: string; secret?: string; sessionToken?: string; region?: string; endpoint?: string };
   /** seconds a statement may wait before it is given up (CBP_LAKE_STATEMENT_TIMEOUT; default 300, 0: none) */
   statementTimeout?: number;
+  /** seconds a write may wait for another process's turn (default LAKE_TURN_WAIT_SECONDS, store/lake-lock.ts; 0: none) */
+  turnWait?: number;
 }
 
 /** The name the lake is attached under (the default catalog of a lake store's sessions). */
@@ -141,7 +143,8 @@ export function lakeWatch<T>(l: LakeOptions, p: Promise<T>, interrupt: () => voi
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-function mask(l: LakeOptions, msg: string): string {
+/** The text with the lake's secrets (password in every spelling, S3 keys) masked. */
+export function mask(l: LakeOptions, msg: string): string {
   for (const p of [...lakeSecrets(LAKE_PREFIX + l.catalog), l.s3?.secret, l.s3?.sessionToken]) if (p) msg = msg.split(p).join('***');
   return msg;
 }

@@ -37,8 +37,9 @@ export interface SnapshotResult {
 
 /** A lake publishes nothing: every commit is a snapshot analysts read in place (docs/lake.md). */
 async function lakeResult(store: Store): Promise<SnapshotResult> {
+  // Its writers take turns instead of raising a generation (store/lake-lock.ts): the id alone names it.
   const v = await storeVersion(store).catch(() => UNKNOWN);
-  return { path: store.dbPath, bytes: 0, publishedAt: iso(new Date()), ...v, published: false, removedTemps: [], lake: true };
+  return { path: store.dbPath, bytes: 0, publishedAt: iso(new Date()), ...v, generation: null, published: false, removedTemps: [], lake: true };
 }
 
 const ALIAS = 'cbp_snapshot_out';

@@ -1,6 +1,7 @@
 // The lake's writers take turns (store/lake-lock.ts): a second process's write transaction begins only after the
 // first's commit, upkeep waits for a writer's commit, and a turn held too long ends the wait with words to act on.
 import net from 'node:net';
+import os from 'node:os';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
@@ -15,7 +16,7 @@ const run = (id: string) => ({ runId: id, workflow: 'ingest', status: 'ok' as co
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(skipLake)(lakeTitle('lake writers take turns'), { timeout: 300_000 }, () => {
-  let lake: { catalog: string; dataPath: string; statementTimeout?: number };
+  let lake: { catalog: string; dataPath: string; turnWait?: number };
   let a: Store;
   let b: Store;
   beforeAll(async () => {
@@ -56,14 +57,16 @@ describe.skipIf(skipLake)(lakeTitle('lake writers take turns'), { timeout: 300_0
     expect(n).toBe(2);
   });
 
-  it('gives up a wait on a turn held too long, naming the setting, and writes nothing', async () => {
-    const holder = new pg.Client(pgClientConfig(lake.catalog));
+  it('gives up a wait on a turn held too long, saying what to do, and writes nothing', async () => {
+    const { sslmode: _, ...cfg } = pgClientConfig(lake.catalog);
+    const holder = new pg.Client({ ...cfg, ssl: false });
+    holder.on('error', () => undefined);
     await holder.connect();
     await holder.query('SELECT pg_advisory_lock($1, $2)', [...LAKE_WRITER_KEYS]);
-    const short = await openStore({ dbPath: 'lake', lake: { ...lake, statementTimeout: 2 }, migrate: false });
+    const short = await openStore({ dbPath: 'lake', lake: { ...lake, turnWait: 2 }, migrate: false });
     try {
       const t0 = Date.now();
-      await expect(short.transaction((s) => recordRun(s, run('turn-late')))).rejects.toThrow(/Another process has been writing to the lake .* for 2 s.*CBP_LAKE_STATEMENT_TIMEOUT/s);
+      await expect(short.transaction((s) => recordRun(s, run('turn-late')))).rejects.toThrow(/Another process has been writing to the lake .* for 2 s without finishing: this step did not start/s);
       expect(Date.now() - t0).toBeLessThan(30_000);
     } finally {
       short.close();
@@ -75,15 +78,24 @@ describe.skipIf(skipLake)(lakeTitle('lake writers take turns'), { timeout: 300_0
 
   it('reads the libpq string as libpq does: quoted values, escapes, the port as a number', () => {
     expect(pgClientConfig("host=db.example.com port=6543 dbname=cbp user=cbp password='a b\\'c' sslmode=require connect_timeout=3")).toMatchObject({
-      host: 'db.example.com', port: 6543, database: 'cbp', user: 'cbp', password: "a b'c", connectionTimeoutMillis: 3000, ssl: { rejectUnauthorized: false },
+      host: 'db.example.com', port: 6543, database: 'cbp', user: 'cbp', password: "a b'c", connectionTimeoutMillis: 3000, ssl: { rejectUnauthorized: false, servername: 'db.example.com' },
     });
+    // What the string leaves out comes from PG* variables as libpq reads them; the string wins over them.
+    const env = { PGHOST: '10.0.0.7', PGPORT: '5433', PGUSER: 'envuser', PGSSLMODE: 'verify-full', PGPASSWORD: 'from-env' };
+    expect(pgClientConfig('dbname=cbp', env)).toMatchObject({ host: '10.0.0.7', port: 5433, user: 'envuser', password: 'from-env', ssl: { rejectUnauthorized: true } });
+    expect(pgClientConfig('dbname=cbp sslmode=disable user=u', env)).toMatchObject({ user: 'u', ssl: false });
+    // No host: the Unix socket where there is one, and no TLS over it; no user: the OS user; no password: ~/.pgpass, asked when needed.
+    const bare = pgClientConfig('dbname=cbp', {});
+    expect(bare.host === 'localhost' || (String(bare.host).startsWith('/') && bare.ssl === false)).toBe(true);
+    expect(bare.user).toBe(os.userInfo().username);
+    expect(typeof bare.password).toBe('function');
   });
 });
 
 describe('the writer lock on a catalog that refuses', () => {
   it('says the catalog stopped answering, without the password in any spelling', async () => {
     const port = await new Promise<number>((r) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => r(p)); }); });
-    const lock = lakeWriterLock({ catalog: `host=127.0.0.1 port=${port} dbname=x user=u password='Leak Me\\'Now-42'`, dataPath: '/nowhere' }, 5);
+    const lock = lakeWriterLock({ catalog: `host=127.0.0.1 port=${port} dbname=x user=u password='Leak Me\\'Now-42'`, dataPath: '/nowhere', turnWait: 5 });
     const e = await lock.acquire().then(() => null, (x: Error & { code?: string }) => x);
     await lock.close();
     expect(e?.code).toBe('CBP_ERR_STORE_UNAVAILABLE');
