@@ -59,7 +59,7 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
     SELECT 'chargebacks', strftime(c.date_received, '%Y-%m'),
            sum(hash(c.mid, c.case_number, c.card_type, c.amount, c.reason_code, c.arn, c.date_received, r.arn IS NULL)::HUGEINT)::VARCHAR,
            count(*)
-      FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
+      FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '')
      WHERE c.date_received IS NOT NULL
      GROUP BY ALL
     UNION ALL

@@ -1,7 +1,7 @@
 // The ratio inputs refresh (store/ratio-inputs.ts): statements sized to the store's memory limit, sizes read as DuckDB
 // writes them (lib/size.ts), the least limit, and a refresh cut short between its transactions.
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../store/db.ts';
+import { openStore, type Store } from '../store/db.ts';
 import { monthRuns, refreshRatioInputs, rowsPerStatement } from '../store/ratio-inputs.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
@@ -57,6 +57,24 @@ describe('the refresh at the least memory limit', () => {
       expect(await store.all('SELECT count(*)::INTEGER AS n, sum(tc40_count)::INTEGER AS tc40 FROM ratio_month_inputs')).toEqual([{ n: 384_000, tc40: 9_600 }]);
     });
   }, 120_000);
+});
+
+describe('a store opened again', () => {
+  it('computes nothing again: the SQL it was computed with reads the same from the file as where it was made', async () => {
+    const t = await tempStore();
+    let store = t.store;
+    try {
+      await generateRatioData(store, { mids: 50, months: 3 });
+      expect((await refreshRatioInputs(store)).full).toBe(true);
+      store.close();
+      store = await openStore({ dbPath: t.dbPath });
+      const again = await refreshRatioInputs(store);
+      expect(again.full).toBe(false);
+      expect(again.months).toEqual([]);
+    } finally {
+      cleanup(store, t.dir);
+    }
+  }, 60_000);
 });
 
 describe('a refresh cut short', () => {

@@ -79,7 +79,7 @@ SELECT
   coalesce(sum(c.amount) FILTER (WHERE r.arn IS NULL), 0) AS vamp_dispute_amount,
   count(*) FILTER (WHERE r.arn IS NOT NULL) AS rdr_resolved_count
 FROM chargebacks c
-LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
+LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '')
 WHERE c.date_received IS NOT NULL AND c.card_type IS NOT NULL
   AND c.date_received >= first_day::TIMESTAMP AND c.date_received < (last_day + INTERVAL 1 MONTH)::TIMESTAMP
 GROUP BY ALL;
@@ -140,16 +140,9 @@ CREATE OR REPLACE VIEW int_tc40__monthly AS SELECT * FROM ratio_tc40_between(DAT
 -- the refresh computes them once into a temp table for all its statements, where each would parse every TC40 event
 -- again (the reports are one per prevention_guid, found before their month is known).
 CREATE OR REPLACE MACRO ratio_month_inputs_between(first_day, last_day, tc40 := 'int_tc40__monthly') AS TABLE
-WITH stats AS NOT MATERIALIZED (
-  -- The months asked for and the one before (Mastercard's and Discover's denominators). Not materialized: read
-  -- twice (the month and the one before), each read keeps the caller's filters (a batch's MID range) in the scan
-  -- of mid_stats, where a materialized one read every row of the table for every batch.
-  SELECT * FROM ratio_stats_between((first_day - INTERVAL 1 MONTH)::DATE, last_day)
-), cur AS (
-  SELECT s.*
-  FROM stats s
-  WHERE s.window_start >= first_day
-)
+-- The months asked for (cur) and each one's month before (p: Mastercard's and Discover's denominators), two calls and
+-- not one CTE read twice: each keeps the caller's filters (a batch's MID range) in its scan of mid_stats. (A CTE's NOT
+-- MATERIALIZED is lost when DuckDB stores the macro.)
 SELECT
   cur.mid, cur.network, cur.month, cur.month_idx,
   strftime(cur.window_start - INTERVAL 1 MONTH, '%Y-%m') AS prev_month,
@@ -170,8 +163,9 @@ SELECT
   CASE WHEN cur.network = 'visa' THEN coalesce(t.tc40_amount, 0) ELSE 0 END AS tc40_amount,
   coalesce(cur.chargeback_count, 0) - coalesce(cb.rdr_resolved_count, 0) > coalesce(cb.vamp_dispute_count, 0) AS vamp_floor,
   coalesce(cb.chargeback_count, 0) AS report_chargeback_count
-FROM cur
-LEFT JOIN stats p ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
+FROM ratio_stats_between(first_day, last_day) cur
+LEFT JOIN ratio_stats_between((first_day - INTERVAL 1 MONTH)::DATE, (last_day - INTERVAL 1 MONTH)::DATE) p
+  ON p.mid = cur.mid AND p.network = cur.network AND p.month_idx = cur.month_idx - 1
 LEFT JOIN ratio_chargebacks_between(first_day, last_day) cb ON cb.mid = cur.mid AND cb.network = cur.network AND cb.month = cur.month
 LEFT JOIN (SELECT * FROM query_table(tc40) WHERE month >= strftime(first_day, '%Y-%m') AND month <= strftime(last_day, '%Y-%m')) t
   ON t.mid = cur.mid AND t.month = cur.month;
@@ -332,8 +326,8 @@ WITH r AS (
   -- The day the chargeback report must reach: the MID report window's end, or the day before when the MID report was
   -- fetched on that day (the service's day in progress, which no chargeback fetch covers yet).
   SELECT r.*, CASE WHEN f.window_end IS NOT NULL THEN r.window_end - 1 ELSE r.window_end END AS need_to
-  FROM r LEFT JOIN (SELECT DISTINCT window_end FROM report_fetches WHERE kind = 'mid_report' AND window_end = service_time::DATE) f
-    ON r.is_partial AND f.window_end = r.window_end
+  FROM r LEFT JOIN (SELECT DISTINCT window_end, TRUE AS partial FROM report_fetches WHERE kind = 'mid_report' AND window_end = service_time::DATE) f
+    ON f.partial = r.is_partial AND f.window_end = r.window_end
 )
 SELECT r.* EXCLUDE (report_chargeback_count, mid_report_chargeback_count, numerator_floor, window_end, covered_to, need_to),
   nullif(concat_ws('; ',

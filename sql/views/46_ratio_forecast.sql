@@ -7,7 +7,7 @@ WITH cb AS (
     count(*) FILTER (WHERE c.reason_code IN ('4837', '4863')) AS fraud,
     count(*) FILTER (WHERE r.arn IS NULL) AS vamp_disputes
   FROM chargebacks c
-  LEFT JOIN int_rdr__accepted_arns r ON c.arn IS NOT NULL AND c.arn <> '' AND r.arn = c.arn
+  LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '')
   WHERE c.card_type IS NOT NULL AND c.date_received >= first_day::TIMESTAMP AND c.date_received < (last_day + 1)::TIMESTAMP
   GROUP BY ALL
 ), tc AS (
