@@ -31,7 +31,7 @@ const nextMonth = (m: string) => addMonths(m, 1);
  * definition of any of them (a cbp whose ratio SQL changed) means every month is computed again.
  */
 const LOGIC_MACROS = ['ratio_month_inputs_between', 'ratio_stats_between', 'ratio_chargebacks_between', 'ratio_tc40_between', 'stg_utc_timestamp'];
-const LOGIC_VIEWS = ['int_rdr__accepted_arns', 'int_tc40__events', 'int_tc40__reports'];
+const LOGIC_VIEWS = ['int_rdr__accepted_arns', 'int_chargebacks__counted', 'int_tc40__events', 'int_tc40__reports'];
 
 async function logicHash(s: Pick<Store, 'all'>): Promise<string> {
   const list = (xs: string[]) => xs.map((x) => `'${x}'`).join(', ');

@@ -57,9 +57,9 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
      GROUP BY ALL
     UNION ALL
     SELECT 'chargebacks', strftime(c.date_received, '%Y-%m'),
-           sum(hash(c.mid, c.case_number, c.card_type, c.amount, c.reason_code, c.arn, c.date_received, r.arn IS NULL)::HUGEINT)::VARCHAR,
+           sum(hash(c.mid, c.case_number, c.card_type, c.amount, c.reason_code, c.arn, c.date_received, NOT c.rdr_resolved)::HUGEINT)::VARCHAR,
            count(*)
-      FROM chargebacks c LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '')
+      FROM int_chargebacks__counted c
      WHERE c.date_received IS NOT NULL
      GROUP BY ALL
     UNION ALL

@@ -144,7 +144,7 @@ describe('refreshRatioInputs', () => {
     await insertChargebacks(s, [{ mid: 'm1', network: 'mastercard', received: '2025-02-03', n: 4 }]);
     await refreshRatioInputs(s);
     const macro = (await s.all<{ d: string }>("SELECT macro_definition AS d FROM duckdb_functions() WHERE function_name = 'ratio_chargebacks_between'"))[0].d;
-    expect(macro).toContain('4837');
+    expect(macro).toContain('is_fraud');
     await s.run(`CREATE OR REPLACE MACRO ratio_chargebacks_between(first_day, last_day) AS TABLE
       SELECT c.mid, c.card_type AS network, strftime(c.date_received, '%Y-%m') AS month, count(*) AS chargeback_count, sum(c.amount) AS chargeback_amount,
              count(*) AS fraud_count, sum(c.amount) AS fraud_amount, count(*) AS vamp_dispute_count, sum(c.amount) AS vamp_dispute_amount, 0 AS rdr_resolved_count

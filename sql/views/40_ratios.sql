@@ -65,6 +65,13 @@ WHERE event_type IN ('rdr.new', 'rdr.match')
   AND lower(coalesce(payload->>'rdr_resolution', '')) = 'accepted'
   AND coalesce(payload->>'arn', '') <> '';
 
+-- Each chargeback with what the ratios count of it: a fraud reason (EFM: 4837, 4863), and whether an accepted RDR case
+-- resolved it (VAMP leaves it out). One definition for the monthly numerators, the forecast's days and the fingerprints.
+CREATE OR REPLACE VIEW int_chargebacks__counted AS
+SELECT c.*, c.reason_code IN ('4837', '4863') AS is_fraud, r.arn IS NOT NULL AS rdr_resolved
+FROM chargebacks c
+LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '');
+
 -- The chargeback report per mid x network x month received ("M" is the month the acquirer received it).
 CREATE OR REPLACE MACRO ratio_chargebacks_between(first_day, last_day) AS TABLE
 SELECT
@@ -73,13 +80,12 @@ SELECT
   strftime(c.date_received, '%Y-%m') AS month,
   count(*) AS chargeback_count,
   sum(c.amount) AS chargeback_amount,
-  count(*) FILTER (WHERE c.reason_code IN ('4837', '4863')) AS fraud_count,
-  coalesce(sum(c.amount) FILTER (WHERE c.reason_code IN ('4837', '4863')), 0) AS fraud_amount,
-  count(*) FILTER (WHERE r.arn IS NULL) AS vamp_dispute_count,
-  coalesce(sum(c.amount) FILTER (WHERE r.arn IS NULL), 0) AS vamp_dispute_amount,
-  count(*) FILTER (WHERE r.arn IS NOT NULL) AS rdr_resolved_count
-FROM chargebacks c
-LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '')
+  count(*) FILTER (WHERE c.is_fraud) AS fraud_count,
+  coalesce(sum(c.amount) FILTER (WHERE c.is_fraud), 0) AS fraud_amount,
+  count(*) FILTER (WHERE NOT c.rdr_resolved) AS vamp_dispute_count,
+  coalesce(sum(c.amount) FILTER (WHERE NOT c.rdr_resolved), 0) AS vamp_dispute_amount,
+  count(*) FILTER (WHERE c.rdr_resolved) AS rdr_resolved_count
+FROM int_chargebacks__counted c
 WHERE c.date_received IS NOT NULL AND c.card_type IS NOT NULL
   AND c.date_received >= first_day::TIMESTAMP AND c.date_received < (last_day + INTERVAL 1 MONTH)::TIMESTAMP
 GROUP BY ALL;

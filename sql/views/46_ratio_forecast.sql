@@ -4,10 +4,9 @@ CREATE OR REPLACE MACRO ratio_daily_between(first_day, last_day) AS TABLE
 WITH cb AS (
   SELECT c.mid, c.card_type AS network, c.date_received::DATE AS day,
     count(*) AS chargebacks,
-    count(*) FILTER (WHERE c.reason_code IN ('4837', '4863')) AS fraud,
-    count(*) FILTER (WHERE r.arn IS NULL) AS vamp_disputes
-  FROM chargebacks c
-  LEFT JOIN int_rdr__accepted_arns r ON r.arn = nullif(c.arn, '')
+    count(*) FILTER (WHERE c.is_fraud) AS fraud,
+    count(*) FILTER (WHERE NOT c.rdr_resolved) AS vamp_disputes
+  FROM int_chargebacks__counted c
   WHERE c.card_type IS NOT NULL AND c.date_received >= first_day::TIMESTAMP AND c.date_received < (last_day + 1)::TIMESTAMP
   GROUP BY ALL
 ), tc AS (
