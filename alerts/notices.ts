@@ -26,16 +26,12 @@ function monthSorted(levels: JudgedMonth[]): JudgedMonth[] {
 
 /**
  * Notices from the month-by-month levels of each series: a level reached from none, a higher level
- * (escalated), a level left (resolved, closed months only: evaluateSeries never lowers a level on a
+ * (escalated), a level left (resolved, closed months only: the judge never lowers a level on a
  * month-to-date month), and a projected level above the observed one. Only months at or after
  * notifySince are marked for delivery; earlier ones are history (a first load of 36 months must not page
  * anyone 36 times).
  */
-export function deriveNotices(levels: JudgedMonth[], projections: JudgedMonth[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
-  return noticesOf(seriesIndex(levels), projections, opts);
-}
-
-function noticesOf(index: Map<string, SeriesMonths>, projections: JudgedMonth[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
+export function deriveNotices(index: Map<string, SeriesMonths>, projections: JudgedMonth[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
   const out: Notice[] = [];
   for (const series of index.values()) {
     let prev: JudgedMonth | null = null;
@@ -90,15 +86,7 @@ export interface RecordedLevel {
  * changes nothing; a level the rules no longer have counts as above any. Paged like every other notice:
  * only for months at or after notifySince.
  */
-export function revisedNotices(
-  levels: JudgedMonth[],
-  recorded: RecordedLevel[],
-  opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined },
-): Notice[] {
-  return revisedOf(seriesIndex(levels), recorded, opts);
-}
-
-function revisedOf(index: Map<string, SeriesMonths>, recorded: RecordedLevel[], opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined }): Notice[] {
+export function revisedNotices(index: Map<string, SeriesMonths>, recorded: RecordedLevel[], opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined }): Notice[] {
   const out: Notice[] = [];
   let series: SeriesMonths | undefined;
   let last: RecordedLevel | undefined;
@@ -122,11 +110,7 @@ function revisedOf(index: Map<string, SeriesMonths>, recorded: RecordedLevel[], 
  * the series' latest month, when that month still has a level. When cbp first meets a merchant already in
  * a program (a backfill found the level months ago), this is the notice that must reach someone once.
  */
-export function standingNotices(levels: JudgedMonth[], notices: Notice[], notifySince: string): Notice[] {
-  return standingOf(seriesIndex(levels), notices, notifySince);
-}
-
-function standingOf(index: Map<string, SeriesMonths>, notices: Notice[], notifySince: string): Notice[] {
+function standingNotices(index: Map<string, SeriesMonths>, notices: Notice[], notifySince: string): Notice[] {
   const latest = new Map<string, JudgedMonth>();
   for (const [k, series] of index) {
     let cur: JudgedMonth | undefined;
@@ -250,17 +234,17 @@ export function judgeBatch(
   const before = from === null ? judged : judged.filter((l) => l.month >= addMonths(from, -1));
   const beforeIndex = seriesIndex(before);
   const index = before === levels ? beforeIndex : seriesIndex(levels);
-  const derived = noticesOf(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify });
+  const derived = deriveNotices(beforeIndex, projections, { notifySince, now, watch: watchOf(rules).notify });
   const notices = from === null ? derived : derived.filter((n) => n.month >= from);
   // Projected states are read only to leave unchanged ones unwritten (below): a projection is not a level recorded.
   const levelsRecorded = recorded.filter((s) => s.status !== 'projected');
   const reachedBefore = levelsRecorded.filter((s) => s.status === 'reached' && (from === null || s.month >= from));
   const ids = new Set(notices.map((n) => n.notice_id));
-  notices.push(...revisedOf(index, reachedBefore, { notifySince, now, rankOf }).filter((n) => !ids.has(n.notice_id)));
+  notices.push(...revisedNotices(index, reachedBefore, { notifySince, now, rankOf }).filter((n) => !ids.has(n.notice_id)));
   // A level still in force now is paged once, even when it was reached in a month recorded as history
   // (before fromMonth: the prior notice that established it).
   const prior = opts.prior ?? [];
-  for (const n of standingOf(index, [...prior, ...notices], notifySince)) {
+  for (const n of standingNotices(index, [...prior, ...notices], notifySince)) {
     n.notify = true;
     if (prior.includes(n)) notices.push(n);
   }
@@ -277,7 +261,7 @@ export function judgeBatch(
     notices,
     fresh,
     promoted,
-    states: changedStates(statesOf({ reached, projected, index, notices, now }), recorded),
+    states: changedStates(stateRows({ reached, projected, index, notices, now }), recorded),
     levelsReached: reached.length,
     projectedLevels: projected.length,
     levels,
@@ -290,11 +274,7 @@ export function judgeBatch(
  * (a level reached in a month it was projected for is reached), then the levels resolved notices leave
  * (status resolved, rank -1).
  */
-export function stateRows(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; levels: JudgedMonth[]; notices: Notice[]; now: string }): AlertStateRow[] {
-  return statesOf({ ...b, index: seriesIndex(b.levels) });
-}
-
-function statesOf(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; index: Map<string, SeriesMonths>; notices: Notice[]; now: string }): AlertStateRow[] {
+export function stateRows(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; index: Map<string, SeriesMonths>; notices: Notice[]; now: string }): AlertStateRow[] {
   // One row per state, in the order each was first added (a later one of the same state replaces it there).
   const rows: AlertStateRow[] = [];
   const at = stateSlots<number>();

@@ -52,7 +52,6 @@ export interface JudgedMonth {
   };
 }
 
-
 /**
  * The months of every series at a level or in a watch band from `from` (observed: from the month before it) to
  * `last`, or with a level recorded since `from`; `from` null: every month. Sorted by series and month.

@@ -123,11 +123,11 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
-      const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
+      const write = (rows: string) => s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
         SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
-               CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
-          FROM ratio_explain('_ratio_rows', '_ratio_runs')`);
-      return Number(r?.Count ?? 0);
+               CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ${rows}`);
+      const [[a], [b]] = [await write("ratio_explain('_ratio_rows', '_ratio_runs')"), await write("ratio_unjudged('_ratio_rows')")];
+      return Number(a?.Count ?? 0) + Number(b?.Count ?? 0);
     });
   } finally {
     await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs; DROP TABLE IF EXISTS _ratio_seeds');

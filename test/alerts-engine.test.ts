@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAfterLoad, evaluateAlerts, listAlerts } from '../alerts/engine.ts';
 import { deriveNotices, noticeId, revisedNotices } from '../alerts/notices.ts';
+import { seriesIndex } from '../alerts/judged-month.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -233,7 +234,7 @@ describe('alert notices', () => {
       { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-04' },
       { mid: 'x', network: 'mastercard', program: 'ecp', level: 'ecm', month: '2026-03' },
     ];
-    expect(revisedNotices(levels as never, recorded, { notifySince: '2026-05', now: now.toISOString(), rankOf: () => 1 })).toEqual([]);
+    expect(revisedNotices(seriesIndex(levels as never), recorded, { notifySince: '2026-05', now: now.toISOString(), rankOf: () => 1 })).toEqual([]);
   });
 
   it('takes back every level a revised month no longer holds in one run, and says nothing more after', async () => {
@@ -311,6 +312,6 @@ describe('alert notices', () => {
       noticeId('reached', 'm', 'visa', 'vamp', 'early_warning', '2026-01'), noticeId('reached', 'm', 'visa', 'vamp', 'excessive', '2026-02'),
       noticeId('reached', 'm1', 'visa', 'vamp', 'excessive', '2026-01'), noticeId('reached', 'm', '1visa', 'vamp', 'excessive', '2026-01')];
     expect(new Set([id, ...others]).size).toBe(others.length + 1);
-    expect(deriveNotices([], [], { notifySince: '2026-01', now: now.toISOString() })).toEqual([]);
+    expect(deriveNotices(seriesIndex([]), [], { notifySince: '2026-01', now: now.toISOString() })).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
 // (test/oracle/judged.ts) and what earlier evaluations recorded in; notices, their delivery flags and the states to record out.
 import { describe, expect, it } from 'vitest';
 import { noticeId, stateRows } from '../alerts/notices.ts';
+import { seriesIndex } from '../alerts/judged-month.ts';
 import { deliveryState } from '../alerts/outbox.ts';
 import { evaluateRows, type RatioRow } from './oracle/evaluate.ts';
 import { evaluateProjections } from './oracle/projection.ts';
@@ -137,7 +138,7 @@ describe('alert notices, judged without a store', () => {
     expect([levels, projections].map((ls) => ls.map((l) => [l.month, l.level, l.rank, l.is_partial, l.is_projection]))).toEqual([
       [['2026-04', 'low', 1, true, false]], [['2026-04', 'low', 1, true, true]],
     ]);
-    const states = stateRows({ reached: levels, projected: projections, levels, notices: [], now });
+    const states = stateRows({ reached: levels, projected: projections, index: seriesIndex(levels), notices: [], now });
     expect(states.map((s) => [s.level, s.month, s.status, s.is_partial])).toEqual([['low', '2026-04', 'reached', true]]);
   });
 

@@ -1,6 +1,6 @@
 -- Chargeback ratios per mid x network x program x metric x UTC month (docs/ratios.md says what is counted).
 -- Layers: int_mid_stats__monthly (calendar-month windows of the MID report) and the numerators from the
--- chargeback report and the events (int_chargebacks__monthly, int_tc40__monthly), then int_ratio_inputs
+-- chargeback report and the events (int_chargebacks__monthly, int_tc40__monthly), then ratio_inputs_between
 -- (one long row per program-metric), then the ratio rows (ratios, plus run-rate projections of open months) the judge
 -- reads (43_ratio_judge.sql).
 -- Ratios are DOUBLE quotients of exact counts and amounts, never rounded; no ratio is ever faked as 0:
@@ -249,8 +249,6 @@ SELECT
       THEN CASE WHEN den_same_month THEN 'zero_transactions' ELSE 'zero_transactions_previous_month' END
   END AS no_ratio_reason
 FROM prog;
-
-CREATE OR REPLACE VIEW int_ratio_inputs AS SELECT * FROM ratio_inputs_between(DATE '0001-01-01', DATE '9999-12-01');
 
 -- The ratios. Observed rows (is_projection = false; month-to-date when is_partial) and, for each open
 -- month, a projection to month end from the run rate (numerators, and same-month denominators, times

@@ -102,10 +102,11 @@ WITH r AS (
                'month_transaction_amount': month_transaction_amount}) FILTER (WHERE metric = 'amount') AS a
   FROM x GROUP BY ALL
 ), series AS (
-  -- each series numbered, so that the windows below sort integers
-  SELECT s.*, coalesce(c.class, '') AS class, row_number() OVER () AS sid
-  FROM (SELECT mid, network, program, min(month_idx) AS lo, max(month_idx) AS hi FROM sm0 GROUP BY ALL) s
-  LEFT JOIN ratio_rule_classes c ON c.id = s.mid
+  -- each series with a rule in some month (the others have no level), numbered so that the windows below sort integers
+  SELECT s.*, row_number() OVER () AS sid
+  FROM (SELECT mid, network, program, coalesce(c.class, '') AS class, min(month_idx) AS lo, max(month_idx) AS hi
+          FROM sm0 LEFT JOIN ratio_rule_classes c ON c.id = sm0.mid GROUP BY ALL) s
+  SEMI JOIN ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), sm AS (
   SELECT s.sid, sm0.* EXCLUDE (mid, network, program) FROM sm0 JOIN series s USING (mid, network, program)
 ), rules AS (

@@ -81,12 +81,27 @@ CREATE OR REPLACE MACRO ratio_rule_figures(r) AS (
     dc_gt := r.dc_gt, da_ge := r.da_ge, da_gt := r.da_gt, mc_ge := r.mc_ge, mc_gt := r.mc_gt, ma_ge := r.ma_ge, ma_gt := r.ma_gt)
 );
 
--- rows: ratio rows (ratio_rows_covered_between's columns); runs: their judged runs, both readings (ratio_level_runs).
+-- Ratio rows with what monitors them: the id judged (a group's, or the MID), its class and region, and whether a rule
+-- of the row's metric applies to the series in any month (ruled: else it has no level, state or reason).
+CREATE OR REPLACE MACRO ratio_monitored(rows) AS TABLE
+SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, coalesce(rc.class, '') AS class,
+  coalesce(rc.region, (SELECT default_region FROM ratio_rule_set LIMIT 1)) AS region,
+  CASE WHEN rc.region IS NOT NULL THEN rc.region_source ELSE 'default' END AS region_source,
+  ru.metric IS NOT NULL AS ruled
+FROM query_table(rows) r
+LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
+LEFT JOIN ratio_rule_classes rc ON rc.id = coalesce(g.group_id, r.mid)
+LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
+  ON ru.class = coalesce(rc.class, '') AND ru.network = r.network AND ru.program = r.program AND ru.metric = r.metric;
+
+-- The rows not ruled, as ratio_explain would write them (every judged column NULL).
+CREATE OR REPLACE MACRO ratio_unjudged(rows) AS TABLE SELECT * EXCLUDE (judged_as, class, ruled), judged_as AS monitored_as FROM ratio_monitored(rows) WHERE NOT ruled;
+
+-- The ruled rows of rows (ratio_rows_covered_between's columns) explained by runs, their judged runs (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
 WITH x0 AS (
-  SELECT r.*, coalesce(g.group_id, r.mid) AS judged_as, r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx,
-    unnest(ratio_headroom_inputs(r))
-  FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
+  SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx, unnest(ratio_headroom_inputs(r))
+  FROM ratio_monitored(rows) r WHERE ruled
 ), x AS (
   SELECT x1.*, struct_pack(ratio, no_ratio_reason, metric, numerator_count, numerator_amount, denominator_count, denominator_amount,
     month_transaction_count, month_transaction_amount, den_h, den_prev, hf) AS xk
@@ -98,7 +113,7 @@ WITH x0 AS (
 ), lv AS (
   -- per series, reading and month: the level held and the next above it for each metric (c count, a amount), each with
   -- its first rule in force of the metric
-  SELECT ru.mid, ru.network, ru.program, ru.v, ru.month_idx, any_value(ru.class) AS class,
+  SELECT ru.mid, ru.network, ru.program, ru.v, ru.month_idx,
     any_value(sl.level) AS level, any_value(sl.watch) AS watch, any_value(sl.superseded_by) AS superseded_by,
     any_value(sl.partial OR ru.v = 1) AS partial,
     bool_or(ru.count_ord IS NOT NULL) AS mine_c, bool_or(ru.amount_ord IS NOT NULL) AS mine_a,
@@ -111,7 +126,7 @@ WITH x0 AS (
   JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
   GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month_idx
 ), xl AS (
-  SELECT x.*, lv.class, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
+  SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
     coalesce(CASE WHEN x.metric = 'count' THEN lv.mine_c ELSE lv.mine_a END, FALSE) AS mine,
     lv.cur, CASE WHEN x.metric = 'count' THEN lv.cur.c ELSE lv.cur.a END AS cur_ord,
     CASE WHEN x.metric = 'count' THEN lv.nxt_c ELSE lv.nxt_a END AS nxt
@@ -155,8 +170,6 @@ SELECT t.* EXCLUDE (xk, class, month_idx, judged_as, v, hf, basis, den_h, mine, 
   CASE WHEN state0 IS NULL THEN NULL
        ELSE nullif(concat_ws('; ', missing_sources, CASE WHEN numerator_floor THEN 'disputes counted from the MID report (the chargeback report lists fewer)' END,
                              nullif(reason_text, '')), '') END AS reason,
-  coalesce(rc.region, (SELECT default_region FROM ratio_rule_set LIMIT 1)) AS region,
-  CASE WHEN rc.region IS NOT NULL THEN rc.region_source ELSE 'default' END AS region_source,
   judged_as AS monitored_as,
   superseded_by,
   CASE WHEN mine THEN certainty END AS certainty,
@@ -167,5 +180,4 @@ SELECT t.* EXCLUDE (xk, class, month_idx, judged_as, v, hf, basis, den_h, mine, 
   CASE WHEN mine THEN fee_estimate END AS fee_estimate,
   CASE WHEN mine AND fee_estimate IS NOT NULL THEN fee.currency END AS fee_currency,
   CASE WHEN mine AND fee_estimate IS NOT NULL THEN fee.basis END AS fee_basis
-FROM t
-LEFT JOIN ratio_rule_classes rc ON rc.id = t.judged_as;
+FROM t;
