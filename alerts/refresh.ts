@@ -9,7 +9,7 @@ import { refreshForecasts } from './forecast.ts';
 export type { RatioRefresh } from '../store/ratio-refresh.ts';
 
 /** The ratio table, then the open months' chances of a breach when the table was written (alerts/forecast.ts). */
-export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
+export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
   const r = await refreshRatioTable(store, ruleTables(rules), opts);
   await refreshForecasts(store, rules);
   return r;

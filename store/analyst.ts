@@ -17,6 +17,7 @@ import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
 import { lakeWithoutSchema, type LakeOptions } from './lake.ts';
 import { NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
+import { sqlText } from './sql-text.ts';
 
 export interface AnalystSessionOptions {
   /** DuckDB memory_limit (default as the store's, lib/size.ts DEFAULT_STORE_MEMORY). */
@@ -33,8 +34,6 @@ export interface AnalystSessionOptions {
 
 /** A statement an analyst session refuses: it would write or read a file, attach a database, or change a setting. */
 export class QueryRefusedError extends UsageError {}
-
-const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** Opens dbPath for reading only, locked down as above. The caller checks the file exists. */
 export async function openAnalystSession(dbPath: string, opts: AnalystSessionOptions = {}): Promise<Store> {

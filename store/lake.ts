@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ConfigError, NotFoundError } from '../lib/errors.ts';
 import { StoreDamagedError, StoreUnavailableError } from './errors.ts';
 import { LAKE_PREFIX, lakeCatalog, lakeSecrets, maskLake } from '../lib/lake-setting.ts';
+import { sqlText } from './sql-text.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 
 /** Where a lake is: its PostgreSQL catalog (a libpq string), its data path, and the extensions' folder. */
@@ -24,8 +25,6 @@ export interface LakeOptions {
 /** The name the lake is attached under (the default catalog of a lake store's sessions). */
 export const LAKE_ALIAS = 'lake';
 export const DEFAULT_LAKE_EXTENSIONS_DIR = path.join(PACKAGE_ROOT, '.tools', 'duckdb-extensions');
-
-const sqlText = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** The lake as shown to people: its setting with the password masked. */
 export function lakeLabel(l: LakeOptions): string {

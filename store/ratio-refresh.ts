@@ -8,11 +8,12 @@ import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
+import { sqlText } from './sql-text.ts';
 
-/** Kept-input rows (one a MID × network × month, about 4 ratio rows each) judged in one transaction, for a store of this memory limit. */
-export function judgeInputRows(memoryLimit: string): number {
+/** Ratio rows a rule applies to judged in one transaction, for a store of this memory limit. */
+export function judgedRows(memoryLimit: string): number {
   const mb = sizeBytes(memoryLimit) / 1e6;
-  return Number.isFinite(mb) ? Math.max(10_000, Math.min(200_000, Math.round((mb - 96) * 400))) : 40_000;
+  return Number.isFinite(mb) ? Math.max(40_000, Math.min(800_000, Math.round((mb - 96) * 1600))) : 160_000;
 }
 
 export interface RatioRefresh {
@@ -31,7 +32,7 @@ export interface RatioRefresh {
  * rules changed, the table was never written whole (or a write was cut short), or `full`; else the months from the
  * earliest whose sources changed, and none when nothing did.
  */
-export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; inputRows?: number } = {}): Promise<RatioRefresh> {
+export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
   return store.exclusive(async () => {
     const rulesChanged = (await keptRulesHash(store)) !== t.hash;
     const inputs = await refreshRatioInputs(store, { all: opts.full });
@@ -53,13 +54,16 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     // DuckDB checkpoints at a commit once its log passes checkpoint_threshold: once per chunk, which cost more than
     // judging it. The chunks' commits are logged, and the last commit checkpoints once.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
-    await store.run("SET checkpoint_threshold = '1TB'");
+    await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
+      strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
+    const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
-      for (const chunk of await chunks(store, from, opts.inputRows ?? judgeInputRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+      for (const chunk of await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+      await store.run(reset);
+      rows += await finish(store, from, inputs.marks);
     } finally {
-      await store.run(`SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`);
+      await store.run(`${reset}; DROP VIEW IF EXISTS _ratio_from`);
     }
-    await finish(store, from, inputs.marks);
     return { fromMonth, rows, ...(why ? { why } : {}) };
   });
 }
@@ -67,10 +71,12 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
 /** A chunk: the MIDs lo..hi but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
 type Chunk = { lo: string; hi: string } | { grouped: true };
 
-/** MID ranges of at most `most` kept-input rows from `from` on, and the grouped MIDs last. */
+/** MID ranges of at most `most` ratio rows from `from` on of a program and metric some rule reads, and the grouped MIDs last. */
 async function chunks(store: Store, from: string, most: number): Promise<Chunk[]> {
-  const mids = await store.all<{ mid: string; n: number }>(
-    'SELECT mid, count(*)::INTEGER AS n FROM ratio_month_inputs WHERE month >= $1 GROUP BY mid ORDER BY mid', [from]);
+  const mids = await store.all<{ mid: string; n: number }>(`
+    WITH w AS (SELECT network, count(DISTINCT (program, metric)) AS n FROM ratio_rules GROUP BY network)
+    SELECT i.mid, coalesce(sum(w.n), 0)::INTEGER AS n FROM ratio_month_inputs i LEFT JOIN w ON w.network = i.network
+    WHERE i.month >= $1 GROUP BY i.mid ORDER BY i.mid`, [from]);
   const out: Chunk[] = [];
   let cur: { lo: string; hi: string; n: number } | null = null;
   for (const { mid, n } of mids) {
@@ -95,13 +101,14 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
     : `${t}.mid >= $lo AND ${t}.mid <= $hi AND ${t}.mid NOT IN (SELECT group_id FROM ratio_rule_groups)`);
   const where = (t: string) => ('grouped' in chunk ? grouped(t) : `${t}.mid >= $lo AND ${t}.mid <= $hi AND NOT ${grouped(t)}`);
   const params: Record<string, string> = 'grouped' in chunk ? {} : { lo: chunk.lo, hi: chunk.hi };
-  const first = `strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE`;
   try {
     return await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`, params);
+      // The chunk's rows a rule applies to (finish writes the others).
+      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r').replace(/\$(lo|hi)/g, (_, k: 'lo' | 'hi') => sqlText(params[k]))}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
-        SELECT * FROM ratio_rows_covered_between(${first}, DATE '9999-12-01', cached := TRUE) r WHERE ${where('r')}`, params);
+        SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM ratio_monitored('_ratio_chunk') WHERE ruled`);
       // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
       // that have none there (a gap); the macro takes each series' latest.
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
@@ -123,23 +130,33 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
-      const write = (rows: string) => s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
-        SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
-               CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ${rows}`);
-      const [[a], [b]] = [await write("ratio_explain('_ratio_rows', '_ratio_runs')"), await write("ratio_unjudged('_ratio_rows')")];
-      return Number(a?.Count ?? 0) + Number(b?.Count ?? 0);
+      return writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')");
     });
   } finally {
-    await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs; DROP TABLE IF EXISTS _ratio_seeds');
+    await store.run('DROP TABLE IF EXISTS _ratio_rows; DROP TABLE IF EXISTS _ratio_runs; DROP TABLE IF EXISTS _ratio_seeds; DROP VIEW IF EXISTS _ratio_chunk');
   }
 }
 
-/** Removes the rows of MIDs no longer in the data, records the fingerprints the table now reflects, and that it is whole. */
-async function finish(store: Store, from: string, marks: SourceMark[]): Promise<void> {
-  await store.transaction(async (s) => {
+/** Writes rows (a table macro's call) to ratio_mart as ratio_explain gives them; the rows written. */
+async function writeMart(s: Store, rows: string): Promise<number> {
+  const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
+    SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
+           CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ${rows}`);
+  return Number(r?.Count ?? 0);
+}
+
+/**
+ * Writes the rows no rule applies to in one statement (a commit of a few row groups or more is written to the file as
+ * it goes; smaller ones are logged and written again at the checkpoint), removes the rows of MIDs no longer in the
+ * data, records the fingerprints the table now reflects, and that it is whole.
+ */
+async function finish(store: Store, from: string, marks: SourceMark[]): Promise<number> {
+  return store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
+    const rows = await writeMart(s, "ratio_unjudged('_ratio_from')");
     await s.run('DELETE FROM ratio_source_marks');
     await insertMarks(s, 'ratio_source_marks', marks);
     await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
+    return rows;
   });
 }

@@ -120,7 +120,7 @@ describe('the kept table judged in chunks of MIDs', () => {
         mids: { mid000011: { region: 'EU', rules: [{ id: 'own.ecp', network: 'mastercard', program: 'ecp', level: 'internal', rank: 0, comparison: '>=', ratio_threshold: 0.003 }] } },
       }), 't.json');
       // About 25 MIDs' kept inputs a chunk (each its own transaction), the grouped MIDs' rows in one of their own.
-      const r = await refreshRatios(t.store, set, { inputRows: 2_000 });
+      const r = await refreshRatios(t.store, set, { judgedRows: 2_000 });
       expect(r.fromMonth).toBeNull();
       const chunks = Math.ceil((await t.store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_month_inputs'))[0].n / 2_000);
       expect(chunks).toBeGreaterThan(3);
@@ -227,8 +227,8 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     const read = (s: Store) => s.all(`SELECT mid, network, program, metric, month, is_projection, level, state, next_level, reason FROM mart_ratios ORDER BY ALL`);
     try {
       await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
-      // Under other rules, one MID a chunk (inputRows: 1), killed after its first chunk's writes.
-      await expect(refreshRatios(dying(), strict, { inputRows: 1 })).rejects.toThrow('killed');
+      // Under other rules, one MID a chunk (judgedRows: 1), killed after its first chunk's writes.
+      await expect(refreshRatios(dying(), strict, { judgedRows: 1 })).rejects.toThrow('killed');
       expect((await martFreshness(t.store)).behind).toBe('the last write of the ratio table did not finish: run `cbp alerts evaluate`');
       expect(await keptTableCheck(t.store, rules)).toMatchObject({ holds: false });
       const again = await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf) });
@@ -240,10 +240,10 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
       expect(await keptTableCheck(t.store, rules)).toEqual({ holds: true, behind: null });
       // Under the same rules: a refresh with nothing to judge writes nothing; one cut short after a revision makes the
       // next one judge every month.
-      await expect(refreshRatios(dying(), rules, { inputRows: 1 })).resolves.toMatchObject({ fromMonth: undefined });
+      await expect(refreshRatios(dying(), rules, { judgedRows: 1 })).resolves.toMatchObject({ fromMonth: undefined });
       await t.store.run("UPDATE mid_stats SET chargeback_count = 210 WHERE mid = 'c' AND window_start = DATE '2026-05-01'");
       await ref.store.run("UPDATE mid_stats SET chargeback_count = 210 WHERE mid = 'c' AND window_start = DATE '2026-05-01'");
-      await expect(refreshRatios(dying(), rules, { inputRows: 1 })).rejects.toThrow('killed');
+      await expect(refreshRatios(dying(), rules, { judgedRows: 1 })).rejects.toThrow('killed');
       expect((await martFreshness(t.store)).current).toBe(false);
       expect(await refreshRatios(t.store, rules)).toMatchObject({ fromMonth: null, why: 'the last write did not finish' });
       await refreshRatios(ref.store, rules);

@@ -65,7 +65,7 @@ describe('evaluateAlerts under issue #13 rules', () => {
   });
 
   it('judges the group whole when the refresh judges one MID a chunk, and shows each member with the group\'s level', async () => {
-    const r = await refreshRatios(store, rules, { full: true, inputRows: 1 });
+    const r = await refreshRatios(store, rules, { full: true, judgedRows: 1 });
     expect(r.fromMonth).toBeNull();
     const g = await store.all<Record<string, unknown>>(
       `SELECT mid, monitored_as, level, numerator_complete FROM mart_ratios WHERE program = 'vamp' AND metric = 'count' AND NOT is_projection ORDER BY mid, month`);

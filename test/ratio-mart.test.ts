@@ -89,7 +89,7 @@ describe('the kept ratio table', () => {
     expect(await martFreshness(s)).toEqual({ current: true, behind: null, changedMonths: [] });
     // Judged again in chunks of a few MIDs (each its own transaction): the same rows.
     await s.run('CREATE OR REPLACE TEMP TABLE mart_before AS SELECT * EXCLUDE (explained_at) FROM mart_ratios');
-    const { rows: again } = await refreshRatios(s, rules, { full: true, inputRows: 500 });
+    const { rows: again } = await refreshRatios(s, rules, { full: true, judgedRows: 500 });
     expect(again).toBe(rows);
     expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
       UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);

@@ -5,7 +5,8 @@ import type { Store } from '../db.ts';
 import { BadReportFileError } from '../errors.ts';
 import type { Window } from '../../lib/utc.ts';
 import { DISTINCTIVE, otherKind } from './columns.ts';
-import { ident, q } from './typing.ts';
+import { ident } from './typing.ts';
+import { sqlText } from '../sql-text.ts';
 
 /**
  * Adds the rows of `source` (a SELECT giving raw and reason) to the quarantine, each once: a reload, or an
@@ -144,7 +145,7 @@ export async function firstLoadChargebacks(
   let keys = read - bad;
   if (bad > 0) {
     if (bad === read) {
-      const sig = DISTINCTIVE.chargebacks.map((c) => `json_extract_string(name, ${q(`$.${c}`)}) IS NOT NULL`).join(' OR ');
+      const sig = DISTINCTIVE.chargebacks.map((c) => `json_extract_string(name, ${sqlText(`$.${c}`)}) IS NOT NULL`).join(' OR ');
       const [r] = await s.all<{ n: string }>(`SELECT count(*) FILTER (WHERE ${sig}) AS n FROM chargebacks WHERE landing_file IS NULL`);
       if (Number(r.n) === 0) throw new BadReportFileError(otherKind(shown, 'chargebacks', read));
     }
@@ -179,7 +180,7 @@ async function moveMidStats(s: Store, w: Window, seen: string, file: string): Pr
   const rows = [
     `SELECT mid, 'all' AS network, ${figures('', false)} FROM _stg WHERE _why IS NULL`,
     ...MID_NETWORK_KEYS.map(
-      (k) => `SELECT mid, ${q(MID_KEY_NETWORK[k])}, ${figures(`${k}_`, k === 'master_card')} FROM _stg WHERE _why IS NULL AND ${k}_present`,
+      (k) => `SELECT mid, ${sqlText(MID_KEY_NETWORK[k])}, ${figures(`${k}_`, k === 'master_card')} FROM _stg WHERE _why IS NULL AND ${k}_present`,
     ),
   ].join('\nUNION ALL ');
   // A record replaces the whole (mid, window) it describes, unless the stored figures were observed later.

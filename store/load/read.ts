@@ -15,7 +15,8 @@ import { CSV_IDENTITY, RAW_COLUMNS, REQUIRED } from './columns.ts';
 import { checkJsonShape, csvHeader, readFailure } from './file-checks.ts';
 import { quarantine } from './merge.ts';
 import { claimLoadCopy, removeStaleLoadCopies } from './temp.ts';
-import { ident, q } from './typing.ts';
+import { ident } from './typing.ts';
+import { sqlText } from '../sql-text.ts';
 
 const unclosedQuote = (shown: string, line: string | number, text: string) =>
   new BadReportFileError(
@@ -133,10 +134,10 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
         src = await without(els.map((el) => el.cut));
       }
       // Explicit columns: absent keys read as NULL, extra keys are ignored, nested values arrive as JSON text.
-      const spec = cols.map((c) => `${q(c)}: 'VARCHAR'`).join(', ');
+      const spec = cols.map((c) => `${sqlText(c)}: 'VARCHAR'`).join(', ');
       // Only a file bigger than ROW_LIMIT can hold a row over it: elsewhere the sum is not even computed.
       const bytes = statSync(file).size > ROW_LIMIT ? cols.map((c) => `coalesce(strlen(${ident(c)}), 0)`).join(' + ') : 'NULL::BIGINT';
-      sql = `SELECT *, ${bytes} AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM read_json(${q(src)}, format='array', columns={${spec}})`;
+      sql = `SELECT *, ${bytes} AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM read_json(${sqlText(src)}, format='array', columns={${spec}})`;
     } else {
       // A row DuckDB cannot split against the header (more or fewer values than columns, bytes that are not
       // UTF-8) is set aside in a temp table instead of failing the load: it goes to the quarantine (csvRejects).
@@ -149,7 +150,7 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
         try {
           // Only the header's names are wanted here: a bad row in the sniffer's sample must not stop it (the read
           // judges rows), and without null_padding a long row cannot widen the header with made-up columns.
-          const sniff = `read_csv(${q(file)}, header=true, delim=',', quote='"', escape='"', all_varchar=true, ignore_errors=true)`;
+          const sniff = `read_csv(${sqlText(file)}, header=true, delim=',', quote='"', escape='"', all_varchar=true, ignore_errors=true)`;
           names = (await store.all<{ column_name: string }>(`DESCRIBE SELECT * FROM ${sniff}`)).map((r) => r.column_name);
         } catch (e) {
           throw readFailure(e, { shown, paths, format, kind, what: 'is not a readable CSV report' });
@@ -204,7 +205,7 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
       // Columns named by position, all text: no sniffing, and the header's own spelling cannot clash with SQL.
       // 8 MiB read buffers instead of DuckDB's 32 MiB: the process's peak memory is lower at the same speed (no
       // record longer than SAFE_CSV_RECORD reaches the reader).
-      const csv = `read_csv(${q(src)}, ${dialect}, buffer_size=${CSV_BUFFER},${serial ? ' parallel=false,' : ''} auto_detect=false, columns={${columns.map((c) => `${q(c)}: 'VARCHAR'`).join(', ')}})`;
+      const csv = `read_csv(${sqlText(src)}, ${dialect}, buffer_size=${CSV_BUFFER},${serial ? ' parallel=false,' : ''} auto_detect=false, columns={${columns.map((c) => `${sqlText(c)}: 'VARCHAR'`).join(', ')}})`;
       const select = cols.map((c) => (byName.has(c) ? `${ident(byName.get(c)!)} AS ${ident(c)}` : `NULL::VARCHAR AS ${ident(c)}`));
       sql = `SELECT ${select.join(', ')}, NULL::BIGINT AS _bytes, NULL::VARCHAR AS _big_field, NULL::BIGINT AS _big_bytes FROM ${csv}`;
     }

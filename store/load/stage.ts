@@ -6,8 +6,9 @@ import { DISTINCTIVE, MC_EXTRA, RAW_COLUMNS, netFields } from './columns.ts';
 import { MID_KEY_SPELLINGS } from '../../contract/reporting.ts';
 import {
   AMOUNT_EXPECT, BRAND_EXPECT, CURRENCY_EXPECT, DT_EXPECT, amountT, brandT, check, countT, currencyT, enumT, floatT, gatewaysT, ident, nz, optBad,
-  optional, q, required, statusT, statusesT, tsT, txt, type Check,
+  optional, required, statusT, statusesT, tsT, txt, type Check,
 } from './typing.ts';
+import { sqlText } from '../sql-text.ts';
 
 export interface Staging {
   /** The typing, validating SELECT (typed columns, _why, _sig, _raw) that `create` stores as _stg. */
@@ -128,7 +129,7 @@ function midStaging(reader: string): Staging {
     const present = `(${obj} IS NOT NULL OR coalesce(${netFields(k).map((f) => nz(ident(`${k}_${f}`))).join(', ')}) IS NOT NULL)`;
     typed[`${k}_present`] = present;
     for (const f of netFields(k)) {
-      const raw = `coalesce(json_extract_string(${obj}, ${q(`$.${f}`)}), ${ident(`${k}_${f}`)})`;
+      const raw = `coalesce(json_extract_string(${obj}, ${sqlText(`$.${f}`)}), ${ident(`${k}_${f}`)})`;
       const name = `${k}_${f}`;
       const { isRatio, type, expect } = figure(f);
       typed[name] = type(raw);
@@ -151,7 +152,7 @@ function stagingSql(reader: string, kind: ReportKind, typed: Record<string, stri
   const cut = (c: string) => `CASE WHEN _bytes > ${ROW_LIMIT} AND length(${c}) > ${HEAD_CHARS} THEN left(${c}, ${HEAD_CHARS}) || '…' ELSE ${c} END`;
   const rawJson = `to_json(struct_pack(${raw.map((c) => `${ident(c)} := ${cut(ident(c))}`).join(', ')}))::VARCHAR`;
   // Its longest value, named in the reason: given by cbp for a row it read itself, else found here.
-  const longest = `list_sort([${raw.map((c) => `struct_pack(n := coalesce(strlen(${ident(c)}), 0), f := ${q(c)})`).join(', ')}], 'DESC')[1]`;
+  const longest = `list_sort([${raw.map((c) => `struct_pack(n := coalesce(strlen(${ident(c)}), 0), f := ${sqlText(c)})`).join(', ')}], 'DESC')[1]`;
   const sizeReason = `'row: ' || printf('%.1f', _bytes / 1048576) || ' MiB, over the ${ROW_LIMIT / 1048576} MiB limit for one row (its longest value, ' ||
     coalesce(_big_field, struct_extract(${longest}, 'f')) || ', is ' || printf('%.1f', coalesce(_big_bytes, struct_extract(${longest}, 'n')) / 1048576) || ' MiB)'`;
   const sig = DISTINCTIVE[kind].map((c) => `${ident(c)} IS NOT NULL`).join(' OR ');

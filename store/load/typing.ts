@@ -2,6 +2,7 @@
 // expressions type it and say why when they cannot. What is plain SQL lives in sql/load/typing.sql as
 // temporary macros (created by every load, typingSql); what depends on the contract's lists (statuses,
 // partners, card brands) is generated here from them, so each list has one source.
+import { sqlText } from '../sql-text.ts';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BRAND_ALIASES, CARD_BRANDS } from '../../contract/common.ts';
@@ -18,7 +19,6 @@ export function typingSql(): string {
   return typing;
 }
 
-export const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
 export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 // The macros of sql/load/typing.sql, by column expression.
@@ -36,9 +36,9 @@ export const gatewaysT = (c: string) => `load_gateways(${c})`;
 // A value already spelled as its canonical form maps to itself: that test is a cheap list lookup, and only
 // other spellings pay for the normalising string functions. list_contains, not IN: DuckDB turns an IN list
 // into a join against the constants, which costs a load more CPU.
-const oneOf = (c: string, values: readonly string[]) => `list_contains([${values.map(q).join(', ')}], ${c})`;
+const oneOf = (c: string, values: readonly string[]) => `list_contains([${values.map(sqlText).join(', ')}], ${c})`;
 export const enumT = (c: string, values: readonly string[], key: string) =>
-  `CASE WHEN ${oneOf(c, values)} THEN ${c} ELSE CASE ${key} ${values.map((v) => `WHEN ${q(v.toLowerCase())} THEN ${q(v)}`).join(' ')} END END`;
+  `CASE WHEN ${oneOf(c, values)} THEN ${c} ELSE CASE ${key} ${values.map((v) => `WHEN ${sqlText(v.toLowerCase())} THEN ${sqlText(v)}`).join(' ')} END END`;
 // Plain replace, not a regex: it runs on every row, and the spellings seen are did_not_fight and Did Not Fight.
 export const statusT = (c: string) => enumT(c, CHARGEBACK_STATUSES, `lower(replace(trim(${c}), '_', ' '))`);
 
@@ -52,7 +52,7 @@ const JS_SPACE = String.raw`\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x
  */
 export function brandSql(c: string): string {
   const key = `regexp_replace(regexp_replace(lower(${c}), '^[${JS_SPACE}]+|[${JS_SPACE}]+$', '', 'g'), '[${JS_SPACE}-]+', '_', 'g')`;
-  return `CASE ${key} ${Object.entries(BRAND_ALIASES).map(([k, v]) => `WHEN ${q(k)} THEN ${q(v)}`).join(' ')} END`;
+  return `CASE ${key} ${Object.entries(BRAND_ALIASES).map(([k, v]) => `WHEN ${sqlText(k)} THEN ${sqlText(v)}`).join(' ')} END`;
 }
 export const brandT = (c: string) => `CASE WHEN ${oneOf(c, CARD_BRANDS)} THEN ${c} ELSE ${brandSql(c)} END`;
 
@@ -66,7 +66,7 @@ export interface Check {
 }
 export const check = (bad: string, field: string, expect: string, raw: string, gate = bad): Check => ({
   gate,
-  reason: `CASE WHEN ${bad} THEN ${q(`${field}: ${expect}, got `)} || ${shown(raw)} END`,
+  reason: `CASE WHEN ${bad} THEN ${sqlText(`${field}: ${expect}, got `)} || ${shown(raw)} END`,
 });
 export const required = (field: string, raw: string) => check(`t_${field} IS NULL`, field, 'a non-empty value', raw);
 /** Optional field: quarantined only when given and not parseable. */
