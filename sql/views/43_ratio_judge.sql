@@ -74,10 +74,10 @@ GROUP BY group_id, network, program, metric, month, is_projection;
 -- One row per judged series × month × level for one reading v: 0 the observed figures; 1, for a series with a
 -- projection, its projected months judged as closed on that history. A month is H (a rule of the level in force is
 -- met), M (a closed month, none met), N (month to date, or a source missing: neither) or R (no rule of the level in
--- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R; a level
--- is entered at an H whose met run reaches months_to_enter, left at an R, at an M whose miss run reaches
--- months_to_leave, or at an M that meets a lower level (step_down); it is held while the last entry is later than the
--- last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
+-- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R (shown
+-- while a level is held, else 0); a level is entered at an H whose met run reaches months_to_enter, left at an R, at
+-- an M whose miss run reaches months_to_leave, or at an M that meets a lower level (step_down); it is held while the
+-- last entry is later than the last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
 -- its first month in rows, so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
@@ -141,16 +141,22 @@ WITH r AS (
     coalesce(bool_or(step_down) FILTER (WHERE live), FALSE) AS step_down,
     flatten(list(supersedes) FILTER (WHERE live)) AS supersedes
   FROM rm GROUP BY sid, month_idx, level_ord
+), hot AS (
+  -- the series near a level in some month, or seeded with a met run or a level held: the others have no met month,
+  -- so no run but a miss run, which counts only while a level is held
+  SELECT sid FROM lm GROUP BY sid HAVING bool_or(near)
+  UNION
+  SELECT sid FROM seed WHERE met_run > 0 OR held
 ), c AS (
   -- the windows below read narrow rows (a window materializes every column it is given); lm's other columns join after
   SELECT sid, month_idx, level_ord, rank, enter, leave, step_down,
     CASE WHEN NOT live THEN 'R' WHEN hit THEN 'H' WHEN partial OR unknown THEN 'N' ELSE 'M' END AS cls,
     min(CASE WHEN hit AND NOT early THEN rank END) OVER (PARTITION BY sid, month_idx) AS low_hit_rank,
     NULL::INTEGER AS seed_met, NULL::INTEGER AS seed_miss, NULL::BOOLEAN AS seed_held
-  FROM lm
+  FROM lm SEMI JOIN hot USING (sid)
   UNION ALL BY NAME
   SELECT k.sid, k.month_idx, r.level_ord, 'S' AS cls, k.met_run AS seed_met, k.miss_run AS seed_miss, k.held AS seed_held
-  FROM seed k JOIN (SELECT DISTINCT sid, level, level_ord FROM rules) r ON r.sid = k.sid AND r.level = k.level
+  FROM seed k SEMI JOIN hot USING (sid) JOIN (SELECT DISTINCT sid, level, level_ord FROM rules) r ON r.sid = k.sid AND r.level = k.level
 ), cum AS (
   -- running counts of met (H) and closed missed (M) months; a seed brings its runs
   SELECT *,
@@ -173,11 +179,11 @@ WITH r AS (
     coalesce(max(CASE WHEN enters THEN month_idx END) OVER w > coalesce(max(CASE WHEN leaves THEN month_idx END) OVER w, -1), FALSE) AS held
   FROM ev WINDOW w AS (PARTITION BY sid, level_ord ORDER BY month_idx ROWS UNBOUNDED PRECEDING)
 )
-SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, st.month_idx, ratio_idx_month(st.month_idx) AS month, lm.level, lm.rank, st.level_ord,
-  lm.live, lm.hit, lm.hit_ord, lm.count_ord, lm.amount_ord, lm.live_ord, lm.near, lm.enter, lm.leave, st.met_run, st.miss_run, st.held,
-  lm.partial, lm.unknown, lm.supersedes
-FROM st JOIN lm ON lm.sid = st.sid AND lm.month_idx = st.month_idx AND lm.level_ord = st.level_ord JOIN series s ON s.sid = st.sid
-WHERE st.cls <> 'S';
+SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, lm.month_idx, ratio_idx_month(lm.month_idx) AS month, lm.level, lm.rank, lm.level_ord,
+  lm.live, lm.hit, lm.hit_ord, lm.count_ord, lm.amount_ord, lm.live_ord, lm.near, lm.enter, lm.leave, coalesce(st.met_run, 0) AS met_run,
+  CASE WHEN st.held THEN st.miss_run ELSE 0 END AS miss_run, coalesce(st.held, FALSE) AS held, lm.partial, lm.unknown, lm.supersedes
+FROM lm LEFT JOIN (SELECT * FROM st WHERE cls <> 'S') st ON st.sid = lm.sid AND st.month_idx = lm.month_idx AND st.level_ord = lm.level_ord
+JOIN series s ON s.sid = lm.sid;
 
 -- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch
 -- band it is in, and the level that supersedes it that month (EFM over ECP: a level met whose rules name its program).

@@ -152,7 +152,7 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
           for (let o = 0; o < levels.length; o++) if (hits[o] && levels[o].rank < s.rank && !early[o]) { s.in = false; break; }
         }
       }
-      runs.push({ level: s.level, rank: s.rank, live, met: hit !== null, metRun: s.metRun, missRun: s.missRun, enter, leave, in: s.in });
+      runs.push({ level: s.level, rank: s.rank, live, met: hit !== null, metRun: s.metRun, missRun: s.in ? s.missRun : 0, enter, leave, in: s.in });
       if (s.in && (!best || s.rank > best.s.rank)) {
         const rule = hit?.rule ?? live[0];
         best = { s, rule, row: hit?.row ?? rowFor(rule.metric, countRow, amountRow, monthRows) ?? null };
