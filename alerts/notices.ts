@@ -66,14 +66,8 @@ export function deriveNotices(index: Map<string, SeriesMonths>, projections: Jud
   return out;
 }
 
-/** A month an earlier evaluation recorded as holding a level (alert_states, status reached). */
-export interface RecordedLevel {
-  mid: string;
-  network: string;
-  program: string;
-  level: string;
-  month: string;
-}
+/** A month an earlier evaluation recorded as holding a level (alert_states, status reached); any state's key. */
+export type RecordedLevel = Pick<AlertStateRow, 'mid' | 'network' | 'program' | 'level' | 'month'>;
 
 /**
  * Levels later figures took back: a closed month recorded as holding a level that its own figures, as the
@@ -175,8 +169,8 @@ export function pageNewestOnly(
 }
 
 /** Key of a recorded state: mid × network × program × level × month. */
-export function recordedKey(r: { mid: string; network: string; program: string; level: string; month: string }): string {
-  return `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.level}\u0000${r.month}`;
+export function recordedKey(r: RecordedLevel): string {
+  return `${seriesKey(r)}\u0000${r.level}\u0000${r.month}`;
 }
 
 /** What one batch of MIDs comes to (judgeBatch). */
@@ -298,11 +292,9 @@ export function stateRows(b: { reached: JudgedMonth[]; projected: JudgedMonth[];
 }
 
 /** A map keyed by state: mid × network × program × level × month. */
-function stateSlots<T>(): Map<string, T> & { key(x: StateKey): string } {
-  return Object.assign(new Map<string, T>(), { key: (x: StateKey) => `${seriesKey(x)}\u0000${x.level}\u0000${x.month}` });
+function stateSlots<T>(): Map<string, T> & { key(x: RecordedLevel): string } {
+  return Object.assign(new Map<string, T>(), { key: recordedKey });
 }
-
-type StateKey = { mid: string; network: string; program: string; level: string; month: string };
 
 /** A figure as alert_states holds it: a non-finite number is recorded as NULL (store/alert-record.ts stageRows). */
 const held = (v: number | null | undefined): number | null => (v === null || v === undefined || !Number.isFinite(v) ? null : v);

@@ -253,15 +253,19 @@ function feeClashes(fees: Fee[]): void {
   }
 }
 
+/** Thresholds text as data: YAML when the name says so, else JSON. */
+function parseText(text: string, name: string): unknown {
+  const yaml = /\.ya?ml$/i.test(name);
+  try {
+    return yaml ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError([`${name} is not valid ${yaml ? 'YAML' : 'JSON'}: ${(e as Error).message}`]);
+  }
+}
+
 /** Parses thresholds text (JSON or YAML); errors name the field. */
 export function parseThresholds(text: string, name = 'thresholds file'): RuleSet {
-  let raw: unknown;
-  try {
-    raw = /\.ya?ml$/i.test(name) ? parseYaml(text) : JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError([`${name} is not valid ${/\.ya?ml$/i.test(name) ? 'YAML' : 'JSON'}: ${(e as Error).message}`]);
-  }
-  return resolveRules(parseOrThrow(ThresholdsFileSchema, raw ?? {}, name));
+  return resolveRules(parseOrThrow(ThresholdsFileSchema, parseText(text, name) ?? {}, name));
 }
 
 /** A rule set as loadRules gives it: the rules, and where its default region came from. */
@@ -272,7 +276,7 @@ export type LoadedRules = RuleSet & {
 
 /** Whether a thresholds file's text sets default_region itself (the schema's default does not count). */
 function setsDefaultRegion(text: string, name: string): boolean {
-  const raw: unknown = /\.ya?ml$/i.test(name) ? parseYaml(text) : JSON.parse(text);
+  const raw = parseText(text, name);
   return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && (raw as Record<string, unknown>).default_region !== undefined;
 }
 
@@ -289,36 +293,17 @@ export function loadRules(file?: string, opts: { defaultRegion?: string } = {}):
   const set = file && text !== undefined ? parseThresholds(text, file) : resolveRules(ThresholdsFileSchema.parse({}));
   const own = file && text !== undefined && setsDefaultRegion(text, file);
   const problems: string[] = [];
-  let defaultRegion: string;
-  let defaultRegionFrom: string;
-  if (own) {
-    defaultRegion = set.defaultRegion;
-    defaultRegionFrom = `default_region in ${file}`;
-    if (opts.defaultRegion !== undefined && opts.defaultRegion !== set.defaultRegion) {
-      problems.push(
-        `CBP_DEFAULT_REGION is ${opts.defaultRegion} but the thresholds file ${file} sets default_region: ${set.defaultRegion}; ` +
-          'keep one of them (or make them agree)',
-      );
-    }
-  } else if (opts.defaultRegion !== undefined) {
-    defaultRegion = opts.defaultRegion;
-    defaultRegionFrom = 'CBP_DEFAULT_REGION';
-  } else {
-    defaultRegion = BUILT_IN_DEFAULT_REGION;
-    defaultRegionFrom = 'built-in';
+  const [defaultRegion, defaultRegionFrom] = own ? [set.defaultRegion, `default_region in ${file}`]
+    : opts.defaultRegion !== undefined ? [opts.defaultRegion, 'CBP_DEFAULT_REGION'] : [BUILT_IN_DEFAULT_REGION, 'built-in'];
+  if (own && opts.defaultRegion !== undefined && opts.defaultRegion !== set.defaultRegion) {
+    problems.push(`CBP_DEFAULT_REGION is ${opts.defaultRegion} but the thresholds file ${file} sets default_region: ${set.defaultRegion}; keep one of them (or make them agree)`);
   }
-  const known = (r: string) => (REGIONS as readonly string[]).includes(r);
-  if (!known(defaultRegion)) problems.push(`${defaultRegionFrom}: unknown region ${JSON.stringify(defaultRegion)}; expected one of ${REGIONS.join(', ')}`);
-  for (const [mid, o] of Object.entries(set.mids)) {
-    if (o.region !== undefined && !known(o.region)) {
-      problems.push(`${file ?? 'thresholds'}: mids.${mid}.region: unknown region ${JSON.stringify(o.region)}; expected one of ${REGIONS.join(', ')}`);
-    }
-  }
-  for (const [id, g] of Object.entries(set.groups ?? {})) {
-    if (g.region !== undefined && !known(g.region)) {
-      problems.push(`${file ?? 'thresholds'}: groups.${id}.region: unknown region ${JSON.stringify(g.region)}; expected one of ${REGIONS.join(', ')}`);
-    }
-  }
+  const unknown = (where: string, r: string | undefined) => {
+    if (r !== undefined && !(REGIONS as readonly string[]).includes(r)) problems.push(`${where}: unknown region ${JSON.stringify(r)}; expected one of ${REGIONS.join(', ')}`);
+  };
+  unknown(defaultRegionFrom, defaultRegion);
+  for (const [mid, o] of Object.entries(set.mids)) unknown(`${file ?? 'thresholds'}: mids.${mid}.region`, o.region);
+  for (const [id, g] of Object.entries(set.groups ?? {})) unknown(`${file ?? 'thresholds'}: groups.${id}.region`, g.region);
   if (problems.length) throw new ConfigError(problems);
   return { ...set, defaultRegion, defaultRegionFrom };
 }

@@ -25,12 +25,10 @@ export interface RatioRefresh {
   why?: string;
 }
 
-
 /**
  * Brings the kept inputs and the ratio table up to date with the sources and the rules `t` (alerts/refresh.ts makes them
- * of a rule set). Every month is judged when the
- * rules changed, the table was never written whole (or a write was cut short), or `full`; else the months from the
- * earliest whose sources changed, and none when nothing did.
+ * of a rule set). Every month is judged when the rules changed, the table was never written whole (or a write was cut
+ * short), or `full`; else the months from the earliest whose sources changed, and none when nothing did.
  */
 export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
   return store.exclusive(async () => {
@@ -90,23 +88,19 @@ async function chunks(store: Store, from: string, most: number): Promise<Chunk[]
   return out;
 }
 
-/**
- * Judges one chunk's rows from `from` on and replaces its runs and ratio rows, in one transaction (two processes
- * refreshing one lake conflict, and one is run again: never a row twice).
- */
+/** Judges one chunk's ruled rows from `from` on and replaces its runs and ratio rows, in one transaction. */
 async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
   const grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
-  // A chunk's judged series in the kept runs: its MIDs but the groups, or the groups.
-  const runsOf = (t: string) => ('grouped' in chunk ? `${t}.mid IN (SELECT group_id FROM ratio_rule_groups)`
-    : `${t}.mid >= $lo AND ${t}.mid <= $hi AND ${t}.mid NOT IN (SELECT group_id FROM ratio_rule_groups)`);
-  const where = (t: string) => ('grouped' in chunk ? grouped(t) : `${t}.mid >= $lo AND ${t}.mid <= $hi AND NOT ${grouped(t)}`);
-  const params: Record<string, string> = 'grouped' in chunk ? {} : { lo: chunk.lo, hi: chunk.hi };
+  const range = (t: string) => ('grouped' in chunk ? '' : `${t}.mid >= ${sqlText(chunk.lo)} AND ${t}.mid <= ${sqlText(chunk.hi)} AND`);
+  // A chunk's judged series in the kept runs (its MIDs but the groups, or the groups), and its rows.
+  const runsOf = (t: string) => `${range(t)} ${t}.mid ${'grouped' in chunk ? '' : 'NOT'} IN (SELECT group_id FROM ratio_rule_groups)`;
+  const where = (t: string) => `${range(t)} ${'grouped' in chunk ? '' : 'NOT'} ${grouped(t)}`;
   try {
     return await store.transaction(async (s) => {
-      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`, params);
-      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`, params);
+      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`);
+      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`);
       // The chunk's rows a rule applies to (finish writes the others).
-      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r').replace(/\$(lo|hi)/g, (_, k: 'lo' | 'hi') => sqlText(params[k]))}`);
+      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
         SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM ratio_monitored('_ratio_chunk') WHERE ruled`);
       // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
@@ -120,7 +114,7 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         SELECT * FROM near
         UNION ALL
         SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
-        WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`, params);
+        WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).
