@@ -22,7 +22,7 @@ export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet):
   if (!fresh) return { holds: false, behind: `the ratio table could not be read: run \`${MART_CATCH_UP}\`` };
   if (!fresh.current) return { holds: false, behind: fresh.behind };
   const kept = await keptRulesHash(store).catch(() => null);
-  if (kept !== rulesHash(rules)) return { holds: false, behind: `the ratio table was judged by other rules than those configured now: run \`${MART_CATCH_UP}\`` };
+  if (kept !== rulesHash(rules)) return { holds: false, behind: `the ratio table was judged by other rules (or another cbp) than those configured now: run \`${MART_CATCH_UP}\`` };
   return { holds: true, behind: null };
 }
 

@@ -10,7 +10,7 @@ import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { sqlText } from './sql-text.ts';
 
-/** Ratio rows a rule applies to judged in one transaction, for a store of this memory limit. */
+/** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
   const mb = sizeBytes(memoryLimit) / 1e6;
   return Number.isFinite(mb) ? Math.max(40_000, Math.min(800_000, Math.round((mb - 96) * 1600))) : 160_000;
@@ -31,7 +31,8 @@ export interface RatioRefresh {
  * short), or `full`; else the months from the earliest whose sources changed, and none when nothing did.
  */
 export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
-  return store.exclusive(async () => {
+  // On a lake, one writers' turn from start to end: another host's refresh never falls between a chunk and finish.
+  return store.exclusive(() => store.writerTurn(async () => {
     const rulesChanged = (await keptRulesHash(store)) !== t.hash;
     const inputs = await refreshRatioInputs(store, { all: opts.full });
     const [state] = await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state LIMIT 1');
@@ -52,10 +53,10 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     // DuckDB checkpoints at a commit once its log passes checkpoint_threshold: once per chunk, which cost more than
     // judging it. The chunks' commits are logged, and the last commit checkpoints once.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
-    await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
-      strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
+      await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
+        strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
       for (const chunk of await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
       await store.run(reset);
       rows += await finish(store, from, inputs.marks);
@@ -63,7 +64,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await store.run(`${reset}; DROP VIEW IF EXISTS _ratio_from`);
     }
     return { fromMonth, rows, ...(why ? { why } : {}) };
-  });
+  }));
 }
 
 /** A chunk: the MIDs lo..hi but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
