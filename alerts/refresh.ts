@@ -6,8 +6,6 @@ import { ruleTables } from '../rules/rule-table.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import { refreshForecasts } from './forecast.ts';
 
-export type { RatioRefresh } from '../store/ratio-refresh.ts';
-
 /** The ratio table, then the open months' chances of a breach when the table was written (alerts/forecast.ts). */
 export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
   const r = await refreshRatioTable(store, ruleTables(rules), opts);

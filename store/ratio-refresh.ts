@@ -141,9 +141,9 @@ async function writeMart(s: Store, rows: string): Promise<number> {
 }
 
 /**
- * Writes the rows no rule applies to in one statement (a commit of a few row groups or more is written to the file as
- * it goes; smaller ones are logged and written again at the checkpoint), removes the rows of MIDs no longer in the
- * data, records the fingerprints the table now reflects, and that it is whole.
+ * Writes the rows no rule applies to in one insert (DuckDB writes a commit of row groups to the file as it goes, a
+ * small one to its log and again at the checkpoint), removes MIDs no longer in the data, records the fingerprints and
+ * that the table is whole.
  */
 async function finish(store: Store, from: string, marks: SourceMark[]): Promise<number> {
   return store.transaction(async (s) => {
