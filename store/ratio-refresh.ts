@@ -31,8 +31,7 @@ export interface RatioRefresh {
  * short), or `full`; else the months from the earliest whose sources changed, and none when nothing did.
  */
 export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
-  // On a lake, one writers' turn from start to end: another host's refresh never falls between a chunk and finish.
-  return store.exclusive(() => store.writerTurn(async () => {
+  return store.exclusive(async () => {
     const rulesChanged = (await keptRulesHash(store)) !== t.hash;
     const inputs = await refreshRatioInputs(store, { all: opts.full });
     const [state] = await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state LIMIT 1');
@@ -64,7 +63,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await store.run(`${reset}; DROP VIEW IF EXISTS _ratio_from`);
     }
     return { fromMonth, rows, ...(why ? { why } : {}) };
-  }));
+  });
 }
 
 /** A chunk: the MIDs lo..hi but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
@@ -148,6 +147,9 @@ async function writeMart(s: Store, rows: string): Promise<number> {
 async function finish(store: Store, from: string, marks: SourceMark[]): Promise<number> {
   return store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
+    // Rows no rule applies to that another process's refresh wrote since this one's chunks (a lake's hosts).
+    await s.run(`DELETE FROM ratio_mart m USING (SELECT DISTINCT mid, network, program, metric FROM ratio_monitored('ratio_mart') WHERE NOT ruled AND month >= $1) u
+      WHERE m.month >= $1 AND m.mid = u.mid AND m.network = u.network AND m.program = u.program AND m.metric = u.metric`, [from]);
     const rows = await writeMart(s, "ratio_unjudged('_ratio_from')");
     await s.run('DELETE FROM ratio_source_marks');
     await insertMarks(s, 'ratio_source_marks', marks);
