@@ -49,8 +49,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
     });
     let rows = 0;
-    // DuckDB checkpoints at a commit once its log passes checkpoint_threshold: once per chunk, which cost more than
-    // judging it. The chunks' commits are logged, and the last commit checkpoints once.
+    // The chunks' commits are logged, not checkpointed (a checkpoint each cost more than its chunk); finish's checkpoints.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
@@ -141,13 +140,12 @@ async function writeMart(s: Store, rows: string): Promise<number> {
 
 /**
  * Writes the rows no rule applies to in one insert (DuckDB writes a commit of row groups to the file as it goes, a
- * small one to its log and again at the checkpoint), removes MIDs no longer in the data, records the fingerprints and
- * that the table is whole.
+ * small one to its log and again at the checkpoint), first removing MIDs no longer in the data and such rows another
+ * host's refresh wrote since this one's chunks; records the fingerprints and that the table is whole.
  */
 async function finish(store: Store, from: string, marks: SourceMark[]): Promise<number> {
   return store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
-    // Rows no rule applies to that another process's refresh wrote since this one's chunks (a lake's hosts).
     await s.run(`DELETE FROM ratio_mart m USING (SELECT DISTINCT mid, network, program, metric FROM ratio_monitored('ratio_mart') WHERE NOT ruled AND month >= $1) u
       WHERE m.month >= $1 AND m.mid = u.mid AND m.network = u.network AND m.program = u.program AND m.metric = u.metric`, [from]);
     const rows = await writeMart(s, "ratio_unjudged('_ratio_from')");
