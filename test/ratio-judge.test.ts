@@ -64,6 +64,8 @@ const monthArb = fc.record({
   amountToo: fc.boolean(),
   partial: rare(6),
   missing: rare(6),
+  // the amount row's sources apart from the count's: a month judged on one metric ignores the other's
+  amountMissing: rare(6),
   projected: fc.integer({ min: 0, max: 600 }),
   days: fc.integer({ min: 1, max: 29 }),
   floor: rare(8),
@@ -101,8 +103,9 @@ const caseArb = (i: number) => fc.constantFrom<Case['network']>('mastercard', 'v
       if (!m.present) return;
       const month = MONTHS[c.start + k];
       for (const metric of m.amountToo ? (['count', 'amount'] as const) : (['count'] as const)) {
-        rows.push(rowOf(mid, network, program, metric, month, m));
-        if (m.partial) rows.push(rowOf(mid, network, program, metric, month, m, m.projected));
+        const f = metric === 'amount' ? { ...m, missing: m.amountMissing } : m;
+        rows.push(rowOf(mid, network, program, metric, month, f));
+        if (m.partial) rows.push(rowOf(mid, network, program, metric, month, f, m.projected));
       }
     });
   }
@@ -156,14 +159,16 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
   await insertChunked(store, 'INSERT INTO judge_rows', ROW_COLS, rows.map((r) => ROW_COLS.map((c) => r[c])), '');
   // The observed months in two passes, the later seeded by the earlier's runs (a refresh from SPLIT), then projections.
   await store.run('CREATE OR REPLACE TEMP TABLE judge_streaks AS SELECT * FROM ratio_streaks LIMIT 0');
-  await store.run(`CREATE OR REPLACE TEMP TABLE judge_before AS SELECT * FROM judge_rows WHERE month < '${SPLIT}'`);
-  await store.run(`CREATE OR REPLACE TEMP TABLE judge_after AS SELECT * FROM judge_rows WHERE month >= '${SPLIT}'`);
+  // The judge reads the rows a rule reads, as a refresh gives them (store/ratio-refresh.ts).
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_ruled AS SELECT * FROM ratio_monitored('judge_rows') WHERE ruled`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_before AS SELECT * FROM judge_ruled WHERE month < '${SPLIT}'`);
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_after AS SELECT * FROM judge_ruled WHERE month >= '${SPLIT}'`);
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks')`);
   await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs');
   await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_after', ${t.watchFraction}, seeds := 'judge_streaks')`);
   await store.run('DELETE FROM judge_streaks');
   await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs');
-  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_rows', ${t.watchFraction}, v := 1, seeds := 'judge_streaks')`);
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_ruled', ${t.watchFraction}, v := 1, seeds := 'judge_streaks')`);
   const levels = await store.all<{ mid: string; network: string; program: string; month: string; v: number; level: string | null; watch: string | null; superseded_by: string | null; met: string[] | null }>(
     "SELECT mid, network, program, month, v, level, watch, superseded_by, met FROM ratio_series_levels('judge_runs')");
   const runs = await store.all<{ mid: string; network: string; program: string; month: string; v: number; s: string }>(

@@ -69,6 +69,8 @@ interface LevelStreak {
 export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 0.8): MonthLevel[] {
   if (rows.length === 0) return [];
   const { mid, network, program } = rows[0];
+  rows = ruledRows(rows, rules);
+  if (rows.length === 0) return [];
   const byMonth = new Map<string, RatioRow[]>();
   for (const r of rows) {
     const l = byMonth.get(r.month);
@@ -178,6 +180,13 @@ export function evaluateSeries(rows: RatioRow[], rules: Rule[], watchFraction = 
     });
   }
   return out;
+}
+
+/** A series' rows of the metrics a rule of it reads: a source missing from another metric's row changes nothing. */
+export function ruledRows(series: RatioRow[], rules: Rule[]): RatioRow[] {
+  const { network, program } = series[0] ?? {};
+  const read = new Set(rules.filter((r) => r.network === network && r.program === program).map((r) => r.metric));
+  return series.filter((r) => read.has(r.metric));
 }
 
 /** The first of a month's rows of a metric (its first count and amount rows given). */

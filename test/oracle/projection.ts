@@ -2,7 +2,7 @@
 // The SQL (sql/views/40_ratios.sql) writes projected rows (is_projection = true) beside the month-to-date
 // ones; this module judges them as if the month had closed, on top of the real streak history.
 import { watchOf, type RuleSet } from '../../rules/thresholds.ts';
-import { evaluateSeries, groupSeries, markSuperseded, rulesFor, seriesKey, withGroups, type MonthLevel, type RatioRow } from './evaluate.ts';
+import { evaluateSeries, groupSeries, markSuperseded, ruledRows, rulesFor, withGroups, type MonthLevel, type RatioRow } from './evaluate.ts';
 
 /** Month-end factor of a month-to-date figure covering daysCovered of daysInMonth days. */
 export function runRateFactor(daysCovered: number, daysInMonth: number): number {
@@ -22,17 +22,16 @@ export function projectValue(mtd: number, daysCovered: number, daysInMonth: numb
  */
 export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[] {
   const out: MonthLevel[] = [];
-  rows = withGroups(rows, set);
-  const projectedKeys = new Set(rows.filter((r) => r.is_projection).map(seriesKey));
-  if (projectedKeys.size === 0) return out;
-  for (const series of groupSeries(rows)) {
-    const { mid } = series[0];
-    if (!projectedKeys.has(seriesKey(series[0]))) continue;
+  if (!rows.some((r) => r.is_projection)) return out;
+  for (const all of groupSeries(withGroups(rows, set))) {
+    const rules = rulesFor(set, all[0].mid);
+    const series = ruledRows(all, rules);
     const projMonths = new Set(series.filter((r) => r.is_projection).map((r) => r.month));
+    if (projMonths.size === 0) continue;
     const judged = series
       .filter((r) => (projMonths.has(r.month) ? r.is_projection : !r.is_projection))
       .map((r) => (r.is_projection ? { ...r, is_partial: false } : r));
-    for (const l of evaluateSeries(judged, rulesFor(set, mid), watchOf(set).fraction)) {
+    for (const l of evaluateSeries(judged, rules, watchOf(set).fraction)) {
       if (projMonths.has(l.month)) out.push({ ...l, is_projection: true, is_partial: true });
     }
   }
