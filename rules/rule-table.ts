@@ -1,9 +1,9 @@
 // The rules in force as the SQL judge reads them (sql/migrations/021_ratio_rules.sql): one row per rule of each
 // rules class, the classes of MIDs and groups with an entry of their own, the groups' members, and the fees.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
+import { readViews } from '../store/migrate.ts';
 import { regionInfo, rulesFor } from './rule-set.ts';
 import { watchOf, type RuleSet } from './thresholds.ts';
 import type { RuleRow, ClassRow, RuleTables } from '../contract/rule-tables.ts';
@@ -14,8 +14,7 @@ const fromMonth = (d: string | null) => (d ? d.slice(0, 7) : '0000-00');
 const toMonth = (d: string | null) => (d ? d.slice(0, 7) : '9999-99');
 
 /** The SQL that computes and judges the ratios (sql/views/10_stg_events.sql, 40 to 46), as this cbp has it. */
-const VIEWS = path.join(PACKAGE_ROOT, 'sql', 'views');
-const judgeSql = readdirSync(VIEWS).filter((f) => /^(10|4\d)_.*\.sql$/.test(f)).sort().map((f) => readFileSync(path.join(VIEWS, f), 'utf8')).join('\n');
+const judgeSql = readViews(path.join(PACKAGE_ROOT, 'sql', 'views')).filter((v) => /^(10|4\d)_/.test(v.file)).map((v) => v.sql).join('\n');
 
 /** A rule set's identity with the judge's SQL: another means every month is judged again (the chances judge nothing). */
 export function rulesHash(set: RuleSet): string {

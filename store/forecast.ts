@@ -154,20 +154,24 @@ export async function staleForecasts(store: Pick<Store, 'all'>): Promise<string 
   return !state?.mart || state.mart === state.kept ? null : state.mart;
 }
 
-const FORECAST_TYPES: StageType[] = ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'text', 'boolean', 'integer', 'integer',
-  'double', 'double', 'double', 'double', 'double', 'double', 'integer', 'boolean'];
+/** The staged columns in ratio_forecasts' order, each with its type beside its value. */
+const FORECAST_COLS: Array<[StageType, (f: KeptForecast) => unknown]> = [
+  ['text', (f) => f.mid], ['text', (f) => f.network], ['text', (f) => f.program], ['text', (f) => f.metric], ['text', (f) => f.month],
+  ['text', (f) => f.level], ['integer', (f) => f.rank], ['text', (f) => f.rule_id], ['boolean', (f) => f.is_headline],
+  ['integer', (f) => f.days_covered], ['integer', (f) => f.days_in_month], ['double', (f) => f.count_to_date], ['double', (f) => f.needed_count],
+  ['double', (f) => f.chance], ['double', (f) => f.expected], ['double', (f) => f.low80], ['double', (f) => f.high80],
+  ['integer', (f) => f.paceDay], ['boolean', (f) => f.met_to_date],
+];
 
 /** Replaces the kept forecasts with these, made of the ratio table's write `mart` (staleForecasts). */
 export async function writeForecasts(store: Store, rows: KeptForecast[], mart: string, now = new Date()): Promise<void> {
   const at = now.toISOString();
   // Staged by the appender (one per series and level: tens of thousands at 10,000 MIDs, where parameters took seconds).
-  const cols = (f: KeptForecast): unknown[] => [f.mid, f.network, f.program, f.metric, f.month, f.level, f.rank, f.rule_id, f.is_headline,
-    f.days_covered, f.days_in_month, f.count_to_date, f.needed_count, f.chance, f.expected, f.low80, f.high80, f.paceDay, f.met_to_date];
   await store.transaction(async (s) => {
     await s.run('DELETE FROM ratio_forecasts; DELETE FROM ratio_forecast_state');
     await s.run('CREATE OR REPLACE TEMP TABLE _cbp_forecast_stage AS SELECT * EXCLUDE (forecast_at) FROM ratio_forecasts LIMIT 0');
     try {
-      await stageRows(s, '_cbp_forecast_stage', FORECAST_TYPES, rows.map(cols), (r, i) => r[i]);
+      await stageRows(s, '_cbp_forecast_stage', FORECAST_COLS.map((c) => c[0]), rows, (f, i) => FORECAST_COLS[i][1](f));
       await s.run('INSERT INTO ratio_forecasts SELECT *, $1::TIMESTAMP FROM _cbp_forecast_stage', [at]);
     } finally {
       await s.run('DROP TABLE IF EXISTS _cbp_forecast_stage');

@@ -105,6 +105,12 @@ function generatedViews(): string {
   return `CREATE OR REPLACE MACRO stg_card_brand(s) AS ${brandSql('s')};\n`;
 }
 
+/** The view files of dir, in filename order (the order they are made in). */
+export function readViews(dir: string): Array<{ file: string; sql: string }> {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((x) => x.endsWith('.sql')).sort().map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }));
+}
+
 /**
  * (Re)creates every view statement of dir/*.sql unless the store holds them as it last made them from these files
  * (schema_views: the files' checksum and a digest of the names made), or when `force`d (`cbp db migrate`, also the
@@ -113,8 +119,7 @@ function generatedViews(): string {
  */
 export async function applyViews(store: Store, dir: string, opts: { force?: boolean } = {}): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
   if (!existsSync(dir)) return { views: [], skippedViews: [] };
-  const files = readdirSync(dir).filter((x) => x.endsWith('.sql')).sort();
-  const sources = [{ file: GENERATED, sql: generatedViews() }, ...files.map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }))];
+  const sources = [{ file: GENERATED, sql: generatedViews() }, ...readViews(dir)];
   const filesSum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
   await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
   const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
