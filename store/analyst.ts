@@ -16,7 +16,7 @@ import { sizeBytes } from '../lib/size.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
 import { lakeWithoutSchema, type LakeOptions } from './lake.ts';
-import { NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
+import { isOutOfMemory, NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
 import { sqlText } from './sql-text.ts';
 
 export interface AnalystSessionOptions {
@@ -319,10 +319,8 @@ function queryError(e: unknown): unknown {
  * MIDs where the query filters on mid (pushed down to the scans). Undefined for any other error.
  */
 function outOfMemory(e: unknown, memoryLimit: string): StoreUnavailableError | undefined {
-  const msg = e instanceof Error ? e.message : String(e);
-  // DuckDB's own error starts so; other errors may quote the query, and the query the words.
-  if (!/^Out of Memory Error:/.test(msg)) return undefined;
-  const first = msg.split('\n')[0].trim();
+  if (!isOutOfMemory(e)) return undefined;
+  const first = (e instanceof Error ? e.message : String(e)).split('\n')[0].trim();
   const twice = sizeBytes(memoryLimit) * 2;
   const more = !Number.isFinite(twice) ? 'a larger size' : twice >= 1e9 ? `${Number((twice / 1e9).toFixed(1))}GB` : `${Math.ceil(twice / 1e6)}MB`;
   return new StoreUnavailableError(

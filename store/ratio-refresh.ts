@@ -9,6 +9,7 @@ import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { sqlText } from './sql-text.ts';
+import { isOutOfMemory, StoreUnavailableError } from './errors.ts';
 
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
@@ -55,7 +56,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     try {
       await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
         strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
-      for (const chunk of await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit))) rows += await judgeChunk(store, from, t.watchFraction, chunk);
+      for (const chunk of await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit))) rows += await judgeFitting(store, from, t.watchFraction, chunk);
       await store.run(reset);
       rows += await finish(store, from, inputs.marks);
     } finally {
@@ -65,26 +66,44 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
   });
 }
 
-/** A chunk: the MIDs lo..hi but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
-type Chunk = { lo: string; hi: string } | { grouped: true };
+/** A chunk: the MIDs lo..hi (n ruled rows) but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
+type Chunk = { lo: string; hi: string; n: number } | { grouped: true };
 
-/** MID ranges of at most `most` ratio rows from `from` on of a program and metric some rule reads, and the grouped MIDs last. */
-async function chunks(store: Store, from: string, most: number): Promise<Chunk[]> {
+/** MID ranges (of `within`'s, when given) of at most `most` ratio rows from `from` on that a rule reads, and the grouped MIDs last. */
+async function chunks(store: Store, from: string, most: number, within?: { lo: string; hi: string }): Promise<Chunk[]> {
   const mids = await store.all<{ mid: string; n: number }>(`
     WITH w AS (SELECT network, count(DISTINCT (program, metric)) AS n FROM ratio_rules GROUP BY network)
     SELECT i.mid, coalesce(sum(w.n), 0)::INTEGER AS n FROM ratio_month_inputs i LEFT JOIN w ON w.network = i.network
-    WHERE i.month >= $1 GROUP BY i.mid ORDER BY i.mid`, [from]);
+    WHERE i.month >= $1 ${within ? `AND i.mid >= ${sqlText(within.lo)} AND i.mid <= ${sqlText(within.hi)}` : ''} GROUP BY i.mid ORDER BY i.mid`, [from]);
   const out: Chunk[] = [];
   let cur: { lo: string; hi: string; n: number } | null = null;
   for (const { mid, n } of mids) {
     if (cur && cur.n + n <= most) { cur.hi = mid; cur.n += n; continue; }
-    if (cur) out.push({ lo: cur.lo, hi: cur.hi });
+    if (cur) out.push(cur);
     cur = { lo: mid, hi: mid, n };
   }
-  if (cur) out.push({ lo: cur.lo, hi: cur.hi });
+  if (cur) out.push(cur);
   const [g] = await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups');
-  if (g.n > 0) out.push({ grouped: true });
+  if (g.n > 0 && !within) out.push({ grouped: true });
   return out;
+}
+
+/** judgeChunk; a chunk of several MIDs DuckDB ran out of memory on (its transaction rolled back) is judged in halves. */
+async function judgeFitting(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
+  try {
+    return await judgeChunk(store, from, watchFraction, chunk);
+  } catch (e) {
+    if (!isOutOfMemory(e)) throw e;
+    const halves = 'grouped' in chunk ? [] : await chunks(store, from, Math.ceil(chunk.n / 2), chunk);
+    if (halves.length < 2) {
+      const what = 'grouped' in chunk ? 'the grouped MIDs' : chunk.lo === chunk.hi ? `MID ${chunk.lo}` : `MIDs ${chunk.lo} to ${chunk.hi}`;
+      throw new StoreUnavailableError(`judging the ratios of ${what} needs more memory than the store's limit (${store.memoryLimit}, ` +
+        'CBP_STORE_MEMORY_LIMIT): raise it, then run cbp alerts evaluate to bring the ratio table up to date.', { cause: e });
+    }
+    let rows = 0;
+    for (const half of halves) rows += await judgeFitting(store, from, watchFraction, half);
+    return rows;
+  }
 }
 
 /** Judges one chunk's ruled rows from `from` on and replaces its runs and ratio rows, in one transaction. */

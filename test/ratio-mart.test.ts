@@ -93,6 +93,32 @@ describe('the kept ratio table', () => {
     expect(again).toBe(rows);
     expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
       UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);
+    // A chunk DuckDB runs out of memory on is judged again in halves (planted: every chunk of more than 8 MIDs); a MID
+    // alone that does not fit fails the refresh, saying which and what to do, and the table says it is behind.
+    const all = s.all.bind(s);
+    let refused = 0;
+    const plant = (refuse: (mids: string[]) => boolean) => {
+      s.all = (async (sql: string, params?: unknown[]) => {
+        if (sql.includes("ratio_explain('_ratio_rows'")) {
+          const mids = (await all<{ mid: string }>('SELECT DISTINCT mid FROM _ratio_rows')).map((m) => m.mid);
+          if (refuse(mids)) { refused++; throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)'); }
+        }
+        return all(sql, params as never);
+      }) as Store['all'];
+    };
+    try {
+      plant((mids) => mids.length > 8);
+      expect((await refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rows).toBe(rows);
+      expect(refused).toBeGreaterThanOrEqual(7);
+      expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
+        UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);
+      plant((mids) => mids.includes('mid000007'));
+      await expect(refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rejects.toThrow(/^judging the ratios of MID mid000007 needs more memory than the store's limit \(192MB, CBP_STORE_MEMORY_LIMIT\): raise it/);
+      expect((await martFreshness(s)).current).toBe(false);
+    } finally {
+      s.all = all;
+    }
+    await refreshRatios(s, rules);
     await s.run('DROP TABLE mart_before');
 
     // A re-fetch revises a month, another month is loaded, a MID's figures are withdrawn: behind until evaluated.
