@@ -151,9 +151,21 @@ export function isCbpError(e: unknown): e is CbpError {
   return e instanceof CbpError;
 }
 
-/** A message safe to print for any thrown value: never a stack trace for CbpErrors. */
+/** DuckDB's own "Out of Memory Error" (other errors may quote a query holding the words). */
+export function isOutOfMemory(e: unknown): boolean {
+  return /^Out of Memory Error:/.test(e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * A message safe to print for any thrown value: never a stack trace for CbpErrors. DuckDB running out of memory says
+ * which setting to raise, in place of DuckDB's advice (SET statements cbp's sessions do not take).
+ */
 export function describeError(e: unknown): string {
   if (e instanceof CbpError) return `${e.message} [${e.code}]`;
+  if (isOutOfMemory(e)) {
+    return `${(e instanceof Error ? e.message : String(e)).split('\n')[0].trim()}: the store needs more memory than its limit ` +
+      '(CBP_STORE_MEMORY_LIMIT) allows: raise it, e.g. CBP_STORE_MEMORY_LIMIT=1GB, and run the command again';
+  }
   if (e instanceof Error) return e.message;
   return String(e);
 }

@@ -11,12 +11,12 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { ResultReturnType, type DuckDBResultReader } from '@duckdb/node-api';
-import { CbpError, NotFoundError, UsageError } from '../lib/errors.ts';
+import { CbpError, isOutOfMemory, NotFoundError, UsageError } from '../lib/errors.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from './db.ts';
 import { readMigrations } from './migrate.ts';
 import { lakeWithoutSchema, type LakeOptions } from './lake.ts';
-import { isOutOfMemory, NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
+import { NoSnapshotError, QueryError, StoreUnavailableError } from './errors.ts';
 import { sqlText } from './sql-text.ts';
 
 export interface AnalystSessionOptions {

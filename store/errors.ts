@@ -42,8 +42,3 @@ export class StoreUnavailableError extends CbpError {
     super('CBP_ERR_STORE_UNAVAILABLE', message, opts);
   }
 }
-
-/** DuckDB's own "Out of Memory Error" (other errors may quote a query holding the words). */
-export function isOutOfMemory(e: unknown): boolean {
-  return /^Out of Memory Error:/.test(e instanceof Error ? e.message : String(e));
-}

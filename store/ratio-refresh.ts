@@ -9,7 +9,8 @@ import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { sqlText } from './sql-text.ts';
-import { isOutOfMemory, StoreUnavailableError } from './errors.ts';
+import { StoreUnavailableError } from './errors.ts';
+import { isOutOfMemory } from '../lib/errors.ts';
 
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { RETRYABLE_STATUSES, ServiceHttpError, type ServiceInterface } from '../client/errors.ts';
-import { CbpError, ConfigError, ERRORS, nonRetryableTypes, type ErrorCode, type ErrorDef } from '../lib/errors.ts';
+import { CbpError, ConfigError, describeError, ERRORS, nonRetryableTypes, type ErrorCode, type ErrorDef } from '../lib/errors.ts';
 import {
   NON_RETRYABLE_ERROR_TYPES,
   ORDER_ACTIVITY_OPTIONS,
@@ -136,5 +136,15 @@ describe('the error catalog', () => {
       hint: m[6],
     }));
     expect(rows).toEqual(ENTRIES.map(([code, d]) => ({ code, status: d.status, serviceStatus: d.serviceStatus === true, retryable: d.retryable, class: d.class, hint: d.hint })));
+  });
+});
+
+describe('describeError', () => {
+  it("says which setting to raise when DuckDB runs out of memory, in place of DuckDB's SET advice", () => {
+    const duck = new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (183.0 MiB/183.1 MiB used)\n\nPossible solutions:\n* Reducing the number of threads (SET threads=X)');
+    expect(describeError(duck)).toBe('Out of Memory Error: could not allocate block of size 256.0 KiB (183.0 MiB/183.1 MiB used): the store needs more '
+      + 'memory than its limit (CBP_STORE_MEMORY_LIMIT) allows: raise it, e.g. CBP_STORE_MEMORY_LIMIT=1GB, and run the command again');
+    // A message only quoting the words (a query's text) is left as it is.
+    expect(describeError(new Error('Parser Error near "Out of Memory Error:"'))).toBe('Parser Error near "Out of Memory Error:"');
   });
 });
