@@ -57,6 +57,9 @@ export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Pro
         days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
       FROM ratio_mart
       WHERE month >= $from AND is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL
+    ), lo AS (
+      -- the first open month's first day: the history read starts before it, not before $from
+      SELECT strptime(min(month) || '-01', '%Y-%m-%d') AS day FROM o
     ), p AS (
       -- The six closed months before (the last three's transactions vary as the denominator's forecast reads them).
       SELECT p.mid, p.network::VARCHAR AS network, p.program::VARCHAR AS program, p.metric::VARCHAR AS metric,
@@ -64,7 +67,7 @@ export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Pro
         p.numerator_count, p.days_in_month, p.month_transaction_count, p.month_transaction_amount
       FROM ratio_mart p
       WHERE NOT p.is_projection AND NOT p.is_partial AND p.state IS NOT NULL
-        AND p.month >= strftime(strptime($from || '-01', '%Y-%m-%d') - INTERVAL 7 MONTH, '%Y-%m')
+        AND p.month >= (SELECT strftime(day - INTERVAL 7 MONTH, '%Y-%m') FROM lo)
     ), past AS (
       SELECT o.mid, o.network, o.program, o.metric, o.month,
         min(p.m_idx) AS first_idx,
@@ -79,7 +82,7 @@ export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Pro
       GROUP BY ALL
     ), h AS (
       SELECT d.mid, d.network, d.program, o.month, sum(d.n) AS total
-      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)) d
+      FROM ratio_daily_between((SELECT day - INTERVAL ${HISTORY_DAYS} DAY FROM lo)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)) d
       JOIN (SELECT DISTINCT mid, network, program, month FROM o) o ON o.mid = d.mid AND o.network = d.network AND o.program = d.program
       WHERE d.day < strptime(o.month || '-01', '%Y-%m-%d')::DATE AND d.day >= (strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE
       GROUP BY ALL
