@@ -12,7 +12,7 @@ import { chanceWords } from '../rules/forecast.ts';
 import { daysText } from './due.ts';
 import { noticeChart } from './notifiers/chart.ts';
 import type { NoticeChart } from './notifiers/types.ts';
-import type { Notice } from './engine.ts';
+import type { Notice } from '../store/alerts.ts';
 import type { Config } from '../lib/config.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { sendMail, type EmailNotifierOptions } from './notifiers/email.ts';

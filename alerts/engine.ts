@@ -6,15 +6,14 @@ import { monthOf } from '../store/ratios.ts';
 import { refreshRatios } from './refresh.ts';
 import { judgedMonths } from '../store/judged-months.ts';
 import { unknownRowsOf } from '../store/status.ts';
-import { deliveriesOf, levelsInForce, noticeFlags, noticeHistory, priorNotices, recordJudgement, recordedStates } from '../store/alerts.ts';
+import { deliveriesOf, levelsInForce, noticeFlags, noticeHistory, priorNotices, recordJudgement, recordedStates, type Notice } from '../store/alerts.ts';
 import { addMonths } from '../lib/utc.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import type { JudgedMonth } from './judged-month.ts';
-import { judgeBatch, type Notice } from './notices.ts';
+import { judgeBatch } from './notices.ts';
 import { deliveryState } from './outbox.ts';
 import { likelyNotices } from './likely.ts';
 
-export type { Delivery, Notice } from './notices.ts';
 
 export interface EvaluateAlertsOptions {
   asOf: Date | string;

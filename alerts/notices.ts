@@ -8,8 +8,6 @@ import type { AlertStateRow, Notice, RecordedState } from '../store/alerts.ts';
 import { build } from './notice-text.ts';
 import { seriesIndex, seriesKey, type JudgedMonth, type SeriesMonths } from './judged-month.ts';
 
-export { NOTICE_KINDS, type Delivery, type Notice, type NoticeKind } from '../store/alerts.ts';
-export { noticeId, noticeMessage } from './notice-text.ts';
 
 /** A level at a series' month in an index (undefined: none). */
 function levelAt(index: Map<string, SeriesMonths>, x: { mid: string; network: string; program: string; month: string }): JudgedMonth | undefined {

@@ -29,6 +29,10 @@ export const CONDITION_FIELDS = ['numerator_count', 'numerator_amount', 'denomin
 export type ConditionField = (typeof CONDITION_FIELDS)[number];
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD');
+const network = z.enum(NETWORKS, { error: () => `expected a network (${NETWORKS.join(', ')})` });
+/** A rule's or a fee's effective dates in order. */
+const effectiveInOrder = (x: { effective_from: string | null; effective_to: string | null }) => !x.effective_from || !x.effective_to || x.effective_from <= x.effective_to;
+const EFFECTIVE_ORDER = { message: 'expected effective_to on or after effective_from', path: ['effective_to'] };
 
 export const ConditionSchema = z.strictObject({
   field: z.enum(CONDITION_FIELDS, { error: () => `expected one of ${CONDITION_FIELDS.join(', ')}` }),
@@ -41,7 +45,7 @@ export const RuleSchema = z
   .strictObject({
     /** Stable id; a thresholds file replaces a default rule by giving the same id. */
     id: z.string().min(1, 'expected a rule id'),
-    network: z.enum(NETWORKS, { error: () => `expected a network (${NETWORKS.join(', ')})` }),
+    network,
     program: ProgramSchema,
     level: z.string().min(1, 'expected a level name'),
     /** Escalation order inside one network × program: a higher rank is the more severe level. */
@@ -74,10 +78,7 @@ export const RuleSchema = z
     certainty_note: z.string().optional(),
     note: z.string().optional(),
   })
-  .refine((r) => !r.effective_from || !r.effective_to || r.effective_from <= r.effective_to, {
-    message: 'expected effective_to on or after effective_from',
-    path: ['effective_to'],
-  });
+  .refine(effectiveInOrder, EFFECTIVE_ORDER);
 export type Rule = z.infer<typeof RuleSchema>;
 
 /**
@@ -88,7 +89,7 @@ export type Rule = z.infer<typeof RuleSchema>;
 export const FeeSchema = z
   .strictObject({
     id: z.string().min(1, 'expected a fee id'),
-    network: z.enum(NETWORKS, { error: () => `expected a network (${NETWORKS.join(', ')})` }),
+    network,
     program: ProgramSchema,
     level: z.string().min(1, 'expected a level name'),
     per_event: z.number({ error: 'expected an amount per event' }).nonnegative('expected an amount ≥ 0'),
@@ -99,10 +100,7 @@ export const FeeSchema = z
     enabled: z.boolean().default(true),
     source: z.string().min(1, 'expected a source note: where the figure was published'),
   })
-  .refine((f) => !f.effective_from || !f.effective_to || f.effective_from <= f.effective_to, {
-    message: 'expected effective_to on or after effective_from',
-    path: ['effective_to'],
-  });
+  .refine(effectiveInOrder, EFFECTIVE_ORDER);
 export type Fee = z.infer<typeof FeeSchema>;
 
 /** A program the rules know of and do not judge, and why (VAMP enumeration needs authorization data). */

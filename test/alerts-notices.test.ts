@@ -1,7 +1,8 @@
 // The alert state machine's pure part (alerts/notices.ts), without a store: ratio rows judged by the oracle's rules
 // (test/oracle/judged.ts) and what earlier evaluations recorded in; notices, their delivery flags and the states to record out.
 import { describe, expect, it } from 'vitest';
-import { noticeId, stateRows } from '../alerts/notices.ts';
+import { stateRows } from '../alerts/notices.ts';
+import { noticeId } from '../alerts/notice-text.ts';
 import { seriesIndex } from '../alerts/judged-month.ts';
 import { deliveryState } from '../alerts/outbox.ts';
 import { evaluateRows, type RatioRow } from './oracle/evaluate.ts';

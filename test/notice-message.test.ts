@@ -1,6 +1,6 @@
-// alerts/notices.ts noticeMessage: a projection notice's figures are rounded and it says how it projected.
+// alerts/notice-text.ts noticeMessage: a projection notice's figures are rounded and it says how it projected.
 import { describe, expect, it } from 'vitest';
-import { noticeMessage } from '../alerts/notices.ts';
+import { noticeMessage } from '../alerts/notice-text.ts';
 
 const base = {
   kind: 'projected' as const, mid: 'm7', network: 'visa', program: 'vamp', level: 'excessive', previous_level: null, month: '2026-04',

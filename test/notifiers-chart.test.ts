@@ -3,7 +3,7 @@
 // fails leaving the notice to go without it.
 import { describe, expect, it } from 'vitest';
 import type { RatioRow } from '../contract/ratios.ts';
-import type { Notice } from '../alerts/engine.ts';
+import type { Notice } from '../store/alerts.ts';
 import { CHART_MONTHS, noticeChart, noticeCharts, noticeSeries } from '../alerts/notifiers/chart.ts';
 import { pngSize } from '../alerts/notifiers/png.ts';
 import { loadRules } from '../rules/thresholds.ts';

@@ -5,7 +5,7 @@ import type { Activities } from '../activities/types.ts';
 import type { ServiceClients } from '../client/index.ts';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
-import type { Notice } from '../alerts/notices.ts';
+import type { Notice } from '../store/alerts.ts';
 import type { Notifier } from '../alerts/notifiers/types.ts';
 import { tempStore } from './ratios-fixtures.ts';
 

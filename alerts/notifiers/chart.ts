@@ -2,7 +2,7 @@
 // them at delivery time (store/ratios.ts computeRatios: the rows `cbp ratios` reads), the thresholds of the rules
 // in force each month, drawn by report/trend.ts trendChartSvg (the chart `cbp report` shows) and converted to PNG
 // (png.ts). A chart that cannot be drawn never holds a notice back: the notice goes without it.
-import type { Notice } from '../engine.ts';
+import type { Notice } from '../../store/alerts.ts';
 import type { NoticeChart } from './types.ts';
 import type { RatioRow } from '../../contract/ratios.ts';
 import type { RuleSet } from '../../rules/thresholds.ts';

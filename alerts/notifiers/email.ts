@@ -3,7 +3,7 @@
 // HTML showing the chart as an inline PNG (a cid: attachment, multipart/related), which mail clients show
 // without fetching anything.
 import nodemailer from 'nodemailer';
-import type { Notice } from '../engine.ts';
+import type { Notice } from '../../store/alerts.ts';
 import type { NoticeChart, Notifier } from './types.ts';
 import { NotifyError } from '../errors.ts';
 import { secretUrlParts } from '../../lib/urls.ts';

@@ -2,7 +2,7 @@
 // No chart: an incoming webhook cannot upload a file, and an image block needs a public URL, which cbp does not
 // have (and a merchant's figures should not be put on one); the message names the command that draws it
 // (docs/spec-decisions.md, "Charts in the alert notices").
-import type { Notice } from '../engine.ts';
+import type { Notice } from '../../store/alerts.ts';
 import type { Notifier } from './types.ts';
 import { postJson } from './http.ts';
 import { isPipelineNotice, pipelineDetails } from '../pipeline-notices.ts';

@@ -1,4 +1,4 @@
-import type { Notice } from '../engine.ts';
+import type { Notice } from '../../store/alerts.ts';
 
 /** The trend chart of the MID × program a notice is about, drawn at delivery time (alerts/notifiers/chart.ts). */
 export interface NoticeChart {

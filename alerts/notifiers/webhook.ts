@@ -3,7 +3,7 @@
 // receiver can drop a repeat after a crash between its 200 and our record of it. The notice's trend chart rides
 // in the body as a base64 PNG (`chart`, null when there is none), signed with the rest.
 import { createHmac } from 'node:crypto';
-import type { Notice } from '../engine.ts';
+import type { Notice } from '../../store/alerts.ts';
 import type { NoticeChart, Notifier } from './types.ts';
 import { postJson } from './http.ts';
 import { secretUrlParts } from '../../lib/urls.ts';
