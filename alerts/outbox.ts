@@ -2,20 +2,11 @@
 // attempts, last_error and next_attempt_at. A failing notifier only delays its own rows; the others go
 // on. A row is marked sent right after its notifier accepted it, so a later run never sends it again.
 // last_error is copied into the analysts' snapshot: every secret is redacted from it before it is written.
-// The statements on the outbox are store/alerts.ts's; this module decides what to send, when, and what to record.
+// The statements on the outbox are store/alert-history.ts's; this module decides what to send, when, and what to record.
 import type { Logger } from 'pino';
 import type { Store } from '../store/db.ts';
-import {
-  deliveryErrors,
-  dueDeliveries,
-  markDeliveryFailed,
-  markDeliveriesSent,
-  queueDeliveries,
-  requeueFailedDeliveries,
-  rewriteDeliveryErrors,
-  unsentNoticeCount,
-  type Delivery,
-} from '../store/alerts.ts';
+import { deliveryErrors, dueDeliveries, markDeliveryFailed, markDeliveriesSent, queueDeliveries, requeueFailedDeliveries, rewriteDeliveryErrors, unsentNoticeCount } from '../store/alert-history.ts';
+import type { Delivery } from '../store/alerts.ts';
 import { scrub } from '../lib/log.ts';
 import { DAY_MS } from '../lib/utc.ts';
 import { describeError } from '../lib/errors.ts';
@@ -23,7 +14,6 @@ import type { Notifier } from './notifiers/types.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import { createRedactor } from './redact.ts';
 
-export { outboxRows, type OutboxRow } from '../store/alerts.ts';
 
 export interface DeliverOptions {
   now?: Date;

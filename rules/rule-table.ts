@@ -13,8 +13,10 @@ export type { RuleTables } from '../contract/rule-tables.ts';
 const fromMonth = (d: string | null) => (d ? d.slice(0, 7) : '0000-00');
 const toMonth = (d: string | null) => (d ? d.slice(0, 7) : '9999-99');
 
-/** The SQL that computes and judges the ratios (sql/views/10_stg_events.sql, 40 to 46), as this cbp has it. */
-const judgeSql = readViews(path.join(PACKAGE_ROOT, 'sql', 'views')).filter((v) => /^(10|4\d)_/.test(v.file)).map((v) => v.sql).join('\n');
+/** The SQL that computes and judges the ratios (sql/views/10_stg_events.sql, 40 to 46) of these view files, but its comment lines. */
+export const judgeSqlOf = (views: Array<{ file: string; sql: string }>) =>
+  views.filter((v) => /^(10|4\d)_/.test(v.file)).map((v) => v.sql.replace(/^\s*--.*$/gm, '')).join('\n');
+const judgeSql = judgeSqlOf(readViews(path.join(PACKAGE_ROOT, 'sql', 'views')));
 
 /** A rule set's identity with the judge's SQL: another means every month is judged again (the chances judge nothing). */
 export function rulesHash(set: RuleSet): string {

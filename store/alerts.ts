@@ -7,12 +7,6 @@
 // history or a delivery state changed (what `cbp alerts` shows analysts).
 import type { Store } from './db.ts';
 
-// The sources' fingerprints, where their callers have always found them.
-export { CAPTURE_MONTH, insertMarks, readMarks, sourceMarks, sourceMarksOf, type MarksTable, type SourceMark } from './source-marks.ts';
-// The notice history and its deliveries, likewise.
-export * from './alert-history.ts';
-export * from './alert-record.ts';
-export * from './alert-states.ts';
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;

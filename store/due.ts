@@ -3,7 +3,8 @@
 // What to raise is decided by alerts/due.ts; delivery is the outbox's, as for every notice.
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Store } from './db.ts';
-import { NOTICE_COLS, type Notice } from './alerts.ts';
+import { NOTICE_COLS } from './alert-record.ts';
+import type { Notice } from './alerts.ts';
 import { upsertSql, valuesList } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 

@@ -1,8 +1,8 @@
 // The ratio inputs kept per mid × network × month (sql/migrations/015_ratio_month_inputs.sql) for the alert
-// evaluation: refreshed from the sources' fingerprints (store/alerts.ts sourceMarks), so that a nightly computes
+// evaluation: refreshed from the sources' fingerprints (store/source-marks.ts sourceMarksOf), so that a nightly computes
 // again only the months its loads touched, and a full evaluation (other rules) computes none.
 import type { Store } from './db.ts';
-import { insertMarks, readMarks, sourceMarksOf, type SourceMark } from './alerts.ts';
+import { insertMarks, readMarks, sourceMarksOf, type SourceMark } from './source-marks.ts';
 import { addMonths } from '../lib/utc.ts';
 import { sizeBytes } from '../lib/size.ts';
 
@@ -20,7 +20,7 @@ export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[]
   return [...out].sort();
 }
 
-/** Marks of what a month's rows are missing (store/alerts.ts sourceMarksOf), not of the inputs kept here. */
+/** Marks of what a month's rows are missing (store/source-marks.ts sourceMarksOf), not of the inputs kept here. */
 const NOT_INPUTS = new Set(['chargeback_coverage', 'tc40_capture']);
 
 /** The month after a YYYY-MM. */

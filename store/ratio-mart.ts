@@ -1,6 +1,6 @@
 // Whether the kept ratio table (ratio_mart, written by store/ratio-refresh.ts) reflects the data the store holds now.
 import type { Store } from './db.ts';
-import { CAPTURE_MONTH, readMarks, sourceMarks } from './source-marks.ts';
+import { CAPTURE_MONTH, readMarks, sourceMarksOf } from './source-marks.ts';
 import { touchedMonths } from './ratio-inputs.ts';
 
 type ReadStore = Pick<Store, 'all'>;
@@ -28,7 +28,7 @@ export async function martFreshness(store: ReadStore): Promise<MartFreshness> {
   }
   if (!state) return behind('the ratio table has not been written yet');
   if (!state.complete) return behind('the last write of the ratio table did not finish');
-  const touched = touchedMonths(await readMarks(store, 'ratio_source_marks'), await sourceMarks(store));
+  const touched = touchedMonths(await readMarks(store, 'ratio_source_marks'), (await sourceMarksOf(store)).marks);
   if (touched.includes(CAPTURE_MONTH)) return behind('events were first captured at another day since the ratios were judged', touched);
   if (touched.length) return behind(`data of ${monthList(touched)} changed since the ratios were judged`, touched);
   return { current: true, behind: null, changedMonths: [] };

@@ -16,23 +16,16 @@ export interface SourceMark {
   row_count: number;
 }
 
-/**
- * The fingerprint of every source month as the store holds it now: the MID report's rows by window month, the
- * chargebacks by month received (with whether RDR resolved each), the TC40 reports by month of their timestamp.
- * A sum of row hashes: any row added, changed or removed changes it (up to a 2^-64 collision).
- */
 /** The month of the events' capture mark: a change of it touches every month. */
 export const CAPTURE_MONTH = '0000-00';
 
-export async function sourceMarks(store: ReadStore): Promise<SourceMark[]> {
-  return (await sourceMarksOf(store)).marks;
-}
-
 /**
- * sourceMarks, with the digest of the events the TC40 reports are read from (int_tc40__events). The TC40 reports'
- * fingerprints are those kept with the ratio inputs (ratio_input_marks) when their events' digest is the one kept
- * with them (ratio_input_logic.tc40_events: sql/migrations/016_ratio_digests.sql), else computed from the events, whose
- * JSON they parse (far slower than the digest).
+ * The fingerprint of every source month as the store holds it now: the MID report's rows by window month, the
+ * chargebacks by month received (with whether RDR resolved each), the TC40 reports by month of their timestamp. A sum
+ * of row hashes: any row added, changed or removed changes it (up to a 2^-64 collision). With the digest of the events
+ * the TC40 reports are read from (int_tc40__events): their fingerprints are those kept with the ratio inputs
+ * (ratio_input_marks) when that digest is the one kept with them (ratio_input_logic.tc40_events), else computed from
+ * the events, whose JSON they parse (far slower than the digest).
  */
 export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMark[]; tc40Events: string }> {
   const [{ d }] = await store.all<{ d: string }>(

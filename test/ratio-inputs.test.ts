@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { refreshRatioInputs } from '../store/ratio-inputs.ts';
-import { sourceMarksOf, type SourceMark } from '../store/alerts.ts';
+import { sourceMarksOf, type SourceMark } from '../store/source-marks.ts';
 import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore, type StatFixture } from './ratios-fixtures.ts';
 
 let t: { store: Store; dir: string };

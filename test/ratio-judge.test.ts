@@ -8,7 +8,7 @@ import { addMonths, evaluateRows, type MonthLevel, type RatioRow } from './oracl
 import { evaluateProjections } from './oracle/projection.ts';
 import { explainRows } from './oracle/explain.ts';
 import { resolveRules, ThresholdsFileSchema, type RuleSet } from '../rules/thresholds.ts';
-import { ruleTables } from '../rules/rule-table.ts';
+import { judgeSqlOf, ruleTables } from '../rules/rule-table.ts';
 import { writeRuleTables } from '../store/ratio-rules.ts';
 import { insertChunked } from '../store/insert.ts';
 import { tempStore } from './ratios-fixtures.ts';
@@ -248,4 +248,16 @@ describe('the SQL judge equals the oracle', () => {
       }
     }, 600_000);
   }
+});
+
+describe("the judge's identity (a change of it judges every month again)", () => {
+  it('is the SQL of the ratio views but their comment lines', () => {
+    const views = [{ file: '10_stg_events.sql', sql: 'SELECT 1;' }, { file: '43_ratio_judge.sql', sql: '-- the runs\nSELECT 2; -- kept\n' },
+      { file: '50_facts_marts.sql', sql: 'SELECT 3;' }];
+    const id = judgeSqlOf(views);
+    expect(judgeSqlOf(views.map((v) => ({ ...v, sql: v.sql.replace('-- the runs', '  -- the streaks') })))).toBe(id);
+    expect(judgeSqlOf(views.map((v) => ({ ...v, sql: v.sql.replace('SELECT 2', 'SELECT 4') })))).not.toBe(id);
+    expect(judgeSqlOf(views.map((v) => ({ ...v, sql: v.sql.replace('-- kept', '-- changed') })))).not.toBe(id);
+    expect(judgeSqlOf(views.map((v) => ({ ...v, sql: v.sql.replace('SELECT 3', 'SELECT 5') })))).toBe(id);
+  });
 });

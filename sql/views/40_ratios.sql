@@ -93,7 +93,7 @@ GROUP BY ALL;
 CREATE OR REPLACE VIEW int_chargebacks__monthly AS SELECT * FROM ratio_chargebacks_between(DATE '0001-01-01', DATE '9999-12-01');
 
 -- The events TC40 fraud reports are read from: prevention.new and prevention.match, as received. Every column of
--- events_raw a report may depend on is here (not the journal's segment and line): store/alerts.ts sourceMarks digests
+-- events_raw a report may depend on is here (not the journal's segment and line): store/source-marks.ts sourceMarksOf digests
 -- these rows, and keeps the TC40 reports' fingerprints while the digest stays the same.
 CREATE OR REPLACE VIEW int_tc40__events AS
 SELECT event_guid, event_type, event_timestamp, received_at, payload
