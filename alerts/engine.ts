@@ -17,7 +17,6 @@ import { judgeBatch } from './notices.ts';
 import { deliveryState } from './outbox.ts';
 import { likelyNotices } from './likely.ts';
 
-
 export interface EvaluateAlertsOptions {
   asOf: Date | string;
   rules: RuleSet;

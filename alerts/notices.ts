@@ -8,7 +8,6 @@ import type { AlertStateRow, Notice, RecordedState } from '../store/alerts.ts';
 import { build } from './notice-text.ts';
 import { seriesIndex, seriesKey, type JudgedMonth, type SeriesMonths } from './judged-month.ts';
 
-
 /** A level at a series' month in an index (undefined: none). */
 function levelAt(index: Map<string, SeriesMonths>, x: { mid: string; network: string; program: string; month: string }): JudgedMonth | undefined {
   return index.get(seriesKey(x))?.byMonth.get(x.month);
@@ -193,7 +192,7 @@ export interface BatchJudgement {
  * Judges one batch of MIDs: the levels and projections of their ratio rows under the rules, the notices of
  * every transition (deriveNotices), levels later figures took back (revisedNotices), a level still in force
  * paged once (standingNotices) and only for its newest month (pageNewestOnly). `recorded` is what earlier
- * evaluations recorded for these MIDs (their states, with the figures when read from the store: store/alerts.ts
+ * evaluations recorded for these MIDs (their states, with the figures when read from the store: store/alert-states.ts
  * recordedStates; months before fromMonth may be left out), `known` every notice recorded so far
  * (notice_id → notify). A notice recorded as history whose month is now within notifySince is promoted once:
  * a breach found by a backfill in the current months still pages.
@@ -299,7 +298,7 @@ const held = (v: number | null | undefined): number | null => (v === null || v =
 
 /**
  * The states that differ from the recorded ones (status, rank, is_partial, ratio, numerator or denominator), or were
- * not recorded: an unchanged state is not written again (store/alerts.ts recordEvaluation, which compares the same
+ * not recorded: an unchanged state is not written again (store/alert-record.ts recordJudgement, which compares the same
  * columns in SQL too). A recorded state read without its figures counts as changed.
  */
 export function changedStates(states: AlertStateRow[], recorded: RecordedState[]): AlertStateRow[] {

@@ -14,7 +14,6 @@ import type { Notifier } from './notifiers/types.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 import { createRedactor } from './redact.ts';
 
-
 export interface DeliverOptions {
   now?: Date;
   /** attempts before a row is marked failed (default 12; `cbp alerts requeue` sets it back to pending) */

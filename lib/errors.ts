@@ -164,7 +164,7 @@ export function describeError(e: unknown): string {
   if (e instanceof CbpError) return `${e.message} [${e.code}]`;
   if (isOutOfMemory(e)) {
     return `${(e instanceof Error ? e.message : String(e)).split('\n')[0].trim()}: the store needs more memory than its limit ` +
-      '(CBP_STORE_MEMORY_LIMIT) allows: raise it, e.g. CBP_STORE_MEMORY_LIMIT=1GB, and run the command again';
+      '(CBP_STORE_MEMORY_LIMIT) allows: raise it (to twice its value, say) and run the command again';
   }
   if (e instanceof Error) return e.message;
   return String(e);

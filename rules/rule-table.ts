@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
-import { readViews } from '../store/migrate.ts';
+import { readViews } from '../lib/sql-views.ts';
 import { regionInfo, rulesFor } from './rule-set.ts';
 import { watchOf, type RuleSet } from './thresholds.ts';
 import type { RuleRow, ClassRow, RuleTables } from '../contract/rule-tables.ts';

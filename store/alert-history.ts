@@ -1,5 +1,5 @@
 // The notice history (alerts) and its deliveries (alert_outbox): what `cbp alerts` lists and alerts/outbox.ts delivers.
-// Apart from store/alerts.ts, which re-exports it. Its writes go through Store.transaction too.
+// Its writes go through Store.transaction too.
 import type { Store } from './db.ts';
 import { upsertSql, valuesList } from './upsert.ts';
 import { sqlTimestamp } from '../lib/utc.ts';

@@ -1,5 +1,5 @@
 // What an evaluation records of a batch of MIDs: the states that changed and the new or promoted notices, staged through
-// DuckDB's appender and upserted in one transaction. store/alerts.ts re-exports it.
+// DuckDB's appender and upserted in one transaction.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
 import { stageRows, type StageType } from './insert-rows.ts';

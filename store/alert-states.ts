@@ -1,5 +1,4 @@
-// The states earlier evaluations recorded (alert_states), read back for the next evaluation's judging; store/alerts.ts
-// re-exports it.
+// The states earlier evaluations recorded (alert_states), read back for the next evaluation's judging.
 import type { Store } from './db.ts';
 import type { RecordedState } from './alerts.ts';
 import { sqlLiteral as lit } from './insert.ts';

@@ -1,12 +1,11 @@
 // The alert tables (sql/migrations/005_alerts.sql): alert_states (each level's status per month), alerts (the
-// notice history) and alert_outbox (one delivery per notice × notifier). Every statement on them lives here, the notice
-// history's and the deliveries' in store/alert-history.ts.
-// What to write is decided elsewhere: alerts/notices.ts derives notices and states (pure), alerts/engine.ts
-// and alerts/outbox.ts run evaluation and delivery through these functions. Every write goes through
+// notice history) and alert_outbox (one delivery per notice × notifier): their types and flags here; the notice history's
+// and the deliveries' statements in store/alert-history.ts, the records' in store/alert-record.ts, the states read back
+// in store/alert-states.ts. What to write is decided elsewhere: alerts/notices.ts derives notices and states (pure),
+// alerts/engine.ts and alerts/outbox.ts run evaluation and delivery through these modules. Every write goes through
 // Store.transaction, which raises the store's generation: the snapshot's publish step then knows the alert
 // history or a delivery state changed (what `cbp alerts` shows analysts).
 import type { Store } from './db.ts';
-
 
 /** A store that can only be read (a snapshot opened read-only fits too). */
 type ReadStore = Pick<Store, 'all'>;
@@ -69,7 +68,7 @@ export interface AlertStateRow {
 
 /**
  * A month an earlier evaluation recorded for a level, with its status then and, when read from the store, the figures
- * it was recorded with (what a state must differ in to be written again: store/alerts.ts recordEvaluation).
+ * it was recorded with (what a state must differ in to be written again: store/alert-record.ts recordJudgement).
  */
 export interface RecordedState {
   mid: string;

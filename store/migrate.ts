@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
+import { readViews } from '../lib/sql-views.ts';
 import { brandSql } from './load/typing.ts';
 import { enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, retryLakeRace } from './lake.ts';
 
@@ -103,12 +104,6 @@ const GENERATED = 'store/migrate.ts generatedViews';
 /** stg_card_brand(s): a card brand as the contract reads it (contract/common.ts normaliseBrand), NULL when unknown. */
 function generatedViews(): string {
   return `CREATE OR REPLACE MACRO stg_card_brand(s) AS ${brandSql('s')};\n`;
-}
-
-/** The view files of dir, in filename order (the order they are made in). */
-export function readViews(dir: string): Array<{ file: string; sql: string }> {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((x) => x.endsWith('.sql')).sort().map((f) => ({ file: f, sql: readFileSync(path.join(dir, f), 'utf8') }));
 }
 
 /**

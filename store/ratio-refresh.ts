@@ -9,8 +9,7 @@ import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { sqlText } from './sql-text.ts';
-import { StoreUnavailableError } from './errors.ts';
-import { isOutOfMemory } from '../lib/errors.ts';
+import { ConfigError, isOutOfMemory } from '../lib/errors.ts';
 
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
@@ -98,8 +97,9 @@ async function judgeFitting(store: Store, from: string, watchFraction: number, c
     const halves = 'grouped' in chunk ? [] : await chunks(store, from, Math.ceil(chunk.n / 2), chunk);
     if (halves.length < 2) {
       const what = 'grouped' in chunk ? 'the grouped MIDs' : chunk.lo === chunk.hi ? `MID ${chunk.lo}` : `MIDs ${chunk.lo} to ${chunk.hi}`;
-      throw new StoreUnavailableError(`judging the ratios of ${what} needs more memory than the store's limit (${store.memoryLimit}, ` +
-        'CBP_STORE_MEMORY_LIMIT): raise it, then run cbp alerts evaluate to bring the ratio table up to date.', { cause: e });
+      // A setting to raise, not a moment to wait for: a retry under the same limit fails the same way.
+      throw new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${what}: raise it, ` +
+        'then run cbp alerts evaluate to bring the ratio table up to date']);
     }
     let rows = 0;
     for (const half of halves) rows += await judgeFitting(store, from, watchFraction, half);
@@ -120,8 +120,7 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`);
       // The chunk's rows a rule applies to (finish writes the others).
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')}`);
-      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_rows AS
-        SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM ratio_monitored('_ratio_chunk') WHERE ruled`);
+      await s.run("CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_chunk')");
       // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
       // that have none there (a gap); the macro takes each series' latest.
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS

@@ -143,7 +143,7 @@ describe('describeError', () => {
   it("says which setting to raise when DuckDB runs out of memory, in place of DuckDB's SET advice", () => {
     const duck = new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (183.0 MiB/183.1 MiB used)\n\nPossible solutions:\n* Reducing the number of threads (SET threads=X)');
     expect(describeError(duck)).toBe('Out of Memory Error: could not allocate block of size 256.0 KiB (183.0 MiB/183.1 MiB used): the store needs more '
-      + 'memory than its limit (CBP_STORE_MEMORY_LIMIT) allows: raise it, e.g. CBP_STORE_MEMORY_LIMIT=1GB, and run the command again');
+      + 'memory than its limit (CBP_STORE_MEMORY_LIMIT) allows: raise it (to twice its value, say) and run the command again');
     // A message only quoting the words (a query's text) is left as it is.
     expect(describeError(new Error('Parser Error near "Out of Memory Error:"'))).toBe('Parser Error near "Out of Memory Error:"');
   });

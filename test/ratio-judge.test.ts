@@ -160,7 +160,7 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
   // The observed months in two passes, the later seeded by the earlier's runs (a refresh from SPLIT), then projections.
   await store.run('CREATE OR REPLACE TEMP TABLE judge_streaks AS SELECT * FROM ratio_streaks LIMIT 0');
   // The judge reads the rows a rule reads, as a refresh gives them (store/ratio-refresh.ts).
-  await store.run(`CREATE OR REPLACE TEMP TABLE judge_ruled AS SELECT * FROM ratio_monitored('judge_rows') WHERE ruled`);
+  await store.run("CREATE OR REPLACE TEMP TABLE judge_ruled AS SELECT * FROM ratio_ruled('judge_rows')");
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_before AS SELECT * FROM judge_ruled WHERE month < '${SPLIT}'`);
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_after AS SELECT * FROM judge_ruled WHERE month >= '${SPLIT}'`);
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks')`);

@@ -113,7 +113,7 @@ describe('the kept ratio table', () => {
       expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
         UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);
       plant((mids) => mids.includes('mid000007'));
-      await expect(refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rejects.toThrow(/^judging the ratios of MID mid000007 needs more memory than the store's limit \(192MB, CBP_STORE_MEMORY_LIMIT\): raise it/);
+      await expect(refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rejects.toThrow(/CBP_STORE_MEMORY_LIMIT \(192MB\) is too small to judge the ratios of MID mid000007: raise it/);
       expect((await martFreshness(s)).current).toBe(false);
     } finally {
       s.all = all;
@@ -292,5 +292,22 @@ describe('never "clear" on missing data', () => {
     const june = await row(s, 'm', 'ecp', '2026-06');
     expect(june).toMatchObject({ state: 'level', level: 'ecm' });
     expect(String(june.reason)).toMatch(/^chargeback counts disagree \(chargeback report 300, MID report 10\)/);
+  });
+
+  it('judges a month on the figures its rules read: ECM held through a month whose amount only misses its previous month, with no unknown notice', async () => {
+    t = await tempStore();
+    const s = t.store;
+    // ECM in January and February; no MID report for March; April below it, its count over the previous month's
+    // transactions the April record gives, its amount without one (no previous amount, no March window).
+    await insertStats(s, [{ mid: 'm', network: 'mastercard', month: '2025-12', cb: 10, tx: 10_000 },
+      { mid: 'm', network: 'mastercard', month: '2026-01', cb: 200, tx: 10_000 }, { mid: 'm', network: 'mastercard', month: '2026-02', cb: 200, tx: 10_000 },
+      { mid: 'm', network: 'mastercard', month: '2026-04', cb: 10, tx: 10_000, prevTx: 10_000, prevTxAmount: null }]);
+    const r = await evaluate(s);
+    const april = await row(s, 'm', 'ecp', '2026-04');
+    expect(april).toMatchObject({ state: 'level', level: 'ecm', missing_sources: null });
+    expect(april.reason).toMatch(/^ECM kept until 3 consecutive months below \(2 so far\); /);
+    const [amount] = await s.all<Record<string, unknown>>("SELECT * FROM mart_ratios WHERE mid = 'm' AND program = 'ecp' AND month = '2026-04' AND metric = 'amount'");
+    expect(String(amount.missing_sources)).toMatch(/^MID report for 2026-03 not loaded as a complete month/);
+    expect(r.newNotices.filter((n) => n.program === 'ecp').map((n) => `${n.kind} ${n.month}`)).toEqual(['reached 2026-01']);
   });
 });

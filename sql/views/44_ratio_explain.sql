@@ -94,6 +94,9 @@ LEFT JOIN ratio_rule_classes rc ON rc.id = coalesce(g.group_id, r.mid)
 LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
   ON ru.class = coalesce(rc.class, '') AND ru.network = r.network AND ru.program = r.program AND ru.metric = r.metric;
 
+-- The ruled rows, as the judge reads them (ratio_level_runs).
+CREATE OR REPLACE MACRO ratio_ruled(rows) AS TABLE SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM ratio_monitored(rows) WHERE ruled;
+
 -- The rows not ruled, as ratio_explain would write them (every judged column NULL).
 CREATE OR REPLACE MACRO ratio_unjudged(rows) AS TABLE SELECT * EXCLUDE (judged_as, class, ruled), judged_as AS monitored_as FROM ratio_monitored(rows) WHERE NOT ruled;
 

@@ -29,11 +29,13 @@ WITH sl AS (
   FROM jh j
 ), t AS (
   SELECT m.*, ru AS ru, wr AS wr,
-    -- (the row told: the level rule's metric, else the count row, else any; a month's missing sources: its first row's)
+    -- (the row told: the level rule's metric, else the count row, else any; a month's missing sources: its first row's
+    -- of a metric the series' rules read, as the judge reads them)
     (SELECT arg_min(x, CASE WHEN x.metric = ru.metric THEN 0 WHEN x.metric = 'count' THEN 1 ELSE 2 END)
        FROM jr x WHERE x.mid = m.mid AND x.network = m.network AND x.program = m.program AND x.month = m.month AND x.v = m.v) AS x,
     (SELECT arg_min(x.missing_sources, x.metric) FROM jr x WHERE x.mid = m.mid AND x.network = m.network AND x.program = m.program
-        AND x.month = m.month AND x.v = 0 AND m.v = 0 AND x.missing_sources IS NOT NULL) AS missing_sources
+        AND x.month = m.month AND x.v = 0 AND m.v = 0 AND x.missing_sources IS NOT NULL
+        AND x.metric IN (SELECT ru.metric FROM ratio_rules ru WHERE ru.class = m.class AND ru.network = m.network AND ru.program = m.program)) AS missing_sources
   FROM m
   LEFT JOIN int_ratio_rules ru ON ru.class = m.class AND ru.ord = m.rule_ord
   LEFT JOIN int_ratio_rules wr ON wr.class = m.class AND wr.ord = m.watch_ord

@@ -200,7 +200,7 @@ function rowFor(metric: string, countRow: RatioRow | undefined, amountRow: Ratio
 export { seriesKey, seriesIndex } from '../../alerts/judged-month.ts';
 export type SeriesLevels = SeriesMonths<MonthLevel>;
 
-/** Groups rows by mid × network × program (programs no rule names are still reported, with level null). */
+/** Groups rows by mid × network × program. */
 export function groupSeries(rows: RatioRow[]): RatioRow[][] {
   const g = new Map<string, RatioRow[]>();
   // Rows mostly come series by series (sorted by the store): a key per run of rows, not per row.

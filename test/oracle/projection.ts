@@ -24,6 +24,7 @@ export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[
   const out: MonthLevel[] = [];
   if (!rows.some((r) => r.is_projection)) return out;
   for (const all of groupSeries(withGroups(rows, set))) {
+    if (!all.some((r) => r.is_projection)) continue;
     const rules = rulesFor(set, all[0].mid);
     const series = ruledRows(all, rules);
     const projMonths = new Set(series.filter((r) => r.is_projection).map((r) => r.month));
