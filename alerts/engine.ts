@@ -12,7 +12,7 @@ import { recordJudgement } from '../store/alert-record.ts';
 import { recordedStates } from '../store/alert-states.ts';
 import { addMonths } from '../lib/utc.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
-import type { JudgedMonth } from './judged-month.ts';
+import type { JudgedMonth } from '../store/judged-months.ts';
 import { judgeBatch } from './notices.ts';
 import { deliveryState } from './outbox.ts';
 import { likelyNotices } from './likely.ts';

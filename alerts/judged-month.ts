@@ -1,8 +1,6 @@
 // The judged months of a series (store/judged-months.ts reads them from the SQL judge): indexed for the notices.
 import type { JudgedMonth } from '../store/judged-months.ts';
 
-export type { JudgedMonth, TellingRule, TellingRow } from '../store/judged-months.ts';
-
 /** A series' key: mid × network × program. */
 export function seriesKey(r: { mid: string; network: string; program: string }): string {
   return `${r.mid}\u0000${r.network}\u0000${r.program}`;

@@ -2,7 +2,7 @@
 // decides which notices there are; the notifiers send this text as it is).
 import { createHash } from 'node:crypto';
 import type { Notice, NoticeKind } from '../store/alerts.ts';
-import type { JudgedMonth } from './judged-month.ts';
+import type { JudgedMonth } from '../store/judged-months.ts';
 import { headroomWords } from '../rules/headroom.ts';
 import { feeWords } from '../rules/fees.ts';
 
@@ -27,10 +27,7 @@ function pctNear(r: number | null, threshold: number | null): string {
 }
 
 /** How a projection was made, from its row's coverage: month-to-date figures over days_covered of days_in_month days. */
-export interface ProjectionBasis {
-  days_covered: number | null;
-  days_in_month: number | null;
-}
+export interface ProjectionBasis { days_covered: number | null; days_in_month: number | null }
 
 /**
  * The notice's one-line text. A projection's figures are rounded (whole numbers, the ratio to 2 decimals) and

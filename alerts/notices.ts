@@ -6,7 +6,8 @@ import { rulesFor } from '../rules/rule-set.ts';
 import { watchOf, type RuleSet } from '../rules/thresholds.ts';
 import type { AlertStateRow, Notice, RecordedState } from '../store/alerts.ts';
 import { build } from './notice-text.ts';
-import { seriesIndex, seriesKey, type JudgedMonth, type SeriesMonths } from './judged-month.ts';
+import { seriesIndex, seriesKey, type SeriesMonths } from './judged-month.ts';
+import type { JudgedMonth } from '../store/judged-months.ts';
 
 /** A level at a series' month in an index (undefined: none). */
 function levelAt(index: Map<string, SeriesMonths>, x: { mid: string; network: string; program: string; month: string }): JudgedMonth | undefined {

@@ -272,12 +272,6 @@ export type LoadedRules = RuleSet & {
   defaultRegionFrom: string;
 };
 
-/** Whether a thresholds file's text sets default_region itself (the schema's default does not count). */
-function setsDefaultRegion(text: string, name: string): boolean {
-  const raw = parseText(text, name);
-  return raw !== null && typeof raw === 'object' && !Array.isArray(raw) && (raw as Record<string, unknown>).default_region !== undefined;
-}
-
 /**
  * The rules in force: CBP_THRESHOLDS_FILE (config key thresholdsFile) if set, else the reference defaults.
  * The default region (a MID without `mids.<mid>.region`): the file's `default_region` when it sets one, else
@@ -287,9 +281,10 @@ function setsDefaultRegion(text: string, name: string): boolean {
  */
 export function loadRules(file?: string, opts: { defaultRegion?: string } = {}): LoadedRules {
   if (file && !existsSync(file)) throw new ConfigError([`CBP_THRESHOLDS_FILE ${file} does not exist`]);
-  const text = file ? readFileSync(file, 'utf8') : undefined;
-  const set = file && text !== undefined ? parseThresholds(text, file) : resolveRules(ThresholdsFileSchema.parse({}));
-  const own = file && text !== undefined && setsDefaultRegion(text, file);
+  const raw = file ? parseText(readFileSync(file, 'utf8'), file) ?? {} : {};
+  const set = resolveRules(parseOrThrow(ThresholdsFileSchema, raw, file ?? 'thresholds'));
+  // (the file's own default_region, not the schema's default)
+  const own = typeof raw === 'object' && !Array.isArray(raw) && (raw as Record<string, unknown>).default_region !== undefined;
   const problems: string[] = [];
   const [defaultRegion, defaultRegionFrom] = own ? [set.defaultRegion, `default_region in ${file}`]
     : opts.defaultRegion !== undefined ? [opts.defaultRegion, 'CBP_DEFAULT_REGION'] : [BUILT_IN_DEFAULT_REGION, 'built-in'];

@@ -4,13 +4,7 @@ import { monthIndex } from '../lib/utc.ts';
 import type { HeadroomBasis, FeeBasis } from '../contract/ratios.ts';
 
 /** The rule a month is told by: its level's (met, else first in force), or the watched level's. */
-export interface TellingRule {
-  id: string;
-  level: string;
-  metric: string;
-  comparison: string;
-  ratio_threshold: number;
-}
+export interface TellingRule { id: string; level: string; metric: string; comparison: string; ratio_threshold: number }
 
 /** The row a month is told by: its rule's metric, else the count row. */
 export interface TellingRow {

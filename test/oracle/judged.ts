@@ -2,7 +2,7 @@
 // month with the rule and row it is told by and the notice's headroom, over-by and fee. For tests of alerts/notices.ts.
 import type { RatioRow } from '../../contract/ratios.ts';
 import type { RuleSet, Rule } from '../../rules/thresholds.ts';
-import type { JudgedMonth, TellingRule } from '../../alerts/judged-month.ts';
+import type { JudgedMonth, TellingRule } from '../../store/judged-months.ts';
 import { judgeBatch, type BatchJudgement } from '../../alerts/notices.ts';
 import type { RecordedState, Notice } from '../../store/alerts.ts';
 import { evaluateRows, withGroups, type MonthLevel } from './evaluate.ts';
