@@ -48,7 +48,7 @@ export interface KeptForecast {
 }
 
 /** The open months' rows (month to date, a ratio to read), with their series' recent transactions and history size. */
-export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Promise<OpenRow[]> {
+export async function openRows(store: Pick<Store, 'all'>): Promise<OpenRow[]> {
   const rows = await store.all<Record<string, unknown>>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
@@ -56,9 +56,9 @@ export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Pro
         numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
         days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
       FROM ratio_mart
-      WHERE month >= $from AND is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL
+      WHERE is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL
     ), lo AS (
-      -- the first open month's first day: the history read starts before it, not before $from
+      -- the first open month's first day: the history read starts before it
       SELECT strptime(min(month) || '-01', '%Y-%m-%d') AS day FROM o
     ), p AS (
       -- The six closed months before (the last three's transactions vary as the denominator's forecast reads them).
@@ -92,7 +92,7 @@ export async function openRows(store: Pick<Store, 'all'>, from = '0000-01'): Pro
       coalesce(h.total, 0) AS history_total, coalesce(p.past_count, 0) AS past_count, coalesce(p.past_days, 0) AS past_days
     FROM o
     LEFT JOIN past p USING (mid, network, program, metric, month)
-    LEFT JOIN h USING (mid, network, program, month)`, { from });
+    LEFT JOIN h USING (mid, network, program, month)`);
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return rows.map((r) => ({
     mid: String(r.mid), network: String(r.network), program: String(r.program), metric: r.metric as 'count' | 'amount', month: String(r.month),

@@ -77,8 +77,8 @@ GROUP BY group_id, network, program, metric, month, is_projection;
 -- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R (shown
 -- while a level is held, else 0); a level is entered at an H whose met run reaches months_to_enter, left at an R, at
 -- an M whose miss run reaches months_to_leave, or at an M that meets a lower level (step_down); it is held while the
--- last entry is later than the last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
--- its first month in rows, so a refresh judges only the months that changed.
+-- last entry is later than the last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from
+-- its latest one before its first month in rows, so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
   SELECT j.*, ratio_month_idx(j.month) AS month_idx FROM ratio_judged_rows(rows) j
