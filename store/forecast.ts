@@ -200,7 +200,9 @@ export async function warningCandidates(store: Pick<Store, 'all'>): Promise<Warn
     SELECT f.mid, f.network, f.program, f.metric, f.month, f.level, f.rule_id, f.chance, f.count_to_date, f.days_covered, f.days_in_month,
       f.expected_count, f.low80_count, f.high80_count, f.needed_count, f.pace_day, m.numerator, m.denominator, m.denominator_month, m.ratio
     FROM ratio_forecasts f
-    LEFT JOIN mart_ratios m ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
+    -- (the mart's rows of the forecasts' months only: the view's join over every month cost more than all the rest)
+    LEFT JOIN (SELECT * FROM mart_ratios WHERE month BETWEEN (SELECT min(month) FROM ratio_forecasts) AND (SELECT max(month) FROM ratio_forecasts)) m
+      ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
     LEFT JOIN ratio_forecasts held ON held.mid = f.mid AND held.network = f.network AND held.program = f.program AND held.metric = f.metric
       AND held.month = f.month AND held.level = m.level
     WHERE NOT f.met_to_date AND f.chance > 0 AND (held.rank IS NULL OR held.rank < f.rank)

@@ -57,7 +57,7 @@ export async function judgedMonths(store: Store, q: { from: string | null; last:
     await store.run(`CREATE OR REPLACE TEMP VIEW _notice_runs AS SELECT * FROM ratio_streaks
       WHERE month_idx <= ${last} AND ((v = 0 AND month_idx >= ${first - 1}) OR (v = 1 AND month_idx >= ${first}))`);
     await store.run(`CREATE OR REPLACE TEMP VIEW _notice_rows AS SELECT * REPLACE (network::VARCHAR AS network, program::VARCHAR AS program,
-      metric::VARCHAR AS metric) FROM ratio_mart WHERE ratio_month_idx(month) BETWEEN ${first - 1} AND ${last}`);
+      metric::VARCHAR AS metric) FROM ratio_mart WHERE month BETWEEN ratio_idx_month(${Math.max(first - 1, 0)}) AND ratio_idx_month(${last})`);
     try {
       return await store.all<Record<string, unknown>>(`SELECT * FROM ratio_notice_months('_notice_runs', '_notice_rows', $1)
         ORDER BY mid, network, program, v, month`, [q.from ?? '0000-00']);

@@ -21,6 +21,7 @@ WITH sl AS (
                                AND w.month_idx = sl.month_idx AND w.level = sl.watch
 ), jh AS (
   SELECT j.*, j.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(j)) FROM ratio_judged_rows(rows) j
+  SEMI JOIN m ON m.mid = j.mid AND m.network = j.network AND m.program = j.program AND m.month = j.month
 ), jr AS (
   SELECT j.*, CASE WHEN j.den_prev THEN j.denominator_count ELSE j.denominator_count * j.hf END AS den_h,
     CASE WHEN j.metric = 'count' THEN j.numerator_count ELSE j.numerator_amount END AS numerator,
