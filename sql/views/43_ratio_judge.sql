@@ -189,23 +189,17 @@ SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, lm.month_idx, rati
 FROM lm LEFT JOIN (SELECT * FROM st WHERE cls <> 'S') st ON st.sid = lm.sid AND st.month_idx = lm.month_idx AND st.level_ord = lm.level_ord
 JOIN series s ON s.sid = lm.sid;
 
--- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order; cur: its run row),
--- else the watch band it is in, the level that supersedes it that month (EFM over ECP: a level met whose rules name its
--- program), and for each metric (c count, a amount) whether a rule of it is in force and the next level above the one
--- held with its first rule of the metric (nxt_c, nxt_a).
+-- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch
+-- band it is in, and the level that supersedes it that month (EFM over ECP: a level met whose rules name its program).
 CREATE OR REPLACE MACRO ratio_series_levels(runs) AS TABLE
 WITH s AS (
   SELECT mid, network, program, v, month_idx, any_value(month) AS month,
-    arg_max({'level': level, 'rank': rank, 'c': count_ord, 'a': amount_ord, 'hit': hit, 'leave': leave, 'miss_run': miss_run},
-            rank::BIGINT * 1000000 - level_ord) FILTER (WHERE held) AS cur,
+    arg_max(level, rank::BIGINT * 1000000 - level_ord) FILTER (WHERE held) AS level,
+    max(rank) FILTER (WHERE held) AS rank,
     arg_max(level, rank::BIGINT * 1000000 - level_ord) FILTER (WHERE live AND near) AS near_level,
     -- (list_sort, not an ordered aggregate: that sorts each group's rows apart, several times slower)
     [e.l FOR e IN list_sort(list({'o': level_ord, 'l': level}) FILTER (WHERE hit))] AS met,
-    bool_or(partial) AS partial, bool_or(unknown) AS unknown,
-    list({'k': rank::BIGINT * 1000000 + level_ord, 'rank': rank, 'level': level, 'ord': count_ord, 'hit': hit, 'held': held, 'enter': enter,
-          'met_run': met_run}) FILTER (WHERE count_ord IS NOT NULL) AS lc,
-    list({'k': rank::BIGINT * 1000000 + level_ord, 'rank': rank, 'level': level, 'ord': amount_ord, 'hit': hit, 'held': held, 'enter': enter,
-          'met_run': met_run}) FILTER (WHERE amount_ord IS NOT NULL) AS la
+    bool_or(partial) AS partial, bool_or(unknown) AS unknown
   FROM query_table(runs) GROUP BY ALL
 ), sup AS (
   -- (of two levels superseding one program, the later in the rules' order)
@@ -214,8 +208,6 @@ WITH s AS (
           FROM query_table(runs) WHERE hit AND len(supersedes) > 0)
   GROUP BY mid, network, v, month_idx, sup_program
 )
-SELECT s.* EXCLUDE (near_level, lc, la), s.cur.level AS level, s.cur.rank AS rank, CASE WHEN s.cur IS NULL THEN s.near_level END AS watch,
-  CASE WHEN s.cur IS NOT NULL THEN sup.superseded_by END AS superseded_by, s.lc IS NOT NULL AS mine_c, s.la IS NOT NULL AS mine_a,
-  list_sort(list_filter(s.lc, lambda e: e.rank > coalesce(s.cur.rank, -2147483648)))[1] AS nxt_c,
-  list_sort(list_filter(s.la, lambda e: e.rank > coalesce(s.cur.rank, -2147483648)))[1] AS nxt_a
+SELECT s.* EXCLUDE (near_level), CASE WHEN s.level IS NULL THEN s.near_level END AS watch,
+  CASE WHEN s.level IS NOT NULL THEN sup.superseded_by END AS superseded_by
 FROM s LEFT JOIN sup USING (mid, network, v, month_idx, program);

@@ -109,12 +109,25 @@ WITH x0 AS (
   SELECT x1.*, struct_pack(ratio, no_ratio_reason, metric, numerator_count, numerator_amount, denominator_count, denominator_amount,
     month_transaction_count, month_transaction_amount, den_h, den_prev, hf) AS xk
   FROM (SELECT x0.*, CASE WHEN den_prev THEN denominator_count ELSE denominator_count * hf END AS den_h FROM x0) x1
+), sl AS (
+  SELECT * FROM ratio_series_levels(runs)
 ), rf AS (
   SELECT class, ord, level, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules
 ), lv AS (
-  -- per series, reading and month: the level held and the next above it for each metric, each with its first rule in
-  -- force of the metric
-  SELECT * REPLACE (partial OR v = 1 AS partial) FROM ratio_series_levels(runs)
+  -- per series, reading and month: the level held and the next above it for each metric (c count, a amount), each with
+  -- its first rule in force of the metric
+  SELECT ru.mid, ru.network, ru.program, ru.v, ru.month_idx,
+    any_value(sl.level) AS level, any_value(sl.watch) AS watch, any_value(sl.superseded_by) AS superseded_by,
+    any_value(sl.partial OR ru.v = 1) AS partial,
+    bool_or(ru.count_ord IS NOT NULL) AS mine_c, bool_or(ru.amount_ord IS NOT NULL) AS mine_a,
+    any_value({'c': ru.count_ord, 'a': ru.amount_ord, 'hit': ru.hit, 'leave': ru.leave, 'miss_run': ru.miss_run}) FILTER (WHERE ru.level = sl.level) AS cur,
+    arg_min({'level': ru.level, 'ord': ru.count_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
+            ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.count_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_c,
+    arg_min({'level': ru.level, 'ord': ru.amount_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
+            ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.amount_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_a
+  FROM query_table(runs) ru
+  JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
+  GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month_idx
 ), xl AS (
   SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
     coalesce(CASE WHEN x.metric = 'count' THEN lv.mine_c ELSE lv.mine_a END, FALSE) AS mine,

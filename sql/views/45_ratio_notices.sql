@@ -4,7 +4,7 @@
 -- fee against that rule. rows: the ratio rows of those months (ratio_mart's columns).
 CREATE OR REPLACE MACRO ratio_notice_months(runs, rows, first_month) AS TABLE
 WITH sl AS (
-  SELECT mid, network, program, v, month_idx, month, level, rank, watch, superseded_by, met, partial, unknown FROM ratio_series_levels(runs)
+  SELECT * FROM ratio_series_levels(runs)
 ), hot AS (
   SELECT DISTINCT mid, network, program FROM sl WHERE level IS NOT NULL OR (v = 0 AND watch IS NOT NULL)
   UNION
