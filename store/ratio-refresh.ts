@@ -10,6 +10,7 @@ import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { sqlText } from './sql-text.ts';
 import { ConfigError, isOutOfMemory } from '../lib/errors.ts';
+import { log } from '../lib/log.ts';
 
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
@@ -101,6 +102,9 @@ async function judgeFitting(store: Store, from: string, watchFraction: number, c
       throw new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${what}: raise it, ` +
         'then run cbp alerts evaluate to bring the ratio table up to date']);
     }
+    // Said, not only done: each halving judges the range again, so a limit too small shows as time.
+    log().warn({ mids: 'grouped' in chunk ? 'grouped' : `${chunk.lo}..${chunk.hi}`, memoryLimit: store.memoryLimit },
+      'the ratio judge ran out of memory on these MIDs and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
     let rows = 0;
     for (const half of halves) rows += await judgeFitting(store, from, watchFraction, half);
     return rows;

@@ -14,6 +14,8 @@ import { explainRows } from './oracle/explain.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { CERTAINTIES, EXPLAINED_RATIO_FIELDS, METRICS, PROGRAMS, RATIO_STATES, REGION_SOURCES } from '../contract/ratios.ts';
 import { NETWORKS } from '../contract/common.ts';
+import { Writable } from 'node:stream';
+import { createLogger, log, setLogger } from '../lib/log.ts';
 import { cleanup, coverChargebacks, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 /** The explanation columns (the rest of a row are its figures, as the sources give them). */
@@ -106,10 +108,19 @@ describe('the kept ratio table', () => {
         return all(sql, params as never);
       }) as Store['all'];
     };
+    const logged: string[] = [];
+    const logger = log();
+    setLogger(createLogger({ level: 'info', destination: new Writable({ write(c, _e, cb) { logged.push(String(c)); cb(); } }) }));
     try {
       plant((mids) => mids.length > 8);
       expect((await refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rows).toBe(rows);
       expect(refused).toBeGreaterThanOrEqual(7);
+      // Each halving is said, with the MIDs and the setting to raise.
+      const warned = logged.map((l) => JSON.parse(l) as { msg: string; mids: string; memoryLimit: string }).filter((l) => l.msg.includes('judges them again in halves'));
+      expect(warned.length).toBe(refused);
+      expect(warned.map((w) => w.mids).slice(0, 2)).toEqual(['mid000000..mid000059', 'mid000000..mid000029']);
+      expect(warned[0]!.memoryLimit).toBe('192MB');
+      expect(warned[0]!.msg).toContain('CBP_STORE_MEMORY_LIMIT');
       expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
         UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);
       plant((mids) => mids.includes('mid000007'));
@@ -117,6 +128,7 @@ describe('the kept ratio table', () => {
       expect((await martFreshness(s)).current).toBe(false);
     } finally {
       s.all = all;
+      setLogger(logger);
     }
     await refreshRatios(s, rules);
     await s.run('DROP TABLE mart_before');
