@@ -4,6 +4,7 @@
 import type { Store } from './db.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
+import { numOrNull, textOrNull } from './nullable.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -93,14 +94,13 @@ export async function openRows(store: Pick<Store, 'all'>): Promise<OpenRow[]> {
     FROM o
     LEFT JOIN past p USING (mid, network, program, metric, month)
     LEFT JOIN h USING (mid, network, program, month)`);
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return rows.map((r) => ({
     mid: String(r.mid), network: String(r.network), program: String(r.program), metric: r.metric as 'count' | 'amount', month: String(r.month),
     numerator_count: Number(r.numerator_count ?? 0), numerator_amount: Number(r.numerator_amount ?? 0),
-    denominator_count: num(r.denominator_count), denominator_amount: num(r.denominator_amount),
-    month_transaction_count: num(r.month_transaction_count), month_transaction_amount: num(r.month_transaction_amount),
+    denominator_count: numOrNull(r.denominator_count), denominator_amount: numOrNull(r.denominator_amount),
+    month_transaction_count: numOrNull(r.month_transaction_count), month_transaction_amount: numOrNull(r.month_transaction_amount),
     days_covered: Number(r.days_covered), days_in_month: Number(r.days_in_month), den_prev: r.den_prev === true,
-    monthly_cv: num(r.metric === 'count' ? r.cv_count : r.cv_amount),
+    monthly_cv: numOrNull(r.metric === 'count' ? r.cv_count : r.cv_amount),
     first_day: String(r.first_day), history_total: Number(r.history_total), past_count: Number(r.past_count), past_days: Number(r.past_days),
   }));
 }
@@ -207,12 +207,11 @@ export async function warningCandidates(store: Pick<Store, 'all'>): Promise<Warn
       AND held.month = f.month AND held.level = m.level
     WHERE NOT f.met_to_date AND f.chance > 0 AND (held.rank IS NULL OR held.rank < f.rank)
     ORDER BY f.mid, f.network, f.program, f.month, f.rank`);
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return rows.map((r) => ({
     mid: String(r.mid), network: String(r.network), program: String(r.program), metric: String(r.metric), month: String(r.month), level: String(r.level),
     rule_id: String(r.rule_id), chance: Number(r.chance), count_to_date: Number(r.count_to_date), days_covered: Number(r.days_covered),
     days_in_month: Number(r.days_in_month), expected_count: Number(r.expected_count), low80_count: Number(r.low80_count), high80_count: Number(r.high80_count),
-    needed_count: num(r.needed_count), pace_day: num(r.pace_day), numerator: num(r.numerator), denominator: num(r.denominator),
-    denominator_month: r.denominator_month === null || r.denominator_month === undefined ? null : String(r.denominator_month), ratio: num(r.ratio),
+    needed_count: numOrNull(r.needed_count), pace_day: numOrNull(r.pace_day), numerator: numOrNull(r.numerator), denominator: numOrNull(r.denominator),
+    denominator_month: textOrNull(r.denominator_month), ratio: numOrNull(r.ratio),
   }));
 }

@@ -2,6 +2,7 @@
 import type { Store } from './db.ts';
 import { monthIndex } from '../lib/utc.ts';
 import type { HeadroomBasis, FeeBasis } from '../contract/ratios.ts';
+import { numOrNull, textOrNull } from './nullable.ts';
 
 /** The rule a month is told by: its level's (met, else first in force), or the watched level's. */
 export interface TellingRule { id: string; level: string; metric: string; comparison: string; ratio_threshold: number }
@@ -65,8 +66,6 @@ export async function judgedMonths(store: Store, q: { from: string | null; last:
       await store.run('DROP VIEW IF EXISTS _notice_runs; DROP VIEW IF EXISTS _notice_rows');
     }
   });
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
   const rule = (r: Record<string, unknown>, p: '' | 'watch_'): TellingRule | null => (r[`${p}rule_id`] == null ? null : {
     id: String(r[`${p}rule_id`]), level: String(r[`${p}rule_level`]), metric: String(r[`${p}rule_metric`]),
     comparison: String(r[p ? 'watch_comparison' : 'comparison']), ratio_threshold: Number(r[p ? 'watch_threshold' : 'ratio_threshold']),
@@ -77,16 +76,16 @@ export async function judgedMonths(store: Store, q: { from: string | null; last:
     const projected = Number(r.v) === 1;
     const m: JudgedMonth = {
       mid: String(r.mid), network: String(r.network), program: String(r.program), month: String(r.month),
-      level: str(r.level), rank: num(r.rank), met: (r.met as string[] | null) ?? [], watch: str(r.watch), superseded_by: str(r.superseded_by),
-      is_partial: r.is_partial === true, is_projection: projected, missing_sources: str(r.missing_sources),
+      level: textOrNull(r.level), rank: numOrNull(r.rank), met: (r.met as string[] | null) ?? [], watch: textOrNull(r.watch), superseded_by: textOrNull(r.superseded_by),
+      is_partial: r.is_partial === true, is_projection: projected, missing_sources: textOrNull(r.missing_sources),
       row: r.metric == null ? null : {
-        metric: String(r.metric), numerator: num(r.numerator), denominator: num(r.denominator), denominator_month: str(r.denominator_month),
-        ratio: num(r.ratio), days_covered: num(r.days_covered), days_in_month: num(r.days_in_month), is_projection: projected, is_partial: r.is_partial === true,
+        metric: String(r.metric), numerator: numOrNull(r.numerator), denominator: numOrNull(r.denominator), denominator_month: textOrNull(r.denominator_month),
+        ratio: numOrNull(r.ratio), days_covered: numOrNull(r.days_covered), days_in_month: numOrNull(r.days_in_month), is_projection: projected, is_partial: r.is_partial === true,
       },
       rule: rule(r, ''), watchRule: rule(r, 'watch_'),
       figures: {
-        watch_headroom: num(r.watch_headroom), over_by_count: num(r.over_by_count), headroom_basis: str(r.headroom_basis) as never,
-        fee_estimate: num(r.fee_estimate), fee_currency: str(r.fee_currency), fee_basis: str(r.fee_basis) as never,
+        watch_headroom: numOrNull(r.watch_headroom), over_by_count: numOrNull(r.over_by_count), headroom_basis: textOrNull(r.headroom_basis) as never,
+        fee_estimate: numOrNull(r.fee_estimate), fee_currency: textOrNull(r.fee_currency), fee_basis: textOrNull(r.fee_basis) as never,
       },
     };
     (projected ? projections : levels).push(m);

@@ -19,12 +19,9 @@ export function judgedRows(memoryLimit: string): number {
 }
 
 export interface RatioRefresh {
-  /** the first month judged again; null: every month; undefined: nothing had changed */
-  fromMonth: string | null | undefined;
-  /** ratio rows written */
-  rows: number;
-  /** why every month was judged, when it was */
-  why?: string;
+  fromMonth: string | null | undefined; // the first month judged again; null: every month; undefined: nothing had changed
+  rows: number; // ratio rows written
+  why?: string; // why every month was judged, when it was
 }
 
 /**
@@ -102,7 +99,6 @@ async function judgeFitting(store: Store, from: string, watchFraction: number, c
       throw new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${what}: raise it, ` +
         'then run cbp alerts evaluate to bring the ratio table up to date']);
     }
-    // Said, not only done: each halving judges the range again, so a limit too small shows as time.
     log().warn({ mids: 'grouped' in chunk ? 'grouped' : `${chunk.lo}..${chunk.hi}`, memoryLimit: store.memoryLimit },
       'the ratio judge ran out of memory on these MIDs and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
     let rows = 0;

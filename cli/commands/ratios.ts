@@ -20,6 +20,7 @@ import { keptTableCheck, refreshBeforeReading } from '../kept-table.ts';
 export { renderRatios, TABLE_WIDTH } from '../ratios-text.ts';
 import type { ExplainedRatioRow, RatioRow } from '../../contract/ratios.ts';
 import { METRICS, PROGRAMS, loadRules, type LoadedRules, type Rule, type RuleSet } from '../../rules/thresholds.ts';
+import { numOrNull, textOrNull } from '../../store/nullable.ts';
 
 /**
  * The snapshot when one is published (or named), else the store itself, read-only; either way opened as an
@@ -129,19 +130,17 @@ function sortMonth(rows: RatioOutRow[]): RatioOutRow[] {
 }
 
 function storedRow(r: Record<string, unknown>): ExplainedRatioRow {
-  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   const row = toRatioRow(r);
   return {
     ...row,
-    level: str(r.level), state: str(r.state) as ExplainedRatioRow['state'], next_level: str(r.next_level), next_threshold: num(r.next_threshold),
-    closeness: num(r.closeness), reason: str(r.reason), region: str(r.region), region_source: str(r.region_source) as ExplainedRatioRow['region_source'],
-    monitored_as: str(r.monitored_as), tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
-    superseded_by: str(r.superseded_by), certainty: str(r.certainty) as ExplainedRatioRow['certainty'], certainty_note: str(r.certainty_note),
-    headroom_count: num(r.headroom_count), over_by_count: num(r.over_by_count), headroom_basis: str(r.headroom_basis) as ExplainedRatioRow['headroom_basis'],
-    fee_estimate: num(r.fee_estimate), fee_currency: str(r.fee_currency), fee_basis: str(r.fee_basis) as ExplainedRatioRow['fee_basis'],
-    chance: num(r.chance), chance_level: str(r.chance_level), expected_count: num(r.expected_count), expected_low80: num(r.expected_low80),
-    expected_high80: num(r.expected_high80), pace_day: num(r.pace_day),
+    level: textOrNull(r.level), state: textOrNull(r.state) as ExplainedRatioRow['state'], next_level: textOrNull(r.next_level), next_threshold: numOrNull(r.next_threshold),
+    closeness: numOrNull(r.closeness), reason: textOrNull(r.reason), region: textOrNull(r.region), region_source: textOrNull(r.region_source) as ExplainedRatioRow['region_source'],
+    monitored_as: textOrNull(r.monitored_as), tc40_observed_from: row.tc40_observed_from, numerator_complete: row.numerator_complete,
+    superseded_by: textOrNull(r.superseded_by), certainty: textOrNull(r.certainty) as ExplainedRatioRow['certainty'], certainty_note: textOrNull(r.certainty_note),
+    headroom_count: numOrNull(r.headroom_count), over_by_count: numOrNull(r.over_by_count), headroom_basis: textOrNull(r.headroom_basis) as ExplainedRatioRow['headroom_basis'],
+    fee_estimate: numOrNull(r.fee_estimate), fee_currency: textOrNull(r.fee_currency), fee_basis: textOrNull(r.fee_basis) as ExplainedRatioRow['fee_basis'],
+    chance: numOrNull(r.chance), chance_level: textOrNull(r.chance_level), expected_count: numOrNull(r.expected_count), expected_low80: numOrNull(r.expected_low80),
+    expected_high80: numOrNull(r.expected_high80), pace_day: numOrNull(r.pace_day),
   };
 }
 

@@ -111,9 +111,8 @@ WITH r AS (
   SELECT s.sid, sm0.* EXCLUDE (mid, network, program) FROM sm0 JOIN series s USING (mid, network, program)
 ), rules AS (
   -- (only the columns read below: this CTE is kept whole, and the rules' texts would be copied to every series)
-  SELECT s.sid, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave, ru.step_down,
-    ru.supersedes, ru.from_idx, ru.to_idx, ru.ratio_ge, ru.ratio_gt, ru.nc_ge, ru.nc_gt, ru.na_ge, ru.na_gt, ru.dc_ge, ru.dc_gt, ru.da_ge, ru.da_gt,
-    ru.mc_ge, ru.mc_gt, ru.ma_ge, ru.ma_gt
+  SELECT s.sid, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave, ru.step_down, ru.supersedes,
+    ru.from_idx, ru.to_idx, ru.ratio_ge, ru.ratio_gt, ru.nc_ge, ru.nc_gt, ru.na_ge, ru.na_gt, ru.dc_ge, ru.dc_gt, ru.da_ge, ru.da_gt, ru.mc_ge, ru.mc_gt, ru.ma_ge, ru.ma_gt
   FROM series s JOIN int_ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), seed AS (
   SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
@@ -197,8 +196,7 @@ WITH s AS (
     arg_max(level, rank::BIGINT * 1000000 - level_ord) FILTER (WHERE held) AS level,
     max(rank) FILTER (WHERE held) AS rank,
     arg_max(level, rank::BIGINT * 1000000 - level_ord) FILTER (WHERE live AND near) AS near_level,
-    -- (list_sort, not an ordered aggregate: that sorts each group's rows apart, several times slower)
-    [e.l FOR e IN list_sort(list({'o': level_ord, 'l': level}) FILTER (WHERE hit))] AS met,
+    [e.l FOR e IN list_sort(list({'o': level_ord, 'l': level}) FILTER (WHERE hit))] AS met, -- (an ordered aggregate is several times slower)
     bool_or(partial) AS partial, bool_or(unknown) AS unknown
   FROM query_table(runs) GROUP BY ALL
 ), sup AS (
