@@ -13,9 +13,13 @@ export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_
  * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
  */
 export const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads']);
-/** Columns that record when, from which file (a journal segment's name has its time) or by which run a row was seen: they legitimately differ. */
+/**
+ * Columns (or table.column) that record when, from which file or by which run a row was seen: they legitimately differ.
+ * A journal segment's name has its time, and where the receiver closed a segment depends on how fast the run went, so
+ * an event's line in its segment differs too.
+ */
 export const VOLATILE =
-  /(_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$|^forecast_at$)/;
+  /(^events_raw\.line$|_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$|^forecast_at$)/;
 
 const big = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
@@ -29,7 +33,7 @@ export async function dumpStore(store: Store, views: readonly string[] = ['charg
   for (const t of [...tables.map((x) => x.table_name), ...views]) {
     if (BOOKKEEPING.has(t) || SPLIT.has(t)) continue;
     const rows = await store.all<Record<string, unknown>>(`SELECT * FROM "${t}"`);
-    out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !volatile.test(k))), big)).sort();
+    out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !volatile.test(k) && !volatile.test(`${t}.${k}`))), big)).sort();
   }
   const runs = await store.all<{ workflow: string; status: string; as_of: unknown }>('SELECT workflow, status, as_of FROM runs');
   out.runs = runs.map((r) => JSON.stringify(r, big)).sort();
