@@ -16,10 +16,10 @@ export const SPLIT = new Set(['chargeback_status_log', 'chargeback_initial_loads
 /**
  * Columns (or table.column) that record when, from which file or by which run a row was seen: they legitimately differ.
  * A journal segment's name has its time, and where the receiver closed a segment depends on how fast the run went, so
- * an event's line in its segment differs too.
+ * an event's line in its segment differs too (events_raw, and stg_events__all, which shows it).
  */
 export const VOLATILE =
-  /(^events_raw\.line$|_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$|^forecast_at$)/;
+  /(^events_raw\.line$|^stg_events__all\.line$|_seen_at$|^seen_at$|loaded_at$|^landing_file$|^sha256$|fetched_at$|^done_at$|^run_id$|^created_at$|^updated_at$|^recorded_at$|^seen_active_at$|^deleted_at$|^pushed_at$|^sent_at$|^next_attempt_at$|^changed_at$|^explained_at$|^judged_at$|^evaluated_at$|^written_at$|^received_at$|^segment$|^forecast_at$)/;
 
 const big = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
