@@ -124,13 +124,18 @@ function midStaging(reader: string): Staging {
     typed[f] = type(f);
     checks.push(isRatio ? check(optBad(f, `t_${f}`), f, expect, f, `t_${f} IS NULL`) : check(`t_${f} IS NULL`, f, expect, f));
   }
+  // Each network's object and each of its figures (from the object, else the flat column) is one column of
+  // `raws`, read once: the typing macros repeat their argument, and repeated expressions made planning slow.
+  const objects: string[] = [];
+  const raws: string[] = [];
   for (const k of MID_NETWORK_KEYS) {
-    const obj = `coalesce(${MID_KEY_SPELLINGS[k].map((c) => nz(c)).join(', ')})`;
-    const present = `(${obj} IS NOT NULL OR coalesce(${netFields(k).map((f) => nz(ident(`${k}_${f}`))).join(', ')}) IS NOT NULL)`;
-    typed[`${k}_present`] = present;
+    const obj = ident(`_o_${k}`);
+    objects.push(`coalesce(${MID_KEY_SPELLINGS[k].map((c) => nz(c)).join(', ')}) AS ${obj}`);
+    typed[`${k}_present`] = `(${obj} IS NOT NULL OR coalesce(${netFields(k).map((f) => nz(ident(`${k}_${f}`))).join(', ')}) IS NOT NULL)`;
     for (const f of netFields(k)) {
-      const raw = `coalesce(json_extract_string(${obj}, ${sqlText(`$.${f}`)}), ${ident(`${k}_${f}`)})`;
       const name = `${k}_${f}`;
+      const raw = ident(`_r_${name}`);
+      raws.push(`coalesce(json_extract_string(${obj}, ${sqlText(`$.${f}`)}), ${ident(name)}) AS ${raw}`);
       const { isRatio, type, expect } = figure(f);
       typed[name] = type(raw);
       // Figures of an absent network object are not required; of a present one they are (ratios may be empty).
@@ -138,7 +143,8 @@ function midStaging(reader: string): Staging {
       checks.push(check(bad, `${k}.${f}`, expect, raw));
     }
   }
-  return stagingSql(reader, 'mid_report', typed, checks, ['mid']);
+  const withObjects = `SELECT *, ${objects.join(', ')} FROM (${reader})`;
+  return stagingSql(`SELECT *, ${raws.join(',\n  ')} FROM (${withObjects})`, 'mid_report', typed, checks, ['mid']);
 }
 
 /**
