@@ -78,9 +78,14 @@ export function s3Secret(s: NonNullable<LakeOptions['s3']>): string {
 /** What a reader says of a lake no writer has opened yet. */
 export const lakeWithoutSchema = (l: LakeOptions) => `The lake ${lakeLabel(l)} has no schema yet: run \`cbp db migrate\` (a writer's first run makes it too), then run this again.`;
 
-/** An error of opening a lake made into what to do, with the password never in it (exit 2: at start). */
-export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError | NotFoundError {
+/**
+ * An error of opening a lake made into what to do, with the password never in it: exit 2 at start, but a catalog that
+ * answered and then dropped the connection mid-open stopped answering (exit 1, run again), as it would mid-run.
+ */
+export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError | NotFoundError | StoreUnavailableError {
   const msg = mask(l, (e as Error).message ?? String(e));
+  const dropped = /(server closed the connection[^\n]*|terminating connection[^\n]*)/i.exec(msg)?.[1];
+  if (dropped) return catalogGone(l, dropped);
   // A read-only attach of a catalog DuckLake never initialized.
   if (/creating a new DuckLake is explicitly disabled/i.test(msg)) return new NotFoundError(lakeWithoutSchema(l));
   const madeWith = /does not match existing data path in the catalog "([^"]*)"/.exec(msg)?.[1];

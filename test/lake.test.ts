@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../cli/commands/demo.ts';
 import { latestNotices, programRatiosOf } from '../store/demo-queries.ts';
 import { openStore, type Store } from '../store/db.ts';
-import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, type LakeOptions } from '../store/lake.ts';
+import { DEFAULT_LAKE_EXTENSIONS_DIR, lakeDialect, lakeOpenError, type LakeOptions } from '../store/lake.ts';
 import { lakeSecrets } from '../lib/lake-setting.ts';
 import { cbp } from './activities-fixtures.ts';
 import { gofakes3, lakeRequired, lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
@@ -70,6 +70,16 @@ CREATE TABLE t (
     expect(out).toMatch(/s VARCHAR NOT NULL/);
     expect(out).toMatch(/st_log VARCHAR,/);
     expect(out).toMatch(/k INTEGER\n/);
+  });
+
+  it('says a catalog that dropped the connection while the lake opened stopped answering (exit 1, run again), one never reached is a setting (exit 2)', () => {
+    const l = { catalog: "dbname=x password='s3cret'", dataPath: '/d' };
+    const dropped = lakeOpenError(l, new Error('Failed to commit: Failed to execute query "COMMIT": server closed the connection unexpectedly\n\tThis probably means…'));
+    expect(dropped.code).toBe('CBP_ERR_STORE_UNAVAILABLE');
+    expect(dropped.message).toMatch(/stopped answering \(server closed the connection unexpectedly\).*run the command again/);
+    const refused = lakeOpenError(l, new Error("Unable to connect to Postgres at \"dbname=x password='s3cret'\": Connection refused"));
+    expect(refused.code).toBe('CBP_ERR_CONFIG');
+    expect(refused.message).not.toContain('s3cret');
   });
 });
 
