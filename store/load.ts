@@ -23,7 +23,7 @@ import { chargebacksEmpty, firstLoadChargebacks, moveStaged } from './load/merge
 import { readerSql, type Reader } from './load/read.ts';
 import { RecordTooBigError, checkNotUtf16, checkReadable, checkUtf8, inferFormat, isBlank, readFailure } from './load/file-checks.ts';
 import { stagingFor, type Staging } from './load/stage.ts';
-import { typingSql } from './load/typing.ts';
+import { typingOnce } from './load/typing.ts';
 
 export { checkReadable, csvHeader, readFailure } from './load/file-checks.ts';
 export type { Window } from '../lib/utc.ts';
@@ -150,11 +150,12 @@ async function loadWith(
   let rowsRead = 0;
   let rowsLoaded = 0;
   let quarantined = 0;
+  let stagedBad = 0;
   let staging: Staging | undefined;
   let reader: Reader | undefined;
   const failed = (e: unknown) => readFailure(e, { shown: file, paths: reader?.paths, format, kind });
   if (!sizeZero) {
-    await store.run(typingSql());
+    await typingOnce(store);
     reader = await readerSql(store, landing, file, kind, format, longJson);
     staging = stagingFor(kind, reader.sql);
   }
@@ -166,7 +167,7 @@ async function loadWith(
     }
     const [c] = await store.all<{ read: string; good: string; bad: string; sig: string; keys: string }>(st.stats);
     rowsRead = Number(c.read);
-    quarantined = Number(c.bad);
+    quarantined = stagedBad = Number(c.bad);
     rowsLoaded = Number(c.keys);
     if (rowsRead > 0 && Number(c.sig) === 0) {
       await store.run('DROP TABLE IF EXISTS _stg');
@@ -202,7 +203,7 @@ async function loadWith(
         rowsRead += rejected;
         quarantined += rejected;
       }
-      if (!direct && !sizeZero) await moveStaged(s, kind, w, seen, landing, sha256);
+      if (!direct && !sizeZero) await moveStaged(s, kind, w, seen, landing, sha256, stagedBad > 0);
       const reloaded = await logLoad(s, { landing, kind, format, window: w, seen, sha256, rowsRead, rowsLoaded, quarantined });
       await run.beforeCommit?.();
       return { file: landing, kind, format, window: w, seenAt: seen, sha256, rowsRead, rowsLoaded, quarantined, reloaded };

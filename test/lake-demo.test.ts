@@ -14,8 +14,8 @@ describe.skipIf(skipLake)(lakeTitle('cbp demo --lake'), { timeout: 600_000 }, ()
   it.skipIf(skipTemporal)('runs `cbp demo --lake`: its own PostgreSQL, a Temporal dev server with two workers as on two hosts sharing the work, and nothing left running', async () => {
     const dataDir = path.join(tempDir(), 'demo');
     // (the demo on a dev server runs long, longer beside other tests: the kill timer is a hang guard)
-    // Four weeks of service time (by default from the first day of last month: up to twice that).
-    const start = addDays(utcDay(new Date().toISOString()), -28);
+    // Two weeks of service time (by default from the first day of last month: up to eight weeks), as demo-temporal's.
+    const start = addDays(utcDay(new Date().toISOString()), -14);
     const r = await cbp(['demo', '--lake', '--start', start, '--data-dir', dataDir, '--json'], {}, undefined, 540_000);
     expect(r.code, r.stderr).toBe(0);
     const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(r.stderr)?.[1]);

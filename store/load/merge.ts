@@ -20,9 +20,9 @@ export function quarantine(s: Store, kind: ReportKind, source: string, file: str
   );
 }
 
-/** The staged rows of `kind` into its tables: bad ones to the quarantine, good ones to state and history. */
-export async function moveStaged(s: Store, kind: ReportKind, w: Window | null, seen: string, file: string, sha256: string): Promise<void> {
-  await quarantine(s, kind, 'SELECT _raw AS raw, _why AS reason FROM _stg WHERE _why IS NOT NULL', file, sha256);
+/** The staged rows of `kind` into its tables: bad ones (where `bad` says there are some) to the quarantine, good ones to state and history. */
+export async function moveStaged(s: Store, kind: ReportKind, w: Window | null, seen: string, file: string, sha256: string, bad: boolean): Promise<void> {
+  if (bad) await quarantine(s, kind, 'SELECT _raw AS raw, _why AS reason FROM _stg WHERE _why IS NOT NULL', file, sha256);
   if (kind === 'chargebacks') await moveChargebacks(s, seen, file);
   else if (kind === 'prevention') await movePrevention(s, seen, file);
   else await moveMidStats(s, w!, seen, file);

@@ -1,6 +1,6 @@
 // The small SQL language a report load types its raw columns with. Every raw column is VARCHAR; these
 // expressions type it and say why when they cannot. What is plain SQL lives in sql/load/typing.sql as
-// temporary macros (created by every load, typingSql); what depends on the contract's lists (statuses,
+// temporary macros (created once per connection, typingOnce); what depends on the contract's lists (statuses,
 // partners, card brands) is generated here from them, so each list has one source.
 import { sqlText } from '../sql-text.ts';
 import { readFileSync } from 'node:fs';
@@ -13,10 +13,13 @@ import { PACKAGE_ROOT } from '../../lib/package-root.ts';
 export const TYPING_SQL_FILE = path.join(PACKAGE_ROOT, 'sql', 'load', 'typing.sql');
 
 let typing: string | undefined;
-/** The statements creating the typing macros (run before each load's staging: temp objects live per connection). */
-export function typingSql(): string {
+const typed = new WeakSet<object>();
+/** Creates the typing macros (temp objects) on `store`'s connection unless this process already did. */
+export async function typingOnce(store: { conn: object; run(sql: string): Promise<void> }): Promise<void> {
+  if (typed.has(store.conn)) return;
   typing ??= readFileSync(TYPING_SQL_FILE, 'utf8');
-  return typing;
+  await store.run(typing);
+  typed.add(store.conn);
 }
 
 export const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
