@@ -6,12 +6,11 @@
 // same story's runs go through a real Temporal server (cli/demo-temporal.ts): a dev server and a worker started
 // here, the schedules applied, history as a schedule backfill and the nightly as a triggered schedule run.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { startLocalPostgres, type LocalPostgres } from '../../lib/local-postgres.ts';
 import { maskLake } from '../../lib/lake-setting.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
 import { headroomWords } from '../../rules/headroom.ts';
 import { feeWords } from '../../rules/fees.ts';
 import path from 'node:path';
@@ -250,18 +249,23 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         (tdemo ? ` · workflow ${rec.runId.split('/')[0]}` : ''),
     );
 
-    // As a merchant's systems would: orders pushed as they settle, while the service's time passes and
-    // its events flow to the receiver. A week at a time keeps each push ahead of the cases that match it.
-    const ordersFile = path.join(dataDir, 'orders.ndjson');
+    // As a merchant's systems would: each week's export of the orders settled since the last, pushed while the
+    // service's time passes and its events flow to the receiver. A week at a time keeps each push ahead of the
+    // cases that match it.
+    const ordersDir = path.join(dataDir, 'orders');
+    mkdirSync(ordersDir, { recursive: true });
     let now = clock0;
+    let exported = '';
     let pushedNew = 0;
     let rejected = 0;
     let invalid = 0;
     let events = 0;
     let deliveries = 0;
     for (let done = 0; done < totalDays; ) {
-      const due = world.orders.filter((o) => o.order_date <= now);
-      writeFileSync(ordersFile, due.map((o) => JSON.stringify(o)).join('\n') + '\n');
+      const due = world.orders.filter((o) => o.order_date > exported && o.order_date <= now);
+      exported = now;
+      const ordersFile = path.join(ordersDir, `${utcDay(now)}.ndjson`);
+      writeFileSync(ordersFile, due.map((o) => `${JSON.stringify(o)}\n`).join(''));
       const pushed = await runs.pushOrders({ source: ordersFile });
       pushedNew += pushed.new + pushed.changed;
       rejected += pushed.rejected;
