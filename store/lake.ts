@@ -75,6 +75,9 @@ export function s3Secret(s: NonNullable<LakeOptions['s3']>): string {
   return `CREATE OR REPLACE SECRET cbp_lake_s3 (TYPE s3, ${parts.join(', ')})`;
 }
 
+/** What libpq says of a connection the catalog dropped after it answered (plain or over TLS). */
+const DROPPED = String.raw`server closed the connection[^\n]*|terminating connection[^\n]*|SSL SYSCALL error: EOF detected|SSL connection has been closed unexpectedly`;
+
 /** What a reader says of a lake no writer has opened yet. */
 export const lakeWithoutSchema = (l: LakeOptions) => `The lake ${lakeLabel(l)} has no schema yet: run \`cbp db migrate\` (a writer's first run makes it too), then run this again.`;
 
@@ -84,7 +87,8 @@ export const lakeWithoutSchema = (l: LakeOptions) => `The lake ${lakeLabel(l)} h
  */
 export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError | NotFoundError | StoreUnavailableError {
   const msg = mask(l, (e as Error).message ?? String(e));
-  const dropped = /(server closed the connection[^\n]*|terminating connection[^\n]*)/i.exec(msg)?.[1];
+  // Not while connecting ("connection to server … failed:"): a host:port that is no PostgreSQL closes it too.
+  const dropped = /connection to server .* failed:/i.test(msg) ? undefined : new RegExp(`(${DROPPED})`, 'i').exec(msg)?.[1];
   if (dropped) return catalogGone(l, dropped);
   // A read-only attach of a catalog DuckLake never initialized.
   if (/creating a new DuckLake is explicitly disabled/i.test(msg)) return new NotFoundError(lakeWithoutSchema(l));
@@ -107,7 +111,7 @@ export function lakeOpenError(l: LakeOptions, e: unknown): ConfigError | NotFoun
 export function lakeRuntimeError(l: LakeOptions, e: unknown): unknown {
   const msg = (e as Error)?.message;
   if (typeof msg !== 'string' || isLakeConflict(e)) return e;
-  const cause = mask(l, /(connection to server[^\n]*|server closed the connection[^\n]*|terminating connection[^\n]*|Connection refused|timeout expired)/i.exec(msg)?.[1] ?? '');
+  const cause = mask(l, new RegExp(`(connection to server[^\\n]*|${DROPPED}|Connection refused|timeout expired)`, 'i').exec(msg)?.[1] ?? '');
   if (cause || /unsuccessful query result|Unable to connect to Postgres|no connection to the server|Failed to execute query "?ROLLBACK/i.test(msg)) {
     return catalogGone(l, cause);
   }

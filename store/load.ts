@@ -181,7 +181,11 @@ async function loadWith(
   // failure or a kill there changes nothing, and the write transaction stays short.
   try {
     if (staging && !firstLoad) await stage(staging);
+    const staged = { read: rowsRead, bad: quarantined };
     return await store.transaction(async (s) => {
+      // From the staged counts again on every try: a lake's retry runs this whole.
+      rowsRead = staged.read;
+      quarantined = staged.bad;
       // The store was empty when this load began; if another write came first, stage as usual.
       const direct = firstLoad && (await chargebacksEmpty(s));
       if (firstLoad && !direct) await stage(staging!);

@@ -90,12 +90,15 @@ describe.skipIf(skipLake)(lakeTitle('the lake under faults'), { timeout: 600_000
     // Slow downloads, so the crash falls among the windows' loads.
     await admin(sb, 'POST', '/faults', { routes: { 'POST /reporting/chargebacks': { latencyMs: 700 } } });
     let crashed: Promise<void> | undefined;
-    // Mid-run: once the backfill has committed a data file of its own (a slow machine may take seconds to open).
+    // Mid-run: once the backfill has written a data file of its own (a slow machine may take seconds to open), and
+    // then a while, so that the crash falls in a slow download rather than on that file's commit.
     const parquets = () => fs.readdirSync(env.CBP_LAKE_DATA_PATH!, { recursive: true }).filter((f) => String(f).endsWith('.parquet')).length;
     const migrated = parquets();
     const run = backfill(env);
     try {
       for (let i = 0; parquets() <= migrated && i < 1200; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(parquets(), 'the backfill wrote no data file to crash after').toBeGreaterThan(migrated);
+      await new Promise((r) => setTimeout(r, 350));
       crashed = pg.crash();
       const r = await run;
       expect(r.code, r.out.slice(-2000)).toBe(1);

@@ -77,9 +77,13 @@ CREATE TABLE t (
     const dropped = lakeOpenError(l, new Error('Failed to commit: Failed to execute query "COMMIT": server closed the connection unexpectedly\n\tThis probably means…'));
     expect(dropped.code).toBe('CBP_ERR_STORE_UNAVAILABLE');
     expect(dropped.message).toMatch(/stopped answering \(server closed the connection unexpectedly\).*run the command again/);
+    expect(lakeOpenError(l, new Error('Failed to execute query "COMMIT": SSL SYSCALL error: EOF detected')).code).toBe('CBP_ERR_STORE_UNAVAILABLE');
     const refused = lakeOpenError(l, new Error("Unable to connect to Postgres at \"dbname=x password='s3cret'\": Connection refused"));
     expect(refused.code).toBe('CBP_ERR_CONFIG');
     expect(refused.message).not.toContain('s3cret');
+    // A host:port that is no PostgreSQL closes the connection while connecting: a setting to fix.
+    const notPg = lakeOpenError(l, new Error('connection to server at "127.0.0.1", port 8080 failed: server closed the connection unexpectedly'));
+    expect(notPg.code).toBe('CBP_ERR_CONFIG');
   });
 });
 

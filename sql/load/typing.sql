@@ -1,6 +1,6 @@
 -- The typing of a report load (store/load/typing.ts): each macro turns one raw VARCHAR value into its type,
 -- or NULL when it cannot, and the staging SELECT (store/load/stage.ts) says why a row is quarantined where
--- one is NULL. Temporary macros, created by every load on its own connection: they are never part of the
+-- one is NULL. Temporary macros, created once per connection by the first load on it: they are never part of the
 -- store or its snapshot. Typing that depends on the contract's lists (statuses, card brands, partners) is
 -- generated from them in store/load/typing.ts instead.
 

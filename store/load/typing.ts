@@ -14,7 +14,7 @@ export const TYPING_SQL_FILE = path.join(PACKAGE_ROOT, 'sql', 'load', 'typing.sq
 
 let typing: string | undefined;
 const typed = new WeakSet<object>();
-/** Creates the typing macros (temp objects) on `store`'s connection unless this process already did. */
+/** Creates the typing macros (temp objects) on `store`'s connection unless this process already did; outside a transaction, whose rollback would drop them. */
 export async function typingOnce(store: { conn: object; run(sql: string): Promise<void> }): Promise<void> {
   if (typed.has(store.conn)) return;
   typing ??= readFileSync(TYPING_SQL_FILE, 'utf8');
