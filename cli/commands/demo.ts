@@ -7,10 +7,9 @@
 // here, the schedules applied, history as a schedule backfill and the nightly as a triggered schedule run.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { pushOrdersAsTheySettle, startAlertSink, type AlertSink } from '../demo-story.ts';
 import { startLocalPostgres, type LocalPostgres } from '../../lib/local-postgres.ts';
 import { maskLake } from '../../lib/lake-setting.ts';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { headroomWords } from '../../rules/headroom.ts';
 import { feeWords } from '../../rules/fees.ts';
 import path from 'node:path';
@@ -170,6 +169,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
       write(`[lake] PostgreSQL ${postgres.port} (catalog) · data ${rel(lake.dataPath)}: the store is a DuckLake lake, stopped with the demo`);
     }
     sb = await startSandbox({ port: 0, start: opts.start ?? DEMO_START, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) });
+    const service = sb;
     const world = sb.state.world;
     const clock0 = (await admin<{ now: string }>(sb, 'GET', '/clock')).now;
     step('sandbox', `${sb.origin} · clock ${clock0} · ${world.mids.length} MIDs · ${world.chargebacks.length} chargebacks from ${world.from} (built-in scenario)`);
@@ -249,40 +249,17 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         (tdemo ? ` · workflow ${rec.runId.split('/')[0]}` : ''),
     );
 
-    // As a merchant's systems would: each week's export of the orders settled since the last, pushed while the
-    // service's time passes and its events flow to the receiver. A week at a time keeps each push ahead of the
-    // cases that match it.
-    const ordersDir = path.join(dataDir, 'orders');
-    mkdirSync(ordersDir, { recursive: true });
-    let now = clock0;
-    let exported = '';
-    let pushedNew = 0;
-    let rejected = 0;
-    let invalid = 0;
-    let events = 0;
-    let deliveries = 0;
-    for (let done = 0; done < totalDays; ) {
-      const due = world.orders.filter((o) => o.order_date > exported && o.order_date <= now);
-      exported = now;
-      const ordersFile = path.join(ordersDir, `${utcDay(now)}.ndjson`);
-      writeFileSync(ordersFile, due.map((o) => `${JSON.stringify(o)}\n`).join(''));
-      const pushed = await runs.pushOrders({ source: ordersFile });
-      pushedNew += pushed.new + pushed.changed;
-      rejected += pushed.rejected;
-      invalid += pushed.invalid;
-      const days = Math.min(7, totalDays - done);
-      const moved = await admin<{ now: string; events: number; deliveries: number }>(sb, 'POST', '/clock', { advance: `P${days}D` });
-      now = moved.now;
-      events += moved.events;
-      deliveries += moved.deliveries;
-      done += days;
-    }
+    const moved = await pushOrdersAsTheySettle({
+      dataDir, orders: world.orders, clock0, totalDays, push: (source) => runs.pushOrders({ source }),
+      advance: (days) => admin(service, 'POST', '/clock', { advance: `P${days}D` }),
+    });
+    const { pushedNew, rejected, invalid, events, deliveries } = moved;
     step(
       'orders',
       `pushed ${pushedNew} of ${world.orders.length} scenario orders as they settled (week by week) · ${rejected} rejected · ${invalid} invalid` +
         (tdemo ? ` · ${Math.ceil(totalDays / 7)} pushOrders workflows` : ''),
     );
-    const asOf = now;
+    const asOf = moved.now;
     // Sealing the open segment makes every event received so far loadable now (ingest reads sealed ones).
     await receiver.close();
     const journaled = receiver.journal.status() as unknown as { appended?: number };
@@ -430,34 +407,4 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     await alertSink?.close().catch(() => undefined);
     await postgres?.stop().catch(() => undefined);
   }
-}
-
-interface AlertSink {
-  url: string;
-  received: Array<{ signature: string | undefined; body: Record<string, unknown> }>;
-  close(): Promise<void>;
-}
-
-/** A loopback HTTP endpoint that records the alert notices it is sent. */
-async function startAlertSink(): Promise<AlertSink> {
-  const received: AlertSink['received'] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        received.push({ signature: req.headers['x-cbp-signature'] as string | undefined, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      } catch {
-        // not JSON: still answered, nothing recorded
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/alerts`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
