@@ -23,7 +23,7 @@ function rng(seed: number): () => number {
 }
 
 const months: string[] = [];
-for (let y = 2025, m = 1; months.length < 15; m++) { if (m > 12) { y++; m = 1; } months.push(`${y}-${String(m).padStart(2, '0')}`); }
+for (let y = 2025, m = 1; months.length < 10; m++) { if (m > 12) { y++; m = 1; } months.push(`${y}-${String(m).padStart(2, '0')}`); }
 
 function statsFor(month: string, r: () => number, endDay?: number): StatFixture[] {
   const out: StatFixture[] = [];
@@ -71,14 +71,14 @@ describe('incremental evaluation', () => {
         { mid: 'v3', network: 'visa', received: `${month}-05`, n: disputes[2] },
         { mid: 'm1', network: 'mastercard', received: `${month}-06`, n: fraud, reasonCode: '4837', amount: 1_000 },
       ]));
-      if (i === 6) await both((s) => insertEvents(s, 'prevention.new', [tc40('v1', `pre_${i}`, `${month}-03T10:00:00Z`)]));
-      if (i === 11) {
-        // A re-fetch revises an old month: m1's Mastercard figures of the fourth month.
-        await both(async (s) => { await s.run(`UPDATE mid_stats SET chargeback_count = 900 WHERE mid = 'm1' AND network = 'mastercard' AND window_start = DATE '${months[3]}-01'`); });
+      if (i === 4) await both((s) => insertEvents(s, 'prevention.new', [tc40('v1', `pre_${i}`, `${month}-03T10:00:00Z`)]));
+      if (i === 7) {
+        // A re-fetch revises an old month: m1's Mastercard figures of the third month.
+        await both(async (s) => { await s.run(`UPDATE mid_stats SET chargeback_count = 900 WHERE mid = 'm1' AND network = 'mastercard' AND window_start = DATE '${months[2]}-01'`); });
       }
-      if (i === 13) {
+      if (i === 9) {
         // A whole month of m2 removed (its figures withdrawn).
-        await both(async (s) => { await s.run(`DELETE FROM mid_stats WHERE mid = 'm2' AND window_start = DATE '${months[9]}-01'`); });
+        await both(async (s) => { await s.run(`DELETE FROM mid_stats WHERE mid = 'm2' AND window_start = DATE '${months[6]}-01'`); });
       }
       const asOf = new Date(`${month}-20T06:00:00Z`);
       // a judged from the months that changed, b every month.
@@ -114,7 +114,7 @@ describe('incremental evaluation', () => {
       expect(Object.fromEntries(fields.map((f) => [f, got![f]])), key(r)).toEqual(Object.fromEntries(fields.map((f) => [f, r[f]])));
       if (r.state === 'clear') clear++;
     }
-    expect(clear).toBeGreaterThan(50);
+    expect(clear).toBeGreaterThan(20);
     expect(js.some((r) => r.reason?.includes(' minimum'))).toBe(true);
   });
 });

@@ -21,8 +21,8 @@ import { startCommitProxy } from './helpers/pg-commit-proxy.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TODAY = new Date().toISOString().slice(0, 10);
-const TRIALS = Number(process.env.CBP_KILL_TRIALS ?? 20);
-/** The built CLI where it is current: 20 kills pay 20 start-ups. */
+const TRIALS = Number(process.env.CBP_KILL_TRIALS ?? 10);
+/** The built CLI where it is current: each kill pays a start-up. */
 const ENTRY = cbpEntry();
 const SCENARIO = parseScenario({
   seed: 3636, history_months: 2, horizon_months: 0, orders: 0, order_share: 0,

@@ -10,9 +10,11 @@ import { recordRun } from '../store/runs.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { tempDir } from './helpers/tmp.ts';
 
-const ROUNDS = Number(process.env.CBP_UPKEEP_ROUNDS ?? 20);
+const ROUNDS = Number(process.env.CBP_UPKEEP_ROUNDS ?? 10);
 const SEEDS = 40;
 const BATCH = 12;
+/** New lakes two hosts open at once. */
+const HOST_TRIALS = Number(process.env.CBP_HOST_TRIALS ?? 5);
 let pg: Postgres;
 
 const run = (id: string) => ({ runId: id, workflow: 'ingest', status: 'ok' as const, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), summary: {} });
@@ -27,7 +29,7 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
   });
 
   it('lets two hosts open a new lake at once, every time: one makes the schema in one commit, the other finds it; a reader finds all of it or none', async () => {
-    for (let trial = 0; trial < 10; trial++) {
+    for (let trial = 0; trial < HOST_TRIALS; trial++) {
       pg.createDb(`hosts_${trial}`);
       const lake = { catalog: pg.dsn(`hosts_${trial}`), dataPath: tempDir('cbp-lake-data-') };
       const reads: string[] = [];

@@ -3,9 +3,9 @@
 // nightly reads asOf from TemporalScheduledStartTime there, and that backfill continues as new. The
 // replayer compares the workflow's commands with the history: one activity too many or too few fails it.
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
-import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { WORKFLOWS_PATH } from '../worker/worker.ts';
+import { workflowBundle } from './helpers/temporal-env.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const payload = (v: unknown, type?: string) => ({ metadata: { encoding: b64('json/plain'), ...(type ? { type: b64(type) } : {}) }, data: b64(JSON.stringify(v)) });
@@ -126,7 +126,7 @@ beforeAll(async () => {
   } catch {
     // already installed in this process
   }
-  bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  bundle = await workflowBundle();
 }, 120_000);
 
 describe('workflows replayed in the Temporal sandbox', () => {

@@ -304,9 +304,9 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, real activiti
         ingest: { scheduleId: `${id}-ingest`, paused: true },
       });
     // A nightly with its pipeline (events, enrichment, ratios, notices, snapshot) is slow here, so the default is
-    // six nights across a month's end; CBP_REAL_NIGHTS=61 runs two months.
-    const NIGHTS = Number(process.env.CBP_REAL_NIGHTS ?? 6);
-    const from = addDays(`${addDays(TODAY, -60).slice(0, 8)}01`, -3);
+    // four nights across a month's end; CBP_REAL_NIGHTS=61 runs two months.
+    const NIGHTS = Number(process.env.CBP_REAL_NIGHTS ?? 4);
+    const from = addDays(`${addDays(TODAY, -60).slice(0, 8)}01`, -2);
     const to = addDays(from, NIGHTS - 1);
     try {
       expect((await apply()).map((a) => a.action)).toEqual(['created', 'created']);

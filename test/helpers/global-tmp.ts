@@ -4,13 +4,17 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+/** The run's temp folder's name starts so; RUN_CACHE in it holds what the test files share (the workflow bundle). */
+export const RUN_PREFIX = 'cbp-test-run-';
+export const RUN_CACHE = 'run-cache';
+
 export default function setup(): () => void {
   const before = process.env.TMPDIR;
-  const base = mkdtempSync(path.join(os.tmpdir(), 'cbp-test-run-'));
+  const base = mkdtempSync(path.join(os.tmpdir(), RUN_PREFIX));
   process.env.TMPDIR = base;
   return () => {
     // tsx's compile cache (tsx-<uid>), made by the CLI processes the tests start, is not a test's leftover.
-    const left = readdirSync(base).filter((e) => !/^tsx-\d+$/.test(e));
+    const left = readdirSync(base).filter((e) => !/^tsx-\d+$/.test(e) && e !== RUN_CACHE);
     // What a leftover holds says who made it.
     const inside = left.slice(0, 3).map((e) => { try { return `${e}: ${readdirSync(path.join(base, e)).slice(0, 5).join(', ')}`; } catch { return e; } });
     rmSync(base, { recursive: true, force: true });

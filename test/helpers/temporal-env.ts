@@ -1,8 +1,11 @@
 // What the real-server test files share: whether a Temporal server can be had here (TEMPORAL_ADDRESS, or a
 // `temporal` CLI on PATH or from `npm run temporal:install`, whose dev server is started), the suite's title
-// that says which (or why it is skipped), the environment's start-up, and one workflow bundle per file.
+// that says which (or why it is skipped), the environment's start-up, and one workflow bundle per run.
 // TestWorkflowEnvironment.createLocal() is only called with an existing binary: without one it would download
 // a server, which these machines cannot.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
@@ -10,6 +13,7 @@ import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime }
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../../lib/temporal-cli.ts';
 import { WORKFLOWS_PATH } from '../../worker/worker.ts';
+import { RUN_CACHE, RUN_PREFIX } from './global-tmp.ts';
 
 export const temporalAddress = process.env.TEMPORAL_ADDRESS;
 export const temporalCli = temporalAddress ? undefined : findTemporalCli();
@@ -56,9 +60,23 @@ export async function startTemporalEnv(): Promise<TestWorkflowEnvironment> {
 
 let bundle: Promise<{ code: string }> | undefined;
 
-/** workflows/temporal.ts bundled once per test file (each worker would otherwise bundle at its start). */
+/**
+ * workflows/temporal.ts bundled once per run (each worker would otherwise bundle at its start): kept in the run's
+ * temp folder (test/helpers/global-tmp.ts, RUN_CACHE) for the other test files; once per file outside such a run.
+ */
 export function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  bundle ??= (async () => {
+    const base = os.tmpdir();
+    const file = path.basename(base).startsWith(RUN_PREFIX) ? path.join(base, RUN_CACHE, 'workflow-bundle.js') : undefined;
+    if (file && fs.existsSync(file)) return { code: fs.readFileSync(file, 'utf8') };
+    const made = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+    if (file) {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(`${file}.${process.pid}`, made.code);
+      fs.renameSync(`${file}.${process.pid}`, file);
+    }
+    return made;
+  })();
   return bundle;
 }
 
