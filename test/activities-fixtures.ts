@@ -10,6 +10,8 @@ import { openPipeline, type Pipeline, type PipelineOptions } from '../cli/pipeli
 import type { Config } from '../lib/config.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../sandbox/index.ts';
 import type { Store } from '../store/db.ts';
+import { configuredStore } from '../store/lake.ts';
+import { seedStore } from './helpers/store-template.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 
 import { tempDir } from './helpers/tmp.ts';
@@ -30,7 +32,10 @@ export function configFor(sb: RunningSandbox, dir: string, webhook: { username: 
 /** Retries without waiting: the sandbox's faults are retried at once. */
 export const FAST_RETRY: PipelineOptions['clientOptions'] = { retry: { retries: 8, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 5 } };
 
+/** The pipeline of cfg; a new store file is seeded from the run's template (test/helpers/store-template.ts). */
 export async function pipelineFor(cfg: Config, opts: PipelineOptions = {}): Promise<Pipeline> {
+  const store = configuredStore(cfg);
+  if (!store.lake && !fs.existsSync(store.dbPath)) await seedStore(store.dbPath);
   return openPipeline(cfg, { clientOptions: FAST_RETRY, ...opts });
 }
 

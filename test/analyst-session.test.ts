@@ -3,7 +3,7 @@
 import { existsSync, linkSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { QueryRefusedError, openAnalystSession, openSnapshotSession, runAnalystQuery } from '../store/analyst.ts';
@@ -27,7 +27,7 @@ beforeAll(async () => {
   dir = tmpDir();
   dbPath = path.join(dir, 'data', 'cbp.duckdb');
   snapshotPath = path.join(dir, 'data', 'published', 'cbp.duckdb');
-  const store = await openStore({ dbPath });
+  const store = await openTestStore({ dbPath });
   try {
     await loadReport(store, writeJson(dir, 'cb.json', [chargeback(), chargeback({ case_number: 'CB-2' })]), { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
     await publishSnapshot(store, { snapshotPath });
@@ -304,7 +304,7 @@ describe('cbp sql', () => {
 
   it('opens any file given as --snapshot the same locked way, and refuses the working store', async () => {
     const other = path.join(dir, 'other-snapshot.duckdb');
-    const s = await openStore({ dbPath: other });
+    const s = await openTestStore({ dbPath: other });
     s.close();
     const r = await cbp(['sql', '--snapshot', other, `COPY (SELECT 1) TO ${q(path.join(dir, 'x.csv'))}`]);
     expect(r.code).toBe(2);

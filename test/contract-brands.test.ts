@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRAND_ALIASES, CARD_BRANDS, normaliseBrand } from '../contract/common.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { ROOT, chargeback, tmpDir, writeJson } from './store-fixtures.ts';
 
@@ -33,7 +34,7 @@ const expected = (v: string) => normaliseBrand(v) ?? null;
 
 let store: Store;
 beforeAll(async () => {
-  store = await openStore({ dbPath: ':memory:' });
+  store = await openTestStore({ dbPath: ':memory:' });
 });
 afterAll(() => store.close());
 
@@ -59,7 +60,7 @@ describe('card brand spellings', () => {
     // Blank values are "not given" in a report (the load's rule for every optional field): not compared here.
     const values = spellings().filter((v) => v.trim() !== '');
     const dir = tmpDir();
-    const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const s = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     try {
       const file = writeJson(dir, 'cb.json', values.map((v, i) => chargeback({ case_number: `CB-${i}`, card_type: v })));
       const r = await loadReport(s, file, { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
@@ -81,7 +82,7 @@ describe('card brand spellings', () => {
   });
 
   it("leave an event's card_brand NULL when the contract knows no such brand, the text as sent kept in card_brand_text", async () => {
-    const s = await openStore({ dbPath: ':memory:' });
+    const s = await openTestStore({ dbPath: ':memory:' });
     try {
       const event = (guid: string, type: string, brand: string) =>
         s.run(

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { ingestEvents as ingestJournal } from '../store/ingest.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -27,7 +27,7 @@ async function push(url: string, guid: string): Promise<boolean> {
 }
 
 async function storedGuids(dbPath: string): Promise<Set<string>> {
-  const s = await openStore({ dbPath, readOnly: true, migrate: false });
+  const s = await openTestStore({ dbPath, readOnly: true, migrate: false });
   try {
     return new Set((await s.all<{ g: string }>('SELECT event_guid AS g FROM events_raw')).map((r) => r.g));
   } finally {
@@ -127,7 +127,7 @@ describe('cbp db backup and restore', () => {
     expect((await cbp(dir, ['run', 'ingest'])).code).toBe(0);
     await pushSome(['ev_3']);
     // The "worker": holds the store, loads the new segment and archives it, publishes nothing.
-    const held = await openStore({ dbPath: path.join(data, 'cbp.duckdb') });
+    const held = await openTestStore({ dbPath: path.join(data, 'cbp.duckdb') });
     const backupDir = path.join(dir, 'backup');
     try {
       await ingestJournal({ store: held, journalDir });

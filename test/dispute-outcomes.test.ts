@@ -1,7 +1,8 @@
 // mart_prevention_outcomes and mart_disputes_by_vintage (sql/views/60_dispute_outcomes.sql) on hand-computed cases.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { addEvent, chargeback, prevention, tmpDir, writeJson } from './store-fixtures.ts';
 import { dueSoon, preventionByPartner, vintage } from '../store/report-outcomes.ts';
@@ -11,7 +12,7 @@ import { dueSection, preventionSection, vintageSection } from '../report/outcome
 /** Four chargebacks, five prevention report rows and events of every partner (see each line's comment). */
 async function world(): Promise<Store> {
   const dir = tmpDir();
-  const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const s = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   await loadReport(s, writeJson(dir, 'cb.json', [
     chargeback({ case_number: 'CB-1', arn: 'A1', date_received: '2024-03-10 09:00:00', transaction_date: '2024-02-20', amount: 100, status: 'New' }),
     chargeback({ case_number: 'CB-2', arn: '', order_id: 'ORD-2', date_received: '2024-03-05 09:00:00', transaction_date: '2024-01-15', amount: 50, status: 'Pending' }),
@@ -139,7 +140,7 @@ describe('the report\'s prevention and vintage sections', () => {
 describe('the report\'s due-soon section with cases in it', () => {
   it('lists the open cases of the scope due within the days or overdue: overdue first and marked, then soonest, days left shown', async () => {
     const dir = tmpDir();
-    const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const s = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     // On the service's day 2024-03-10: D-1 due in 6 days, D-3 in 2, D-4 3 days overdue, D-2 today; D-5 in 15 days
     // (past the 7), D-6 Won (closed), D-7 another MID's.
     const cases: Array<[string, string, string, string?]> = [

@@ -2,7 +2,8 @@
 // (alerts/due.ts), raised once per case and level and sent once through the outbox, on hand-computed cases.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { recordReportFetch } from '../store/windows.ts';
 import { dueCases, openWithoutDueDate, serviceDay } from '../store/due.ts';
@@ -26,7 +27,7 @@ import type { NightlyResult } from '../workflows/nightly.ts';
  */
 async function world(): Promise<{ s: Store; dir: string }> {
   const dir = tmpDir();
-  const s = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const s = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   const cases: Array<[string, string, string | null, string?]> = [
     ['CB-A', 'New', '2024-03-20'], ['CB-B', 'Pending', '2024-03-12'], ['CB-C', 'New', '2024-03-08'], ['CB-D', 'Won', '2024-03-11'],
     ['CB-E', 'New', '2024-03-11'], ['CB-F', 'New', '2024-03-11'], ['CB-G', 'New', null], ['CB-H', 'Pending', '2024-02-01'], ['CB-I', 'New', '2024-03-15', 'MID-2'],

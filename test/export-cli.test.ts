@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { openSnapshotSession, runAnalystQuery } from '../store/analyst.ts';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { EXPORT_TABLES, exportedColumns } from '../store/export.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { insertChargebacks, insertEvents, insertStats, tc40 } from './ratios-fixtures.ts';
@@ -57,7 +57,7 @@ beforeAll(async () => {
   dir = tmpDir();
   dbPath = path.join(dir, 'data', 'cbp.duckdb');
   snapshotPath = path.join(dir, 'data', 'published', 'cbp.duckdb');
-  const store = await openStore({ dbPath });
+  const store = await openTestStore({ dbPath });
   try {
     await insertStats(store, [
       { mid: 'm1', network: 'mastercard', month: '2026-01', cb: 10, tx: 20_000 },
@@ -128,7 +128,7 @@ describe('cbp export', () => {
   it('says so when the ratio table it writes is behind the data (a refresh cut short), and writes it as it is', async () => {
     const behind = path.join(dir, 'behind.duckdb');
     cpSync(snapshotPath, behind);
-    const s = await openStore({ dbPath: behind, migrate: false });
+    const s = await openTestStore({ dbPath: behind, migrate: false });
     await s.run('UPDATE ratio_mart_state SET complete = FALSE');
     s.close();
     const r = await cbp(['export', '--snapshot', behind, '--out', path.join(dir, 'out-behind'), '--table', 'mart_ratios', '--json']);
@@ -248,7 +248,7 @@ describe('cbp export', () => {
   });
 
   it('reads the snapshot, never the working store: it runs while a writer holds the store', async () => {
-    const writer = await openStore({ dbPath });
+    const writer = await openTestStore({ dbPath });
     try {
       const r = await cbp(['export', '--out', path.join(dir, 'exports', 'while-writing'), '--table', 'mart_ratios']);
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
@@ -263,7 +263,7 @@ describe('cbp export', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/No snapshot at .*nowhere\.duckdb yet: run a load first/);
 
-    const emptyStore = await openStore({ dbPath: path.join(dir, 'empty.duckdb') });
+    const emptyStore = await openTestStore({ dbPath: path.join(dir, 'empty.duckdb') });
     const emptySnap = path.join(dir, 'empty-published.duckdb');
     await publishSnapshot(emptyStore, { snapshotPath: emptySnap });
     emptyStore.close();

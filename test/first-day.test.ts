@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { checkUtf8 } from '../store/load/file-checks.ts';
 import { importReport } from '../store/landing.ts';
@@ -23,7 +24,7 @@ let dir: string;
 let store: Store;
 beforeAll(async () => {
   dir = tmpDir();
-  store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
 });
 afterAll(() => store.close());
 
@@ -174,7 +175,7 @@ describe('cbp alerts', () => {
   it('lists the levels\' notices first, takes --kind, and refuses an unknown kind (exit 2)', async () => {
     const cwd = tmpDir();
     const data = path.join(cwd, 'data');
-    const s = await openStore({ dbPath: path.join(data, 'cbp.duckdb') });
+    const s = await openTestStore({ dbPath: path.join(data, 'cbp.duckdb') });
     const notice = (id: string, kind: string, at: string) =>
       s.run(`INSERT INTO alerts (notice_id, kind, mid, network, program, level, month, is_projection, is_partial, notify, message, created_at)
              VALUES ($1, $2, 'M', 'visa', 'vamp', 'excessive', '2026-01', FALSE, FALSE, FALSE, $1, $3::TIMESTAMP)`, [id, kind, at]);

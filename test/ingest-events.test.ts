@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import path from 'node:path';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { enrichEvents, type EventLookups } from '../activities/enrich.ts';
 import { journalRecord } from '../webhook/server.ts';
@@ -21,7 +22,7 @@ afterEach(async () => {
 });
 
 async function newStore(): Promise<Store> {
-  const store = await openStore({ dbPath: path.join(tmp(), 'cbp.duckdb') });
+  const store = await openTestStore({ dbPath: path.join(tmp(), 'cbp.duckdb') });
   cleanup.push(() => store.close());
   return store;
 }

@@ -4,7 +4,8 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorkerMetrics } from '../worker/metrics.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { recordReportFetch } from '../store/windows.ts';
 import { recordOrderPushes } from '../store/orders.ts';
@@ -35,7 +36,7 @@ async function state(s: Store, mid: string, network: string, program: string, le
 describe('pipeline gauge values', () => {
   it('serves covered_to, alert levels, quarantine (0 for kinds without rows) and rejected orders as the store holds them', async () => {
     const dir = tmpDir();
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     stores.push(store);
 
     // covered_to: a window the service had not finished (known until its answer), and a finished one (its last second).

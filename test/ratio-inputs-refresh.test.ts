@@ -1,7 +1,8 @@
 // The ratio inputs refresh (store/ratio-inputs.ts): statements sized to the store's memory limit, sizes read as DuckDB
 // writes them (lib/size.ts), the least limit, and a refresh cut short between its transactions.
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { monthRuns, refreshRatioInputs, rowsPerStatement } from '../store/ratio-inputs.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
@@ -67,7 +68,7 @@ describe('a store opened again', () => {
       await generateRatioData(store, { mids: 50, months: 3 });
       expect((await refreshRatioInputs(store)).full).toBe(true);
       store.close();
-      store = await openStore({ dbPath: t.dbPath });
+      store = await openTestStore({ dbPath: t.dbPath });
       const again = await refreshRatioInputs(store);
       expect(again.full).toBe(false);
       expect(again.months).toEqual([]);

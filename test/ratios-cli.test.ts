@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cbp as cbpRun } from './activities-fixtures.ts';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
 
 let dir = '';
@@ -163,7 +163,7 @@ describe('cbp ratios with no flags: what a person asks first', () => {
     expect(regions(JSON.parse(ca.stdout) as Row[])).toEqual(['CA']);
     expect(regions(await ratios([]))).toEqual(['US']);
     // Data changed (a MID report row of an old month): judged again, the new MID's row is there.
-    const s = await openStore({ dbPath: base.CBP_DB_PATH });
+    const s = await openTestStore({ dbPath: base.CBP_DB_PATH });
     try {
       await insertStats(s, [{ mid: 'x9', network: 'mastercard', month: '2025-11', cb: 1, tx: 1_000 }]);
     } finally {
@@ -266,7 +266,7 @@ describe('cbp ratios and cbp report on a snapshot an older cbp published', () =>
     const env = { ...base, CBP_SNAPSHOT_PATH: snap, CBP_DATA_DIR: dir };
     expect((await cbpRun(['db', 'snapshot'], env)).code).toBe(0);
     // What an older cbp published: its schema a migration behind (and without what that migration made).
-    const old = await openStore({ dbPath: snap, migrate: false });
+    const old = await openTestStore({ dbPath: snap, migrate: false });
     await old.run('DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)');
     await old.run('DROP TABLE ratio_mart');
     old.close();

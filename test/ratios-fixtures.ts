@@ -2,15 +2,16 @@
 // pinned monthly figures inserted straight into mid_stats, chargebacks and events_raw.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import type { RatioRow } from '../contract/ratios.ts';
 
 export async function tempStore(opts: { memoryLimit?: string } = {}): Promise<{ store: Store; dir: string; dbPath: string }> {
   // (made through test/helpers/tmp.ts: removed after the test file at the latest, whatever the test does)
   const dir = tempDir();
   const dbPath = path.join(dir, 'cbp.duckdb');
-  const store = await openStore({ dbPath, memoryLimit: opts.memoryLimit });
+  const store = await openTestStore({ dbPath, memoryLimit: opts.memoryLimit });
   return { store, dir, dbPath };
 }
 

@@ -3,7 +3,8 @@
 // and the CLI takes that path when the table is current under the rules configured now.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { limitView, ratiosView, renderRatios, type RatioOutRow, type RatiosQuery } from '../cli/commands/ratios.ts';
@@ -79,7 +80,7 @@ describe('cbp ratios --json from the kept table', () => {
     t.store.close();
     const env = { CBP_DB_PATH: t.dbPath, CBP_SNAPSHOT_PATH: path.join(t.dir, 'none.duckdb'), CBP_LOG_LEVEL: 'silent' };
     const r = await cbp(['ratios', '--all', '--json'], env);
-    t.store = await openStore({ dbPath: t.dbPath });
+    t.store = await openTestStore({ dbPath: t.dbPath });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     // One row a line inside one array.
@@ -113,7 +114,7 @@ describe('cbp ratios --json from the kept table', () => {
         locked.close();
       }
     } finally {
-      t.store = await openStore({ dbPath: t.dbPath });
+      t.store = await openTestStore({ dbPath: t.dbPath });
     }
   }, 60_000);
 });

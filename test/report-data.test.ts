@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { cbp } from './activities-fixtures.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { insertChargebacks, insertStats, type StatFixture } from './ratios-fixtures.ts';
@@ -89,7 +90,7 @@ beforeAll(async () => {
   dir = tempDir();
   env = { CBP_DATA_DIR: dir, CBP_LOG_LEVEL: 'error' };
   const dbPath = path.join(dir, 'cbp.duckdb');
-  const store = await openStore({ dbPath });
+  const store = await openTestStore({ dbPath });
   try {
     await seed(store);
     await store.run('CHECKPOINT');
@@ -289,7 +290,7 @@ describe('cbp report: the file', () => {
   it('an empty store: a message saying what to load, exit 1, no file', async () => {
     const empty = tempDir();
     fs.mkdirSync(path.join(empty, 'published'));
-    const store = await openStore({ dbPath: path.join(empty, 'published', 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(empty, 'published', 'cbp.duckdb') });
     store.close();
     const r = await cbp(['report'], { CBP_DATA_DIR: empty, CBP_LOG_LEVEL: 'error' });
     expect(r.code).toBe(1);

@@ -9,7 +9,7 @@ import { collectStatus, humanStatus } from '../cli/commands/status.ts';
 import { describeSandbox, humanSandbox } from '../cli/commands/sandbox.ts';
 import type { Config } from '../lib/config.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { admin, cbp, configFor, pipelineFor, sandbox, tempDir } from './activities-fixtures.ts';
 
 let sb: RunningSandbox;
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 async function doneWindows(): Promise<string[]> {
-  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb'), readOnly: true });
+  const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb'), readOnly: true });
   try {
     return (await store.all<{ id: string }>("SELECT kind || ':' || window_id AS id FROM windows_done ORDER BY 1")).map((r) => r.id);
   } finally {
@@ -119,7 +119,7 @@ describe('report windows and the service clock', { timeout: 180_000 }, () => {
 
   it('--force fetches a range again, windows recorded as done included, and leaves the store as one load would', async () => {
     const count = async () => {
-      const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb'), readOnly: true });
+      const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb'), readOnly: true });
       try {
         return (await store.all<{ n: number }>('SELECT (SELECT count(*) FROM chargebacks)::INTEGER + (SELECT count(*) FROM prevention_alerts)::INTEGER + (SELECT count(*) FROM mid_stats)::INTEGER AS n'))[0].n;
       } finally {

@@ -10,7 +10,8 @@ import { keptSection } from '../cli/report-source.ts';
 import { RatioSectionBuilder, type RatioSection } from '../report/model.ts';
 import { renderReport } from '../report/html.ts';
 import { loadRules, parseThresholds, type RuleSet } from '../rules/thresholds.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { computeRatios, forEachRatioBatch, type RatioQuery } from '../store/ratios.ts';
 import { refreshRatios } from '../alerts/refresh.ts';
 import type { ExplainedRatioRow } from '../contract/ratios.ts';
@@ -22,7 +23,7 @@ let store: Store;
 const rules = loadRules();
 
 beforeAll(async () => {
-  store = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
+  store = await openTestStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
   const stats: StatFixture[] = [];
   for (const month of ['2026-01', '2026-02', '2026-03']) {
     // 25 Mastercard MIDs over ECM (2 % of M-1, 200 chargebacks), hot00 the hottest; 40 clear ones.
@@ -84,7 +85,7 @@ describe('the report chooses what to show, and says what it left out', () => {
 
 describe('the report reads only what it shows', () => {
   it('builds the same section from the rows it reads (the kept table: counted and picked in SQL, rows some rule reads) as from every row', async () => {
-    const t = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
+    const t = await openTestStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
     try {
       await generateRatioData(t, { mids: 150, months: 30 });
       const set = parseThresholds(JSON.stringify({ watch: { fraction: 0.75, notify: false }, groups: { acme: { mids: ['mid000004', 'mid000090'], programs: ['vamp'] } } }), 't.json');
@@ -106,7 +107,7 @@ describe('the report reads only what it shows', () => {
 
 describe('the at-risk table\'s headroom and fee column', () => {
   it('says in words how many fewer events would have left the level, how many more reach the next, and the fee', async () => {
-    const t = await openStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
+    const t = await openTestStore({ dbPath: path.join(tempDir(), 'cbp.duckdb') });
     try {
       await insertStats(t, [
         // m1: ECM in 2026-03, 224 chargebacks over 2026-02's 10,000 transactions (2.24 %).

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../lib/config.ts';
 import { createActivities } from '../activities/index.ts';
 import type { ServiceClients } from '../client/index.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { applyRetention } from '../store/retention.ts';
 import { scheduleDefinitions, scheduleOptionsFromConfig } from '../worker/schedules.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -58,7 +59,7 @@ describe('retention', () => {
 
   it('deletes only loaded raw files past the age, keeps the rest, and reports both', async () => {
     const dir = tempDir();
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     try {
       const { data, files } = await world(dir, store);
       const off = await applyRetention(store, { days: undefined, dataDir: data, journalDir: path.join(data, 'journal'), now: NOW });
@@ -78,7 +79,7 @@ describe('retention', () => {
   it('is applied by the upkeep activity, whose summary reports it', async () => {
     const dir = tempDir();
     const data = path.join(dir, 'data');
-    const store = await openStore({ dbPath: path.join(data, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(data, 'cbp.duckdb') });
     try {
       await world(dir, store);
       const config = loadConfig({ env: { CBP_DATA_DIR: data, CBP_RETENTION_DAYS: '30', CBP_LOG_LEVEL: 'silent' } });
@@ -93,7 +94,7 @@ describe('retention', () => {
 
   it('is applied and reported by cbp db maintain', async () => {
     const dir = tempDir();
-    const store = await openStore({ dbPath: path.join(dir, 'data', 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'data', 'cbp.duckdb') });
     const { files } = await world(dir, store);
     store.close();
     const run = (env: Record<string, string>) =>

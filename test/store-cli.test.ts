@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { openSnapshot, publishSnapshot } from '../store/snapshot.ts';
 import { runCbp, type CbpRun } from './helpers/cbp-cli.ts';
@@ -86,7 +86,7 @@ describe('cbp load', () => {
     expect(r2.code).toBe(1);
     expect(r2.stderr).toMatch(/not a JSON report/);
     expect(readdirSync(path.join(dir, 'data', 'landing', 'chargebacks'))).toEqual([]);
-    const s = await openStore({ dbPath: path.join(dir, 'data', 'cbp.duckdb') });
+    const s = await openTestStore({ dbPath: path.join(dir, 'data', 'cbp.duckdb') });
     expect(await s.all('SELECT count(*) AS n FROM loads')).toEqual([{ n: '0' }]);
     s.close();
   });
@@ -138,7 +138,7 @@ describe('the published snapshot', () => {
     const dir = tmpDir();
     const dbPath = path.join(dir, 'data', 'cbp.duckdb');
     const snapshotPath = path.join(dir, 'data', 'published', 'cbp.duckdb');
-    const store = await openStore({ dbPath });
+    const store = await openTestStore({ dbPath });
     await loadReport(store, writeJson(dir, 'a.json', [chargeback()]), { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
     await publishSnapshot(store, { snapshotPath });
     // Loaded but not yet published: readers still see the previous snapshot.
@@ -156,7 +156,7 @@ describe('the published snapshot', () => {
   it('replaces the snapshot atomically: a reader holding the old copy keeps reading it', async () => {
     const dir = tmpDir();
     const snapshotPath = path.join(dir, 'pub', 'snap.duckdb');
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     await loadReport(store, writeJson(dir, 'a.json', [chargeback()]), { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
     await publishSnapshot(store, { snapshotPath });
     const reader = await openSnapshot(snapshotPath);

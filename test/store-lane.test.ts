@@ -2,7 +2,8 @@
 // never interleave on a store's connection; what runs inside one joins it.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { chargeback, tmpDir, writeJson } from './store-fixtures.ts';
 
@@ -12,7 +13,7 @@ afterEach(() => {
 });
 
 async function store(): Promise<Store> {
-  const s = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
+  const s = await openTestStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
   opened.push(s);
   await s.run('CREATE TABLE notes (n INTEGER)');
   return s;

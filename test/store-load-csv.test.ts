@@ -4,7 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { csvHeader, loadReport } from '../store/load.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
 import { toIsoUtc } from '../contract/common.ts';
@@ -20,7 +21,7 @@ async function load(text: string | Buffer, name = 'cb.csv'): Promise<{ store: St
   const dir = tmpDir();
   const file = path.join(dir, name);
   writeFileSync(file, text);
-  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   const r = await loadReport(store, file, { kind: 'chargebacks', seenAt: SEEN });
   return { store, r };
 }
@@ -121,7 +122,7 @@ describe('date typing in SQL', () => {
     ];
     const dir = tmpDir();
     const records = spellings.map((d, i) => chargeback({ case_number: `CB-${i}`, date_received: d }));
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     await loadReport(store, writeCsv(dir, 'dates.csv', 'chargebacks', records), { kind: 'chargebacks', seenAt: SEEN });
     const got = new Map(
       (await store.all<{ case_number: string; d: string }>("SELECT case_number, strftime(date_received, '%Y-%m-%dT%H:%M:%SZ') AS d FROM chargebacks")).map((r) => [r.case_number, r.d]),
@@ -167,7 +168,7 @@ describe('rows the CSV reader cannot split', () => {
       const dir = tmpDir();
       const file = path.join(dir, 'cb.csv');
       writeFileSync(file, text);
-      const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+      const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
       const before = await dump(store, [...DATA_TABLES, 'loads']);
       const err = await loadReport(store, file, { kind: 'chargebacks', seenAt: SEEN }).catch((e: unknown) => e);
       expect(err, name).toBeInstanceOf(BadReportFileError);
@@ -187,7 +188,7 @@ describe('rows the CSV reader cannot split', () => {
 
   it('is idempotent: the file again, or an overlapping file with the same bad line elsewhere, adds no second quarantine row', async () => {
     const dir = tmpDir();
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     // A first file makes the store non-empty, so the next loads take the staging path.
     await loadReport(store, writeCsv(dir, 'first.csv', 'chargebacks', [chargeback({ case_number: 'CB-0' })]), { kind: 'chargebacks', seenAt: SEEN });
     const f = path.join(dir, 'bad.csv');

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport, readFailure } from '../store/load.ts';
 import { BadReportFileError, StoreUnavailableError } from '../store/errors.ts';
 import { NotFoundError } from '../lib/errors.ts';
@@ -20,7 +20,7 @@ async function failure(name: string, content: string | Buffer | null): Promise<{
   if (content === null) mkdirSync(abs);
   else writeFileSync(abs, content);
   const typed = path.relative(process.cwd(), abs);
-  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   try {
     const err = await loadReport(store, typed, { kind: 'chargebacks', seenAt: SEEN }).then(
       () => new Error('loaded'),
@@ -62,7 +62,7 @@ describe('a report file that cannot be read', () => {
 
   it('says a missing file does not exist and a folder is not a report file', async () => {
     const dir = tmpDir();
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     const err = await loadReport(store, path.join(path.relative(process.cwd(), dir), 'nope.csv'), { kind: 'chargebacks' }).then(
       () => new Error('loaded'),
       (e: Error) => e,

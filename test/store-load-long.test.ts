@@ -4,7 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { parseCsvRecord, scanCsv } from '../store/long-rows.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
@@ -20,7 +21,7 @@ const jrec = (case_number: string, reason = 'Fraud') => JSON.stringify(chargebac
 const full = (over: Record<string, unknown>) => chargeback({ order_id: 'ORD-1', name: 'Jane Doe', tracking_number: 'TRK-1', ...over });
 
 async function storeIn(dir: string, filled = false): Promise<Store> {
-  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   // A store that already holds a case takes the staging path; an empty one the first-load path.
   if (filled) await loadReport(store, writeCsv(dir, 'first.csv', 'chargebacks', [chargeback({ case_number: 'CB-0' })]), { kind: 'chargebacks', seenAt: SEEN });
   return store;
@@ -245,7 +246,7 @@ describe('cbp reading CSV records itself', () => {
       expect(r.ok).toBe(true);
       if (r.ok) ours.push(r.values);
     }
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     const theirs = await store.all(
       `SELECT c0 AS a, c1 AS b, c2 AS c FROM read_csv('${file}', header=true, delim=',', quote='"', escape='"', auto_detect=false, columns={'c0': 'VARCHAR', 'c1': 'VARCHAR', 'c2': 'VARCHAR'})`,
     );

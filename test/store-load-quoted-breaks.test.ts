@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { scanCsv } from '../store/long-rows.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
@@ -56,7 +56,7 @@ function writeFile(file: string, total: number, at: number[], value: number, com
 }
 
 async function load(file: string, dir: string) {
-  const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+  const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
   try {
     const r = await loadReport(store, file, { kind: 'chargebacks', seenAt: SEEN });
     const [c] = await store.all<{ quoted: string; notes: string; cases: string }>(

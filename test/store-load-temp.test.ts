@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { claimLoadCopy, removeStaleLoadCopies } from '../store/load/temp.ts';
 import { CHARGEBACK_COLUMNS } from '../contract/reporting.ts';
@@ -33,7 +34,7 @@ describe("a load's temp copy", () => {
   it('lies beside the file under its lock while the load reads it, and is gone after', async () => {
     const dir = tmpDir();
     const file = longRowFile(dir);
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     const seen: string[] = [];
     const modes: number[] = [];
     const before = tmpCopies();
@@ -67,7 +68,7 @@ describe("a load's temp copy", () => {
       script,
       `import { openStore } from ${JSON.stringify(path.join(ROOT, 'store/db.ts'))};
 import { loadReport } from ${JSON.stringify(path.join(ROOT, 'store/load.ts'))};
-const store = await openStore({ dbPath: ${JSON.stringify(dbPath)} });
+const store = await openTestStore({ dbPath: ${JSON.stringify(dbPath)} });
 await loadReport(store, ${JSON.stringify(file)}, { kind: 'chargebacks', seenAt: '${SEEN}', beforeCommit: async () => {
   process.stdout.write('IN_TRANSACTION\\n');
   await new Promise((r) => setTimeout(r, 60000));
@@ -100,7 +101,7 @@ await loadReport(store, ${JSON.stringify(file)}, { kind: 'chargebacks', seenAt: 
     // A stranger's files of other names are left alone.
     const kept = ['.cb.csv.cbp-load-notes', 'cb.csv.cbp-load-1-2', '.cb.csv.cbp-load-1-2.bak'];
     for (const k of kept) fs.writeFileSync(path.join(dir, k), 'x');
-    const store = await openStore({ dbPath });
+    const store = await openTestStore({ dbPath });
     try {
       // Any load in that folder cleans up, a short one with no temp copy of its own too.
       const other = path.join(dir, 'small.csv');

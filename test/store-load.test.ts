@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { fetchReport, metaPath, readMeta, type DownloadArgs } from '../store/landing.ts';
 import { BadReportFileError } from '../store/errors.ts';
@@ -11,7 +12,7 @@ import { UsageError } from '../lib/errors.ts';
 import { ROOT, chargeback, dump, midRecord, prevention, tmpDir, writeCsv, writeJson, type Rec } from './store-fixtures.ts';
 
 async function fresh(dir = tmpDir()): Promise<{ dir: string; store: Store }> {
-  return { dir, store: await openStore({ dbPath: path.join(dir, 'cbp.duckdb') }) };
+  return { dir, store: await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') }) };
 }
 
 const SEEN = '2024-03-05T00:00:00Z';
@@ -322,7 +323,7 @@ describe('interrupted loads', () => {
   it('leaves the store as before when the loading process is killed mid-load, and the next load completes it', async () => {
     const dir = tmpDir();
     const dbPath = path.join(dir, 'cbp.duckdb');
-    let store = await openStore({ dbPath });
+    let store = await openTestStore({ dbPath });
     await loadReport(store, writeJson(dir, 'a.json', [chargeback()]), { kind: 'chargebacks', seenAt: '2024-03-01T00:00:00Z' });
     const tables = [...(await import('./store-fixtures.ts')).DATA_TABLES, 'loads'];
     const before = await dump(store, tables);
@@ -334,7 +335,7 @@ describe('interrupted loads', () => {
       script,
       `import { openStore } from ${JSON.stringify(path.join(ROOT, 'store/db.ts'))};
 import { loadReport } from ${JSON.stringify(path.join(ROOT, 'store/load.ts'))};
-const store = await openStore({ dbPath: ${JSON.stringify(dbPath)} });
+const store = await openTestStore({ dbPath: ${JSON.stringify(dbPath)} });
 await loadReport(store, ${JSON.stringify(f)}, { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z', beforeCommit: async () => {
   process.stdout.write('IN_TRANSACTION\\n');
   await new Promise((r) => setTimeout(r, 60000));
@@ -354,7 +355,7 @@ await loadReport(store, ${JSON.stringify(f)}, { kind: 'chargebacks', seenAt: '20
       child.on('exit', (code, sig) => (sig === 'SIGKILL' ? resolve() : reject(new Error(`child ended before the kill: ${code} ${stderr}`))));
     });
     await new Promise((r) => child.once('close', r));
-    store = await openStore({ dbPath });
+    store = await openTestStore({ dbPath });
     expect(await dump(store, tables)).toEqual(before);
     const r = await loadReport(store, f, { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z' });
     expect(r.rowsLoaded).toBe(5000);

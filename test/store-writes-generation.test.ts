@@ -3,7 +3,8 @@
 // The subscriptions reconcile's own writes (seen active, deleted) were such writes.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { storeGeneration } from '../store/generation.ts';
 import { publishIfBehind } from '../store/snapshot.ts';
 import { markSubscriptionDeleted, markSubscriptionsSeenActive, noteListedSubscriptions, recordOwnSubscriptions } from '../store/subscriptions.ts';
@@ -15,7 +16,7 @@ afterEach(() => {
 });
 
 async function store(dbPath: string, readOnly = false): Promise<Store> {
-  const s = await openStore({ dbPath, readOnly, migrate: !readOnly });
+  const s = await openTestStore({ dbPath, readOnly, migrate: !readOnly });
   open.push(s);
   return s;
 }

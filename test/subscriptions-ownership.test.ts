@@ -12,7 +12,8 @@ import type { RunningReceiver } from '../webhook/index.ts';
 import type { Pipeline } from '../cli/pipeline.ts';
 import type { Activities } from '../activities/types.ts';
 import { sandboxEnv } from '../cli/sandbox-env.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { ownSubscriptions, recordOwnSubscriptions, markSubscriptionsSeenActive, markSubscriptionDeleted } from '../store/subscriptions.ts';
 import type { ReconcileInput } from '../workflows/reconcile.ts';
 import { startReceiver } from '../webhook/index.ts';
@@ -259,7 +260,7 @@ describe('subscriptions the spec would not list, among the listed', () => {
 describe('own_subscriptions in the store', () => {
   let store: Store;
   beforeAll(async () => {
-    store = await openStore({ dbPath: ':memory:' });
+    store = await openTestStore({ dbPath: ':memory:' });
   });
   afterAll(() => store?.close());
 

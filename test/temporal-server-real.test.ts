@@ -23,7 +23,8 @@ import type { Config } from '../lib/config.ts';
 import { addDays } from '../lib/utc.ts';
 import { startSandbox, type RunningSandbox } from '../sandbox/index.ts';
 import { parseScenario } from '../sandbox/scenario.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { applySchedules, backfillSchedule, scheduleOptionsFromConfig } from '../worker/schedules.ts';
 import { createWorker } from '../worker/worker.ts';
 import { DEFAULT_WINDOWS_PER_RUN, type BackfillInput, type BackfillResult } from '../workflows/backfill.ts';
@@ -60,7 +61,7 @@ const SCENARIO = parseScenario({
 const VIEWS = ['chargeback_status_history'];
 
 async function dumpFile(cfg: Config): Promise<Record<string, string[]>> {
-  const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+  const store = await openTestStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
   try {
     return await dumpStore(store, VIEWS);
   } finally {
@@ -69,7 +70,7 @@ async function dumpFile(cfg: Config): Promise<Record<string, string[]>> {
 }
 
 async function withStoreFile<T>(cfg: Config, fn: (s: Store) => Promise<T>): Promise<T> {
-  const store = await openStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
+  const store = await openTestStore({ dbPath: cfg.dbPath, memoryLimit: cfg.storeMemoryLimit });
   try {
     return await fn(store);
   } finally {

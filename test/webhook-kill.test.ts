@@ -6,7 +6,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { openStore } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { cbpEntry } from './helpers/cbp-cli.ts';
 
@@ -151,7 +151,7 @@ describe('receiver killed with SIGKILL under load', () => {
     const result = JSON.parse(ing.stdout) as { loaded: number; failed: number };
     expect(result.failed).toBe(0);
     // The ingest published the analysts' snapshot, with the same events.
-    const snap = await openStore({ dbPath: path.join(path.dirname(dbPath), 'published', 'cbp.duckdb'), readOnly: true, migrate: false });
+    const snap = await openTestStore({ dbPath: path.join(path.dirname(dbPath), 'published', 'cbp.duckdb'), readOnly: true, migrate: false });
     try {
       const [{ n }] = await snap.all<{ n: number | string }>('SELECT count(*) AS n FROM events_raw');
       expect(Number(n)).toBe(result.loaded);
@@ -159,7 +159,7 @@ describe('receiver killed with SIGKILL under load', () => {
       snap.close();
     }
 
-    const store = await openStore({ dbPath });
+    const store = await openTestStore({ dbPath });
     try {
       const rows = await store.all<{ event_guid: string }>('SELECT event_guid FROM events_raw');
       const stored = rows.map((r) => r.event_guid);

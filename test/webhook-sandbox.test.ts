@@ -9,7 +9,8 @@ import { createTokenClient } from '../client/token.ts';
 import { createEventsClient } from '../client/events.ts';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../contract/index.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/server.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { enrichEvents } from '../activities/enrich.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -93,7 +94,7 @@ describe('receiver fed by the sandbox service', () => {
     const sends = deliveries.filter((d) => d.status === 200).length;
     expect(sends).toBeGreaterThan(acked.size); // duplicates were delivered
 
-    store = await openStore({ dbPath: path.join(base, 'cbp.duckdb') });
+    store = await openTestStore({ dbPath: path.join(base, 'cbp.duckdb') });
     const r = await ingestEvents({ store, journalDir });
     expect(r.failed).toBe(0);
     expect(r.quarantined).toBe(0);

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorkerMetrics } from '../worker/metrics.ts';
 import { temporalActivities } from '../worker/activity-errors.ts';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import { recordRun } from '../store/runs.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { bumpGeneration } from '../store/generation.ts';
@@ -50,7 +51,7 @@ describe('worker metrics', () => {
 
   it("reads the pipeline gauges from the worker's store after an activity", async () => {
     const dir = tempDir();
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     stores.push(store);
     const snapshotPath = path.join(dir, 'published', 'cbp.duckdb');
     const m = createWorkerMetrics({ store: () => store, snapshotPath });
@@ -78,7 +79,7 @@ describe('worker metrics', () => {
 
   it('stop() waits for the read in flight and reads no more: the worker closes its store only then', async () => {
     const dir = tempDir();
-    const store = await openStore({ dbPath: path.join(dir, 'cbp.duckdb') });
+    const store = await openTestStore({ dbPath: path.join(dir, 'cbp.duckdb') });
     stores.push(store);
     let reads = 0;
     const counted = { ...store, exclusive: <T>(fn: (s: typeof store) => Promise<T>) => ((reads += 1), store.exclusive(fn)) };
