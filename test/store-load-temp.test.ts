@@ -7,7 +7,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../store/db.ts';
 import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { claimLoadCopy, removeStaleLoadCopies } from '../store/load/temp.ts';
@@ -68,7 +67,7 @@ describe("a load's temp copy", () => {
       script,
       `import { openStore } from ${JSON.stringify(path.join(ROOT, 'store/db.ts'))};
 import { loadReport } from ${JSON.stringify(path.join(ROOT, 'store/load.ts'))};
-const store = await openTestStore({ dbPath: ${JSON.stringify(dbPath)} });
+const store = await openStore({ dbPath: ${JSON.stringify(dbPath)} });
 await loadReport(store, ${JSON.stringify(file)}, { kind: 'chargebacks', seenAt: '${SEEN}', beforeCommit: async () => {
   process.stdout.write('IN_TRANSACTION\\n');
   await new Promise((r) => setTimeout(r, 60000));

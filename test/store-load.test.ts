@@ -3,7 +3,7 @@ import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../store/db.ts';
+import type { Store } from '../store/db.ts';
 import { openTestStore } from './helpers/store-template.ts';
 import { loadReport } from '../store/load.ts';
 import { fetchReport, metaPath, readMeta, type DownloadArgs } from '../store/landing.ts';
@@ -335,7 +335,7 @@ describe('interrupted loads', () => {
       script,
       `import { openStore } from ${JSON.stringify(path.join(ROOT, 'store/db.ts'))};
 import { loadReport } from ${JSON.stringify(path.join(ROOT, 'store/load.ts'))};
-const store = await openTestStore({ dbPath: ${JSON.stringify(dbPath)} });
+const store = await openStore({ dbPath: ${JSON.stringify(dbPath)} });
 await loadReport(store, ${JSON.stringify(f)}, { kind: 'chargebacks', seenAt: '2024-03-05T00:00:00Z', beforeCommit: async () => {
   process.stdout.write('IN_TRANSACTION\\n');
   await new Promise((r) => setTimeout(r, 60000));
