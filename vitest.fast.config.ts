@@ -6,7 +6,7 @@ import { defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.ts';
 
 const slow = new Set(Object.keys(JSON.parse(fs.readFileSync(new URL('./test/helpers/durations.json', import.meta.url), 'utf8'))));
-const STARTS = /\bsandbox\(|SMTPServer\(|startWithReceiver\(|spawn(Sync)?\(|execFile|Worker\.create\(|\bcbp\(\[|runCbp\(|startSandbox\(|startReceiver\(|createServer\(|startPostgres\(|startTemporalEnv\(|runDemo\(/;
+const STARTS = /\bsandbox\(|SMTPServer\(|startWithReceiver\(|spawn(Sync)?\(|execFile|Worker\.create\(|\bcbp\(\[|runCbp\(|startSandbox\(|startReceiver\(|createServer\(|startPostgres\(|startTemporalEnv\(|useTemporalEnv\(|runDemo\(/;
 const left = fs.readdirSync(new URL('./test/', import.meta.url)).filter((f) => f.endsWith('.test.ts'))
   .filter((f) => slow.has(f) || STARTS.test(fs.readFileSync(new URL(`./test/${f}`, import.meta.url), 'utf8')));
 

@@ -28,7 +28,7 @@ const SCENARIO = parseScenario({
   seed: 3636, history_months: 2, horizon_months: 0, orders: 0, order_share: 0,
   mids: [{ mid: '860100000036', alias: 'Fault Shop', monthly_transactions: 20000, profile: 'hovering' }],
 });
-const RANGE = ['--from', addDays(TODAY, -8), '--to', addDays(TODAY, -3), '--kinds', 'chargebacks,prevention', '--window-days', '1', '--parallelism', '2'];
+const RANGE = ['--from', addDays(TODAY, -12), '--to', addDays(TODAY, -3), '--kinds', 'chargebacks,prevention', '--window-days', '1', '--parallelism', '2'];
 
 let sb: RunningSandbox;
 let pg: Postgres;
@@ -41,6 +41,9 @@ function newLake(): Record<string, string> {
   return { ...sandboxEnv(sb, tempDir('cbp-host-')), CBP_STORE: `ducklake:postgres:${pg.dsn(db)}`, CBP_LAKE_DATA_PATH: tempDir('cbp-lake-data-') };
 }
 
+/** The data files in a lake's data folder, committed or not. */
+const parquetsIn = (env: Record<string, string>) =>
+  fs.readdirSync(env.CBP_LAKE_DATA_PATH!, { recursive: true }).filter((f) => String(f).endsWith('.parquet')).length;
 const lakeOf = (env: Record<string, string>) => ({ catalog: env.CBP_STORE!.slice('ducklake:postgres:'.length), dataPath: env.CBP_LAKE_DATA_PATH! });
 
 /** A store's rows, but the log of runs (a killed run that had finished adds one). */
@@ -92,7 +95,7 @@ describe.skipIf(skipLake)(lakeTitle('the lake under faults'), { timeout: 600_000
     let crashed: Promise<void> | undefined;
     // Mid-run: once the backfill has written a data file of its own (a slow machine may take seconds to open), and
     // then a while, so that the crash falls in a slow download rather than on that file's commit.
-    const parquets = () => fs.readdirSync(env.CBP_LAKE_DATA_PATH!, { recursive: true }).filter((f) => String(f).endsWith('.parquet')).length;
+    const parquets = () => parquetsIn(env);
     const migrated = parquets();
     const run = backfill(env);
     try {
@@ -172,7 +175,7 @@ describe.skipIf(skipLake)(lakeTitle('the lake under faults'), { timeout: 600_000
     } finally {
       await admin(sb, 'POST', '/faults', {});
     }
-    expect(killed, 'no run was killed mid-way').toBeGreaterThan(0);
+    expect(killed, 'no run was killed').toBeGreaterThan(0);
     const done = await backfill(env);
     expect(done.code, done.out.slice(-2000)).toBe(0);
     expect(await dumpLake(env)).toEqual(undisturbed);

@@ -21,6 +21,7 @@ import { copyDemo } from './helpers/shared-demo.ts';
 import { ingestEvents } from '../store/ingest.ts';
 import { recordWindowOutcome } from '../store/windows.ts';
 import { recordRun } from '../store/runs.ts';
+import { storeVersion } from '../store/generation.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
 import { journalRecord } from '../webhook/server.ts';
 import { openJournal } from '../webhook/journal.ts';
@@ -30,9 +31,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let pg: Postgres;
 /** A copy of the demo's folder on a file, made by the first case (the later ones move its store into a lake). */
 let onFile: { dataDir: string; dbPath: string; snapshotPath: string };
-/** That store's views and every row of its tables and views (dumpStore), as the first case read them. */
+/** That store's views, every row of its tables and views (dumpStore) and its version, as the first case read them. */
 let fileViews: string[];
 let fileRows: Record<string, string[]>;
+let fileVersion: Awaited<ReturnType<typeof storeVersion>>;
 let n = 0;
 /** A new, empty lake: its own database and data folder. */
 function newLake(): LakeOptions & { store: string } {
@@ -116,6 +118,7 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     const lakeViews = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, viewsOf);
     expect(lakeViews).toEqual(fileViews);
     const a = (fileRows = await withStore({ dbPath: onFile.dbPath, readOnly: true }, (s) => dumpStore(s, fileViews)));
+    fileVersion = await withStore({ dbPath: onFile.dbPath, readOnly: true }, storeVersion);
     const b = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
     expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
     // Table by table, the first row that differs (a diff of thousands of rows says less).
@@ -199,6 +202,8 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     const moved = await cbp(['db', 'import-file', onFile.dbPath, '--json'], env);
     expect(moved.code, moved.stderr).toBe(0);
     expect(JSON.parse(moved.stdout).rows).toBeGreaterThan(10_000);
+    // The first case's reading of the file store stands while no command since has written to it.
+    expect(await withStore({ dbPath: onFile.dbPath, readOnly: true }, storeVersion)).toEqual(fileVersion);
     const a = fileRows;
     const b = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => dumpStore(s, fileViews));
     for (const t of Object.keys(a)) expect({ table: t, rows: b[t]!.length, same: b[t]!.every((r, i) => r === a[t]![i]) }).toEqual({ table: t, rows: a[t]!.length, same: true });

@@ -1,8 +1,9 @@
 // The ratio inputs refresh (store/ratio-inputs.ts): statements sized to the store's memory limit, sizes read as DuckDB
 // writes them (lib/size.ts), the least limit, and a refresh cut short between its transactions.
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../store/db.ts';
-import { openTestStore } from './helpers/store-template.ts';
+import path from 'node:path';
+import { openStore, type Store } from '../store/db.ts';
+import { tempDir } from './helpers/tmp.ts';
 import { monthRuns, refreshRatioInputs, rowsPerStatement } from '../store/ratio-inputs.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
@@ -62,13 +63,15 @@ describe('the refresh at the least memory limit', () => {
 
 describe('a store opened again', () => {
   it('computes nothing again: the SQL it was computed with reads the same from the file as where it was made', async () => {
-    const t = await tempStore();
-    let store = t.store;
+    // Made from nothing in this process (not a template's copy): its definitions are the ones DuckDB has just made.
+    const dir = tempDir();
+    const t = { dir, dbPath: path.join(dir, 'cbp.duckdb') };
+    let store = await openStore({ dbPath: t.dbPath });
     try {
       await generateRatioData(store, { mids: 50, months: 3 });
       expect((await refreshRatioInputs(store)).full).toBe(true);
       store.close();
-      store = await openTestStore({ dbPath: t.dbPath });
+      store = await openStore({ dbPath: t.dbPath });
       const again = await refreshRatioInputs(store);
       expect(again.full).toBe(false);
       expect(again.months).toEqual([]);

@@ -12,8 +12,7 @@ import { sandboxEnv } from '../cli/sandbox-env.ts';
 import { collectStatus, humanStatus } from '../cli/commands/status.ts';
 import type { Config } from '../lib/config.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import type { Store } from '../store/db.ts';
-import { openTestStore } from './helpers/store-template.ts';
+import { openStore, type Store } from '../store/db.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { storeGeneration, storeVersion } from '../store/generation.ts';
 import { ingestEvents } from '../store/ingest.ts';
@@ -36,7 +35,7 @@ afterEach(() => {
 });
 
 async function store(dbPath: string, readOnly = false): Promise<Store> {
-  const s = await openTestStore({ dbPath, readOnly });
+  const s = await openStore({ dbPath, readOnly });
   open.push(s);
   return s;
 }
@@ -65,7 +64,7 @@ async function journalEvents(dir: string, n: number): Promise<void> {
 }
 
 async function countEvents(dbPath: string): Promise<number> {
-  const s = await openTestStore({ dbPath, readOnly: true, migrate: false });
+  const s = await openStore({ dbPath, readOnly: true, migrate: false });
   try {
     return (await s.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM events_raw'))[0].n;
   } finally {
@@ -132,7 +131,7 @@ describe('a run killed between its commit and its publish', { timeout: 120_000 }
     // The killed run: ingest's store step commits 5 more events (and archives the segment), then the process
     // dies before its publish.
     await journalEvents(journalDir, 5);
-    const s = await openTestStore({ dbPath: env.CBP_DB_PATH });
+    const s = await openStore({ dbPath: env.CBP_DB_PATH });
     try {
       expect(await ingestEvents({ store: s, journalDir })).toMatchObject({ loaded: 5 });
     } finally {

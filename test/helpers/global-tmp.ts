@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** The run's temp folder's name starts so; RUN_CACHE in it holds what the test files share (the workflow bundle). */
+/** The run's temp folder's name starts so; RUN_CACHE in it holds what the test files share (the workflow
+ * bundle, the store template). */
 export const RUN_PREFIX = 'cbp-test-run-';
 export const RUN_CACHE = 'run-cache';
 

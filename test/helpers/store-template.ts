@@ -1,26 +1,29 @@
 // A new store at a path, from a template: an empty store migrated once per run (kept in the run's temp folder,
 // test/helpers/global-tmp.ts) and copied, in place of migrating every new test store from nothing. The copy gets
 // a store id of its own; openStore then finds it current (a template of older code would be migrated as any store).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { openStore, type Store, type StoreOptions } from '../../store/db.ts';
+import { DEFAULT_MIGRATIONS_DIR, openStore, type Store, type StoreOptions } from '../../store/db.ts';
+import { readMigrations } from '../../store/migrate.ts';
 import { RUN_CACHE, RUN_PREFIX } from './global-tmp.ts';
 
-let template: Promise<string> | undefined;
+let template: Promise<string | undefined> | undefined;
 
-/** The template's path: the run's, else one of this process's (removed at its exit). */
-function templatePath(): Promise<string> {
+/**
+ * The run's template (keyed by the migrations' text: a watch run's edited migration makes a new one), or undefined
+ * outside a run's temp folder: then stores are migrated from nothing, as before.
+ */
+function templatePath(): Promise<string | undefined> {
   template ??= (async () => {
     const base = os.tmpdir();
-    const shared = path.basename(base).startsWith(RUN_PREFIX);
-    const dir = shared ? path.join(base, RUN_CACHE) : fs.mkdtempSync(path.join(base, 'cbp-store-template-'));
-    if (!shared) process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-    const file = path.join(dir, 'store-template.duckdb');
+    if (!path.basename(base).startsWith(RUN_PREFIX)) return undefined;
+    const key = createHash('sha256').update(readMigrations(DEFAULT_MIGRATIONS_DIR).map((m) => m.checksum).join()).digest('hex').slice(0, 12);
+    const file = path.join(base, RUN_CACHE, `store-template-${key}.duckdb`);
     if (fs.existsSync(file)) return file;
-    fs.mkdirSync(dir, { recursive: true });
-    const making = path.join(dir, `making-${process.pid}`, 'cbp.duckdb');
+    const making = path.join(base, RUN_CACHE, `making-${process.pid}`, 'cbp.duckdb');
     (await openStore({ dbPath: making })).close();
     fs.renameSync(making, file);
     fs.rmSync(path.dirname(making), { recursive: true, force: true });
@@ -29,11 +32,13 @@ function templatePath(): Promise<string> {
   return template;
 }
 
-/** Puts a new, migrated store at dbPath (which must not exist), with a store id of its own. */
+/** Puts a new, migrated store at dbPath (which must not exist), with a store id of its own; nothing outside a run. */
 export async function seedStore(dbPath: string): Promise<void> {
   if (fs.existsSync(dbPath)) throw new Error(`seedStore: ${dbPath} exists`);
+  const from = await templatePath();
+  if (!from) return;
   fs.mkdirSync(path.dirname(dbPath), { recursive: true });
-  fs.copyFileSync(await templatePath(), dbPath);
+  fs.copyFileSync(from, dbPath);
   const db = await DuckDBInstance.create(dbPath);
   const c = await db.connect();
   try {

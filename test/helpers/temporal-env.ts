@@ -60,6 +60,22 @@ export async function startTemporalEnv(): Promise<TestWorkflowEnvironment> {
 
 let bundle: Promise<{ code: string }> | undefined;
 
+/** The newest change and total size of the folders the workflows import from: a watch run's edit makes a new bundle. */
+function sourcesStamp(): string {
+  let newest = 0;
+  let size = 0;
+  for (const dir of ['workflows', 'activities', 'contract', 'lib']) {
+    const root = path.join(path.dirname(WORKFLOWS_PATH), '..', dir);
+    for (const f of fs.readdirSync(root, { recursive: true })) {
+      if (!String(f).endsWith('.ts')) continue;
+      const st = fs.statSync(path.join(root, String(f)));
+      newest = Math.max(newest, st.mtimeMs);
+      size += st.size;
+    }
+  }
+  return `${Math.round(newest)}-${size}`;
+}
+
 /**
  * workflows/temporal.ts bundled once per run (each worker would otherwise bundle at its start): kept in the run's
  * temp folder (test/helpers/global-tmp.ts, RUN_CACHE) for the other test files; once per file outside such a run.
@@ -67,7 +83,7 @@ let bundle: Promise<{ code: string }> | undefined;
 export function workflowBundle(): Promise<{ code: string }> {
   bundle ??= (async () => {
     const base = os.tmpdir();
-    const file = path.basename(base).startsWith(RUN_PREFIX) ? path.join(base, RUN_CACHE, 'workflow-bundle.js') : undefined;
+    const file = path.basename(base).startsWith(RUN_PREFIX) ? path.join(base, RUN_CACHE, `workflow-bundle-${sourcesStamp()}.js`) : undefined;
     if (file && fs.existsSync(file)) return { code: fs.readFileSync(file, 'utf8') };
     const made = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
     if (file) {
