@@ -9,6 +9,12 @@ import path from 'node:path';
 export const RUN_PREFIX = 'cbp-test-run-';
 export const RUN_CACHE = 'run-cache';
 
+/** Where `name` is kept for the whole run (its cache folder), or undefined outside a run's temp folder. */
+export function runCachePath(name: string): string | undefined {
+  const base = os.tmpdir();
+  return path.basename(base).startsWith(RUN_PREFIX) ? path.join(base, RUN_CACHE, name) : undefined;
+}
+
 export default function setup(): () => void {
   const before = process.env.TMPDIR;
   const base = mkdtempSync(path.join(os.tmpdir(), RUN_PREFIX));

@@ -3,12 +3,11 @@
 // a store id of its own; openStore then finds it current (a template of older code would be migrated as any store).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store, type StoreOptions } from '../../store/db.ts';
 import { readMigrations } from '../../store/migrate.ts';
-import { RUN_CACHE, RUN_PREFIX } from './global-tmp.ts';
+import { runCachePath } from './global-tmp.ts';
 
 let template: Promise<string | undefined> | undefined;
 
@@ -18,12 +17,10 @@ let template: Promise<string | undefined> | undefined;
  */
 function templatePath(): Promise<string | undefined> {
   template ??= (async () => {
-    const base = os.tmpdir();
-    if (!path.basename(base).startsWith(RUN_PREFIX)) return undefined;
     const key = createHash('sha256').update(readMigrations(DEFAULT_MIGRATIONS_DIR).map((m) => m.checksum).join()).digest('hex').slice(0, 12);
-    const file = path.join(base, RUN_CACHE, `store-template-${key}.duckdb`);
-    if (fs.existsSync(file)) return file;
-    const making = path.join(base, RUN_CACHE, `making-${process.pid}`, 'cbp.duckdb');
+    const file = runCachePath(`store-template-${key}.duckdb`);
+    if (!file || fs.existsSync(file)) return file;
+    const making = path.join(path.dirname(file), `making-${process.pid}`, 'cbp.duckdb');
     (await openStore({ dbPath: making })).close();
     fs.renameSync(making, file);
     fs.rmSync(path.dirname(making), { recursive: true, force: true });

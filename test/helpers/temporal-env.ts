@@ -4,7 +4,6 @@
 // TestWorkflowEnvironment.createLocal() is only called with an existing binary: without one it would download
 // a server, which these machines cannot.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -13,7 +12,7 @@ import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime }
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../../lib/temporal-cli.ts';
 import { WORKFLOWS_PATH } from '../../worker/worker.ts';
-import { RUN_CACHE, RUN_PREFIX } from './global-tmp.ts';
+import { runCachePath } from './global-tmp.ts';
 
 export const temporalAddress = process.env.TEMPORAL_ADDRESS;
 export const temporalCli = temporalAddress ? undefined : findTemporalCli();
@@ -78,12 +77,11 @@ function sourcesStamp(): string {
 
 /**
  * workflows/temporal.ts bundled once per run (each worker would otherwise bundle at its start): kept in the run's
- * temp folder (test/helpers/global-tmp.ts, RUN_CACHE) for the other test files; once per file outside such a run.
+ * temp folder (test/helpers/global-tmp.ts, runCachePath) for the other test files; once per file outside such a run.
  */
 export function workflowBundle(): Promise<{ code: string }> {
   bundle ??= (async () => {
-    const base = os.tmpdir();
-    const file = path.basename(base).startsWith(RUN_PREFIX) ? path.join(base, RUN_CACHE, `workflow-bundle-${sourcesStamp()}.js`) : undefined;
+    const file = runCachePath(`workflow-bundle-${sourcesStamp()}.js`);
     if (file && fs.existsSync(file)) return { code: fs.readFileSync(file, 'utf8') };
     const made = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
     if (file) {
