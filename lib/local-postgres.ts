@@ -70,7 +70,9 @@ export async function startLocalPostgres(root: string): Promise<LocalPostgres> {
   const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal); // SIGINT: PostgreSQL's fast shutdown; SIGQUIT: immediate (as a crash, recovered at the next start)
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => { timer = setTimeout(r, 10_000); })]);
+      clearTimeout(timer); // a pending timer would hold the process open for its 10 s after the server stopped
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   };
