@@ -23,12 +23,11 @@ export function createReportActivities(ctx: ActivityContext): ReportActivities &
         const landed = await fetchReport({ client, dataDir }, kind, { start: bounds.start, end: bounds.end, format: 'json' });
         // When the service answered, by its own clock (its Date header); without one, ours at the answer.
         const serviceTime = landed.meta.service_time ?? landed.meta.fetched_at;
-        const r = await withStore('fetchAndLoad', async (store) => {
-          const loaded = await loadReport(store, landed.path, { kind, format: 'json', window });
-          // After the load's commit: the record never claims more than the store holds.
-          await recordReportFetch(store, { kind, window, serviceTime, fetchedAt: landed.meta.fetched_at, records: loaded.rowsLoaded, quarantined: loaded.quarantined, runId });
-          return loaded;
-        });
+        // The fetch is recorded in the load's commit: the record never claims more than the store holds.
+        const r = await withStore('fetchAndLoad', (store) => loadReport(store, landed.path, {
+          kind, format: 'json', window,
+          record: (s, loaded) => recordReportFetch(s, { kind, window, serviceTime, fetchedAt: landed.meta.fetched_at, records: loaded.rowsLoaded, quarantined: loaded.quarantined, runId }),
+        }));
         const complete = windowComplete(window, serviceTime);
         logger?.debug(
           { kind, window: windowId(window), runId, records: r.rowsLoaded, quarantined: r.quarantined, serviceTime, complete },

@@ -41,6 +41,8 @@ export interface LoadOptions {
   window?: Window;
   /** When the rows were observed; default: the sidecar's fetched_at, else the window's last second, else the file's mtime. */
   seenAt?: string;
+  /** What the caller records of the load, in the load's transaction (a repeat of a load: in one of its own). */
+  record?: (s: Store, r: LoadResult) => Promise<void>;
   /** Test hook: runs inside the transaction just before COMMIT. */
   beforeCommit?: () => Promise<void> | void;
 }
@@ -123,12 +125,15 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   // gives the digest; a bare file is loaded in full (same result, just slower).
   if (digest) {
     const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest });
-    if (again) return again;
+    if (again) {
+      if (opts.record) await store.transaction((s) => opts.record!(s, again));
+      return again;
+    }
   }
   checkNotUtf16(file, file);
   await checkUtf8(file, file);
   const sizeZero = isBlank(file);
-  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, beforeCommit: opts.beforeCommit };
+  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, record: opts.record, beforeCommit: opts.beforeCommit };
   try {
     return await loadWith(run, false);
   } catch (e) {
@@ -142,7 +147,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
 async function loadWith(
   run: {
     store: Store; file: string; landing: string; kind: ReportKind; format: FileFormat; w: Window | null; seen: string;
-    sha256Pending: Promise<string>; sizeZero: boolean; beforeCommit?: () => Promise<void> | void;
+    sha256Pending: Promise<string>; sizeZero: boolean; record?: LoadOptions['record']; beforeCommit?: () => Promise<void> | void;
   },
   longJson: boolean,
 ): Promise<LoadResult> {
@@ -209,8 +214,10 @@ async function loadWith(
       }
       if (!direct && !sizeZero) await moveStaged(s, kind, w, seen, landing, sha256, stagedBad > 0);
       const reloaded = await logLoad(s, { landing, kind, format, window: w, seen, sha256, rowsRead, rowsLoaded, quarantined });
+      const result = { file: landing, kind, format, window: w, seenAt: seen, sha256, rowsRead, rowsLoaded, quarantined, reloaded };
+      await run.record?.(s, result);
       await run.beforeCommit?.();
-      return { file: landing, kind, format, window: w, seenAt: seen, sha256, rowsRead, rowsLoaded, quarantined, reloaded };
+      return result;
     });
   } finally {
     await store.run('DROP TABLE IF EXISTS _stg');

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { openTestStore } from './helpers/store-template.ts';
-import { loadReport } from '../store/load.ts';
+import { loadReport, type LoadResult } from '../store/load.ts';
+import { recordReportFetch } from '../store/windows.ts';
 import { fetchReport, metaPath, readMeta, type DownloadArgs } from '../store/landing.ts';
 import { BadReportFileError } from '../store/errors.ts';
 import { UsageError } from '../lib/errors.ts';
@@ -317,6 +318,29 @@ describe('interrupted loads', () => {
     expect(await dump(store, [...(await import('./store-fixtures.ts')).DATA_TABLES, 'loads'])).toEqual(before);
     await loadReport(store, f, { kind: 'chargebacks', seenAt: SEEN });
     expect(await store.all('SELECT status FROM chargebacks')).toEqual([{ status: 'Won' }]);
+    store.close();
+  });
+
+  it("commits what the caller records of a load (a window's fetch) with the load, or neither; a repeat records it too", async () => {
+    const { dir, store } = await fresh();
+    const tables = [...(await import('./store-fixtures.ts')).DATA_TABLES, 'loads', 'report_fetches'];
+    const before = await dump(store, tables);
+    const f = writeJson(dir, 'w.json', [chargeback()]);
+    const window = { from: '2024-03-01', to: '2024-03-07' };
+    const record = (fail: boolean) => async (s: Store, r: LoadResult) => {
+      await recordReportFetch(s, { kind: 'chargebacks', window, serviceTime: SEEN, fetchedAt: SEEN, records: r.rowsLoaded, quarantined: r.quarantined });
+      if (fail) throw new Error('injected failure');
+    };
+    await expect(loadReport(store, f, { kind: 'chargebacks', seenAt: SEEN, record: record(true) })).rejects.toThrow('injected failure');
+    expect(await dump(store, tables)).toEqual(before);
+    await loadReport(store, f, { kind: 'chargebacks', seenAt: SEEN, record: record(false) });
+    expect(await store.all('SELECT records::INTEGER AS records FROM report_fetches')).toEqual([{ records: 1 }]);
+    await store.run('DELETE FROM report_fetches');
+    // A sidecar names the file's digest: the same load again only touches the log, and still records the fetch.
+    const bytes = readFileSync(f);
+    writeFileSync(metaPath(f), JSON.stringify({ kind: 'chargebacks', start: null, end: null, mids: null, format: 'json', bytes: bytes.length, fetched_at: SEEN, sha256: createHash('sha256').update(bytes).digest('hex') }));
+    expect(await loadReport(store, f, { kind: 'chargebacks', record: record(false) })).toMatchObject({ reloaded: true });
+    expect(await store.all('SELECT records::INTEGER AS records FROM report_fetches')).toEqual([{ records: 1 }]);
     store.close();
   });
 
