@@ -120,27 +120,34 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   const sha256Pending = digest ? Promise.resolve(digest) : sha256Stream(file);
   sha256Pending.catch(() => undefined);
   const landing = path.resolve(file);
-  // The same landing file, bytes and observation loaded before (a retried activity, a re-run backfill): one
-  // load already left the store as this one would, so only the log is touched. Known only when the sidecar
-  // gives the digest; a bare file is loaded in full (same result, just slower).
-  if (digest) {
-    const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest });
+  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero: false, record: opts.record, beforeCommit: opts.beforeCommit };
+  // On a lake every statement outside a transaction reads a catalog snapshot of its own: there the whole load (the
+  // repeat check, staging, writes) is one transaction. The typing macros come first: a rollback would drop them.
+  const step = <T>(fn: () => Promise<T>) => (store.lake ? store.transaction(fn) : fn());
+  if (store.lake) await typingOnce(store);
+  const load = async (longJson: boolean) => {
+    // The same landing file, bytes and observation loaded before (a retried activity, a re-run backfill): one
+    // load already left the store as this one would, so only the log is touched. Known only when the sidecar
+    // gives the digest; a bare file is loaded in full (same result, just slower).
+    const again = digest && !longJson ? await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest }) : undefined;
     if (again) {
       if (opts.record) await store.transaction((s) => opts.record!(s, again));
       return again;
     }
-  }
-  checkNotUtf16(file, file);
-  await checkUtf8(file, file);
-  const sizeZero = isBlank(file);
-  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, record: opts.record, beforeCommit: opts.beforeCommit };
+    if (!longJson) {
+      checkNotUtf16(file, file);
+      await checkUtf8(file, file);
+      run.sizeZero = isBlank(file);
+    }
+    return loadWith(run, longJson);
+  };
   try {
-    return await loadWith(run, false);
+    return await step(() => load(false));
   } catch (e) {
     // DuckDB's JSON reader refused a record for its size (where it gives up depends on where the record lies):
     // again, with cbp reading the long records itself. Nothing was stored by the first try.
     if (!(e instanceof RecordTooBigError) || format !== 'json') throw e;
-    return await loadWith(run, true);
+    return await step(() => load(true));
   }
 }
 
@@ -158,6 +165,7 @@ async function loadWith(
   let stagedBad = 0;
   let staging: Staging | undefined;
   let reader: Reader | undefined;
+  let threw = false;
   const failed = (e: unknown) => readFailure(e, { shown: file, paths: reader?.paths, format, kind });
   if (!sizeZero) {
     await typingOnce(store);
@@ -219,8 +227,15 @@ async function loadWith(
       await run.beforeCommit?.();
       return result;
     });
+  } catch (e) {
+    threw = true;
+    throw e;
   } finally {
-    await store.run('DROP TABLE IF EXISTS _stg');
-    await reader?.dispose();
+    // After a failure the statements may meet an aborted transaction (a lake's load is one): the failure is what counts.
+    const cleanup = async () => {
+      await store.run('DROP TABLE IF EXISTS _stg');
+      await reader?.dispose();
+    };
+    await (threw ? cleanup().catch(() => undefined) : cleanup());
   }
 }

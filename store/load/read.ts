@@ -235,7 +235,8 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
     };
     return { sql, paths, quarantineRejects, dispose };
   } catch (e) {
-    await dispose();
+    // (a lake's load is one transaction, which the failure may have aborted: the failure is what counts)
+    await dispose().catch(() => undefined);
     throw e;
   }
 }
