@@ -3,13 +3,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import { ConfigError } from '../lib/errors.ts';
 import { parseLibpq } from '../lib/lake-setting.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { catalogGone, lakeLabel, mask, type LakeOptions } from './lake.ts';
 
-const pgpass = createRequire(import.meta.url)('pgpass') as (c: object, cb: (password?: string) => void) => void;
+// pg and pgpass, loaded on a lake's first write: a command on a DuckDB file never loads them.
+const require = createRequire(import.meta.url);
+const pgClient = (): typeof pg.Client => (require('pg') as typeof pg).Client;
+const pgpass = (c: object, cb: (password?: string) => void): void => (require('pgpass') as (c: object, cb: (password?: string) => void) => void)(c, cb);
 
 /** The lock's two keys (pg_advisory_lock(int, int)): "cbp" and "writ" as numbers, one lock per catalog database. */
 export const LAKE_WRITER_KEYS = [0x636270, 0x77726974] as const;
@@ -67,7 +70,7 @@ export function lakeWriterLock(l: LakeOptions): LakeWriterLock {
   const broken = new WeakSet<pg.Client>();
   const drop = (c: pg.Client | undefined) => { if (c) { broken.add(c); void c.end().catch(() => undefined); } if (c === client) client = undefined; };
   const open = async (cfg: pg.ClientConfig): Promise<pg.Client> => {
-    const c = new pg.Client({ ...cfg, ...(waitSeconds > 0 ? { query_timeout: (waitSeconds + 10) * 1000 } : {}) });
+    const c = new (pgClient())({ ...cfg, ...(waitSeconds > 0 ? { query_timeout: (waitSeconds + 10) * 1000 } : {}) });
     c.on('error', () => broken.add(c));
     c.on('end', () => broken.add(c));
     try {
