@@ -188,18 +188,17 @@ async function loadWith(
     }
     if (Number(c.keys) < Number(c.good)) await store.run(st.dedupe);
   };
-  // A chargeback report loaded into an empty store goes straight into its table (firstLoadChargebacks).
-  const firstLoad = staging !== undefined && kind === 'chargebacks' && (await chargebacksEmpty(store));
-  // Otherwise staging is read outside the transaction: it is a temp table (never part of the store), so a
-  // failure or a kill there changes nothing, and the write transaction stays short.
   try {
+    // A chargeback report loaded into an empty store goes straight into its table (firstLoadChargebacks).
+    const firstLoad = staging !== undefined && kind === 'chargebacks' && (await chargebacksEmpty(store));
+    // Otherwise staging is a temp table (never part of the store), so a failure or a kill there changes nothing. On a
+    // file it is read before the write transaction, which stays short; on a lake the whole load is one transaction.
     if (staging && !firstLoad) await stage(staging);
     const staged = { read: rowsRead, bad: quarantined };
     return await store.transaction(async (s) => {
-      // From the staged counts again on every try: a lake's retry runs this whole.
       rowsRead = staged.read;
       quarantined = staged.bad;
-      // The store was empty when this load began; if another write came first, stage as usual.
+      // The store was empty when this load began; if another write came first (on a file), stage as usual.
       const direct = firstLoad && (await chargebacksEmpty(s));
       if (firstLoad && !direct) await stage(staging!);
       if (direct) {
