@@ -1,11 +1,8 @@
 // Reading a config file of settings (--config, CBP_CONFIG, a data folder's settings.json): its parse errors placed
 // by line and column, without the parser's words (they quote the text, which may hold a secret).
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { parseYaml } from './yaml.ts';
 import { ConfigError } from './errors.ts';
-
-/** YAML's parser, loaded for a YAML file only (most commands read none). */
-const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 /**
  * Where a config file fails to parse, without the parser's own message: both YAML and V8's JSON.parse quote

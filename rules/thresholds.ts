@@ -2,7 +2,7 @@
 // (docs/reference/card-network-programs.md) lives in rules/defaults.json; a file named by CBP_THRESHOLDS_FILE adds rules,
 // replaces rules by id, disables rules, and sets per-MID regions and extra (e.g. internal early-warning) rules.
 import { readFileSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { parseYaml } from '../lib/yaml.ts';
 import { z } from 'zod';
 import { NETWORKS } from '../contract/common.ts';
 import { CERTAINTIES, FEE_BASES, METRICS, PROGRAMS, type WatchSettings } from '../contract/ratios.ts';
@@ -11,9 +11,6 @@ import { ConfigError } from '../lib/errors.ts';
 import type { Program } from '../contract/ratios.ts';
 import { parseOrThrow } from '../lib/validate.ts';
 import defaultsJson from './defaults.json' with { type: 'json' };
-
-/** YAML's parser, loaded for a YAML file only (most commands read none). */
-const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
 export { PROGRAMS, METRICS, type Program, type Metric } from '../contract/ratios.ts';
 

@@ -41,7 +41,7 @@ export interface LoadOptions {
   window?: Window;
   /** When the rows were observed; default: the sidecar's fetched_at, else the window's last second, else the file's mtime. */
   seenAt?: string;
-  /** What the caller records of the load, in the load's transaction (a repeat of a load: in one of its own). */
+  /** What the caller records of the load, in the load's transaction (a repeat of a load: in the log's). */
   record?: (s: Store, r: LoadResult) => Promise<void>;
   /** Test hook: runs inside the transaction just before COMMIT. */
   beforeCommit?: () => Promise<void> | void;
@@ -124,11 +124,8 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   // load already left the store as this one would, so only the log is touched. Known only when the sidecar
   // gives the digest; a bare file is loaded in full (same result, just slower).
   if (digest) {
-    const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest });
-    if (again) {
-      if (opts.record) await store.transaction((s) => opts.record!(s, again));
-      return again;
-    }
+    const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest }, opts.record);
+    if (again) return again;
   }
   checkNotUtf16(file, file);
   await checkUtf8(file, file);

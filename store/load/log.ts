@@ -5,9 +5,10 @@ import type { Store } from '../db.ts';
 import type { Window } from '../../lib/utc.ts';
 import type { FileFormat, LoadResult } from '../load.ts';
 
-/** When exactly this load was made before (landing file, digest, kind, window, seen_at): bumps its log row and returns it. */
+/** When exactly this load was made before (landing file, digest, kind, window, seen_at): bumps its log row, records it as the caller asks, and returns it. */
 export async function repeatOf(
   store: Store, l: { landing: string; kind: ReportKind; format: FileFormat; window: Window | null; seen: string; sha256: string },
+  record?: (s: Store, r: LoadResult) => Promise<void>,
 ): Promise<LoadResult | undefined> {
   const where = `landing_file = $1 AND sha256 = $2 AND kind = $3 AND window_start IS NOT DISTINCT FROM $4::DATE
     AND window_end IS NOT DISTINCT FROM $5::DATE AND seen_at = $6::TIMESTAMP`;
@@ -19,10 +20,12 @@ export async function repeatOf(
     );
     if (!prior) return undefined;
     await s.run(`UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1 WHERE ${where}`, params);
-    return {
+    const again: LoadResult = {
       file: l.landing, kind: l.kind, format: l.format, window: l.window, seenAt: l.seen, sha256: l.sha256,
       rowsRead: Number(prior.rows_read), rowsLoaded: Number(prior.rows_loaded), quarantined: Number(prior.quarantined), reloaded: true,
     };
+    await record?.(s, again);
+    return again;
   });
 }
 
