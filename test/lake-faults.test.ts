@@ -105,7 +105,7 @@ describe.skipIf(skipLake)(lakeTitle('the lake under faults'), { timeout: 600_000
       crashed = pg.crash();
       const r = await run;
       expect(r.code, r.out.slice(-2000)).toBe(1);
-      expect(r.out).toMatch(/The lake's catalog \(PostgreSQL, .*\) stopped answering .*run the command again.*\[CBP_ERR_STORE_UNAVAILABLE\]/);
+      expect(r.out).toMatch(/The lake's catalog \(PostgreSQL, .*\) stopped answering( \(.*\))?: this step did not finish.*run the command again.*\[CBP_ERR_STORE_UNAVAILABLE\]/);
     } finally {
       await crashed;
       await admin(sb, 'POST', '/faults', {});
