@@ -52,6 +52,8 @@ export interface LakeWriterLock {
   acquire(): Promise<void>;
   /** Whether the lock is still held: false once its connection broke (PostgreSQL then gave it back). */
   intact(): boolean;
+  /** Whether the lock is held and its connection answers a query now (a crash may not have been noticed yet). */
+  answers(): Promise<boolean>;
   release(): Promise<void>;
   close(): Promise<void>;
 }
@@ -119,6 +121,11 @@ export function lakeWriterLock(l: LakeOptions): LakeWriterLock {
       }
     },
     intact: () => held && client !== undefined && !broken.has(client),
+    async answers() {
+      const c = client;
+      if (!held || !c || broken.has(c)) return false;
+      return c.query('SELECT 1').then(() => true, () => { drop(c); return false; });
+    },
     async release() {
       if (!held) return;
       held = false;

@@ -120,24 +120,31 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   const sha256Pending = digest ? Promise.resolve(digest) : sha256Stream(file);
   sha256Pending.catch(() => undefined);
   const landing = path.resolve(file);
-  // The same landing file, bytes and observation loaded before (a retried activity, a re-run backfill): one
-  // load already left the store as this one would, so only the log is touched. Known only when the sidecar
-  // gives the digest; a bare file is loaded in full (same result, just slower).
-  if (digest) {
-    const again = await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest }, opts.record);
+  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero: false, record: opts.record, beforeCommit: opts.beforeCommit };
+  // On a lake every statement outside a transaction reads a catalog snapshot of its own: there the whole load (the
+  // repeat check, staging, writes) is one transaction. The typing macros come first: a rollback would drop them.
+  const step = <T>(fn: () => Promise<T>) => (store.lake ? store.transaction(fn) : fn());
+  if (store.lake) await typingOnce(store);
+  const load = async (longJson: boolean) => {
+    // The same landing file, bytes and observation loaded before (a retried activity, a re-run backfill): one
+    // load already left the store as this one would, so only the log is touched. Known only when the sidecar
+    // gives the digest; a bare file is loaded in full (same result, just slower).
+    const again = digest && !longJson ? await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest }, opts.record) : undefined;
     if (again) return again;
-  }
-  checkNotUtf16(file, file);
-  await checkUtf8(file, file);
-  const sizeZero = isBlank(file);
-  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero, record: opts.record, beforeCommit: opts.beforeCommit };
+    if (!longJson) {
+      checkNotUtf16(file, file);
+      await checkUtf8(file, file);
+      run.sizeZero = isBlank(file);
+    }
+    return loadWith(run, longJson);
+  };
   try {
-    return await loadWith(run, false);
+    return await step(() => load(false));
   } catch (e) {
     // DuckDB's JSON reader refused a record for its size (where it gives up depends on where the record lies):
     // again, with cbp reading the long records itself. Nothing was stored by the first try.
     if (!(e instanceof RecordTooBigError) || format !== 'json') throw e;
-    return await loadWith(run, true);
+    return await step(() => load(true));
   }
 }
 
@@ -181,15 +188,14 @@ async function loadWith(
   try {
     // A chargeback report loaded into an empty store goes straight into its table (firstLoadChargebacks).
     const firstLoad = staging !== undefined && kind === 'chargebacks' && (await chargebacksEmpty(store));
-    // Otherwise staging is read outside the transaction: it is a temp table (never part of the store), so a
-    // failure or a kill there changes nothing, and the write transaction stays short.
+    // Otherwise staging is a temp table (never part of the store), so a failure or a kill there changes nothing. On a
+    // file it is read before the write transaction, which stays short; on a lake the whole load is one transaction.
     if (staging && !firstLoad) await stage(staging);
     const staged = { read: rowsRead, bad: quarantined };
     return await store.transaction(async (s) => {
-      // From the staged counts again on every try: a lake's retry runs this whole.
       rowsRead = staged.read;
       quarantined = staged.bad;
-      // The store was empty when this load began; if another write came first, stage as usual.
+      // The store was empty when this load began; if another write came first (on a file), stage as usual.
       const direct = firstLoad && (await chargebacksEmpty(s));
       if (firstLoad && !direct) await stage(staging!);
       if (direct) {
@@ -221,7 +227,7 @@ async function loadWith(
     threw = true;
     throw e;
   } finally {
-    // After a failure the cleanup's own errors would hide it: the failure is what counts.
+    // After a failure the statements may meet an aborted transaction (a lake's load is one): the failure is what counts.
     const cleanup = async () => {
       await store.run('DROP TABLE IF EXISTS _stg');
       await reader?.dispose();

@@ -76,6 +76,32 @@ describe.skipIf(skipLake)(lakeTitle('lake writers take turns'), { timeout: 300_0
     expect(n).toBe(0);
   });
 
+  it('runs a step again when its catalog went away, whatever its failing statement said; while PostgreSQL is down, says so', async () => {
+    const own = await startPostgres();
+    own.createDb('gone');
+    const s = await openStore({ dbPath: 'lake', lake: { catalog: own.dsn('gone'), dataPath: tempDir('cbp-lake-data-') } });
+    try {
+      // PostgreSQL up: a failure is the step's own, given as it was, the step run once.
+      let tries = 0;
+      const own1 = await s.transaction(async (t) => { tries++; await recordRun(t, run('gone-0')); throw new Error('the step itself failed'); }).catch((x: Error) => x);
+      expect([tries, own1.message]).toEqual([1, 'the step itself failed']);
+      // The catalog crashed under the step, whose statement said only that its transaction was aborted.
+      tries = 0;
+      const e = await s.transaction(async (t) => {
+        tries++;
+        await recordRun(t, run('gone-1'));
+        await own.crash();
+        throw new Error('TransactionContext Error: Current transaction is aborted (please ROLLBACK)');
+      }).catch((x: Error & { code?: string }) => x);
+      expect(tries).toBe(1);
+      expect(e.code).toBe('CBP_ERR_STORE_UNAVAILABLE');
+      expect(e.message).toMatch(/The lake's catalog \(PostgreSQL, .*\) stopped answering \(Connection refused.*run the command again/);
+    } finally {
+      s.close();
+      await own.stop();
+    }
+  });
+
   it('reads the libpq string as libpq does: quoted values, escapes, the port as a number', () => {
     expect(pgClientConfig("host=db.example.com port=6543 dbname=cbp user=cbp password='a b\\'c' sslmode=require connect_timeout=3")).toMatchObject({
       host: 'db.example.com', port: 6543, database: 'cbp', user: 'cbp', password: "a b'c", connectionTimeoutMillis: 3000, ssl: { rejectUnauthorized: false, servername: 'db.example.com' },

@@ -235,7 +235,7 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
     };
     return { sql, paths, quarantineRejects, dispose };
   } catch (e) {
-    // (the cleanup's own errors would hide the failure)
+    // (a lake's load is one transaction, which the failure may have aborted: the failure is what counts)
     await dispose().catch(() => undefined);
     throw e;
   }
