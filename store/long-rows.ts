@@ -14,9 +14,9 @@
 // So before DuckDB reads a CSV file bigger than SAFE_CSV_RECORD, cbp finds its record boundaries itself (the
 // same quoting rules as DuckDB's reader, one pass at memory speed, most of it jumping from line break to line
 // break), and every record longer than that is taken out of what DuckDB reads and parsed here instead. A JSON
-// file takes this path only when DuckDB refused it for a record's size. Each long row either joins the read
-// (its values, through a temp table) or is set aside with a reason: nothing is dropped, and no text inside a
-// value is ever read as a row. The same scan tells whether any quoted value holds a line break: a file bigger
+// file takes this path only when DuckDB refused it for a record's size (store/long-json.ts). Each long row
+// either joins the read (its values, through a temp table) or is set aside with a reason: nothing is dropped,
+// and no text inside a value is ever read as a row. The same scan tells whether any quoted value holds a line break: a file bigger
 // than one buffer that has one is read by DuckDB's reader serially (parallel=false), which reads it exactly.
 import { open, type FileHandle } from 'node:fs/promises';
 
@@ -32,7 +32,7 @@ export const JSON_PARSE_CAP = 64 * 1024 * 1024;
 /** Characters of an over-long value (or of a record set aside as written) kept in the quarantine. */
 export const HEAD_CHARS = 1000;
 
-const CHUNK = 8 * 1024 * 1024;
+export const CHUNK = 8 * 1024 * 1024;
 
 export const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
@@ -63,7 +63,7 @@ const QUOTE_SEEN = 4;
 /** A quote-free stretch longer than this is crossed by jumping between line breaks. */
 const JUMP = 64 * 1024;
 
-async function readAt(fh: FileHandle, buf: Buffer, pos: number): Promise<Buffer> {
+export async function readAt(fh: FileHandle, buf: Buffer, pos: number): Promise<Buffer> {
   const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
   return bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
 }
@@ -229,7 +229,7 @@ export function headOf(s: string): string {
   return cps.length > HEAD_CHARS ? `${cps.slice(0, HEAD_CHARS).join('')}…` : cps.join('');
 }
 /** HEAD_CHARS + 1 code points: the typing SQL cuts a value longer than HEAD_CHARS of an over-long row and marks it. */
-const prefixOf = (s: string) => Array.from(s.slice(0, 2 * HEAD_CHARS + 4)).slice(0, HEAD_CHARS + 1).join('');
+export const prefixOf = (s: string) => Array.from(s.slice(0, 2 * HEAD_CHARS + 4)).slice(0, HEAD_CHARS + 1).join('');
 
 const SPACE = Buffer.from(' ');
 const AFTER_QUOTE = 5;
@@ -356,149 +356,6 @@ export async function parseCsvRecord(file: string, span: Span, columns: readonly
     if (sizes[k] > bigBytes) (bigBytes = sizes[k]), (bigField = name);
   });
   return { ok: true, values, bytes: total, bigField, bigBytes };
-}
-
-/** A long element of a JSON array, and the bytes to take out with it so the rest stays a valid array. */
-export interface JsonElement extends Span {
-  cut: Span;
-}
-
-/**
- * The elements of a JSON array file longer than `threshold` bytes. Strings (with their escapes) are skipped
- * whole, so braces inside text do not count. Each element's cut takes one separating comma with it: the one
- * before it when an element before it stays, else the one after it.
- */
-export async function scanJsonArray(file: string, threshold: number): Promise<JsonElement[]> {
-  const fh = await open(file, 'r');
-  const out: JsonElement[] = [];
-  let depth = 0;
-  let inStr = false;
-  let esc = false;
-  let start = -1;
-  let lastComma = -1;
-  let elements = 0;
-  let waiting: JsonElement | undefined; // a long element whose following comma is not seen yet
-  let base = 0;
-  try {
-    const buf = Buffer.allocUnsafe(CHUNK);
-    for (;;) {
-      const b = await readAt(fh, buf, base);
-      if (b.length === 0) break;
-      let i = 0;
-      let bs = -1; // the next backslash at or after i (b.length: none in this chunk), valid while bs >= i
-      while (i < b.length) {
-        if (inStr) {
-          if (esc) {
-            esc = false;
-            i++;
-            continue;
-          }
-          // Jump to the next quote or backslash.
-          let q = b.indexOf(34, i);
-          if (bs < i) {
-            bs = b.indexOf(92, i);
-            if (bs < 0) bs = b.length;
-          }
-          if (bs < b.length && (q < 0 || bs < q)) {
-            esc = true;
-            i = bs + 1;
-            continue;
-          }
-          if (q < 0) q = b.length;
-          else inStr = false;
-          i = q + 1;
-          continue;
-        }
-        const c = b[i];
-        if (c === 34) inStr = true;
-        else if (c === 123 || c === 91) {
-          depth++;
-          if (depth === 2) start = base + i;
-        } else if (c === 125 || c === 93) {
-          depth--;
-          if (depth === 1 && start >= 0) {
-            const end = base + i + 1;
-            if (end - start > threshold) {
-              const keptBefore = elements - out.length > 0;
-              const el: JsonElement = { start, end, cut: keptBefore ? { start: lastComma, end } : { start, end } };
-              out.push(el);
-              if (!keptBefore) waiting = el;
-            }
-            elements++;
-            start = -1;
-          }
-        } else if (c === 44 && depth === 1) {
-          lastComma = base + i;
-          if (waiting) {
-            waiting.cut.end = lastComma + 1;
-            waiting = undefined;
-          }
-        }
-        i++;
-      }
-      base += b.length;
-    }
-  } finally {
-    await fh.close();
-  }
-  return out;
-}
-
-/**
- * One long JSON record, parsed by cbp: the values of `columns` as DuckDB's reader gives them (text as is, a
- * number or boolean as its text, an object or array as JSON text, absent or null as NULL). A record bigger than
- * JSON_PARSE_CAP is not parsed: it is set aside as written.
- */
-export async function parseJsonRecord(file: string, span: Span, columns: readonly string[]): Promise<LongRow> {
-  const size = span.end - span.start;
-  const fh = await open(file, 'r');
-  let text: string;
-  try {
-    const bytes = Buffer.allocUnsafe(size > JSON_PARSE_CAP ? 4 * HEAD_CHARS : size);
-    const { bytesRead } = await fh.read(bytes, 0, bytes.length, span.start);
-    if (size > JSON_PARSE_CAP) {
-      return {
-        ok: false,
-        raw: JSON.stringify({ json_record: headOf(new TextDecoder('utf-8').decode(bytes.subarray(0, bytesRead))) }),
-        reason: `row: ${mib(size)} as written, over the ${ROW_LIMIT / 1048576} MiB limit for one row`,
-      };
-    }
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, bytesRead));
-    } catch {
-      return {
-        ok: false,
-        raw: JSON.stringify({ json_record: headOf(new TextDecoder('utf-8').decode(bytes.subarray(0, 4 * HEAD_CHARS))) }),
-        reason: 'row: bytes that are not UTF-8 (invalid encoding)',
-      };
-    }
-  } finally {
-    await fh.close();
-  }
-  let rec: unknown;
-  try {
-    rec = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`the record at byte ${span.start}: ${(e as Error).message}`);
-  }
-  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) {
-    return { ok: false, raw: JSON.stringify({ json_record: headOf(text) }), reason: 'row: not a JSON object' };
-  }
-  const obj = rec as Record<string, unknown>;
-  const values: Record<string, string | null> = {};
-  let bytes = 0;
-  let bigField: string | null = null;
-  let bigBytes = 0;
-  for (const c of columns) {
-    const v = obj[c];
-    const s = v === undefined || v === null ? null : typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-    values[c] = s;
-    const n = s === null ? 0 : Buffer.byteLength(s);
-    bytes += n;
-    if (n > bigBytes) (bigBytes = n), (bigField = c);
-  }
-  if (bytes > ROW_LIMIT) for (const c of columns) if (values[c] !== null) values[c] = prefixOf(values[c] as string);
-  return { ok: true, values, bytes, bigField, bigBytes };
 }
 
 /** Copies `src` to `dest` without the byte ranges `cuts` (sorted, not overlapping). */

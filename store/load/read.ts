@@ -7,9 +7,8 @@ import path from 'node:path';
 import type { ReportKind } from '../../contract/reporting.ts';
 import type { Store } from '../db.ts';
 import { BadReportFileError } from '../errors.ts';
-import {
-  ROW_LIMIT, SAFE_CSV_RECORD, copyWithout, lineAt, parseCsvRecord, parseJsonRecord, scanCsv, scanJsonArray, type LongRow, type Span,
-} from '../long-rows.ts';
+import { ROW_LIMIT, SAFE_CSV_RECORD, copyWithout, lineAt, parseCsvRecord, scanCsv, type LongRow, type Span } from '../long-rows.ts';
+import { parseJsonRecord, scanJsonArray } from '../long-json.ts';
 import type { FileFormat } from '../load.ts';
 import { CSV_IDENTITY, RAW_COLUMNS, REQUIRED } from './columns.ts';
 import { checkJsonShape, csvHeader, readFailure } from './file-checks.ts';
