@@ -11,7 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { buildReceiver, startReceiver, type EventSink } from '../webhook/server.ts';
+import { buildReceiver, type EventSink } from '../webhook/server.ts';
+import { startReceiver } from '../webhook/start.ts';
 
 const USER = 'bench';
 const PASS = 'bench-hook-password';

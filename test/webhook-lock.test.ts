@@ -10,7 +10,7 @@ import { openJournal, type Journal } from '../webhook/journal.ts';
 import { JournalLockedError, LOCK_FILE } from '../webhook/lock.ts';
 import { listClosedSegments } from '../lib/journal-files.ts';
 import { acquireLock } from '../webhook/lock.ts';
-import { startReceiver } from '../webhook/server.ts';
+import { startReceiver } from '../webhook/start.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -8,7 +8,7 @@ import { startSandbox, type RunningSandbox } from '../sandbox/server.ts';
 import { createTokenClient } from '../client/token.ts';
 import { createEventsClient } from '../client/events.ts';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../contract/index.ts';
-import { startReceiver, type RunningReceiver } from '../webhook/server.ts';
+import { startReceiver, type RunningReceiver } from '../webhook/start.ts';
 import type { Store } from '../store/db.ts';
 import { openTestStore } from './helpers/store-template.ts';
 import { ingestEvents } from '../store/ingest.ts';

@@ -12,11 +12,9 @@ import {
   KEEP_ALIVE_TIMEOUT_MS_DEFAULT,
   MAX_CONNECTIONS_DEFAULT,
   REQUEST_TIMEOUT_MS_DEFAULT,
-  startReceiver,
   type EventSink,
-  type RunningReceiver,
-  type StartReceiverOptions,
 } from '../webhook/server.ts';
+import { startReceiver, type RunningReceiver, type StartReceiverOptions } from '../webhook/start.ts';
 import { assertTransport, isLoopbackHost } from '../webhook/transport.ts';
 import { nodeJournalFs, openJournal, type Journal, type JournalFs } from '../webhook/journal.ts';
 import { listClosedSegments } from '../lib/journal-files.ts';

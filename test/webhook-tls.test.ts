@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Agent, request } from 'undici';
-import { startReceiver, type RunningReceiver } from '../webhook/server.ts';
+import { startReceiver, type RunningReceiver } from '../webhook/start.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const tmp = () => tempDir();

@@ -1,7 +1,6 @@
 // The event receiver: Basic auth, durable journal (OS-locked), health.
 export {
   buildReceiver,
-  startReceiver,
   beginClose,
   journalRecord,
   BODY_LIMIT_DEFAULT,
@@ -10,7 +9,8 @@ export {
   REQUEST_TIMEOUT_MS_DEFAULT,
   MAX_CONNECTIONS_DEFAULT,
 } from './server.ts';
-export type { EventSink, ReceiverOptions, StartReceiverOptions, RunningReceiver } from './server.ts';
+export type { EventSink, ReceiverOptions } from './server.ts';
+export { startReceiver, type StartReceiverOptions, type RunningReceiver } from './start.ts';
 export { assertTransport, isLoopbackHost } from './transport.ts';
 export {
   openJournal,

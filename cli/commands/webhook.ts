@@ -62,7 +62,7 @@ export function register(program: Command, ctx: Ctx): void {
       }
       const eventsPath = o.path ?? cfg.webhookPath;
       if (!eventsPath.startsWith('/')) throw new UsageError(`--path ${eventsPath}: expected a path starting with /, e.g. /events`);
-      const { startReceiver } = await import('../../webhook/server.ts');
+      const { startReceiver } = await import('../../webhook/start.ts');
       const { assertReceiverCredentials } = await import('../../webhook/auth.ts');
       const { assertTransport } = await import('../../webhook/transport.ts');
       const previousPassword = cfg.webhookPreviousPassword;
