@@ -309,7 +309,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
             } catch (e) {
               await run('ROLLBACK').catch(() => undefined);
               // A statement that met the catalog gone mid-step may say only that its transaction was aborted: run it again.
-              if (writer && !(e instanceof LakeTurnLost) && !(e instanceof StoreUnavailableError) && !(await writer.answers())) throw new LakeTurnLost();
+              if (writer && !closing && !(e instanceof LakeTurnLost) && !(e instanceof StoreUnavailableError) && !(await writer.answers())) throw new LakeTurnLost();
               throw e;
             }
           }), (e) => lake !== undefined && !closing && (isLakeConflict(e) || e instanceof LakeTurnLost));

@@ -124,7 +124,12 @@ export function lakeWriterLock(l: LakeOptions): LakeWriterLock {
     async answers() {
       const c = client;
       if (!held || !c || broken.has(c)) return false;
-      return c.query('SELECT 1').then(() => true, () => { drop(c); return false; });
+      // (5 s at most: a frozen server would keep the connection's own query timeout, the turn's wait, waiting)
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), 5_000); });
+      const ok = await Promise.race([c.query('SELECT 1').then(() => true, () => false), late]).finally(() => clearTimeout(timer));
+      if (!ok) drop(c);
+      return ok;
     },
     async release() {
       if (!held) return;

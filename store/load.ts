@@ -191,10 +191,7 @@ async function loadWith(
     // Otherwise staging is a temp table (never part of the store), so a failure or a kill there changes nothing. On a
     // file it is read before the write transaction, which stays short; on a lake the whole load is one transaction.
     if (staging && !firstLoad) await stage(staging);
-    const staged = { read: rowsRead, bad: quarantined };
     return await store.transaction(async (s) => {
-      rowsRead = staged.read;
-      quarantined = staged.bad;
       // The store was empty when this load began; if another write came first (on a file), stage as usual.
       const direct = firstLoad && (await chargebacksEmpty(s));
       if (firstLoad && !direct) await stage(staging!);
@@ -227,10 +224,14 @@ async function loadWith(
     threw = true;
     throw e;
   } finally {
-    // After a failure the statements may meet an aborted transaction (a lake's load is one): the failure is what counts.
+    // After a failure the statements may meet an aborted transaction (a lake's load is one): the failure is what
+    // counts, and the reader's temp copy goes whatever the DROP met.
     const cleanup = async () => {
-      await store.run('DROP TABLE IF EXISTS _stg');
-      await reader?.dispose();
+      try {
+        await store.run('DROP TABLE IF EXISTS _stg');
+      } finally {
+        await reader?.dispose();
+      }
     };
     await (threw ? cleanup().catch(() => undefined) : cleanup());
   }

@@ -1,7 +1,11 @@
 // Long JSON records (store/long-rows.ts says why): the elements of a JSON array too long for DuckDB's reader, found
 // and parsed by cbp when that reader refused the file for a record's size.
 import { open } from 'node:fs/promises';
-import { CHUNK, HEAD_CHARS, JSON_PARSE_CAP, ROW_LIMIT, headOf, mib, prefixOf, readAt, type LongRow, type Span } from './long-rows.ts';
+import { CHUNK, HEAD_CHARS, ROW_LIMIT, headOf, prefixOf, readAt, type LongRow, type Span } from './long-rows.ts';
+
+/** A JSON record up to this size is parsed by cbp when DuckDB's reader refuses it; a bigger one is set aside as written. */
+const JSON_PARSE_CAP = 64 * 1024 * 1024;
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 /** A long element of a JSON array, and the bytes to take out with it so the rest stays a valid array. */
 export interface JsonElement extends Span {

@@ -27,14 +27,10 @@ export const ROW_LIMIT = 16 * 1024 * 1024;
  * quoted line break is read safely only serially, see CsvScan.quotedBreak).
  */
 export const SAFE_CSV_RECORD = 4 * 1024 * 1024;
-/** A JSON record up to this size is parsed by cbp when DuckDB's reader refuses it; a bigger one is set aside as written. */
-export const JSON_PARSE_CAP = 64 * 1024 * 1024;
 /** Characters of an over-long value (or of a record set aside as written) kept in the quarantine. */
 export const HEAD_CHARS = 1000;
 
 export const CHUNK = 8 * 1024 * 1024;
-
-export const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 /** Bytes [start, end) of one record in the file, without its line break. */
 export interface Span {
