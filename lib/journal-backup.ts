@@ -2,8 +2,9 @@
 // the receiver goes on writing. The open segment is copied up to its last newline (appends are whole lines, each
 // fsync'd before its 200: a torn tail was never acknowledged) and kept sealed; a segment sealed or archived while
 // we look is read where it went. Archived segments are copied only when the store copy has not loaded them.
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, fstatSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readSync, fstatSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fsyncPath } from './fsync.ts';
 import { ARCHIVE_DIR, closedName, segmentInfo } from './journal-files.ts';
 
 export interface JournalCopy {
@@ -43,12 +44,7 @@ function wholeLines(file: string): Buffer | null {
 
 function writeDurable(file: string, data: Buffer): void {
   writeFileSync(file, data);
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  fsyncPath(file);
 }
 
 /** Copies the journal's unsealed state into `out` (created). loaded: the segments the store copy has loaded. */

@@ -3,9 +3,10 @@
 // does), journal/ (what the store had not loaded yet: lib/journal-backup.ts) and backup.json (what it holds).
 // While a worker holds the store (DuckDB has one writer), the published snapshot stands in for it, and the journal's
 // archived segments it has not loaded are copied too: the next ingest after a restore loads them again.
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../lib/errors.ts';
+import { fsyncPath } from '../lib/fsync.ts';
 import { copyJournal, requeueArchived, restoreJournal, type JournalCopy } from '../lib/journal-backup.ts';
 import { openStore, type Store, type StoreOptions } from './db.ts';
 import { StoreUnavailableError } from './errors.ts';
@@ -56,14 +57,6 @@ async function loadedSegments(store: Pick<Store, 'all'>): Promise<Set<string>> {
   return new Set(rows.map((r) => r.segment));
 }
 
-function fsyncFile(file: string): void {
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** Opens a store file alone, read-only, unmigrated, runs fn, closes it. */
 async function readStoreFile<T>(file: string, fn: (s: Store) => Promise<T>): Promise<T> {
@@ -114,7 +107,7 @@ export async function backup(o: BackupOptions): Promise<BackupManifest & { path:
       store.close();
     }
   }
-  fsyncFile(file);
+  fsyncPath(file);
   const { tables, loaded, version } = await readStoreFile(file, async (s) => ({ tables: await tableRows(s), loaded: await loadedSegments(s), version: await storeVersion(s) }));
   const journal = copyJournal(o.journalDir, path.join(out, JOURNAL_DIR), loaded);
   let thresholds: string | null = null;
@@ -124,7 +117,7 @@ export async function backup(o: BackupOptions): Promise<BackupManifest & { path:
   }
   const manifest: BackupManifest = { format: 1, createdAt: (o.now?.() ?? new Date()).toISOString(), source, ...version, tables, journal, thresholds };
   writeFileSync(path.join(out, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
-  fsyncFile(path.join(out, MANIFEST_FILE));
+  fsyncPath(path.join(out, MANIFEST_FILE));
   return { path: out, ...manifest, ...(note ? { note } : {}) };
 }
 
@@ -169,7 +162,7 @@ export async function restore(o: { store: StoreOptions; journalDir: string; from
   mkdirSync(path.dirname(dbPath), { recursive: true });
   const tmp = `${dbPath}.restore-${process.pid}`;
   copyFileSync(path.join(from, BACKUP_FILE), tmp);
-  fsyncFile(tmp);
+  fsyncPath(tmp);
   // The old store's write-ahead log must not be replayed onto the backup.
   rmSync(`${dbPath}.wal`, { force: true });
   renameSync(tmp, dbPath);

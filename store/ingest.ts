@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Store } from './db.ts';
+import { fsyncPath } from '../lib/fsync.ts';
 import { ARCHIVE_DIR, listClosedSegments } from '../lib/journal-files.ts';
 import { sha256Stream } from './landing.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
@@ -66,14 +67,6 @@ async function appendLines(store: Store, file: string): Promise<void> {
   }
 }
 
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 /**
  * The receiver writes `{"received_at":"...","event":<body as received>}`; the payload is cut out of the line
@@ -211,8 +204,8 @@ export async function ingestEvents(opts: IngestOptions): Promise<IngestResult> {
     }
     await opts.afterCommit?.(segment);
     fs.renameSync(file, path.join(archiveDir, segment));
-    fsyncDir(archiveDir);
-    fsyncDir(opts.journalDir);
+    fsyncPath(archiveDir);
+    fsyncPath(opts.journalDir);
     out.segments.push(r);
     out.loaded += r.loaded;
     out.duplicates += r.duplicates;

@@ -17,10 +17,10 @@ export {
   Journal,
   JournalUnavailableError,
   nodeJournalFs,
-  recoverOpenSegments,
   SEGMENT_MAX_BYTES_DEFAULT,
   SEGMENT_MAX_AGE_MS_DEFAULT,
 } from './journal.ts';
+export { recoverOpenSegments } from './journal-recover.ts';
 export type { JournalFs, JournalOptions, JournalEvent, JournalStatus } from './journal.ts';
 export { acquireLock, JournalLockedError, LOCK_FILE } from './lock.ts';
 export { ARCHIVE_DIR, closedName, listClosedSegments, segmentInfo } from '../lib/journal-files.ts';

@@ -12,8 +12,9 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 import { CbpError } from '../lib/errors.ts';
-import { ARCHIVE_DIR, closedName, openSegmentName, segmentInfo } from '../lib/journal-files.ts';
+import { closedName, openSegmentName } from '../lib/journal-files.ts';
 import { acquireLock } from './lock.ts';
+import { nextSeq, recoverOpenSegments } from './journal-recover.ts';
 
 
 export const SEGMENT_MAX_BYTES_DEFAULT = 64 * 1024 * 1024;
@@ -115,60 +116,6 @@ interface OpenSegment {
   size: number;
   lines: number;
   openedAt: number;
-}
-
-function fsyncDirSync(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * Seals every open segment a killed receiver left behind. Bytes after the last newline are a torn line: its
- * write never completed, so it was never acknowledged, and it is dropped. Everything before it is kept.
- */
-export function recoverOpenSegments(dir: string, onEvent?: (e: JournalEvent) => void): Array<{ segment: string; lines: number; droppedBytes: number }> {
-  const out: Array<{ segment: string; lines: number; droppedBytes: number }> = [];
-  const open = fs.readdirSync(dir).filter((n) => segmentInfo(n) && !segmentInfo(n)!.closed);
-  for (const name of open) {
-    const file = path.join(dir, name);
-    const data = fs.readFileSync(file);
-    const keep = data.lastIndexOf(0x0a) + 1;
-    const dropped = data.length - keep;
-    if (keep === 0) {
-      fs.unlinkSync(file);
-    } else {
-      const fd = fs.openSync(file, 'r+');
-      try {
-        if (dropped > 0) fs.ftruncateSync(fd, keep);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(file, path.join(dir, closedName(name)));
-    }
-    let lines = 0;
-    for (let i = 0; i < keep; i++) if (data[i] === 0x0a) lines++;
-    out.push({ segment: name, lines, droppedBytes: dropped });
-    onEvent?.({ kind: 'recovered', segment: name, lines, droppedBytes: dropped });
-  }
-  if (open.length) fsyncDirSync(dir);
-  return out;
-}
-
-function nextSeq(dir: string): number {
-  let max = 0;
-  for (const d of [dir, path.join(dir, ARCHIVE_DIR)]) {
-    if (!fs.existsSync(d)) continue;
-    for (const n of fs.readdirSync(d)) {
-      const i = segmentInfo(n);
-      if (i && i.seq > max) max = i.seq;
-    }
-  }
-  return max + 1;
 }
 
 export class Journal {
