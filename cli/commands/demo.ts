@@ -8,10 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { pushOrdersAsTheySettle, startAlertSink, type AlertSink } from '../demo-story.ts';
+import { printDemoTables, type DueSoon } from '../demo-results.ts';
 import { startLocalPostgres, type LocalPostgres } from '../../lib/local-postgres.ts';
 import { maskLake } from '../../lib/lake-setting.ts';
-import { headroomWords } from '../../rules/headroom.ts';
-import { feeWords } from '../../rules/fees.ts';
 import path from 'node:path';
 import { DATA_DIR_SETTINGS, loadConfig, type Config } from '../../lib/config.ts';
 import { sandboxEnv } from '../sandbox-env.ts';
@@ -20,8 +19,7 @@ import { createLogger } from '../../lib/log.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { startReceiver, type RunningReceiver } from '../../webhook/index.ts';
 import { openPipeline, type Pipeline } from '../pipeline.ts';
-import { renderTable } from './sql.ts';
-import { atRiskHeadroomOf, latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
+import { latestNotices, programRatiosOf } from '../../store/demo-queries.ts';
 import { addDays, dayNumber, utcDay } from '../../lib/utc.ts';
 import { REPORT_KINDS } from '../../contract/reporting.ts';
 import { DEMO_DAYS, DEMO_START } from './demo-command.ts';
@@ -63,7 +61,7 @@ export interface DemoResult {
   ratios: Array<Record<string, unknown>>;
   alerts: Array<Record<string, unknown>>;
   /** Open cases due within 7 days or overdue on the service's day, and the due notices the alert webhook got. */
-  dueSoon: { asOf: string; cases: number; overdue: number; noticesSent: number };
+  dueSoon: DueSoon;
   sqlCommand: string;
   ms: number;
   /** With --temporal: the server it ran on (stopped by now) and what ran there. */
@@ -342,35 +340,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const alerts = await latestNotices(store, 20);
     step('results', `${ratios.length} program ratios for ${month}, ${alerts.length} alert notice(s)`);
 
-    const cell = (v: unknown) => (v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : (v as string | number | boolean));
-    const show = (rows: Array<Record<string, unknown>>, cols: string[]) => renderTable(cols, rows.map((r) => cols.map((c) => cell(r[c]))));
-    write('');
-    write(`Chargeback ratios, ${month} (count metrics; level = the program level reached):`);
-    write(show(ratios, ['mid', 'network', 'program', 'numerator', 'denominator', 'ratio_pct', 'level']));
-    write(`(VAMP adds TC40 fraud reports, which arrive only as events: months before ${utcDay(clock0)}, when the demo subscribed, count disputes alone.)`);
-    const risk = await atRiskHeadroomOf(store, month);
-    if (risk.length) {
-      write('');
-      write(`Headroom of the MIDs at risk, ${month} (estimates: docs/ratios.md "Headroom" and "Fees"):`);
-      for (const r of risk) {
-        const words = [headroomWords(r as unknown as Parameters<typeof headroomWords>[0]), feeWords(r as unknown as Parameters<typeof feeWords>[0])].filter(Boolean).join('; ');
-        write(`  ${String(r.mid)} ${String(r.network)} ${String(r.program)} (${String(r.state)}${r.level ? ` ${String(r.level)}` : ''}): ${words || 'no headroom figure (an amount or transaction condition no number of events can meet)'}`);
-      }
-    }
-    write('');
-    write('Alerts raised (newest months first; notify = false: an older month, kept as history, no one paged):');
-    write(alerts.length ? show(alerts, ['kind', 'mid', 'network', 'program', 'level', 'month', 'ratio_pct', 'notify']) : '(none)');
-    // Representment deadline notices are summed up below, with the cases they are about.
-    for (const a of alertSink.received.filter((x) => x.body.kind !== 'due')) {
-      write(`Alert webhook received (signed ${a.signature ? a.signature.slice(0, 14) + '…' : 'no'}): ${String(a.body.message ?? JSON.stringify(a.body))}`);
-    }
-    const { dueCases, serviceDay } = await import('../../store/due.ts');
-    const dueDay = (await serviceDay(store)) ?? utcDay(asOf);
-    const due = await dueCases(store, { today: dueDay, within: 7 });
-    const dueSoon = { asOf: dueDay, cases: due.length, overdue: due.filter((c) => c.overdue).length, noticesSent: alertSink.received.filter((x) => x.body.kind === 'due').length };
-    write('');
-    write(`Cases due soon (open, representment due within 7 days or overdue) as of the service's day ${dueDay}: ${due.length}, ${dueSoon.overdue} overdue; ${dueSoon.noticesSent} due notice(s) sent to the alert webhook. The 10 most pressing (all: npx cbp disputes due --within 7d):`);
-    write(due.length ? show(due.slice(0, 10) as unknown as Array<Record<string, unknown>>, ['due_date', 'days_left', 'mid', 'case_number', 'status', 'network', 'amount', 'currency']) : '(none)');
+    const dueSoon = await printDemoTables({ store, month, clock0, asOf, ratios, alerts, received: alertSink.received, write });
     const snapshotPath = cfg.snapshotPath;
     const relSnap = rel(snapshotPath);
     const sqlCommand = `npx cbp sql --snapshot ${relSnap} "SELECT mid, network, program, month, round(ratio_pct, 2) AS pct FROM mart_ratios WHERE metric = 'count' AND NOT is_projection ORDER BY ratio DESC NULLS LAST LIMIT 10"`;
