@@ -67,7 +67,6 @@ async function appendLines(store: Store, file: string): Promise<void> {
   }
 }
 
-
 /**
  * The receiver writes `{"received_at":"...","event":<body as received>}`; the payload is cut out of the line
  * by that shape so it is stored byte for byte as the service sent it (DuckDB's JSON functions would
