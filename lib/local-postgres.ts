@@ -6,6 +6,10 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, realpathSync,
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { within } from './within.ts';
+
+/** How long a stop waits for the server to exit before it is killed. */
+const STOP_WAIT_MS = 10_000;
 
 /** The folder of initdb and postgres: on PATH (where the links point), or Debian's /usr/lib/postgresql/<v>/bin. */
 export function postgresBin(): string | undefined {
@@ -70,9 +74,7 @@ export async function startLocalPostgres(root: string): Promise<LocalPostgres> {
   const stop = async (signal: NodeJS.Signals = 'SIGINT') => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal); // SIGINT: PostgreSQL's fast shutdown; SIGQUIT: immediate (as a crash, recovered at the next start)
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([exited, new Promise((r) => { timer = setTimeout(r, 10_000); })]);
-      clearTimeout(timer); // a pending timer would hold the process open for its 10 s after the server stopped
+      await within(exited, STOP_WAIT_MS, () => undefined);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   };

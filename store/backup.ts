@@ -57,7 +57,6 @@ async function loadedSegments(store: Pick<Store, 'all'>): Promise<Set<string>> {
   return new Set(rows.map((r) => r.segment));
 }
 
-
 /** Opens a store file alone, read-only, unmigrated, runs fn, closes it. */
 async function readStoreFile<T>(file: string, fn: (s: Store) => Promise<T>): Promise<T> {
   const s = await openStore({ dbPath: file, readOnly: true, migrate: false });

@@ -7,12 +7,16 @@ import type pg from 'pg';
 import { ConfigError } from '../lib/errors.ts';
 import { parseLibpq } from '../lib/lake-setting.ts';
 import { StoreUnavailableError } from './errors.ts';
+import { within } from '../lib/within.ts';
 import { catalogGone, lakeLabel, mask, type LakeOptions } from './lake.ts';
 
 // pg and pgpass, loaded on a lake's first write: a command on a DuckDB file never loads them.
 const require = createRequire(import.meta.url);
 const pgClient = (): typeof pg.Client => (require('pg') as typeof pg).Client;
 const pgpass = (c: object, cb: (password?: string) => void): void => (require('pgpass') as (c: object, cb: (password?: string) => void) => void)(c, cb);
+
+/** How long answers() waits for the lock's connection. */
+const ANSWER_WAIT_MS = 5_000;
 
 /** The lock's two keys (pg_advisory_lock(int, int)): "cbp" and "writ" as numbers, one lock per catalog database. */
 export const LAKE_WRITER_KEYS = [0x636270, 0x77726974] as const;
@@ -124,10 +128,8 @@ export function lakeWriterLock(l: LakeOptions): LakeWriterLock {
     async answers() {
       const c = client;
       if (!held || !c || broken.has(c)) return false;
-      // (5 s at most: a frozen server would keep the connection's own query timeout, the turn's wait, waiting)
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), 5_000); });
-      const ok = await Promise.race([c.query('SELECT 1').then(() => true, () => false), late]).finally(() => clearTimeout(timer));
+      // Its own short wait: the connection's query timeout is the turn's whole wait, which a frozen server would take.
+      const ok = await within(c.query('SELECT 1').then(() => true, () => false), ANSWER_WAIT_MS, () => false);
       if (!ok) drop(c);
       return ok;
     },

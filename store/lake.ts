@@ -7,6 +7,7 @@ import { StoreDamagedError, StoreUnavailableError } from './errors.ts';
 import { LAKE_PREFIX, lakeCatalog, lakeSecrets, maskLake } from '../lib/lake-setting.ts';
 import { sqlText } from './sql-text.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
+import { within } from '../lib/within.ts';
 
 /** Where a lake is: its PostgreSQL catalog (a libpq string), its data path, and the extensions' folder. */
 export interface LakeOptions {
@@ -139,16 +140,12 @@ export function catalogGone(l: LakeOptions, cause: string): StoreUnavailableErro
 export function lakeWatch<T>(l: LakeOptions, p: Promise<T>, interrupt: () => void): Promise<T> {
   const limit = l.statementTimeout ?? 300;
   if (!(limit > 0)) return p;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      interrupt();
-      reject(new StoreUnavailableError(`A statement on the lake waited ${limit} s without an answer from its catalog (PostgreSQL, ${lakeLabel(l)}): `
-        + 'this step did not finish. Check that PostgreSQL runs and answers, then run the command again (a step runs again whole); '
-        + 'CBP_LAKE_STATEMENT_TIMEOUT sets the wait.'));
-    }, limit * 1000);
+  return within(p, limit * 1000, () => {
+    interrupt();
+    throw new StoreUnavailableError(`A statement on the lake waited ${limit} s without an answer from its catalog (PostgreSQL, ${lakeLabel(l)}): `
+      + 'this step did not finish. Check that PostgreSQL runs and answers, then run the command again (a step runs again whole); '
+      + 'CBP_LAKE_STATEMENT_TIMEOUT sets the wait.');
   });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 /** The text with the lake's secrets (password in every spelling, S3 keys) masked. */

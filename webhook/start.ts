@@ -12,6 +12,9 @@ import { registrySource, startMetricsEndpoint } from '../lib/metrics-http.ts';
 import { createReceiverMetrics } from './metrics.ts';
 import { buildReceiver, EVENTS_PATH_DEFAULT, MAX_CONNECTIONS_DEFAULT } from './server.ts';
 
+/** Connections dropped at accept are logged at most once in this long. */
+const DROP_LOG_EVERY_MS = 10_000;
+
 export interface StartReceiverOptions {
   username: string;
   password: string;
@@ -35,7 +38,7 @@ export interface StartReceiverOptions {
   logger?: Logger;
   /** Journal tuning (segment size and age, injected fs and clock). */
   journal?: Omit<JournalOptions, 'dir'>;
-  /** Free space under the journal below which pushes are refused 503 and /readyz fails, e.g. 256MB. Default 256MB. */
+  /** Free space under the journal below which pushes are refused 503 and /readyz fails, a size as CBP_JOURNAL_MIN_FREE takes it. Default JOURNAL_MIN_FREE_DEFAULT. */
   minFree?: string;
   /** host:port of /metrics (lib/metrics-http.ts), or off. Default off here; `cbp webhook` passes CBP_METRICS_ADDR. */
   metricsAddr?: string;
@@ -100,13 +103,13 @@ export async function startReceiver(opts: StartReceiverOptions): Promise<Running
   const maxConnections = opts.maxConnections ?? MAX_CONNECTIONS_DEFAULT;
   app.server.maxConnections = maxConnections;
   // Worth an operator's attention (the service re-sends what was dropped), but a flood must not flood the
-  // log: one line per 10 s at most, with the count since the last one.
+  // log: one line per DROP_LOG_EVERY_MS at most, with the count since the last one.
   let dropped = 0;
   let lastDropLog = -Infinity;
   app.server.on('drop', () => {
     dropped++;
     const t = performance.now();
-    if (t - lastDropLog < 10_000) return;
+    if (t - lastDropLog < DROP_LOG_EVERY_MS) return;
     opts.logger?.warn({ dropped, maxConnections }, 'connections dropped at accept: the receiver holds CBP_WEBHOOK_MAX_CONNECTIONS already');
     dropped = 0;
     lastDropLog = t;
