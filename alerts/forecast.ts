@@ -3,7 +3,7 @@
 import type { Store } from '../store/db.ts';
 import { HISTORY_DAYS, histories, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
-import { forecast, levelNeed, neededCount, remainingCount } from '../rules/forecast.ts';
+import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
 
 /** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
@@ -58,10 +58,11 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
     const den = denOf(r);
     if (den === null) continue;
     const known = Math.min(HISTORY_DAYS, daysBefore(r));
-    const history = hist.get(seriesKey(r)) ?? (Array(known).fill(rateBefore(r).rate) as number[]);
+    const days = hist.get(seriesKey(r));
     const input = {
       daysInMonth: r.days_in_month, daysElapsed: r.days_covered, firstWeekday: new Date(`${r.month}-01T00:00:00Z`).getUTCDay(),
-      countToDate: r.numerator_count, history,
+      countToDate: r.numerator_count, history: days ?? (Array(known).fill(rateBefore(r).rate) as number[]),
+      ...(days ? { monthDays: priorMonthDays(r.month) } : {}),
       denominator: r.den_prev ? { known: den } : { toDate: den, monthlyCv: r.monthly_cv ?? DEFAULT_CV },
     };
     const byLevel = new Map<string, KeptForecast>();

@@ -7,7 +7,7 @@
 // Prints the calibration table, the Brier scores, and the early warning's lead and false alarms, beside the goals.
 import { generateWorld } from '../sandbox/generate.ts';
 import { parseScenario } from '../sandbox/scenario.ts';
-import { forecast, levelNeed, neededCount, type LevelNeed } from '../rules/forecast.ts';
+import { forecast, levelNeed, neededCount, priorMonthDays, type LevelNeed } from '../rules/forecast.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 
@@ -72,7 +72,7 @@ function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
       const c = sumDays(s.counts, m, 1, d);
       const txToDate = sumDays(s.tx, m, 1, d);
       const den = s.prevMonth ? { known: t } : { toDate: txToDate, monthlyCv: cv };
-      const f = forecast({ daysInMonth: D, daysElapsed: d, firstWeekday: new Date(first).getUTCDay(), countToDate: c, history, denominator: den }, need);
+      const f = forecast({ daysInMonth: D, daysElapsed: d, firstWeekday: new Date(first).getUTCDay(), countToDate: c, history, monthDays: priorMonthDays(m), denominator: den }, need);
       const lineT = s.prevMonth ? t : (txToDate * D) / d;
       const line = (c * D) / d >= neededCount(need, lineT) ? 1 : 0;
       if (warnDay === null && f.chance >= WARN) warnDay = d;

@@ -1,114 +1,13 @@
 // The chance that a month to date ends at a level: the month's remaining count as a negative binomial (a Poisson
-// rate known only as well as the data say, days burstier than Poisson, a weekday pattern), the denominator known
-// (previous-month programs) or itself forecast. docs/ratios.md "The chance of a breach" states the model.
+// rate known only as well as the data say, days burstier than Poisson, a weekday pattern) or, for months steadier than
+// Poisson, a binomial; the denominator known (previous-month programs) or itself forecast. docs/ratios.md "The chance
+// of a breach" states the model.
 import { compare } from './rule-set.ts';
+import { binomialDist, quantile, tailAtLeast, type CountDist } from './count-dist.ts';
 import type { Rule } from './thresholds.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 
 export type { MonthToDate } from '../contract/ratios.ts';
-
-/** A count's distribution: negative binomial by mean and dispersion (variance = mean + phi × mean²; phi 0: Poisson). */
-export interface CountDist {
-  mean: number;
-  phi: number;
-}
-
-/** The probabilities P(X = 0), P(X = 1), … of `d`, one at a time. */
-function* pmfs(d: CountDist): Generator<number> {
-  if (d.phi <= 1e-12) {
-    let pmf = Math.exp(-d.mean);
-    for (let x = 0; ; x++) {
-      yield pmf;
-      pmf *= d.mean / (x + 1);
-    }
-  }
-  const r = 1 / d.phi;
-  const p = r / (r + d.mean);
-  let pmf = Math.exp(r * Math.log(p));
-  for (let x = 0; ; x++) {
-    yield pmf;
-    pmf *= ((x + r) / (x + 1)) * (1 - p);
-  }
-}
-
-/** Whether P(X = 0) underflows: a count that large is read as normal (its mean and variance; continuity-corrected). */
-const large = (d: CountDist) => (d.phi <= 1e-12 ? d.mean : Math.log1p(d.mean * d.phi) / d.phi) > 700;
-const sd = (d: CountDist) => Math.sqrt(d.mean + d.phi * d.mean * d.mean);
-
-/** The standard normal's P(Z ≤ z) (Abramowitz and Stegun 7.1.26, error < 1.5e-7). */
-function normalCdf(z: number): number {
-  const t = 1 / (1 + 0.3275911 * Math.abs(z) / Math.SQRT2);
-  const erf = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-(z * z) / 2);
-  return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
-}
-
-// Lanczos' coefficients (g 7, 9 terms): ln Γ to about 15 digits.
-const LANCZOS = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
-
-/** ln Γ(x) for x > 0. */
-function lnGamma(x: number): number {
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
-  const y = x - 1;
-  let a = LANCZOS[0]!;
-  const t = y + 7.5;
-  for (let i = 1; i < 9; i++) a += LANCZOS[i]! / (y + i);
-  return 0.5 * Math.log(2 * Math.PI) + (y + 0.5) * Math.log(t) - t + Math.log(a);
-}
-
-/** P(X ≥ k) summed from P(X = k) upwards, for k above the mean (the terms fall from there on). */
-function upperTail(d: CountDist, k: number): number {
-  const poisson = d.phi <= 1e-12;
-  const r = 1 / d.phi;
-  const q = poisson ? 0 : d.mean / (r + d.mean);
-  let pmf = poisson
-    ? Math.exp(k * Math.log(d.mean) - d.mean - lnGamma(k + 1))
-    : Math.exp(lnGamma(k + r) - lnGamma(r) - lnGamma(k + 1) + r * Math.log(r / (r + d.mean)) + k * Math.log(q));
-  let sum = 0;
-  for (let x = k; pmf > 1e-15 * sum && x < k + 1e6; x++) {
-    sum += pmf;
-    pmf *= poisson ? d.mean / (x + 1) : ((x + r) / (x + 1)) * q;
-  }
-  return sum;
-}
-
-/** P(X ≥ k) for X of `d` (k ≤ 0: 1). */
-export function tailAtLeast(d: CountDist, k: number): number {
-  if (k <= 0) return 1;
-  if (d.mean <= 0) return 0;
-  if (large(d)) return 1 - normalCdf((k - 0.5 - d.mean) / sd(d));
-  if (k > d.mean + 1) return Math.min(1, Math.max(0, upperTail(d, k)));
-  let below = 0;
-  let x = 0;
-  for (const pmf of pmfs(d)) {
-    if (x++ >= k) break;
-    below += pmf;
-  }
-  return Math.min(1, Math.max(0, 1 - below));
-}
-
-/** The smallest x with P(X ≤ x) ≥ q. */
-export function quantile(d: CountDist, q: number): number {
-  if (d.mean <= 0) return 0;
-  if (large(d)) {
-    let lo = 0;
-    let hi = Math.ceil(d.mean + 10 * sd(d));
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (1 - tailAtLeast(d, mid + 1) >= q) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  }
-  let cdf = 0;
-  let x = 0;
-  for (const pmf of pmfs(d)) {
-    cdf += pmf;
-    if (cdf >= q || x >= 1e7) return x;
-    x++;
-  }
-  return x;
-}
 
 /** A month's figures to date and the history a series' forecast reads. */
 export interface ForecastInput {
@@ -120,6 +19,8 @@ export interface ForecastInput {
   countToDate: number;
   /** the series' daily counts of recent days before this month, oldest first; the last is the month's day before the 1st */
   history: number[];
+  /** the lengths of the calendar months before this one, newest first, when history holds the series' own daily counts */
+  monthDays?: number[];
   /** the denominator: known (a previous month's transactions), or this month's to date with how much months vary */
   denominator: { known: number } | { toDate: number; monthlyCv: number };
 }
@@ -241,6 +142,46 @@ const GH = [
   [0, 0.457142857142857], [1.154405394739968, 0.240123178605013], [2.366759410734541, 0.030757123967586], [3.750439717725742, 0.000548268855972],
 ] as const;
 
+/** A χ² variable's 5 % quantile by degrees of freedom: a Pearson statistic below it shows months steadier than Poisson. */
+const CHI2_LOW = [0, 0.0039, 0.103, 0.352, 0.711, 1.145];
+/** The least dispersion a steady month is read with (its total's variance over its mean). */
+const MIN_STEADY = 0.02;
+
+/**
+ * Months whose totals vary less than a Poisson count's (a steady book whose cases spread over the month's days): the
+ * month's total a binomial of that variance, the days left the part of it not seen yet (binomial thinning). null: fewer
+ * than three whole months, no such evidence, or a month to date that the steady months do not explain.
+ */
+function steadyMonth(input: ForecastInput, w: number[], elapsedW: number, W: number): CountDist | null {
+  const at = (i: number) => w[weekdayOf(input.firstWeekday, i - input.history.length)]!;
+  const months: Array<{ total: number; weight: number }> = [];
+  let end = input.history.length;
+  for (const len of input.monthDays ?? []) {
+    if (end - len < 0 || months.length === CHI2_LOW.length) break;
+    let total = 0;
+    let weight = 0;
+    for (let i = end - len; i < end; i++) { total += input.history[i]!; weight += at(i); }
+    months.push({ total, weight });
+    end -= len;
+  }
+  const rate = months.reduce((a, m) => a + m.total, 0) / months.reduce((a, m) => a + m.weight, 0);
+  if (months.length < 3 || !(rate > 0)) return null;
+  const pearson = months.reduce((a, m) => a + (m.total - rate * m.weight) ** 2 / (rate * m.weight), 0);
+  if (pearson >= CHI2_LOW[months.length - 1]!) return null;
+  const mean = rate * (elapsedW + W);
+  const p = 1 - Math.max(MIN_STEADY, pearson / (months.length - 1));
+  const f = elapsedW / (elapsedW + W);
+  const seen = mean * f;
+  if (Math.abs(input.countToDate - seen) > 2 * Math.sqrt(seen * (1 - p * f)) + 1) return null;
+  return binomialDist(mean / p - input.countToDate, (p * (1 - f)) / (1 - p * f));
+}
+
+/** The lengths of the six calendar months before a YYYY-MM month, newest first (ForecastInput.monthDays). */
+export function priorMonthDays(month: string): number[] {
+  const [y, m] = month.split('-').map(Number);
+  return Array.from({ length: 6 }, (_, i) => new Date(Date.UTC(y!, m! - 1 - i, 0)).getUTCDate());
+}
+
 /** The month's remaining count: its distribution over the days left. */
 export function remainingCount(input: ForecastInput): CountDist {
   const w = weekdayWeights(input.history, input.firstWeekday);
@@ -251,6 +192,8 @@ export function remainingCount(input: ForecastInput): CountDist {
   const left = Array.from({ length: input.daysInMonth - input.daysElapsed }, (_, i) => w[weekdayOf(input.firstWeekday, input.daysElapsed + i)]!);
   const W = left.reduce((a, b) => a + b, 0);
   const W2 = left.reduce((a, b) => a + b * b, 0);
+  const steady = steadyMonth(input, w, elapsedW, W);
+  if (steady) return steady;
   // The rate per unit of weekday weight: Gamma(a, b). Before the month: the history's rate, as uncertain as months
   // differ (drift). Then the month's own days, each worth less the burstier days are.
   const drift = monthDrift(input.history, phiDay);

@@ -1,6 +1,7 @@
 // The chance of a breach (rules/forecast.ts) on cases computed by hand, to three decimals.
 import { describe, expect, it } from 'vitest';
-import { dayDispersion, forecast, levelNeed, neededCount, quantile, remainingCount, tailAtLeast, weekdayWeights, type ForecastInput } from '../rules/forecast.ts';
+import { dayDispersion, forecast, levelNeed, neededCount, priorMonthDays, remainingCount, weekdayWeights, type ForecastInput } from '../rules/forecast.ts';
+import { binomialDist, quantile, tailAtLeast } from '../rules/count-dist.ts';
 
 const at3 = (x: number) => Math.round(x * 1000) / 1000;
 
@@ -18,6 +19,21 @@ describe('the count distributions', () => {
     // The median of Poisson(40) is 40; its 10 % quantile 32.
     expect(quantile({ mean: 40, phi: 0 }, 0.5)).toBe(40);
     expect(quantile({ mean: 40, phi: 0 }, 0.1)).toBe(32);
+  });
+
+  it('gives a binomial\'s tail and quantiles as computed by hand (a count steadier than Poisson)', () => {
+    // X ~ Bin(20, 0.5): mean 10, variance 5 (phi −1/20). P(X ≥ 15) = Σ_{x≥15} C(20, x) / 2^20 = 21,700 / 1,048,576 = 0.021
+    const d = binomialDist(20, 0.5);
+    expect(d).toEqual({ mean: 10, phi: -1 / 20 });
+    expect(at3(tailAtLeast(d, 15))).toBe(0.021);
+    // P(X ≥ 8) = 1 − Σ_{x<8} C(20, x) / 2^20 = 1 − 137,980 / 1,048,576 = 0.868
+    expect(at3(tailAtLeast(d, 8))).toBe(0.868);
+    expect(tailAtLeast(d, 21)).toBe(0);
+    expect(tailAtLeast(d, 20)).toBeCloseTo(1 / 1_048_576, 12);
+    // P(X ≤ 7) = 0.132 < 0.2 ≤ P(X ≤ 8) = 0.252; the median is 10.
+    expect(quantile(d, 0.2)).toBe(8);
+    expect(quantile(d, 0.5)).toBe(10);
+    expect(binomialDist(0, 0.5)).toEqual({ mean: 0, phi: 0 });
   });
 
   it('sums a tail above the mean from its first term up, as the term-by-term sum below it gives', () => {
@@ -58,6 +74,39 @@ describe('the count distributions', () => {
     expect(neededCount({ threshold: 0.01, comparison: '>' }, 10_000)).toBe(101);
     expect(neededCount({ threshold: 0.015, comparison: '>=', minCount: 100 }, 1_000)).toBe(100);
     expect(neededCount({ threshold: 0.0015, comparison: '>=' }, 30_000)).toBe(45);
+  });
+});
+
+describe('a month to date of a steady series (months that vary less than a Poisson count)', () => {
+  // Five 28-day months of 2 a day (56 each, no weekday pattern): the Pearson statistic is 0, below χ²(4)'s 5 % quantile,
+  // so the month's total is read as a binomial of the least dispersion, D = 0.02: p = 0.98, n = 56 / 0.98 = 57.14.
+  const steady: ForecastInput = { daysInMonth: 28, daysElapsed: 14, firstWeekday: 0, countToDate: 28, history: Array(140).fill(2),
+    monthDays: [28, 28, 28, 28, 28], denominator: { known: 10_000 } };
+
+  it('reads the days left as the part of the month not seen yet (binomial thinning), as computed by hand', () => {
+    // f = 1/2: the rest is Bin(round(57.14 − 28), q) with q = 0.98 × 0.5 / (1 − 0.49) = 0.9608: mean 28.82.
+    const rest = remainingCount(steady);
+    expect(rest.phi).toBe(-1 / 29);
+    expect(at3(rest.mean)).toBe(at3(29 * (0.49 / 0.51)));
+    // P(R ≥ 30) = P(R = 29) + … : R ≥ 30 is impossible with 29 trials; P(R ≥ 29) = q^29 = 0.313.
+    expect(forecast(steady, { threshold: 0.0058, comparison: '>=' }, rest).chance).toBe(0);
+    expect(at3(forecast(steady, { threshold: 0.0057, comparison: '>=' }, rest).chance)).toBe(at3((0.49 / 0.51) ** 29));
+    // The same month read as Poisson (no month lengths given) is far less sure: its rest has variance above its mean.
+    const { monthDays: _, ...plain } = steady;
+    expect(remainingCount(plain).phi).toBeGreaterThan(0);
+  });
+
+  it('falls back to the negative binomial when the month to date is not like the steady months, or too few months tell', () => {
+    // 40 by day 14 where 28 were due: more than 2 standard deviations above (sd √(28 × 0.51) = 3.8).
+    expect(remainingCount({ ...steady, countToDate: 40 }).phi).toBeGreaterThan(0);
+    expect(remainingCount({ ...steady, monthDays: [28, 28] }).phi).toBeGreaterThan(0);
+    // Months that vary as Poisson counts do (56 ± 8) show no steadiness.
+    const varied = [48, 64, 50, 62, 56].flatMap((t) => Array.from({ length: 28 }, (_, i) => (i < t % 28 ? 1 : 0) + Math.floor(t / 28)));
+    expect(remainingCount({ ...steady, history: varied }).phi).toBeGreaterThan(0);
+  });
+
+  it('knows the lengths of the months before one', () => {
+    expect(priorMonthDays('2024-03')).toEqual([29, 31, 31, 30, 31, 30]);
   });
 });
 
