@@ -13,10 +13,12 @@ import { inForce, rulesFor } from '../rules/rule-set.ts';
 
 /** One series: daily counts and transactions by day (YYYY-MM-DD), the level it is judged against, its denominator basis. */
 interface Series { name: string; counts: Map<string, number>; tx: Map<string, number>; network: string; program: string; prevMonth: boolean }
-interface Case { p: number; line: number; y: number; warnDay: number | null; lineDay: number | null; days: number; heldBefore: boolean }
+interface Case { p: number; line: number; y: number; warnDay: number | null; warnAt: Map<number, number | null>; lineDay: number | null; days: number; heldBefore: boolean }
 
 const DAYS = [5, 10, 15, 20];
 const WARN = 0.5;
+/** Other warn_at settings, printed as a trade-off of lead against false alarms. */
+const WARNS = [0.2, 0.3, 0.4, WARN];
 const PROGRAMS: Record<string, { program: string; level: string; prevMonth: boolean }> = {
   mastercard: { program: 'ecp', level: 'ecm', prevMonth: true },
   visa: { program: 'vamp', level: 'excessive', prevMonth: false },
@@ -65,7 +67,7 @@ function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
     const past = [1, 2, 3].map((k) => sumDays(s.tx, addMonth(m, -k), 1, monthDays(addMonth(m, -k)))).filter((x) => x > 0);
     const mean = past.reduce((a, b) => a + b, 0) / Math.max(1, past.length);
     const cv = past.length > 1 ? Math.sqrt(past.reduce((a, b) => a + (b - mean) ** 2, 0) / (past.length - 1)) / mean : 0.15;
-    let warnDay: number | null = null;
+    const warnAt = new Map<number, number | null>(WARNS.map((w) => [w, null]));
     let lineDay: number | null = null;
     const at = new Map<number, { p: number; line: number }>();
     for (let d = 1; d < D; d++) {
@@ -75,11 +77,11 @@ function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
       const f = forecast({ daysInMonth: D, daysElapsed: d, firstWeekday: new Date(first).getUTCDay(), countToDate: c, history, monthDays: priorMonthDays(m), denominator: den }, need);
       const lineT = s.prevMonth ? t : (txToDate * D) / d;
       const line = (c * D) / d >= neededCount(need, lineT) ? 1 : 0;
-      if (warnDay === null && f.chance >= WARN) warnDay = d;
+      for (const w of WARNS) if (warnAt.get(w) === null && f.chance >= w) warnAt.set(w, d);
       if (lineDay === null && line) lineDay = d;
       at.set(d, { p: f.chance, line });
     }
-    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, y, warnDay, lineDay, days: D, heldBefore });
+    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, y, warnDay: warnAt.get(WARN)!, warnAt, lineDay, days: D, heldBefore });
   }
 }
 
@@ -155,8 +157,8 @@ function report(name: string, series: Array<[string, Series]>, months: string[] 
   // Per month (the day-5 case carries the month's days): the warning's lead on the line, and its false alarms.
   const monthsOf = cases.filter((_, i) => i % DAYS.length === 0);
   const breached = monthsOf.filter((c) => c.y);
-  const median = (xs: Case[]) => {
-    const leads = xs.map((c) => (c.lineDay ?? c.days) - (c.warnDay ?? c.days)).sort((a, b) => a - b);
+  const median = (xs: Case[], w = WARN) => {
+    const leads = xs.map((c) => (c.lineDay ?? c.days) - (c.warnAt.get(w) ?? c.days)).sort((a, b) => a - b);
     return leads.length ? leads[Math.floor(leads.length / 2)]! : NaN;
   };
   const clear = monthsOf.filter((c) => !c.y);
@@ -168,6 +170,11 @@ function report(name: string, series: Array<[string, Series]>, months: string[] 
   const fresh = breached.filter((c) => !c.heldBefore);
   console.log(`Breached months after a month below (where cbp warns: it sends no warning of a level held): median lead ${median(fresh)} days over ${fresh.length}`);
   console.log(`Early warning at ${WARN * 100} %: median lead on the straight line ${median(breached)} days over ${breached.length} breached months (goal ≥ 3); fires in ${(falseAlarms * 100).toFixed(1)} % of the ${clear.length} months that ended below (goal ≤ 10 %)`);
+  console.log('warn_at  median lead (breached)  after a month below  false alarms');
+  for (const w of WARNS) {
+    const fa = clear.filter((c) => c.warnAt.get(w) !== null).length / Math.max(1, clear.length);
+    console.log(`${`${w * 100} %`.padEnd(8)} ${String(median(breached, w)).padStart(20)}  ${String(median(fresh, w)).padStart(19)}  ${(fa * 100).toFixed(1).padStart(10)} %`);
+  }
 }
 
 const sandbox = sandboxSeries();
