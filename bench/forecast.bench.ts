@@ -13,7 +13,7 @@ import { inForce, rulesFor } from '../rules/rule-set.ts';
 
 /** One series: daily counts and transactions by day (YYYY-MM-DD), the level it is judged against, its denominator basis. */
 interface Series { name: string; counts: Map<string, number>; tx: Map<string, number>; network: string; program: string; prevMonth: boolean }
-interface Case { p: number; line: number; y: number; warnDay: number | null; warnAt: Map<number, number | null>; lineDay: number | null; days: number; heldBefore: boolean }
+interface Case { p: number; line: number; y: number; warnAt: Map<number, number | null>; lineDay: number | null; days: number; heldBefore: boolean }
 
 const DAYS = [5, 10, 15, 20];
 const WARN = 0.5;
@@ -45,7 +45,7 @@ function entryNeed(mid: string, s: Series, month: string): LevelNeed | null {
   return n && !n.blocked ? n.need : null;
 }
 
-/** Every month of a series with six months before it (168 days of history), replayed. */
+/** Every month of a series with six months before it (168 days of history, as cbp reads), replayed. */
 function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
   for (const m of months.slice(6)) {
     const need = entryNeed(mid, s, m);
@@ -81,7 +81,7 @@ function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
       if (lineDay === null && line) lineDay = d;
       at.set(d, { p: f.chance, line });
     }
-    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, y, warnDay: warnAt.get(WARN)!, warnAt, lineDay, days: D, heldBefore });
+    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, y, warnAt, lineDay, days: D, heldBefore });
   }
 }
 
@@ -162,7 +162,7 @@ function report(name: string, series: Array<[string, Series]>, months: string[] 
     return leads.length ? leads[Math.floor(leads.length / 2)]! : NaN;
   };
   const clear = monthsOf.filter((c) => !c.y);
-  const falseAlarms = clear.filter((c) => c.warnDay !== null).length / Math.max(1, clear.length);
+  const falseAlarms = clear.filter((c) => c.warnAt.get(WARN) !== null).length / Math.max(1, clear.length);
   const early = breached.filter((c) => (c.lineDay ?? c.days) <= 3).length / Math.max(1, breached.length);
   const lineFalse = clear.filter((c) => c.lineDay !== null).length / Math.max(1, clear.length);
   console.log(`The straight line itself crosses in ${(lineFalse * 100).toFixed(1)} % of the months that ended below`);

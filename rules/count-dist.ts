@@ -12,17 +12,21 @@ const binomial = (d: CountDist) => { const n = Math.round(-1 / d.phi); return { 
 
 /** A binomial count of n trials at chance p, as a CountDist. */
 export function binomialDist(n: number, p: number): CountDist {
-  const trials = Math.max(0, Math.round(n));
-  return trials === 0 || p <= 0 ? { mean: 0, phi: 0 } : { mean: trials * p, phi: -1 / trials };
+  const trials = Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0;
+  return trials === 0 || !(p > 0) ? { mean: 0, phi: 0 } : { mean: trials * Math.min(1, p), phi: -1 / trials };
 }
 
-/** The probabilities P(X = 0), P(X = 1), … of `d`, one at a time (zeros past a binomial's trials). */
+/** A binomial above one half read from its failures (n − X), whose P(0) does not underflow. */
+const reflected = (d: CountDist) => { const { n, p } = binomial(d); return { n, dist: binomialDist(n, 1 - p) }; };
+const highBinomial = (d: CountDist) => d.phi < -EPS && binomial(d).p > 0.5;
+
+/** The probabilities P(X = 0), P(X = 1), … of `d`, one at a time (zeros past a binomial's trials; its p at most ½). */
 function* pmfs(d: CountDist): Generator<number> {
   if (d.phi < -EPS) {
     const { n, p } = binomial(d);
-    let pmf = p >= 1 ? 0 : Math.exp(n * Math.log1p(-p));
+    let pmf = Math.exp(n * Math.log1p(-p));
     for (let x = 0; ; x++) {
-      yield p >= 1 ? (x === n ? 1 : 0) : pmf;
+      yield pmf;
       pmf = x >= n ? 0 : pmf * ((n - x) / (x + 1)) * (p / (1 - p));
     }
   }
@@ -44,7 +48,7 @@ function* pmfs(d: CountDist): Generator<number> {
 
 /** -ln P(X = 0): a count whose P(X = 0) underflows is read as normal (its mean and variance; continuity-corrected). */
 function zeroLog(d: CountDist): number {
-  if (d.phi < -EPS) { const { n, p } = binomial(d); return p >= 1 ? Infinity : -n * Math.log1p(-p); }
+  if (d.phi < -EPS) { const { n, p } = binomial(d); return -n * Math.log1p(-p); }
   return d.phi <= EPS ? d.mean : Math.log1p(d.mean * d.phi) / d.phi;
 }
 const large = (d: CountDist) => zeroLog(d) > 700;
@@ -101,7 +105,8 @@ function upperTail(d: CountDist, k: number): number {
 export function tailAtLeast(d: CountDist, k: number): number {
   if (k <= 0) return 1;
   if (d.mean <= 0) return 0;
-  if (d.phi < -EPS) { const { n, p } = binomial(d); if (k > n) return 0; if (p >= 1) return 1; }
+  if (d.phi < -EPS && k > binomial(d).n) return 0;
+  if (highBinomial(d)) { const r = reflected(d); return 1 - tailAtLeast(r.dist, r.n - k + 1); }
   if (large(d)) return 1 - normalCdf((k - 0.5 - d.mean) / sd(d));
   if (k > d.mean + 1) return Math.min(1, Math.max(0, upperTail(d, k)));
   let below = 0;
@@ -117,7 +122,7 @@ export function tailAtLeast(d: CountDist, k: number): number {
 export function quantile(d: CountDist, q: number): number {
   if (d.mean <= 0) return 0;
   const most = d.phi < -EPS ? binomial(d).n : 1e7;
-  if (large(d)) {
+  if (large(d) || highBinomial(d)) {
     let lo = 0;
     let hi = Math.min(most, Math.ceil(d.mean + 10 * sd(d)));
     while (lo < hi) {

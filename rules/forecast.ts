@@ -1,7 +1,5 @@
-// The chance that a month to date ends at a level: the month's remaining count as a negative binomial (a Poisson
-// rate known only as well as the data say, days burstier than Poisson, a weekday pattern) or, for months steadier than
-// Poisson, a binomial; the denominator known (previous-month programs) or itself forecast. docs/ratios.md "The chance
-// of a breach" states the model.
+// The chance that a month to date ends at a level: the remaining count negative binomial, or binomial for months steadier
+// than Poisson; the denominator known or forecast. docs/ratios.md "The chance of a breach" states the model.
 import { compare } from './rule-set.ts';
 import { binomialDist, quantile, tailAtLeast, type CountDist } from './count-dist.ts';
 import type { Rule } from './thresholds.ts';
@@ -142,22 +140,26 @@ const GH = [
   [0, 0.457142857142857], [1.154405394739968, 0.240123178605013], [2.366759410734541, 0.030757123967586], [3.750439717725742, 0.000548268855972],
 ] as const;
 
-/** A χ² variable's 5 % quantile by degrees of freedom: a Pearson statistic below it shows months steadier than Poisson. */
-const CHI2_LOW = [0, 0.0039, 0.103, 0.352, 0.711, 1.145];
+/** A χ² variable's 5 % quantile by degrees of freedom (up to 4: five whole months fit in HISTORY_DAYS). */
+const CHI2_LOW = [0, 0.0039, 0.103, 0.352, 0.711];
+/** The most calendar months a steady reading compares, and the fewest. */
+const STEADY_MONTHS = CHI2_LOW.length;
+const MIN_MONTHS = 3;
 /** The least dispersion a steady month is read with (its total's variance over its mean). */
 const MIN_STEADY = 0.02;
+/** A month to date further than this many standard deviations (and one event) from the steady months' is not steady. */
+const STEADY_SD = 2;
 
 /**
- * Months whose totals vary less than a Poisson count's (a steady book whose cases spread over the month's days): the
- * month's total a binomial of that variance, the days left the part of it not seen yet (binomial thinning). null: fewer
- * than three whole months, no such evidence, or a month to date that the steady months do not explain.
+ * Months whose totals vary less than Poisson counts (Pearson below χ²'s 5 % quantile): the month's total binomial of
+ * their dispersion, the days left its unseen part (binomial thinning). null: not steady, or the month not so.
  */
 function steadyMonth(input: ForecastInput, w: number[], elapsedW: number, W: number): CountDist | null {
   const at = (i: number) => w[weekdayOf(input.firstWeekday, i - input.history.length)]!;
   const months: Array<{ total: number; weight: number }> = [];
   let end = input.history.length;
-  for (const len of input.monthDays ?? []) {
-    if (end - len < 0 || months.length === CHI2_LOW.length) break;
+  for (const len of (input.monthDays ?? []).slice(0, STEADY_MONTHS)) {
+    if (!(len > 0) || end - len < 0) break;
     let total = 0;
     let weight = 0;
     for (let i = end - len; i < end; i++) { total += input.history[i]!; weight += at(i); }
@@ -165,21 +167,25 @@ function steadyMonth(input: ForecastInput, w: number[], elapsedW: number, W: num
     end -= len;
   }
   const rate = months.reduce((a, m) => a + m.total, 0) / months.reduce((a, m) => a + m.weight, 0);
-  if (months.length < 3 || !(rate > 0)) return null;
+  if (months.length < MIN_MONTHS || !(rate > 0)) return null;
   const pearson = months.reduce((a, m) => a + (m.total - rate * m.weight) ** 2 / (rate * m.weight), 0);
-  if (pearson >= CHI2_LOW[months.length - 1]!) return null;
+  const chi2 = CHI2_LOW[months.length - 1]!;
+  if (!(pearson < chi2)) return null;
   const mean = rate * (elapsedW + W);
   const p = 1 - Math.max(MIN_STEADY, pearson / (months.length - 1));
   const f = elapsedW / (elapsedW + W);
   const seen = mean * f;
-  if (Math.abs(input.countToDate - seen) > 2 * Math.sqrt(seen * (1 - p * f)) + 1) return null;
-  return binomialDist(mean / p - input.countToDate, (p * (1 - f)) / (1 - p * f));
+  const trials = mean / p - input.countToDate;
+  if (Math.abs(input.countToDate - seen) > STEADY_SD * Math.sqrt(seen * (1 - p * f)) + 1) return null;
+  // A month to date at the steady total with days still to come is not steady either.
+  if (trials < 1 && W > 0) return null;
+  return binomialDist(trials, (p * (1 - f)) / (1 - p * f));
 }
 
-/** The lengths of the six calendar months before a YYYY-MM month, newest first (ForecastInput.monthDays). */
+/** The lengths of the calendar months before a YYYY-MM month that a steady reading compares, newest first (ForecastInput.monthDays). */
 export function priorMonthDays(month: string): number[] {
   const [y, m] = month.split('-').map(Number);
-  return Array.from({ length: 6 }, (_, i) => new Date(Date.UTC(y!, m! - 1 - i, 0)).getUTCDate());
+  return Array.from({ length: STEADY_MONTHS }, (_, i) => new Date(Date.UTC(y!, m! - 1 - i, 0)).getUTCDate());
 }
 
 /** The month's remaining count: its distribution over the days left. */

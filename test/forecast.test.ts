@@ -34,6 +34,13 @@ describe('the count distributions', () => {
     expect(quantile(d, 0.2)).toBe(8);
     expect(quantile(d, 0.5)).toBe(10);
     expect(binomialDist(0, 0.5)).toEqual({ mean: 0, phi: 0 });
+    expect(binomialDist(Number.NaN, 0.5)).toEqual({ mean: 0, phi: 0 });
+    // Above one half, read from its failures: Bin(200, 0.98) ≥ 196 is 0.629, ≥ 200 is 0.98^200 = 0.018 (exact sums);
+    // its 10 % and 90 % quantiles 193 and 198.
+    const high = binomialDist(200, 0.98);
+    expect(at3(tailAtLeast(high, 196))).toBe(0.629);
+    expect(at3(tailAtLeast(high, 200))).toBe(0.018);
+    expect([quantile(high, 0.1), quantile(high, 0.9)]).toEqual([193, 198]);
   });
 
   it('sums a tail above the mean from its first term up, as the term-by-term sum below it gives', () => {
@@ -84,29 +91,44 @@ describe('a month to date of a steady series (months that vary less than a Poiss
     monthDays: [28, 28, 28, 28, 28], denominator: { known: 10_000 } };
 
   it('reads the days left as the part of the month not seen yet (binomial thinning), as computed by hand', () => {
-    // f = 1/2: the rest is Bin(round(57.14 − 28), q) with q = 0.98 × 0.5 / (1 − 0.49) = 0.9608: mean 28.82.
+    // f = 1/2: the rest is Bin(round(57.14 − 28), q) = Bin(29, q), q = 0.98 × 0.5 / (1 − 0.49) = 0.9608: mean 27.86.
     const rest = remainingCount(steady);
     expect(rest.phi).toBe(-1 / 29);
-    expect(at3(rest.mean)).toBe(at3(29 * (0.49 / 0.51)));
-    // P(R ≥ 30) = P(R = 29) + … : R ≥ 30 is impossible with 29 trials; P(R ≥ 29) = q^29 = 0.313.
-    expect(forecast(steady, { threshold: 0.0058, comparison: '>=' }, rest).chance).toBe(0);
+    expect(at3(rest.mean)).toBe(27.863);
+    // 57 needs R ≥ 29, all 29 trials: q^29 = 0.313; 58 needs 30 of 29: impossible.
     expect(at3(forecast(steady, { threshold: 0.0057, comparison: '>=' }, rest).chance)).toBe(at3((0.49 / 0.51) ** 29));
+    expect(forecast(steady, { threshold: 0.0058, comparison: '>=' }, rest).chance).toBe(0);
     // The same month read as Poisson (no month lengths given) is far less sure: its rest has variance above its mean.
     const { monthDays: _, ...plain } = steady;
     expect(remainingCount(plain).phi).toBeGreaterThan(0);
   });
 
+  it('reads the dispersion the months show: Pearson over its degrees of freedom', () => {
+    // Totals 54, 56, 56, 56, 58 (the extra and missing events on the same weekdays, so no weekday pattern): Pearson
+    // (4 + 4) / 56 = 0.1429 (below χ²(4)'s 0.711), D = 0.1429 / 4 = 0.0357, p = 0.9643, n = 56 / p = 58.07; on day 14
+    // with 28 the rest is Bin(30, q), q = 0.4821 / 0.5179 = 0.9310: mean 27.93.
+    const month = (t: number) => Array.from({ length: 28 }, (_, i) => 2 + (i < 2 ? (t - 56) / 2 : 0));
+    const rest = remainingCount({ ...steady, history: [54, 56, 58, 56, 56].flatMap(month) });
+    const p = 1 - 8 / 56 / 4;
+    expect(rest.phi).toBe(-1 / 30);
+    expect(at3(rest.mean)).toBe(at3((30 * (p / 2)) / (1 - p / 2)));
+  });
+
   it('falls back to the negative binomial when the month to date is not like the steady months, or too few months tell', () => {
-    // 40 by day 14 where 28 were due: more than 2 standard deviations above (sd √(28 × 0.51) = 3.8).
-    expect(remainingCount({ ...steady, countToDate: 40 }).phi).toBeGreaterThan(0);
+    // Day 14, 28 due, sd √(28 × 0.51) = 3.78: 36 is within 2 sd and one event, 37 is not.
+    expect(remainingCount({ ...steady, countToDate: 36 }).phi).toBeLessThan(0);
+    expect(remainingCount({ ...steady, countToDate: 37 }).phi).toBeGreaterThan(0);
+    // Day 27 with 57, within 2 sd of 54 but at the steady total (57.14) with a day to come: not steady.
+    expect(remainingCount({ ...steady, daysElapsed: 27, countToDate: 57 }).phi).toBeGreaterThan(0);
     expect(remainingCount({ ...steady, monthDays: [28, 28] }).phi).toBeGreaterThan(0);
+    expect(remainingCount({ ...steady, monthDays: [28, 0, 28, 28] }).phi).toBeGreaterThan(0);
     // Months that vary as Poisson counts do (56 ± 8) show no steadiness.
     const varied = [48, 64, 50, 62, 56].flatMap((t) => Array.from({ length: 28 }, (_, i) => (i < t % 28 ? 1 : 0) + Math.floor(t / 28)));
     expect(remainingCount({ ...steady, history: varied }).phi).toBeGreaterThan(0);
   });
 
   it('knows the lengths of the months before one', () => {
-    expect(priorMonthDays('2024-03')).toEqual([29, 31, 31, 30, 31, 30]);
+    expect(priorMonthDays('2024-03')).toEqual([29, 31, 31, 30, 31]);
   });
 });
 
