@@ -23,10 +23,15 @@ export function createReportActivities(ctx: ActivityContext): ReportActivities &
         const landed = await fetchReport({ client, dataDir }, kind, { start: bounds.start, end: bounds.end, format: 'json' });
         // When the service answered, by its own clock (its Date header); without one, ours at the answer.
         const serviceTime = landed.meta.service_time ?? landed.meta.fetched_at;
-        // The fetch is recorded in the load's commit: the record never claims more than the store holds.
+        const landingFile = path.relative(dataDir, landed.path);
+        // The fetch and the window's outcome are recorded in the load's commit: neither claims more than the store holds.
         const r = await withStore('fetchAndLoad', (store) => loadReport(store, landed.path, {
           kind, format: 'json', window,
-          record: (s, loaded) => recordReportFetch(s, { kind, window, serviceTime, fetchedAt: landed.meta.fetched_at, records: loaded.rowsLoaded, quarantined: loaded.quarantined, runId }),
+          record: async (s, loaded) => {
+            const counts = { records: loaded.rowsLoaded, quarantined: loaded.quarantined, runId };
+            await recordReportFetch(s, { kind, window, serviceTime, fetchedAt: landed.meta.fetched_at, ...counts });
+            await recordWindowOutcome(s, { kind, window, ...counts, landingFile, serviceTime, doneAt: now().toISOString() });
+          },
         }));
         const complete = windowComplete(window, serviceTime);
         logger?.debug(
@@ -38,8 +43,9 @@ export function createReportActivities(ctx: ActivityContext): ReportActivities &
           windowId: windowId(window),
           records: r.rowsLoaded,
           quarantined: r.quarantined,
-          landingFile: path.relative(dataDir, landed.path),
+          landingFile,
           serviceTime,
+          outcomeRecorded: true,
         };
       });
     },
@@ -50,6 +56,7 @@ export function createReportActivities(ctx: ActivityContext): ReportActivities &
     },
 
     async markWindowDone(kind, window, result) {
+      if (result.outcomeRecorded) return;
       const at = now().toISOString();
       // A result without a service time (an older worker's) is judged by this worker's clock.
       const serviceTime = result.serviceTime ?? at;

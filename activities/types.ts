@@ -41,6 +41,8 @@ export interface FetchAndLoadResult {
    * in results of older workers: the workflow then uses its own clock.
    */
   serviceTime?: string;
+  /** The window's outcome (windows_done) was recorded in the load's commit; absent in older workers' results. */
+  outcomeRecorded?: boolean;
 }
 
 export interface ReportActivities {
@@ -59,7 +61,8 @@ export interface WindowStateActivities {
   /**
    * Records a loaded window's outcome: done (skipped by later backfills) only when the service answered after
    * its end (`result.serviceTime`, else the worker's clock); otherwise it is left open and a done mark an
-   * earlier run recorded for it is removed (a forced re-fetch found it still running).
+   * earlier run recorded for it is removed (a forced re-fetch found it still running). Nothing to write when the
+   * load recorded it (`result.outcomeRecorded`).
    */
   markWindowDone(kind: ReportKind, window: Window, result: FetchAndLoadResult): Promise<void>;
 }

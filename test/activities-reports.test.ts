@@ -7,6 +7,7 @@ import { selectReport } from '../sandbox/reports.ts';
 import { nightlyTasks } from '../workflows/windows.ts';
 import { windowBounds, windowId } from '../lib/utc.ts';
 import { REPORT_KINDS } from '../contract/reporting.ts';
+import type { Store } from '../store/db.ts';
 import { admin, configFor, crashAfter, dumpTables, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
 
 let sb: RunningSandbox;
@@ -91,6 +92,31 @@ describe('nightly with the real activities', () => {
 
 describe('backfill with the real activities', () => {
   const INPUT = { from: '2025-10-01', to: '2025-12-31', windowDays: 15, parallelism: 2 };
+
+  it('records a finished window as done in its load\'s commit, with its run, before the workflow marks it', async () => {
+    let store: Store | undefined;
+    const marks: number[] = [];
+    const p = await pipelineFor(configFor(sb, dir()), {
+      wrap: (a) => ({
+        ...a,
+        async fetchAndLoad(input) {
+          const r = await a.fetchAndLoad(input);
+          const [{ n }] = await store!.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM windows_done WHERE kind = $1 AND window_id = $2 AND run_id = $3',
+            [input.kind, windowId(input.window), input.runId]);
+          marks.push(n);
+          return r;
+        },
+      }),
+    });
+    store = p.store;
+    try {
+      const r = await p.runner.backfill({ ...INPUT, to: '2025-10-30' });
+      expect(r.status).toBe('done');
+      expect(marks).toEqual(Array(r.planned).fill(1));
+    } finally {
+      await p.close();
+    }
+  });
 
   it('resumes a run killed half-way and ends with the same store as an uninterrupted run', async () => {
     const whole = configFor(sb, dir());

@@ -1,6 +1,6 @@
 // Backfill: load history window by window, with bounded parallelism, resumable. Each finished window is
-// recorded in the store (markWindowDone) and skipped by any later run of an overlapping backfill, so a run
-// killed half-way is finished by simply running it again.
+// recorded in the store (in its load's commit; markWindowDone for older workers) and skipped by any later run of an
+// overlapping backfill, so a run killed half-way is finished by simply running it again.
 //
 // A window is finished only when the service answered after its end (the fetch's serviceTime: the
 // response's Date header): a window still running on the service's clock is loaded with its data so far but
