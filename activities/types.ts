@@ -21,7 +21,7 @@ export type { Window };
 export interface FetchAndLoadInput {
   kind: ReportKind;
   window: Window;
-  /** The run asking; lets the store tag landing files and loads. */
+  /** The run asking; the store tags the window's fetch and done mark with it. */
   runId: string;
 }
 
@@ -48,21 +48,21 @@ export interface FetchAndLoadResult {
 export interface ReportActivities {
   /**
    * Download one report window (streaming, heartbeating) to a landing file and load it into the store,
-   * replacing what an earlier load of the same kind and days put there. Download and load are one activity
-   * so the landing file never has to travel between worker hosts.
+   * replacing what an earlier load of the same kind and days put there, and record the fetch and the window's outcome
+   * in the load's commit. Download and load are one activity so the landing file never travels between worker hosts.
    */
   fetchAndLoad(input: FetchAndLoadInput): Promise<FetchAndLoadResult>;
 }
 
-/** Backfill progress kept in the store, so a new run skips finished windows. */
+/** Finished windows kept in the store (fetchAndLoad records them: a backfill's and a nightly's), so a backfill skips them. */
 export interface WindowStateActivities {
   /** The ids (windowId) of the given windows of `kind` already finished. */
   windowsDone(kind: ReportKind, windows: Window[]): Promise<string[]>;
   /**
    * Records a loaded window's outcome: done (skipped by later backfills) only when the service answered after
    * its end (`result.serviceTime`, else the worker's clock); otherwise it is left open and a done mark an
-   * earlier run recorded for it is removed (a forced re-fetch found it still running). Nothing to write when the
-   * load recorded it (`result.outcomeRecorded`).
+   * earlier run recorded for it is removed (a re-fetch found it still running). Nothing to write when the load
+   * recorded it (`result.outcomeRecorded`).
    */
   markWindowDone(kind: ReportKind, window: Window, result: FetchAndLoadResult): Promise<void>;
 }

@@ -7,7 +7,10 @@ import { selectReport } from '../sandbox/reports.ts';
 import { nightlyTasks } from '../workflows/windows.ts';
 import { windowBounds, windowId } from '../lib/utc.ts';
 import { REPORT_KINDS } from '../contract/reporting.ts';
+import path from 'node:path';
 import type { Store } from '../store/db.ts';
+import { openTestStore } from './helpers/store-template.ts';
+import { createReportActivities } from '../activities/reports.ts';
 import { admin, configFor, crashAfter, dumpTables, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
 
 let sb: RunningSandbox;
@@ -56,6 +59,11 @@ describe('nightly with the real activities', () => {
         "SELECT kind, strftime(window_start, '%Y-%m-%d') AS s, strftime(window_end, '%Y-%m-%d') AS e FROM loads ORDER BY kind, s",
       );
       expect(loads.map((l) => `${l.kind}:${l.s}..${l.e}`).sort()).toEqual(tasks.map((t) => `${t.kind}:${windowId(t.window)}`).sort());
+      // Each window the service had finished is marked done in its load's commit, as a backfill's are: a backfill skips it.
+      const done = await p.store.all<{ kind: string; window_id: string; run_id: string }>('SELECT kind, window_id, run_id FROM windows_done');
+      expect(done.map((d) => `${d.kind}:${d.window_id}`).sort()).toEqual(r.windows.filter((w) => !w.open).map((w) => w.task).sort());
+      expect(done.length).toBeGreaterThan(0);
+      expect(new Set(done.map((d) => d.run_id))).toEqual(new Set([r.runId]));
 
       // The store holds every chargeback the service reports for those windows, once each.
       const world = sb.state.world;
@@ -110,11 +118,33 @@ describe('backfill with the real activities', () => {
     });
     store = p.store;
     try {
-      const r = await p.runner.backfill({ ...INPUT, to: '2025-10-30' });
+      const r = await p.runner.backfill({ ...INPUT, to: '2025-10-30', parallelism: 1 });
       expect(r.status).toBe('done');
       expect(marks).toEqual(Array(r.planned).fill(1));
+      // markWindowDone wrote nothing over them (its own write has no run id).
+      const runs = await p.store.all<{ run_id: string | null }>('SELECT DISTINCT run_id FROM windows_done');
+      expect(runs).toEqual([{ run_id: r.runId }]);
     } finally {
       await p.close();
+    }
+  });
+
+  it('still records an older worker\'s result (no outcomeRecorded): done when finished, an earlier mark removed when not', async () => {
+    const store = await openTestStore({ dbPath: path.join(dir(), 'w.duckdb') });
+    try {
+      const acts = createReportActivities({ withStore: (_name: string, fn: (s: Store) => Promise<unknown>) => fn(store), now: () => new Date(AS_OF) } as never);
+      const window = { from: '2025-12-01', to: '2025-12-10' };
+      const result = { kind: 'chargebacks' as const, windowId: windowId(window), records: 3, quarantined: 0 };
+      const done = () => store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM windows_done WHERE window_id = $1', [windowId(window)]);
+      await acts.markWindowDone('chargebacks', window, { ...result, serviceTime: '2025-12-11T00:00:00Z' });
+      expect(await done()).toEqual([{ n: 1 }]);
+      await acts.markWindowDone('chargebacks', window, { ...result, serviceTime: '2025-12-10T12:00:00Z' });
+      expect(await done()).toEqual([{ n: 0 }]);
+      // A result whose load recorded it writes nothing.
+      await acts.markWindowDone('chargebacks', window, { ...result, serviceTime: '2025-12-11T00:00:00Z', outcomeRecorded: true });
+      expect(await done()).toEqual([{ n: 0 }]);
+    } finally {
+      store.close();
     }
   });
 
