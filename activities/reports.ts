@@ -1,5 +1,5 @@
 // Report activities: download a report window to a landing file and load it (one activity, so the file never
-// travels between worker hosts), recording the fetch and the finished window in the load's commit; and the older workers' marks.
+// travels between worker hosts), the fetch and a finished window recorded in the load's commit; older workers' marks.
 import path from 'node:path';
 import type { ServiceClients } from '../client/index.ts';
 import { fetchReport } from '../store/landing.ts';
