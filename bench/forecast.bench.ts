@@ -7,13 +7,13 @@
 // Prints the calibration table, the Brier scores, and the early warning's lead and false alarms, beside the goals.
 import { generateWorld } from '../sandbox/generate.ts';
 import { parseScenario } from '../sandbox/scenario.ts';
-import { forecast, levelNeed, neededCount, priorMonthDays, type LevelNeed } from '../rules/forecast.ts';
+import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount, type LevelNeed } from '../rules/forecast.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 
 /** One series: daily counts and transactions by day (YYYY-MM-DD), the level it is judged against, its denominator basis. */
 interface Series { name: string; counts: Map<string, number>; tx: Map<string, number>; network: string; program: string; prevMonth: boolean }
-interface Case { p: number; line: number; y: number; warnAt: Map<number, number | null>; lineDay: number | null; days: number; heldBefore: boolean }
+interface Case { p: number; line: number; y: number; steady: boolean; warnAt: Map<number, number | null>; lineDay: number | null; days: number; heldBefore: boolean }
 
 const DAYS = [5, 10, 15, 20];
 const WARN = 0.5;
@@ -69,19 +69,21 @@ function replay(mid: string, s: Series, months: string[], cases: Case[]): void {
     const cv = past.length > 1 ? Math.sqrt(past.reduce((a, b) => a + (b - mean) ** 2, 0) / (past.length - 1)) / mean : 0.15;
     const warnAt = new Map<number, number | null>(WARNS.map((w) => [w, null]));
     let lineDay: number | null = null;
-    const at = new Map<number, { p: number; line: number }>();
+    const at = new Map<number, { p: number; line: number; steady: boolean }>();
     for (let d = 1; d < D; d++) {
       const c = sumDays(s.counts, m, 1, d);
       const txToDate = sumDays(s.tx, m, 1, d);
       const den = s.prevMonth ? { known: t } : { toDate: txToDate, monthlyCv: cv };
-      const f = forecast({ daysInMonth: D, daysElapsed: d, firstWeekday: new Date(first).getUTCDay(), countToDate: c, history, monthDays: priorMonthDays(m), denominator: den }, need);
+      const input = { daysInMonth: D, daysElapsed: d, firstWeekday: new Date(first).getUTCDay(), countToDate: c, history, monthDays: priorMonthDays(m), denominator: den };
+      const rest = remainingCount(input);
+      const f = forecast(input, need, rest);
       const lineT = s.prevMonth ? t : (txToDate * D) / d;
       const line = (c * D) / d >= neededCount(need, lineT) ? 1 : 0;
       for (const w of WARNS) if (warnAt.get(w) === null && f.chance >= w) warnAt.set(w, d);
       if (lineDay === null && line) lineDay = d;
-      at.set(d, { p: f.chance, line });
+      at.set(d, { p: f.chance, line, steady: rest.phi < 0 });
     }
-    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, y, warnAt, lineDay, days: D, heldBefore });
+    for (const d of DAYS) if (at.has(d)) cases.push({ p: at.get(d)!.p, line: at.get(d)!.line, steady: at.get(d)!.steady, y, warnAt, lineDay, days: D, heldBefore });
   }
 }
 
@@ -145,6 +147,13 @@ function report(name: string, series: Array<[string, Series]>, months: string[] 
   const line = brier((c) => c.line);
   console.log(`\n${name}: ${cases.length} forecasts (days ${DAYS.join(', ')}), ${cases.filter((c) => c.y).length} of them in months that breached`);
   console.log(`Brier score: forecast ${model.toFixed(4)}, straight line ${line.toFixed(4)}: ${(model / line).toFixed(2)}× (goal ≤ 0.80×)`);
+  const steady = cases.filter((c) => c.steady);
+  if (steady.length) {
+    const sb = (f: (c: Case) => number) => steady.reduce((x, c) => x + (f(c) - c.y) ** 2, 0) / steady.length;
+    const pred = steady.reduce((x, c) => x + c.p, 0) / steady.length;
+    const obs = steady.reduce((x, c) => x + c.y, 0) / steady.length;
+    console.log(`Read as steady (binomial): ${steady.length} forecasts; Brier ${sb((c) => c.p).toFixed(4)} against the line's ${sb((c) => c.line).toFixed(4)}; mean chance ${(pred * 100).toFixed(1)} %, observed ${(obs * 100).toFixed(1)} %`);
+  } else console.log('Read as steady (binomial): none');
   console.log('chance    cases  predicted  observed  within ±10 points (buckets of ≥ 50 cases)');
   for (let b = 0; b < 10; b++) {
     const inB = cases.filter((c) => Math.min(9, Math.floor(c.p * 10)) === b);
