@@ -4,6 +4,7 @@ import type { Store } from '../store/db.ts';
 import type { AlertSink } from './demo-story.ts';
 import { renderTable } from './commands/sql.ts';
 import { atRiskHeadroomOf } from '../store/demo-queries.ts';
+import { dueCases, serviceDay } from '../store/due.ts';
 import { headroomWords } from '../rules/headroom.ts';
 import { feeWords } from '../rules/fees.ts';
 import { utcDay } from '../lib/utc.ts';
@@ -38,7 +39,6 @@ export async function printDemoTables(o: {
   for (const a of o.received.filter((x) => x.body.kind !== 'due')) {
     write(`Alert webhook received (signed ${a.signature ? a.signature.slice(0, 14) + '…' : 'no'}): ${String(a.body.message ?? JSON.stringify(a.body))}`);
   }
-  const { dueCases, serviceDay } = await import('../store/due.ts');
   const dueDay = (await serviceDay(store)) ?? utcDay(asOf);
   const due = await dueCases(store, { today: dueDay, within: 7 });
   const dueSoon = { asOf: dueDay, cases: due.length, overdue: due.filter((c) => c.overdue).length, noticesSent: o.received.filter((x) => x.body.kind === 'due').length };

@@ -154,16 +154,14 @@ const STEADY_SD = 2;
  * Months whose totals vary less than Poisson counts (Pearson below χ²'s 5 % quantile): the month's total binomial of
  * their dispersion, the days left its unseen part (binomial thinning). null: not steady, or the month not so.
  */
-function steadyMonth(input: ForecastInput, w: number[], elapsedW: number, W: number): CountDist | null {
-  const at = (i: number) => w[weekdayOf(input.firstWeekday, i - input.history.length)]!;
+function steadyMonth(input: ForecastInput, weightTo: (from: number, to: number) => number, elapsedW: number, W: number): CountDist | null {
+  const h = input.history;
   const months: Array<{ total: number; weight: number }> = [];
-  let end = input.history.length;
+  let end = h.length;
   for (const len of (input.monthDays ?? []).slice(0, STEADY_MONTHS)) {
     if (!(len > 0) || end - len < 0) break;
-    let total = 0;
-    let weight = 0;
-    for (let i = end - len; i < end; i++) { total += input.history[i]!; weight += at(i); }
-    months.push({ total, weight });
+    // (history's day i is day i − h.length of this month)
+    months.push({ total: h.slice(end - len, end).reduce((a, b) => a + b, 0), weight: weightTo(end - len - h.length, end - h.length) });
     end -= len;
   }
   const rate = months.reduce((a, m) => a + m.total, 0) / months.reduce((a, m) => a + m.weight, 0);
@@ -198,7 +196,7 @@ export function remainingCount(input: ForecastInput): CountDist {
   const left = Array.from({ length: input.daysInMonth - input.daysElapsed }, (_, i) => w[weekdayOf(input.firstWeekday, input.daysElapsed + i)]!);
   const W = left.reduce((a, b) => a + b, 0);
   const W2 = left.reduce((a, b) => a + b * b, 0);
-  const steady = steadyMonth(input, w, elapsedW, W);
+  const steady = steadyMonth(input, weightTo, elapsedW, W);
   if (steady) return steady;
   // The rate per unit of weekday weight: Gamma(a, b). Before the month: the history's rate, as uncertain as months
   // differ (drift). Then the month's own days, each worth less the burstier days are.

@@ -1,11 +1,11 @@
 // Long JSON records (store/long-rows.ts says why): the elements of a JSON array too long for DuckDB's reader, found
 // and parsed by cbp when that reader refused the file for a record's size.
 import { open } from 'node:fs/promises';
+import { mibText } from '../lib/size.ts';
 import { CHUNK, HEAD_CHARS, ROW_LIMIT, headOf, prefixOf, readAt, type LongRow, type Span } from './long-rows.ts';
 
 /** A JSON record up to this size is parsed by cbp when DuckDB's reader refuses it; a bigger one is set aside as written. */
 const JSON_PARSE_CAP = 64 * 1024 * 1024;
-const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 /** A long element of a JSON array, and the bytes to take out with it so the rest stays a valid array. */
 export interface JsonElement extends Span {
@@ -109,7 +109,7 @@ export async function parseJsonRecord(file: string, span: Span, columns: readonl
       return {
         ok: false,
         raw: JSON.stringify({ json_record: headOf(new TextDecoder('utf-8').decode(bytes.subarray(0, bytesRead))) }),
-        reason: `row: ${mib(size)} as written, over the ${ROW_LIMIT / 1048576} MiB limit for one row`,
+        reason: `row: ${mibText(size)} as written, over the ${ROW_LIMIT / 1048576} MiB limit for one row`,
       };
     }
     try {

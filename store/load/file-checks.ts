@@ -6,7 +6,7 @@ import { open } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import type { ReportKind } from '../../contract/reporting.ts';
-import { DEFAULT_STORE_MEMORY } from '../../lib/size.ts';
+import { DEFAULT_STORE_MEMORY, mibText } from '../../lib/size.ts';
 import { NotFoundError, type CbpError } from '../../lib/errors.ts';
 import { BadReportFileError, StoreUnavailableError } from '../errors.ts';
 import type { FileFormat } from '../load.ts';
@@ -223,7 +223,7 @@ export function readFailure(
   if (/maximum_object_size/.test(msg)) {
     const size = /\(>(\d+) bytes\)/.exec(msg)?.[1];
     return new RecordTooBigError(
-      `${c.shown} holds a JSON record ${size ? `of more than ${(Number(size) / 1048576).toFixed(1)} MiB ` : ''}that DuckDB's reader cannot take, and cbp could not set it apart either. Split the report into smaller files (a shorter window) and load them.`,
+      `${c.shown} holds a JSON record ${size ? `of more than ${mibText(Number(size))} ` : ''}that DuckDB's reader cannot take, and cbp could not set it apart either. Split the report into smaller files (a shorter window) and load them.`,
       opts,
     );
   }

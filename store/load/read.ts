@@ -13,6 +13,7 @@ import type { FileFormat } from '../load.ts';
 import { CSV_IDENTITY, RAW_COLUMNS, REQUIRED } from './columns.ts';
 import { checkJsonShape, csvHeader, readFailure } from './file-checks.ts';
 import { quarantine } from './merge.ts';
+import { mibText } from '../../lib/size.ts';
 import { claimLoadCopy, removeStaleLoadCopies } from './temp.ts';
 import { ident } from './typing.ts';
 import { sqlText } from '../sql-text.ts';
@@ -193,7 +194,7 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
           const header = scan.long[0].start === 0 ? scan.long[0] : undefined;
           if (header) {
             throw new BadReportFileError(
-              `${shown} is not a CSV report: its first line, which should be the header naming the columns, is ${((header.end - header.start) / 1048576).toFixed(1)} MiB long.`,
+              `${shown} is not a CSV report: its first line, which should be the header naming the columns, is ${mibText(header.end - header.start)} long.`,
             );
           }
           const byPos = columns.map((c) => cols.find((raw) => byName.get(raw) === c));
