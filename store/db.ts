@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { fastColumn, rowObjects } from './db-chunks.ts';
-import { applyMigrations, applyViews, type MigrateResult } from './migrate.ts';
+import { applySchema, type MigrateResult } from './migrate.ts';
 import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, lakeWatch, retryLakeRace, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { lakeWriterLock } from './lake-lock.ts';
@@ -352,9 +352,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 
   if (opts.migrate ?? !readOnly) {
     try {
-      const migrations = await applyMigrations(store, opts.migrationsDir ?? DEFAULT_MIGRATIONS_DIR);
-      const views = await applyViews(store, opts.viewsDir ?? DEFAULT_VIEWS_DIR, { force: opts.remakeViews === true });
-      (store as { migration?: MigrateResult }).migration = { ...migrations, ...views };
+      const dirs = { migrations: opts.migrationsDir ?? DEFAULT_MIGRATIONS_DIR, views: opts.viewsDir ?? DEFAULT_VIEWS_DIR };
+      (store as { migration?: MigrateResult }).migration = await applySchema(store, dirs, { force: opts.remakeViews === true });
     } catch (e) {
       store.close();
       throw e;

@@ -1,6 +1,6 @@
 // The analytics store's public surface. Other parts import from here (or the module itself).
 export { openStore, DEFAULT_MIGRATIONS_DIR, DEFAULT_VIEWS_DIR, type Store, type StoreOptions, type Params, type Row } from './db.ts';
-export { applyMigrations, applyViews, readMigrations, type MigrateResult, type MigrationFile } from './migrate.ts';
+export { applySchema, readMigrations, type MigrateResult, type MigrationFile } from './migrate.ts';
 export { fetchReport, importReport, landingPath, readMeta, metaPath, midsHash, type LandingMeta, type LandingDeps, type FetchWindow, type ReportDownloader } from './landing.ts';
 export { loadReport, normaliseWindow, type LoadOptions, type LoadResult, type Window, type FileFormat } from './load.ts';
 export { publishSnapshot, openSnapshot, type SnapshotResult } from './snapshot.ts';

@@ -46,52 +46,59 @@ export function readMigrations(dir: string): MigrationFile[] {
   return out;
 }
 
-export async function applyMigrations(store: Store, dir: string): Promise<Pick<MigrateResult, 'applied' | 'alreadyApplied'>> {
-  // A lake takes each migration in its dialect (store/lake.ts); the checksum is the file's either way.
-  const lake = store.lake !== undefined;
-  const enums = new Set<string>();
-  const dialect = (sql: string) => {
-    if (!lake) return sql;
-    for (const e of enumTypes(sql)) enums.add(e);
-    return lakeDialect(sql, enums);
-  };
-  const files = readMigrations(dir);
-  const plan = async (s: Store) => {
-    await s.run(dialect(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)`));
-    const done = new Map((await s.all<{ version: number; checksum: string }>('SELECT version, checksum FROM schema_migrations')).map((r) => [Number(r.version), r]));
-    const newest = Math.max(0, ...done.keys());
-    const known = Math.max(0, ...files.map((m) => m.version));
-    if (newest > known) throw new MigrationChangedError(`This store's schema is at migration ${newest}, newer than this cbp knows (${known}): a newer cbp wrote it. Upgrade cbp here.`);
-    for (const m of files) {
-      const prior = done.get(m.version);
-      if (prior && prior.checksum !== m.checksum) {
-        throw new MigrationChangedError(
-          `Migration ${m.file} was changed after it was applied to this store (checksum ${prior.checksum.slice(0, 12)}… recorded, ` +
-            `${m.checksum.slice(0, 12)}… on disk). Applied migrations are immutable: restore the file and add a new numbered migration instead.`,
-        );
-      }
-    }
-    return { pending: files.filter((m) => !done.has(m.version)), alreadyApplied: done.size };
-  };
-  const apply = async (s: Store, m: MigrationFile) => {
-    await s.run(dialect(m.sql));
-    await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
-  };
-  if (lake) {
-    // A lake: every pending migration in one commit (each DDL's own commit made the next reload the whole catalog).
-    // Two hosts opening a new lake at once: the one that loses finds the schema made, on its next attempt.
-    const r = await lakeSchemaStep(() => store.transaction(async (s) => {
-      const { pending, alreadyApplied } = await plan(s);
-      for (const m of pending) await apply(s, m);
-      return { applied: pending.map((m) => ({ version: m.version, name: m.name })), alreadyApplied };
-    }, { generation: false }));
-    await ensureLakeOptions(store);
-    return r;
+/**
+ * The store's schema as this cbp's files make it: pending migrations, then the views. On a lake, one commit in the
+ * writers' turn (each DDL's own commit made the next reload the whole catalog); another host that made the schema
+ * first is found on the next attempt. A view that fails there rolls it back, and the step is taken piece by piece.
+ */
+export async function applySchema(store: Store, dirs: { migrations: string; views: string }, opts: { force?: boolean } = {}): Promise<MigrateResult> {
+  const files = readMigrations(dirs.migrations);
+  const sources = existsSync(dirs.views) ? [{ file: GENERATED, sql: generatedViews() }, ...readViews(dirs.views)] : undefined;
+  if (store.lake) {
+    const whole = await lakeSchemaStep(() => store.transaction(async (s) => {
+      const migrations = await migrate(s, files, (m) => apply(s, m, files));
+      const views = await makeViews(s, sources, opts.force, true);
+      await ensureLakeOptions(s);
+      return { ...migrations, ...views };
+    }, { generation: false })).catch((e: unknown) => {
+      if (e instanceof ViewFailed) return undefined;
+      throw e;
+    });
+    if (whole) return whole;
   }
-  const { pending, alreadyApplied } = await plan(store);
-  for (const m of pending) await store.transaction((s) => apply(s, m));
-  return { applied: pending.map((m) => ({ version: m.version, name: m.name })), alreadyApplied };
+  const stepwise = () => migrate(store, files, (m) => store.transaction((s) => apply(s, m, files)));
+  const migrations = store.lake ? await lakeSchemaStep(stepwise) : await stepwise();
+  if (store.lake) await ensureLakeOptions(store);
+  return { ...migrations, ...(await makeViews(store, sources, opts.force, false)) };
+}
+
+/** A migration's statements and its record. On a lake, in its dialect: the ENUM types made up to it read as VARCHAR. */
+async function apply(s: Store, m: MigrationFile, files: MigrationFile[]): Promise<void> {
+  const enums = s.lake ? new Set(files.filter((f) => f.version <= m.version).flatMap((f) => enumTypes(f.sql))) : undefined;
+  await s.run(enums ? lakeDialect(m.sql, enums) : m.sql);
+  await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
+}
+
+/** Checks the applied migrations against the files, then applies the pending ones, in order. */
+async function migrate(s: Store, files: MigrationFile[], applyOne: (m: MigrationFile) => Promise<void>): Promise<Pick<MigrateResult, 'applied' | 'alreadyApplied'>> {
+  const table = 'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)';
+  await s.run(s.lake ? lakeDialect(table, new Set()) : table);
+  const done = new Map((await s.all<{ version: number; checksum: string }>('SELECT version, checksum FROM schema_migrations')).map((r) => [Number(r.version), r]));
+  const newest = Math.max(0, ...done.keys());
+  const known = Math.max(0, ...files.map((m) => m.version));
+  if (newest > known) throw new MigrationChangedError(`This store's schema is at migration ${newest}, newer than this cbp knows (${known}): a newer cbp wrote it. Upgrade cbp here.`);
+  for (const m of files) {
+    const prior = done.get(m.version);
+    if (prior && prior.checksum !== m.checksum) {
+      throw new MigrationChangedError(
+        `Migration ${m.file} was changed after it was applied to this store (checksum ${prior.checksum.slice(0, 12)}… recorded, ` +
+          `${m.checksum.slice(0, 12)}… on disk). Applied migrations are immutable: restore the file and add a new numbered migration instead.`,
+      );
+    }
+  }
+  const pending = files.filter((m) => !done.has(m.version));
+  for (const m of pending) await applyOne(m);
+  return { applied: pending.map((m) => ({ version: m.version, name: m.name })), alreadyApplied: done.size };
 }
 
 /** A step of a lake's schema, run again when another host's commit of the same schema won (conflict, or made it first). */
@@ -106,25 +113,28 @@ function generatedViews(): string {
   return `CREATE OR REPLACE MACRO stg_card_brand(s) AS ${brandSql('s')};\n`;
 }
 
+/** A view statement failed inside a lake's one schema commit: the schema is then taken piece by piece. */
+class ViewFailed extends Error {}
+
 /**
- * (Re)creates every view statement of dir/*.sql unless the store holds them as it last made them from these files
- * (schema_views: the files' checksum and a digest of the names made), or when `force`d (`cbp db migrate`, also the
- * cure for views an older cbp or a hand edit changed in place); retries failures so cross-file order does not matter.
- * DuckDB binds a view when it is read, so a migration needs no remake: opening a store as it is costs two reads.
+ * (Re)creates every view statement of the sources unless the store holds them as it last made them (schema_views:
+ * the files' checksum and a digest of the names made), or when `force`d (`cbp db migrate`, also the cure for views an
+ * older cbp or a hand edit changed in place). Piece by piece, failures are retried so cross-file order does not
+ * matter. DuckDB binds a view when it is read, so a migration needs no remake.
  */
-export async function applyViews(store: Store, dir: string, opts: { force?: boolean } = {}): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
-  if (!existsSync(dir)) return { views: [], skippedViews: [] };
-  const sources = [{ file: GENERATED, sql: generatedViews() }, ...readViews(dir)];
+async function makeViews(store: Store, sources: Array<{ file: string; sql: string }> | undefined, force: boolean | undefined, inOneCommit: boolean): Promise<Pick<MigrateResult, 'views' | 'skippedViews'>> {
+  if (!sources) return { views: [], skippedViews: [] };
+  const step = <T>(fn: () => Promise<T>) => (store.lake && !inOneCommit ? lakeSchemaStep(fn) : fn());
   const filesSum = createHash('sha256').update(sources.map((x) => `${x.file}\n${x.sql}`).join('\n')).digest('hex');
-  await lakeSchemaStep(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
+  await step(() => store.run('CREATE TABLE IF NOT EXISTS schema_views (checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)'));
   const [kept] = await store.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
-  // A view or macro dropped since (by hand, by an older cbp) changes the digest.
-  const current = async (s: Store) => `${filesSum}:${await liveSchemaHash(s)}`;
-  if (kept?.checksum === (await current(store)) && !opts.force) return { views: await viewNames(store), skippedViews: [] };
+  if (kept && !force) {
+    const now = await liveSchema(store);
+    if (kept.checksum === `${filesSum}:${now.hash}`) return { views: now.views, skippedViews: [] };
+  }
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const { file, sql } of sources) {
-    // DuckDB's own parser splits the file, once (each statement parsed again from the whole file kept tens of
-    // megabytes of parsed files until the JS garbage collector ran); its statements are run by index.
+    // DuckDB's own parser splits the file, once; its statements are run by index.
     const extracted = await store.conn.extractStatements(sql);
     for (let i = 0; i < extracted.count; i++) pending.push({ file, statement: i, extracted });
   }
@@ -136,24 +146,20 @@ export async function applyViews(store: Store, dir: string, opts: { force?: bool
       p.destroySync();
     }
   };
-  if (store.lake) {
-    // A lake: every view in one commit, in file order (a commit each made the next reload the whole catalog); the
-    // checksum recorded in the same commit. Another host making them at once: the loser finds them made.
-    const made = await lakeSchemaStep(() => store.transaction(async (s) => {
-      const [kept] = await s.all<{ checksum: string }>('SELECT checksum FROM schema_views ORDER BY applied_at DESC LIMIT 1');
-      if (kept?.checksum === (await current(s)) && !opts.force) return true;
-      for (const st of pending) await runOne(st);
-      await s.run('DELETE FROM schema_views');
-      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [await current(s)]);
-      return true;
-    }, { generation: false })).catch((e: unknown) => {
-      // Other hosts' commits won every try: said, not worked around statement by statement.
-      if (isLakeConflict(e)) throw e;
-      return false;
-    });
-    if (made) return { views: await viewNames(store), skippedViews: [] };
+  const record = async (s: Store) => {
+    const now = await liveSchema(s);
+    await s.run('DELETE FROM schema_views');
+    await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [`${filesSum}:${now.hash}`]);
+    return now.views;
+  };
+  if (inOneCommit) {
+    for (const st of pending) {
+      await runOne(st).catch((e: unknown) => {
+        throw isLakeConflict(e) ? e : new ViewFailed((e as Error).message);
+      });
+    }
+    return { views: await record(store), skippedViews: [] };
   }
-  const views: string[] = [];
   let remaining = pending;
   // Bounded: each pass must create at least one view, or we stop.
   for (let pass = 0; pass <= pending.length && remaining.length; pass++) {
@@ -165,24 +171,20 @@ export async function applyViews(store: Store, dir: string, opts: { force?: bool
         failed.push({ ...st, reason: (e as Error).message.split('\n')[0] });
       }
     }
-    if (failed.length === remaining.length) {
-      remaining = failed;
-      break;
-    }
+    const stuck = failed.length === remaining.length;
     remaining = failed;
+    if (stuck) break;
   }
-  views.push(...(await viewNames(store)));
-  if (remaining.length === 0) {
-    await lakeSchemaStep(() => store.transaction(async (s) => {
-      await s.run('DELETE FROM schema_views');
-      await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [await current(s)]);
-    }, { generation: false }));
-  }
-  return { views, skippedViews: remaining.map((r) => ({ file: r.file, statement: r.statement + 1, reason: r.reason ?? '' })) };
+  const skippedViews = remaining.map((r) => ({ file: r.file, statement: r.statement + 1, reason: r.reason ?? '' }));
+  if (remaining.length) return { views: (await liveSchema(store)).views, skippedViews };
+  return { views: await step(() => store.transaction(record, { generation: false })), skippedViews };
 }
 
-/** A digest of the names of the store's own views and macros (their text reads back otherwise than it was written). */
-async function liveSchemaHash(store: Store): Promise<string> {
+/**
+ * The store's own views (not the in-memory catalog's of a lake session) and a digest of their and its macros' names
+ * (their text reads back otherwise than it was written).
+ */
+async function liveSchema(store: Store): Promise<{ hash: string; views: string[] }> {
   const rows = await store.all<{ d: string }>(
     `SELECT DISTINCT d FROM (SELECT 'v ' || view_name AS d FROM duckdb_views()
       WHERE NOT internal AND schema_name = 'main' AND database_name = current_database()
@@ -191,13 +193,6 @@ async function liveSchemaHash(store: Store): Promise<string> {
       WHERE function_type IN ('macro', 'table_macro') AND NOT internal AND schema_name = 'main' AND database_name = current_database())
      ORDER BY 1`,
   );
-  return createHash('sha256').update(rows.map((r) => r.d).join('\n')).digest('hex');
-}
-
-/** The store's own views (not the in-memory catalog's of a lake session). */
-async function viewNames(store: Store): Promise<string[]> {
-  const names = await store.all<{ view_name: string }>(
-    "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND database_name = current_database() ORDER BY view_name",
-  );
-  return names.map((r) => r.view_name);
+  const names = rows.map((r) => r.d);
+  return { hash: createHash('sha256').update(names.join('\n')).digest('hex'), views: names.filter((d) => d.startsWith('v ')).map((d) => d.slice(2)) };
 }

@@ -1,6 +1,9 @@
 // `cbp db maintain` beside the lake's other users (docs/lake.md "Upkeep"): a store open for a whole life (as `cbp
 // worker` holds one), readers that each open the lake afresh (as `cbp sql` does), a writer committing small steps,
 // and upkeep at its shortest accepted settings, round after round. No process fails, every read is whole.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from '../store/db.ts';
 import { openLakeAnalystSession } from '../store/analyst.ts';
@@ -18,6 +21,15 @@ const HOST_TRIALS = Number(process.env.CBP_HOST_TRIALS ?? 5);
 let pg: Postgres;
 
 const run = (id: string) => ({ runId: id, workflow: 'ingest', status: 'ok' as const, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), summary: {} });
+const pgRows = async (db: string, sql: string) => {
+  const c = new pgClient.Client({ host: '127.0.0.1', port: pg.port, user: 'cbp', database: db });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows as Array<Record<string, unknown>>;
+  } finally {
+    await c.end();
+  }
+};
 const seeds = async (s: Store) => (await s.all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM runs WHERE run_id LIKE 'seed-%'"))[0]!.n;
 
 describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), { timeout: 600_000 }, () => {
@@ -46,6 +58,28 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
         b.close();
       }
       expect(['whole', 'none'], reads[0]).toContain(reads[0]);
+      if (trial === 0) {
+        // The schema is one commit after the lake's own first snapshot, its views in it; a reopen commits nothing.
+        (await openStore({ dbPath: 'lake', lake })).close();
+        const snapshots = await pgRows(`hosts_${trial}`, 'SELECT snapshot_id, changes_made FROM ducklake_snapshot_changes ORDER BY snapshot_id');
+        expect(snapshots.map((r) => Number(r.snapshot_id))).toEqual([0, 1]);
+        for (const made of ['created_table:"main"."schema_migrations"', 'created_view:"main"."mart_ratios"']) expect(String(snapshots[1]!.changes_made)).toContain(made);
+      }
+    }
+  });
+
+  it('takes a new lake piece by piece when a view of its files fails: the migrations applied, the view named', async () => {
+    pg.createDb('bad_view');
+    const viewsDir = tempDir('cbp-views-');
+    writeFileSync(path.join(viewsDir, '10_ok.sql'), 'CREATE OR REPLACE VIEW v_ok AS SELECT count(*) AS n FROM runs;\n');
+    writeFileSync(path.join(viewsDir, '20_bad.sql'), 'CREATE OR REPLACE VIEW v_bad AS SELECT no_such_column FROM runs;\n');
+    const s = await openStore({ dbPath: 'lake', lake: { catalog: pg.dsn('bad_view'), dataPath: tempDir('cbp-lake-data-') }, viewsDir });
+    try {
+      expect(s.migration!.applied.length).toBe(readMigrations(DEFAULT_MIGRATIONS_DIR).length);
+      expect(s.migration!.views).toContain('v_ok');
+      expect(s.migration!.skippedViews).toEqual([{ file: '20_bad.sql', statement: 1, reason: expect.any(String) }]);
+    } finally {
+      s.close();
     }
   });
 
