@@ -19,10 +19,11 @@ export function createOrderActivities(ctx: ActivityContext): OrderActivities {
     const { source, cursor, batchSize, pushBatchSize, runId } = input;
     const batch = await readOrderBatch(source, cursor, batchSize);
     const src = path.resolve(source);
-    await withStore('pushOrderBatch', (store) =>
-      replaceInvalidOrderLines(store, { source: src, firstLine: batch.firstLine, lastLine: batch.lastLine, lines: batch.invalid, runId, at: now() }),
-    );
-    const rows = await withStore('pushOrderBatch', (store) => lastOrderPushes(store, batch.orders.map((r) => r.order.order_id)));
+    // The batch's invalid lines and its orders' last pushes: one transaction (on a lake, one catalog snapshot).
+    const rows = await withStore('pushOrderBatch', (store) => store.transaction(async (s) => {
+      await replaceInvalidOrderLines(s, { source: src, firstLine: batch.firstLine, lastLine: batch.lastLine, lines: batch.invalid, runId, at: now() });
+      return lastOrderPushes(s, batch.orders.map((r) => r.order.order_id));
+    }));
     const known = new Map([...rows].map(([id, r]) => [id, { hash: r.hash, status: r.status, runId: r.run_id, line: r.source_line, change: r.change }]));
     const plan = planOrderPushes(batch.orders, known, { runId, retryRejected: input.retryRejected === true });
     const out = resultBeforePushes(plan, { records: batch.records, invalid: batch.invalid.length, next: batch.next });
