@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { isOrderRefusal } from '../client/order-data.ts';
 import { settleBounded } from '../lib/pool.ts';
-import { lastOrderPushes, recordOrderPushes, replaceInvalidOrderLines, type OrderPushRecord } from '../store/orders.ts';
+import { recordOrderPushes, startOrderBatch, type OrderPushRecord } from '../store/orders.ts';
 import type { ActivityContext } from './deps.ts';
 import { withHeartbeat } from './heartbeat.ts';
 import { readOrderBatch } from './orders-file.ts';
@@ -19,10 +19,9 @@ export function createOrderActivities(ctx: ActivityContext): OrderActivities {
     const { source, cursor, batchSize, pushBatchSize, runId } = input;
     const batch = await readOrderBatch(source, cursor, batchSize);
     const src = path.resolve(source);
-    // The batch's invalid lines and its orders' last pushes: one transaction (on a lake, one catalog snapshot).
-    const rows = await withStore('pushOrderBatch', (store) => store.transaction(async (s) => {
-      await replaceInvalidOrderLines(s, { source: src, firstLine: batch.firstLine, lastLine: batch.lastLine, lines: batch.invalid, runId, at: now() });
-      return lastOrderPushes(s, batch.orders.map((r) => r.order.order_id));
+    const rows = await withStore('pushOrderBatch', (store) => startOrderBatch(store, {
+      invalid: { source: src, firstLine: batch.firstLine, lastLine: batch.lastLine, lines: batch.invalid, runId, at: now() },
+      orderIds: batch.orders.map((r) => r.order.order_id),
     }));
     const known = new Map([...rows].map(([id, r]) => [id, { hash: r.hash, status: r.status, runId: r.run_id, line: r.source_line, change: r.change }]));
     const plan = planOrderPushes(batch.orders, known, { runId, retryRejected: input.retryRejected === true });

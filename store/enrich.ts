@@ -50,19 +50,16 @@ export interface EnrichOutcome extends EnrichItem {
  * chargeback first, then preventions, order validations and orders, each sorted by guid.
  */
 export async function missingEnrichments(store: Store, limit: number): Promise<EnrichItem[]> {
-  // The kinds' reads in one transaction: one snapshot (on a lake, one catalog snapshot, not one per read).
-  return store.transaction(async (s) => {
-    const out: EnrichItem[] = [];
-    for (const kind of ENRICH_KINDS) {
-      const t = TARGETS[kind];
-      const union = t.sources.map(([view, col]) => `SELECT ${col} AS guid FROM ${view} WHERE ${col} IS NOT NULL`).join(' UNION ');
-      const rows = await s.all<{ guid: string }>(
-        `SELECT DISTINCT s.guid FROM (${union}) s ANTI JOIN ${t.table} e ON e.${t.key} = s.guid ORDER BY s.guid LIMIT ${Math.max(0, Math.floor(limit - out.length))}`,
-      );
-      for (const r of rows) out.push({ kind, guid: r.guid });
-    }
-    return out;
-  }, { generation: false });
+  const out: EnrichItem[] = [];
+  for (const kind of ENRICH_KINDS) {
+    const t = TARGETS[kind];
+    const union = t.sources.map(([view, col]) => `SELECT ${col} AS guid FROM ${view} WHERE ${col} IS NOT NULL`).join(' UNION ');
+    const rows = await store.all<{ guid: string }>(
+      `SELECT DISTINCT s.guid FROM (${union}) s ANTI JOIN ${t.table} e ON e.${t.key} = s.guid ORDER BY s.guid LIMIT ${Math.max(0, Math.floor(limit - out.length))}`,
+    );
+    for (const r of rows) out.push({ kind, guid: r.guid });
+  }
+  return out;
 }
 
 /** Writes lookup answers in one transaction. A detail already stored keeps its first answer. */

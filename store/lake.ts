@@ -159,7 +159,7 @@ const ENUM_TYPE = /CREATE\s+TYPE\s+(\w+)\s+AS\s+ENUM\s*\([^)]*\)\s*;/gi;
 /**
  * A migration's SQL as a lake takes it: DuckLake has no ENUM types (their columns are VARCHAR; the values cbp
  * writes are the same texts), no PRIMARY KEY or UNIQUE constraints (cbp's writes keep keys unique themselves:
- * MERGE, not ON CONFLICT), and no per-column compression (Parquet chooses its own). `enums`: the ENUM type names of every migration (a later one may use an earlier one's).
+ * MERGE, not ON CONFLICT), and no per-column compression (Parquet chooses its own). `enums`: the ENUM type names the migrations up to this one made (a later one may use an earlier one's).
  */
 export function lakeDialect(sql: string, enums: ReadonlySet<string>): string {
   let out = sql.replace(ENUM_TYPE, '');
@@ -254,17 +254,14 @@ export function lakeRetryDelay(attempt: number): number {
 export const LAKE_ROW_GROUP_ROWS = 20480;
 
 /**
- * The lake's options cbp needs, kept in its catalog so that every client writes alike (set by the first writer; a
- * second one's race is harmless). No inlined rows: flushing them deletes rows readers in flight still read (docs/lake.md "Upkeep").
+ * The lake's options cbp needs, kept in its catalog so that every client writes alike (set in the schema's commit,
+ * store/migrate.ts). No inlined rows: flushing them deletes rows readers in flight still read (docs/lake.md "Upkeep").
  */
 const LAKE_OPTIONS: Record<string, number> = { parquet_row_group_size: LAKE_ROW_GROUP_ROWS, data_inlining_row_limit: 0 };
 
 export async function ensureLakeOptions(store: { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }): Promise<void> {
   const set = await store.all(`SELECT option_name AS name, value FROM ducklake_options('${LAKE_ALIAS}') WHERE scope = 'GLOBAL'`);
   for (const [name, value] of Object.entries(LAKE_OPTIONS)) {
-    if (set.some((o) => o.name === name && String(o.value) === String(value))) continue;
-    await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', '${name}', ${value})`).catch((e) => {
-      if (!isLakeConflict(e)) throw e;
-    });
+    if (!set.some((o) => o.name === name && String(o.value) === String(value))) await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', '${name}', ${value})`);
   }
 }

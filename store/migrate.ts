@@ -49,33 +49,39 @@ export function readMigrations(dir: string): MigrationFile[] {
 /**
  * The store's schema as this cbp's files make it: pending migrations, then the views. On a lake, one commit in the
  * writers' turn (each DDL's own commit made the next reload the whole catalog); another host that made the schema
- * first is found on the next attempt. A view that fails there rolls it back, and the step is taken piece by piece.
+ * first is found on the next attempt. A view that fails there rolls it back: the migrations are then one commit,
+ * the views made piece by piece.
  */
 export async function applySchema(store: Store, dirs: { migrations: string; views: string }, opts: { force?: boolean } = {}): Promise<MigrateResult> {
   const files = readMigrations(dirs.migrations);
   const sources = existsSync(dirs.views) ? [{ file: GENERATED, sql: generatedViews() }, ...readViews(dirs.views)] : undefined;
-  if (store.lake) {
-    const whole = await lakeSchemaStep(() => store.transaction(async (s) => {
-      const migrations = await migrate(s, files, (m) => apply(s, m, files));
-      const views = await makeViews(s, sources, opts.force, true);
-      await ensureLakeOptions(s);
-      return { ...migrations, ...views };
-    }, { generation: false })).catch((e: unknown) => {
-      if (e instanceof ViewFailed) return undefined;
-      throw e;
-    });
-    if (whole) return whole;
+  if (!store.lake) {
+    const migrations = await migrate(store, files, (m) => store.transaction((s) => apply(s, m, m.sql)));
+    return { ...migrations, ...(await makeViews(store, sources, opts.force, false)) };
   }
-  const stepwise = () => migrate(store, files, (m) => store.transaction((s) => apply(s, m, files)));
-  const migrations = store.lake ? await lakeSchemaStep(stepwise) : await stepwise();
-  if (store.lake) await ensureLakeOptions(store);
-  return { ...migrations, ...(await makeViews(store, sources, opts.force, false)) };
+  // A lake takes each migration in its dialect, the ENUM types made up to it read as VARCHAR; the checksum is the file's.
+  const lakeSql = new Map<number, string>();
+  const enums = new Set<string>();
+  for (const m of files) {
+    for (const e of enumTypes(m.sql)) enums.add(e);
+    lakeSql.set(m.version, lakeDialect(m.sql, enums));
+  }
+  const step = <T>(fn: (s: Store) => Promise<T>) => lakeSchemaStep(() => store.transaction(fn, { generation: false }));
+  const migrations = async (s: Store) => {
+    const r = await migrate(s, files, (m) => apply(s, m, lakeSql.get(m.version)!));
+    await ensureLakeOptions(s);
+    return r;
+  };
+  const whole = await step(async (s) => ({ ...(await migrations(s)), ...(await makeViews(s, sources, opts.force, true)) })).catch((e: unknown) => {
+    if (e instanceof ViewFailed) return undefined;
+    throw e;
+  });
+  return whole ?? { ...(await step(migrations)), ...(await makeViews(store, sources, opts.force, false)) };
 }
 
-/** A migration's statements and its record. On a lake, in its dialect: the ENUM types made up to it read as VARCHAR. */
-async function apply(s: Store, m: MigrationFile, files: MigrationFile[]): Promise<void> {
-  const enums = s.lake ? new Set(files.filter((f) => f.version <= m.version).flatMap((f) => enumTypes(f.sql))) : undefined;
-  await s.run(enums ? lakeDialect(m.sql, enums) : m.sql);
+/** A migration's statements (sql: the file's, or its lake dialect) and its record. */
+async function apply(s: Store, m: MigrationFile, sql: string): Promise<void> {
+  await s.run(sql);
   await s.run('INSERT INTO schema_migrations VALUES ($1, $2, $3, current_timestamp::TIMESTAMP)', [m.version, m.name, m.checksum]);
 }
 
@@ -102,8 +108,8 @@ async function migrate(s: Store, files: MigrationFile[], applyOne: (m: Migration
 }
 
 /** A step of a lake's schema, run again when another host's commit of the same schema won (conflict, or made it first). */
-export const lakeSchemaStep = <T>(fn: () => Promise<T>): Promise<T> =>
-  retryLakeRace(fn, (e) => isLakeConflict(e) || /already exists/i.test((e as Error)?.message ?? ''));
+const lakeSchemaStep = <T>(fn: () => Promise<T>): Promise<T> =>
+  retryLakeRace(fn, (e) => !(e instanceof ViewFailed) && (isLakeConflict(e) || /already exists/i.test((e as Error)?.message ?? '')));
 
 /** Where the macros made from the contract's tables come from (made before the files, which use them). */
 const GENERATED = 'store/migrate.ts generatedViews';

@@ -53,6 +53,17 @@ export async function lastOrderPushes(store: Store, orderIds: readonly string[])
   return out;
 }
 
+/** A batch's start: its invalid lines recorded and its orders' last pushes read, in one transaction (one snapshot). */
+export async function startOrderBatch(
+  store: Store,
+  o: { invalid: Parameters<typeof replaceInvalidOrderLines>[1]; orderIds: readonly string[] },
+): Promise<Map<string, OrderPushRow>> {
+  return store.transaction(async (s) => {
+    await replaceInvalidOrderLines(s, o.invalid);
+    return lastOrderPushes(s, o.orderIds);
+  });
+}
+
 /** Records pushes and refusals; the last record of an order_id wins. One statement per call. */
 export async function recordOrderPushes(store: Store, records: readonly OrderPushRecord[], at: Date): Promise<void> {
   if (records.length === 0) return;
