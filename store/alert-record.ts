@@ -71,7 +71,7 @@ export async function recordJudgement(store: Store, q: { states: AlertStateRow[]
         }
       });
     } finally {
-      await store.run('DROP TABLE IF EXISTS _cbp_alert_states_stage; DROP TABLE IF EXISTS _cbp_alerts_stage');
+      await store.run('DROP TABLE IF EXISTS temp.main._cbp_alert_states_stage; DROP TABLE IF EXISTS temp.main._cbp_alerts_stage');
     }
   });
 }

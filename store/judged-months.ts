@@ -63,7 +63,7 @@ export async function judgedMonths(store: Store, q: { from: string | null; last:
       return await store.all<Record<string, unknown>>(`SELECT * FROM ratio_notice_months('_notice_runs', '_notice_rows', $1)
         ORDER BY mid, network, program, v, month`, [q.from ?? '0000-00']);
     } finally {
-      await store.run('DROP VIEW IF EXISTS _notice_runs; DROP VIEW IF EXISTS _notice_rows');
+      await store.run('DROP VIEW IF EXISTS temp.main._notice_runs; DROP VIEW IF EXISTS temp.main._notice_rows');
     }
   });
   const rule = (r: Record<string, unknown>, p: '' | 'watch_'): TellingRule | null => (r[`${p}rule_id`] == null ? null : {

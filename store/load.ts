@@ -180,7 +180,7 @@ async function loadWith(
     quarantined = stagedBad = Number(c.bad);
     rowsLoaded = Number(c.keys);
     if (rowsRead > 0 && Number(c.sig) === 0) {
-      await store.run('DROP TABLE IF EXISTS _stg');
+      await store.run('DROP TABLE IF EXISTS temp.main._stg');
       throw new BadReportFileError(otherKind(file, kind, c.read));
     }
     if (Number(c.keys) < Number(c.good)) await store.run(st.dedupe);
@@ -228,7 +228,7 @@ async function loadWith(
     // counts, and the reader's temp copy goes whatever the DROP met.
     const cleanup = async () => {
       try {
-        await store.run('DROP TABLE IF EXISTS _stg');
+        await store.run('DROP TABLE IF EXISTS temp.main._stg');
       } finally {
         await reader?.dispose();
       }

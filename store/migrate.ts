@@ -140,7 +140,8 @@ async function makeViews(store: Store, sources: Array<{ file: string; sql: strin
   }
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const { file, sql } of sources) {
-    // DuckDB's own parser splits the file, once; its statements are run by index.
+    // DuckDB's own parser splits the file, once (parsing it again per statement held every parse until the GC ran);
+    // its statements are run by index.
     const extracted = await store.conn.extractStatements(sql);
     for (let i = 0; i < extracted.count; i++) pending.push({ file, statement: i, extracted });
   }

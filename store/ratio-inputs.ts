@@ -121,7 +121,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
           }, { generation: false });
         }
       } finally {
-        await store.run('DROP TABLE IF EXISTS _cbp_tc40_monthly');
+        await store.run('DROP TABLE IF EXISTS temp.main._cbp_tc40_monthly');
       }
     }
     // Nothing touched: the fingerprints kept are these already, and so is the SQL's hash; the events' digest is

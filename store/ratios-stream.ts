@@ -143,7 +143,7 @@ async function streamMonths(
     }
     return n;
   } finally {
-    await store.run(`DROP TABLE IF EXISTS ${cur}`);
+    await store.run(`DROP TABLE IF EXISTS temp.main.${cur}`);
   }
 }
 
