@@ -7,7 +7,7 @@ const UNITS: Record<string, number> = {
 
 export const SIZE_RE = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
 
-/** Bytes as people read them in messages: "1.5 MiB". */
+/** Bytes as people read them in messages: mebibytes to one decimal. */
 export const mibText = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /** The bytes a size stands for; NaN for any other text. */

@@ -4,6 +4,7 @@ import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { AlertStateRow, Notice } from './alerts.ts';
+import { dropTemp } from './sql-text.ts';
 
 export const NOTICE_COLS = [
   'notice_id', 'kind', 'mid', 'network', 'program', 'level', 'previous_level', 'month', 'metric', 'rule_id', 'comparison',
@@ -71,7 +72,7 @@ export async function recordJudgement(store: Store, q: { states: AlertStateRow[]
         }
       });
     } finally {
-      await store.run('DROP TABLE IF EXISTS temp.main._cbp_alert_states_stage; DROP TABLE IF EXISTS temp.main._cbp_alerts_stage');
+      await store.run(dropTemp('TABLE', '_cbp_alert_states_stage', '_cbp_alerts_stage'));
     }
   });
 }

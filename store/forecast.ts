@@ -5,6 +5,7 @@ import type { Store } from './db.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
+import { dropTemp } from './sql-text.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -131,7 +132,7 @@ export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, 
       FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
       SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program`, { from, to });
   } finally {
-    await store.run('DROP TABLE IF EXISTS temp.main._cbp_forecast_series');
+    await store.run(dropTemp('TABLE', '_cbp_forecast_series'));
   }
   const [mid, network, program, d, n] = ['mid', 'network', 'program', 'd', 'n'].map((x) => c.column(x));
   const dayOf = (month: string) => Date.parse(`${month}-01T00:00:00Z`) / 86_400_000;
@@ -177,7 +178,7 @@ export async function writeForecasts(store: Store, rows: KeptForecast[], mart: s
       await stageRows(s, '_cbp_forecast_stage', FORECAST_COLS.map((c) => c[0]), rows, (f, i) => FORECAST_COLS[i][1](f));
       await s.run('INSERT INTO ratio_forecasts SELECT *, $1::TIMESTAMP FROM _cbp_forecast_stage', [at]);
     } finally {
-      await s.run('DROP TABLE IF EXISTS temp.main._cbp_forecast_stage');
+      await s.run(dropTemp('TABLE', '_cbp_forecast_stage'));
     }
     await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [mart]);
   });

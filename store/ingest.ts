@@ -14,6 +14,7 @@ import { fsyncPath } from '../lib/fsync.ts';
 import { ARCHIVE_DIR, listClosedSegments } from '../lib/journal-files.ts';
 import { sha256Stream } from './landing.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
+import { dropTemp } from './sql-text.ts';
 
 export interface IngestOptions {
   store: Store;
@@ -130,7 +131,7 @@ async function loadSegment(store: Store, file: string, segment: string, now: Dat
     try {
       await appendLines(s, file);
       await s.run(PARSE_SEGMENT);
-      await s.run('DROP TABLE IF EXISTS temp.main._cbp_event_lines_raw');
+      await s.run(dropTemp('TABLE', '_cbp_event_lines_raw'));
       const [c] = await s.all<{ lines: number; bad: number; valid: number; fresh: number }>(`
         SELECT
           count(*)::INTEGER AS lines,
@@ -177,8 +178,8 @@ async function loadSegment(store: Store, file: string, segment: string, now: Dat
       );
       return { segment, lines, loaded, duplicates, quarantined };
     } finally {
-      await s.run('DROP TABLE IF EXISTS temp.main._cbp_event_lines_raw');
-      await s.run('DROP TABLE IF EXISTS temp.main._cbp_event_lines');
+      await s.run(dropTemp('TABLE', '_cbp_event_lines_raw'));
+      await s.run(dropTemp('TABLE', '_cbp_event_lines'));
     }
   });
 }

@@ -3,6 +3,7 @@ import type { Store } from './db.ts';
 import { monthIndex } from '../lib/utc.ts';
 import type { HeadroomBasis, FeeBasis } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
+import { dropTemp } from './sql-text.ts';
 
 /** The rule a month is told by: its level's (met, else first in force), or the watched level's. */
 export interface TellingRule { id: string; level: string; metric: string; comparison: string; ratio_threshold: number }
@@ -63,7 +64,7 @@ export async function judgedMonths(store: Store, q: { from: string | null; last:
       return await store.all<Record<string, unknown>>(`SELECT * FROM ratio_notice_months('_notice_runs', '_notice_rows', $1)
         ORDER BY mid, network, program, v, month`, [q.from ?? '0000-00']);
     } finally {
-      await store.run('DROP VIEW IF EXISTS temp.main._notice_runs; DROP VIEW IF EXISTS temp.main._notice_rows');
+      await store.run(dropTemp('VIEW', '_notice_runs', '_notice_rows'));
     }
   });
   const rule = (r: Record<string, unknown>, p: '' | 'watch_'): TellingRule | null => (r[`${p}rule_id`] == null ? null : {

@@ -24,6 +24,7 @@ import { readerSql, type Reader } from './load/read.ts';
 import { RecordTooBigError, checkNotUtf16, checkReadable, checkUtf8, inferFormat, isBlank, readFailure } from './load/file-checks.ts';
 import { stagingFor, type Staging } from './load/stage.ts';
 import { typingOnce } from './load/typing.ts';
+import { dropTemp } from './sql-text.ts';
 
 export { checkReadable, csvHeader, readFailure } from './load/file-checks.ts';
 export type { Window } from '../lib/utc.ts';
@@ -180,7 +181,7 @@ async function loadWith(
     quarantined = stagedBad = Number(c.bad);
     rowsLoaded = Number(c.keys);
     if (rowsRead > 0 && Number(c.sig) === 0) {
-      await store.run('DROP TABLE IF EXISTS temp.main._stg');
+      await store.run(dropTemp('TABLE', '_stg'));
       throw new BadReportFileError(otherKind(file, kind, c.read));
     }
     if (Number(c.keys) < Number(c.good)) await store.run(st.dedupe);
@@ -228,7 +229,7 @@ async function loadWith(
     // counts, and the reader's temp copy goes whatever the DROP met.
     const cleanup = async () => {
       try {
-        await store.run('DROP TABLE IF EXISTS temp.main._stg');
+        await store.run(dropTemp('TABLE', '_stg'));
       } finally {
         await reader?.dispose();
       }

@@ -5,6 +5,7 @@ import type { Store } from './db.ts';
 import { insertMarks, readMarks, sourceMarksOf, type SourceMark } from './source-marks.ts';
 import { addMonths } from '../lib/utc.ts';
 import { sizeBytes } from '../lib/size.ts';
+import { dropTemp } from './sql-text.ts';
 
 /** The months whose fingerprints differ between two sets of marks (added, changed or gone), sorted. */
 export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[] {
@@ -121,7 +122,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
           }, { generation: false });
         }
       } finally {
-        await store.run('DROP TABLE IF EXISTS temp.main._cbp_tc40_monthly');
+        await store.run(dropTemp('TABLE', '_cbp_tc40_monthly'));
       }
     }
     // Nothing touched: the fingerprints kept are these already, and so is the SQL's hash; the events' digest is

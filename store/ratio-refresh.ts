@@ -8,7 +8,7 @@ import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
-import { sqlText } from './sql-text.ts';
+import { dropTemp, sqlText } from './sql-text.ts';
 import { ConfigError, isOutOfMemory } from '../lib/errors.ts';
 import { log } from '../lib/log.ts';
 
@@ -58,7 +58,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await store.run(reset);
       rows += await finish(store, from, inputs.marks);
     } finally {
-      await store.run(`${reset}; DROP VIEW IF EXISTS temp.main._ratio_from`);
+      await store.run(`${reset}; ${dropTemp('VIEW', '_ratio_from')}`);
     }
     return { fromMonth, rows, ...(why ? { why } : {}) };
   });
@@ -145,7 +145,7 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       return writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')");
     });
   } finally {
-    await store.run('DROP TABLE IF EXISTS temp.main._ratio_rows; DROP TABLE IF EXISTS temp.main._ratio_runs; DROP TABLE IF EXISTS temp.main._ratio_seeds; DROP VIEW IF EXISTS temp.main._ratio_chunk');
+    await store.run([dropTemp('TABLE', '_ratio_rows', '_ratio_runs', '_ratio_seeds'), dropTemp('VIEW', '_ratio_chunk')].join('; '));
   }
 }
 

@@ -5,6 +5,7 @@
 import type { Store } from './db.ts';
 import { releaseChunk } from './db-chunks.ts';
 import { EXPLAINED_RATIO_FIELDS } from '../contract/ratios.ts';
+import { dropTemp } from './sql-text.ts';
 
 export interface StreamQuery {
   /** 'latest': the latest month evaluated, and the one before when it is month to date; 'month'; 'all' */
@@ -143,7 +144,7 @@ async function streamMonths(
     }
     return n;
   } finally {
-    await store.run(`DROP TABLE IF EXISTS temp.main.${cur}`);
+    await store.run(dropTemp('TABLE', cur));
   }
 }
 

@@ -7,6 +7,7 @@ import { insertRows } from './insert-rows.ts';
 import type { Store } from './db.ts';
 import { fastColumn } from './db-chunks.ts';
 import { ratioRowMaker } from './ratios.ts';
+import { dropTemp } from './sql-text.ts';
 
 type ReadStore = Pick<Store, 'all' | 'run' | 'mapRows'>;
 type StreamStore = ReadStore & Pick<Store, 'conn'>;
@@ -131,7 +132,7 @@ export async function keptHeat(
     `SELECT mid, coalesce(max(v) FILTER (WHERE month = $month), -1)::DOUBLE AS last_v, greatest(-1, max(v))::DOUBLE AS peak_v
        FROM _cbp_report_heat_rows GROUP BY mid QUALIFY rank() OVER (ORDER BY last_v DESC, peak_v DESC) <= $cap`,
     { month: q.month, cap: q.cap });
-  await store.run('DROP TABLE IF EXISTS temp.main._cbp_report_heat_rows');
+  await store.run(dropTemp('TABLE', '_cbp_report_heat_rows'));
   return { total: Number(total), top: top.map((h) => ({ mid: String(h.mid), last: h.last_v, peak: h.peak_v })) };
 }
 
@@ -206,7 +207,7 @@ export async function forEachPickedBatch(
     `SELECT ${COLUMNS} FROM mart_ratios m JOIN _cbp_report_series p ON p.mid = m.mid AND p.network = m.network AND p.program = m.program
       WHERE ${where} AND m.month >= $shown AND m.month >= p.from_month AND p.from_month > $first ${ORDER}`,
     { ...params, shown: q.shownFrom }, q.batchRows, (rows) => fn(rows, { heat: false }));
-  await store.run('DROP TABLE IF EXISTS temp.main._cbp_report_series');
+  await store.run(dropTemp('TABLE', '_cbp_report_series'));
 }
 
 /** A query's explained rows streamed chunk by chunk, passed on in batches of at least `size` rows ending at a change of MID. */

@@ -6,7 +6,7 @@ import { BadReportFileError } from '../errors.ts';
 import type { Window } from '../../lib/utc.ts';
 import { DISTINCTIVE, otherKind } from './columns.ts';
 import { ident } from './typing.ts';
-import { sqlText } from '../sql-text.ts';
+import { dropTemp, sqlText } from '../sql-text.ts';
 
 /**
  * Adds the rows of `source` (a SELECT giving raw and reason) to the quarantine, each once: a reload, or an
@@ -59,7 +59,7 @@ async function upsertState(s: Store, table: string, key: string[], cols: string[
      WHERE s._why IS NULL AND NOT EXISTS (SELECT 1 FROM ${table} c WHERE ${on('c', 's')})`,
     [seen, file],
   );
-  await s.run('DROP TABLE temp.main._repl');
+  await s.run(dropTemp('TABLE', '_repl'));
 }
 
 /**
@@ -90,7 +90,7 @@ async function addHistory(s: Store, table: string, key: string[], seen: string, 
     `INSERT INTO ${table} SELECT ${keys}, status, seen_at, $1 FROM _h WHERE prev_seen_at IS NULL OR prev_status IS DISTINCT FROM status`,
     [file],
   );
-  await s.run('DROP TABLE temp.main._h');
+  await s.run(dropTemp('TABLE', '_h'));
 }
 
 export async function isEmpty(s: Pick<Store, 'all'>, table: string): Promise<boolean> {

@@ -16,7 +16,7 @@ import { quarantine } from './merge.ts';
 import { mibText } from '../../lib/size.ts';
 import { claimLoadCopy, removeStaleLoadCopies } from './temp.ts';
 import { ident } from './typing.ts';
-import { sqlText } from '../sql-text.ts';
+import { dropTemp, sqlText } from '../sql-text.ts';
 
 const unclosedQuote = (shown: string, line: string | number, text: string) =>
   new BadReportFileError(
@@ -25,7 +25,7 @@ const unclosedQuote = (shown: string, line: string | number, text: string) =>
 
 const REJECTS = '_csv_rejects';
 const REJECT_SCANS = '_csv_reject_scans';
-const dropRejects = (s: Store) => s.run(`DROP TABLE IF EXISTS temp.main.${REJECTS}; DROP TABLE IF EXISTS temp.main.${REJECT_SCANS}`);
+const dropRejects = (s: Store) => s.run(dropTemp('TABLE', REJECTS, REJECT_SCANS));
 
 /**
  * Moves the lines the CSV reader set aside into the quarantine, one row per line (DuckDB notes a line once per
@@ -95,7 +95,7 @@ export async function readerSql(store: Store, file: string, shown: string, kind:
   let temp: { copy: string; release: () => void } | undefined;
   const dispose = async () => {
     try {
-      await store.run(`DROP TABLE IF EXISTS temp.main.${LONG_ROWS}; DROP TABLE IF EXISTS temp.main.${LONG_REJECTS}`);
+      await store.run(dropTemp('TABLE', LONG_ROWS, LONG_REJECTS));
       await dropRejects(store);
     } finally {
       temp?.release();
