@@ -173,7 +173,8 @@ export async function writeForecasts(store: Store, rows: KeptForecast[], mart: s
   // Staged by the appender (one per series and level: tens of thousands at 10,000 MIDs, where parameters took seconds).
   await store.transaction(async (s) => {
     await s.run('DELETE FROM ratio_forecasts; DELETE FROM ratio_forecast_state');
-    await s.run('CREATE OR REPLACE TEMP TABLE _cbp_forecast_stage AS SELECT * EXCLUDE (forecast_at) FROM ratio_forecasts LIMIT 0');
+    await s.run(`CREATE OR REPLACE TEMP TABLE _cbp_forecast_stage AS SELECT * EXCLUDE (forecast_at)
+      REPLACE (network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric) FROM ratio_forecasts LIMIT 0`);
     try {
       await stageRows(s, '_cbp_forecast_stage', FORECAST_COLS.map((c) => c[0]), rows, (f, i) => FORECAST_COLS[i][1](f));
       await s.run('INSERT INTO ratio_forecasts SELECT *, $1::TIMESTAMP FROM _cbp_forecast_stage', [at]);
@@ -198,7 +199,7 @@ export interface WarningCandidate {
  */
 export async function warningCandidates(store: Pick<Store, 'all'>): Promise<WarningCandidate[]> {
   const rows = await store.all<Record<string, unknown>>(`
-    SELECT f.mid, f.network, f.program, f.metric, f.month, f.level, f.rule_id, f.chance, f.count_to_date, f.days_covered, f.days_in_month,
+    SELECT f.mid, f.network::VARCHAR AS network, f.program::VARCHAR AS program, f.metric::VARCHAR AS metric, f.month, f.level, f.rule_id, f.chance, f.count_to_date, f.days_covered, f.days_in_month,
       f.expected_count, f.low80_count, f.high80_count, f.needed_count, f.pace_day, m.numerator, m.denominator, m.denominator_month, m.ratio
     FROM ratio_forecasts f
     -- (the mart's rows of the forecasts' months only: the view's join over every month cost more than all the rest)

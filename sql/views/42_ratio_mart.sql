@@ -64,8 +64,9 @@ SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.me
   f.chance, f.level AS chance_level, f.expected_count, f.low80_count AS expected_low80, f.high80_count AS expected_high80, f.pace_day
 FROM ratio_mart m
 -- Every condition compares both sides (forecasts are of observed rows): one on the mart alone made a nested-loop join.
+-- Both sides' keys have the same types (migration 024): no row of the mart is cast.
 LEFT JOIN (SELECT *, FALSE AS of_projection FROM ratio_forecasts WHERE is_headline) f ON f.of_projection = m.is_projection AND f.mid = m.mid
-  AND f.network = m.network::VARCHAR AND f.program = m.program::VARCHAR AND f.metric = m.metric::VARCHAR AND f.month = m.month;
+  AND f.network = m.network AND f.program = m.program AND f.metric = m.metric AND f.month = m.month;
 
 -- The mart's rows of a range of months (first days of the first and the last month).
 CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE
