@@ -1,7 +1,7 @@
 // The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
 // force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
 import type { Store } from '../store/db.ts';
-import { HISTORY_DAYS, histories, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
+import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
@@ -87,10 +87,13 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
   return out;
 }
 
-/** Forecasts every open month again when the ratio table was written since they were made; the rows written, or null. */
-export async function refreshForecasts(store: Store, rules: RuleSet, now = new Date()): Promise<number | null> {
+/**
+ * Forecasts every open month again when the ratio table was written since they were made, unless that write (`after`:
+ * judged from a month on, replacing the write they are of) left every open month as it was; the rows written, or null.
+ */
+export async function refreshForecasts(store: Store, rules: RuleSet, now = new Date(), after?: { from: string; replaced: string }): Promise<number | null> {
   const mart = await staleForecasts(store);
-  if (mart === null) return null;
+  if (mart === null || (after && (await keepForecasts(store, { mart, ...after })))) return null;
   const rows = await forecastOpenMonths(store, rules);
   await writeForecasts(store, rows, mart, now);
   return rows.length;

@@ -158,6 +158,21 @@ export async function staleForecasts(store: Pick<Store, 'all'>): Promise<string 
   return !state?.mart || state.mart === state.kept ? null : state.mart;
 }
 
+/**
+ * Stamps the kept forecasts as of the write `mart` when that write judged only from `from` on, they were of the write it
+ * replaced, and no open month is at or after `from`: nothing they read changed. False when they are to be made again.
+ */
+export async function keepForecasts(store: Store, o: { mart: string; replaced: string; from: string }): Promise<boolean> {
+  return store.transaction(async (s) => {
+    const [r] = await s.all<{ kept: boolean | null }>(`SELECT (SELECT max(mart_written_at)::VARCHAR FROM ratio_forecast_state) = $1
+      AND coalesce((SELECT max(month) FROM ratio_mart WHERE is_partial AND NOT is_projection) < $2, TRUE) AS kept`, [o.replaced, o.from]);
+    if (!r?.kept) return false;
+    await s.run('DELETE FROM ratio_forecast_state');
+    await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [o.mart]);
+    return true;
+  });
+}
+
 /** The staged columns in ratio_forecasts' order, each with its type beside its value. */
 const FORECAST_COLS: Array<[StageType, (f: KeptForecast) => unknown]> = [
   ['text', (f) => f.mid], ['text', (f) => f.network], ['text', (f) => f.program], ['text', (f) => f.metric], ['text', (f) => f.month],

@@ -22,6 +22,7 @@ export interface RatioRefresh {
   fromMonth: string | null | undefined; // the first month judged again; null: every month; undefined: nothing had changed
   rows: number; // ratio rows written
   why?: string; // why every month was judged, when it was
+  replaced?: string; // when fromMonth is a month: the write of the whole table this one replaced (ratio_mart_state.written_at)
 }
 
 /**
@@ -33,7 +34,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
   return store.exclusive(async () => {
     const rulesChanged = (await keptRulesHash(store)) !== t.hash;
     const inputs = await refreshRatioInputs(store, { all: opts.full });
-    const [state] = await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state LIMIT 1');
+    const [state] = await store.all<{ complete: boolean; written_at: string }>('SELECT complete, written_at::VARCHAR AS written_at FROM ratio_mart_state LIMIT 1');
     const touched = touchedMonths(await readMarks(store, 'ratio_source_marks'), inputs.marks);
     const why = opts.full ? 'asked for' : rulesChanged ? 'the rules changed' : !state ? 'never written' : !state.complete ? 'the last write did not finish'
       : inputs.full ? 'the inputs were computed again' : touched.includes(CAPTURE_MONTH) ? 'events were first captured at another day' : undefined;
@@ -60,7 +61,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     } finally {
       await store.run(`${reset}; ${dropTemp('VIEW', '_ratio_from')}`);
     }
-    return { fromMonth, rows, ...(why ? { why } : {}) };
+    return { fromMonth, rows, ...(why ? { why } : { replaced: state.written_at }) };
   });
 }
 

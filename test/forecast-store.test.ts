@@ -126,6 +126,25 @@ describe('the chance of a breach in the store', () => {
     const [r] = await store.all<{ days_covered: number; count_to_date: number }>("SELECT days_covered, count_to_date FROM ratio_forecasts WHERE mid = 'm1' AND level = 'ecm'");
     expect(r).toEqual({ days_covered: 15, count_to_date: 120 });
   });
+
+  it('is kept after a write that leaves every open month as it was, unless it was not of the write before', async () => {
+    const made = async () => (await store.all<{ at: string }>("SELECT max(forecast_at)::VARCHAR AS at FROM ratio_forecasts"))[0]!.at;
+    const stale = async () => (await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ratio_mart_state s
+      WHERE s.complete AND s.written_at NOT IN (SELECT mart_written_at FROM ratio_forecast_state)`))[0]!.n;
+    const before = await made();
+    // A later month loaded whole: judged from July on, June (open) untouched.
+    await insertStats(store, [{ mid: 'ok', network: 'mastercard', month: '2026-07', cb: 1, tx: 10_000 }]);
+    const r = await evaluateAlerts(store, { asOf: new Date('2026-08-02T06:00:00Z'), rules, now: new Date('2026-08-02T06:00:00Z') });
+    expect(r.fromMonth).toBe('2026-07');
+    expect(await made()).toBe(before);
+    expect(await stale()).toBe(0);
+    // Forecasts of an older write (one cut short before them): made again.
+    await store.run('DELETE FROM ratio_forecast_state');
+    await insertStats(store, [{ mid: 'ok', network: 'mastercard', month: '2026-08', cb: 1, tx: 10_000 }]);
+    await evaluateAlerts(store, { asOf: new Date('2026-09-02T06:00:00Z'), rules, now: new Date('2026-09-02T06:00:00Z') });
+    expect(await made()).not.toBe(before);
+    expect(await stale()).toBe(0);
+  });
 });
 
 describe('the early warning\'s settings (thresholds file forecast)', () => {
