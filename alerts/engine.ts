@@ -120,10 +120,7 @@ export interface AfterLoadResult {
   unknown: { series: number; missing: string[] };
 }
 
-/**
- * What the orchestration calls after every load (activities' computeRatios): evaluate, record, and mark
- * new notices for delivery unless notify is false (a backfill records history without paging anyone).
- */
+/** After every load (activities' computeRatios): evaluate, record, and mark new notices for delivery unless notify is false. */
 export async function evaluateAfterLoad(store: Store, opts: { asOf: Date | string; rules: RuleSet; notify: boolean; now?: Date }): Promise<AfterLoadResult> {
   const r = await evaluateAlerts(store, { asOf: opts.asOf, rules: opts.rules, now: opts.now, notifySince: opts.notify ? undefined : "9999-12" });
   const month = monthOf(opts.asOf);

@@ -26,9 +26,8 @@ export interface RatioRefresh {
 }
 
 /**
- * Brings the kept inputs and the ratio table up to date with the sources and the rules `t` (alerts/refresh.ts makes them
- * of a rule set). Every month is judged when the rules changed, the table was never written whole (or a write was cut
- * short), or `full`; else the months from the earliest whose sources changed, and none when nothing did.
+ * Brings the kept inputs and the ratio table up to date with the sources and the rules `t`: every month when the rules
+ * changed, the table was never written whole, or `full`; else from the earliest month whose sources changed, if any.
  */
 export async function refreshRatioTable(store: Store, t: RuleTables, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
   return store.exclusive(async () => {
@@ -159,8 +158,7 @@ async function writeMart(s: Store, rows: string): Promise<number> {
 }
 
 /**
- * Writes the rows no rule applies to in one insert (DuckDB writes a commit of row groups to the file as it goes, a
- * small one to its log and again at the checkpoint), first removing MIDs no longer in the data and such rows another
+ * Writes the rows no rule applies to in one insert, first removing MIDs no longer in the data and such rows another
  * host's refresh wrote since this one's chunks; records the fingerprints and that the table is whole.
  */
 async function finish(store: Store, from: string, marks: SourceMark[]): Promise<number> {

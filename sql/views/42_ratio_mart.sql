@@ -63,8 +63,7 @@ SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.me
   m.fee_basis::VARCHAR AS fee_basis,
   f.chance, f.level AS chance_level, f.expected_count, f.low80_count AS expected_low80, f.high80_count AS expected_high80, f.pace_day
 FROM ratio_mart m
--- Every condition compares both sides (forecasts are of observed rows): one on the mart alone made a nested-loop join.
--- Both sides' keys have the same types (migration 024): no row of the mart is cast.
+-- Each key compared on both sides, of one type (migration 024): else a nested-loop join, or every mart row cast.
 LEFT JOIN (SELECT *, FALSE AS of_projection FROM ratio_forecasts WHERE is_headline) f ON f.of_projection = m.is_projection AND f.mid = m.mid
   AND f.network = m.network AND f.program = m.program AND f.metric = m.metric AND f.month = m.month;
 
