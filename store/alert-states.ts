@@ -1,7 +1,7 @@
 // The states earlier evaluations recorded (alert_states), read back for the next evaluation's judging.
 import type { Store } from './db.ts';
 import type { RecordedState } from './alerts.ts';
-import { sqlLiteral as lit } from './insert.ts';
+import { sqlText as lit } from './sql-text.ts';
 
 /**
  * The states earlier evaluations recorded for MIDs lo..hi, months from `from` on (default: every month), with their

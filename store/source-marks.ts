@@ -1,7 +1,7 @@
 // The sources' fingerprints per month: what the ratio table and the kept ratio inputs compare to know which months
 // changed. docs/ratios.md "When the table is current".
 import type { Store } from './db.ts';
-import { insertChunked } from './insert.ts';
+import { insertRows } from './insert-rows.ts';
 
 type ReadStore = Pick<Store, 'all'>;
 
@@ -80,5 +80,5 @@ export async function readMarks(store: ReadStore, table: MarksTable): Promise<So
 
 /** Adds fingerprints to a marks table (the caller deletes the ones they replace, in its transaction). */
 export async function insertMarks(store: Pick<Store, 'run'>, table: MarksTable, marks: SourceMark[]): Promise<void> {
-  if (marks.length) await insertChunked(store, `INSERT INTO ${table}`, ['source', 'month', 'fingerprint', 'row_count'], marks.map((m) => [m.source, m.month, m.fingerprint, m.row_count]), '');
+  await insertRows(store, table, marks.map((m) => [m.source, m.month, m.fingerprint, m.row_count]), ['source', 'month', 'fingerprint', 'row_count']);
 }

@@ -10,7 +10,7 @@ import { explainRows } from './oracle/explain.ts';
 import { resolveRules, ThresholdsFileSchema, type RuleSet } from '../rules/thresholds.ts';
 import { judgeSqlOf, ruleTables } from '../rules/rule-table.ts';
 import { writeRuleTables } from '../store/ratio-rules.ts';
-import { insertChunked } from '../store/insert.ts';
+import { insertRows } from '../store/insert-rows.ts';
 import { tempStore } from './ratios-fixtures.ts';
 import type { Store } from '../store/db.ts';
 
@@ -156,7 +156,7 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
     is_partial BOOLEAN, missing_sources VARCHAR, ratio DOUBLE, numerator_count DOUBLE, numerator_amount DOUBLE, denominator_count DOUBLE,
     denominator_amount DOUBLE, month_transaction_count DOUBLE, month_transaction_amount DOUBLE, no_ratio_reason VARCHAR, days_covered INTEGER,
     days_in_month INTEGER, numerator_floor BOOLEAN)`);
-  await insertChunked(store, 'INSERT INTO judge_rows', ROW_COLS, rows.map((r) => ROW_COLS.map((c) => r[c])), '');
+  await insertRows(store, 'judge_rows', rows.map((r) => ROW_COLS.map((c) => r[c])), ROW_COLS);
   // The observed months in two passes, the later seeded by the earlier's runs (a refresh from SPLIT), then projections.
   await store.run('CREATE OR REPLACE TEMP TABLE judge_streaks AS SELECT * FROM ratio_streaks LIMIT 0');
   // The judge reads the rows a rule reads, as a refresh gives them (store/ratio-refresh.ts).
