@@ -5,7 +5,7 @@ import type { Store } from './db.ts';
 
 /**
  * Inserts rows (each an array, in cols' order, else the table's) as one JSON parameter, each value's text cast to its
- * column's type, or by casts[column] first (a parameter per value cost ~40 µs). A non-finite number goes in as itself.
+ * column's type, or by casts[column] first (a parameter per value binds slowly). A non-finite number goes in as itself.
  */
 export async function insertRows(store: Pick<Store, 'run'>, table: string, rows: unknown[][], cols?: readonly string[], casts: Record<string, string> = {}): Promise<void> {
   if (!rows.length) return;
