@@ -91,9 +91,9 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
  * Forecasts every open month again when the ratio table was written since they were made, unless that write (`after`:
  * judged from a month on, replacing the write they are of) left every open month as it was; the rows written, or null.
  */
-export async function refreshForecasts(store: Store, rules: RuleSet, now = new Date(), after?: { from: string; replaced: string }): Promise<number | null> {
+export async function refreshForecasts(store: Store, rules: RuleSet, now = new Date(), after?: { from: string; replaced: string; written: string }): Promise<number | null> {
   const mart = await staleForecasts(store);
-  if (mart === null || (after && (await keepForecasts(store, { mart, ...after })))) return null;
+  if (mart === null || (after?.written === mart && (await keepForecasts(store, after)))) return null;
   const rows = await forecastOpenMonths(store, rules);
   await writeForecasts(store, rows, mart, now);
   return rows.length;

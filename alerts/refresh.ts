@@ -9,6 +9,6 @@ import { refreshForecasts } from './forecast.ts';
 /** The ratio table, then the open months' chances of a breach when the table was written (alerts/forecast.ts). */
 export async function refreshRatios(store: Store, rules: RuleSet, opts: { full?: boolean; judgedRows?: number } = {}): Promise<RatioRefresh> {
   const r = await refreshRatioTable(store, ruleTables(rules), opts);
-  await refreshForecasts(store, rules, new Date(), r.fromMonth && r.replaced ? { from: r.fromMonth, replaced: r.replaced } : undefined);
+  await refreshForecasts(store, rules, new Date(), r.fromMonth && r.replaced && r.written ? { from: r.fromMonth, replaced: r.replaced, written: r.written } : undefined);
   return r;
 }

@@ -159,17 +159,18 @@ export async function staleForecasts(store: Pick<Store, 'all'>): Promise<string 
 }
 
 /**
- * Stamps the kept forecasts as of the write `mart` when it is still the last, judged only from `from` on, they were of the
- * write it replaced, and no open month is at or after `from`: nothing they read changed. False: they are made again.
+ * Stamps the kept forecasts as of the write `written` when it is still the last, judged only from `from` on, they were of
+ * the write it replaced, and no month they forecast nor open month is at or after `from`. False: they are made again.
  */
-export async function keepForecasts(store: Store, o: { mart: string; replaced: string; from: string }): Promise<boolean> {
+export async function keepForecasts(store: Store, o: { from: string; replaced: string; written: string }): Promise<boolean> {
   return store.transaction(async (s) => {
     const [r] = await s.all<{ kept: boolean | null }>(`SELECT (SELECT max(mart_written_at)::VARCHAR FROM ratio_forecast_state) = $1
-      AND (SELECT count(*) FROM ratio_mart_state WHERE complete AND written_at::VARCHAR = $3 AND from_month = $2) = 1
-      AND coalesce((SELECT max(month) FROM ratio_mart WHERE is_partial AND NOT is_projection) < $2, TRUE) AS kept`, [o.replaced, o.from, o.mart]);
+      AND (SELECT max(written_at)::VARCHAR FROM ratio_mart_state WHERE complete) = $3
+      AND coalesce((SELECT max(month) FROM ratio_forecasts) < $2, TRUE)
+      AND coalesce((SELECT max(month) FROM ratio_mart WHERE is_partial AND NOT is_projection) < $2, TRUE) AS kept`, [o.replaced, o.from, o.written]);
     if (!r?.kept) return false;
     await s.run('DELETE FROM ratio_forecast_state');
-    await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [o.mart]);
+    await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [o.written]);
     return true;
   });
 }

@@ -3,15 +3,19 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /**
  * Inserts rows (each an array, in cols' order, else the table's) as one JSON parameter, each value's text cast to its
- * column's type, or by casts[column] first (a parameter per value binds slowly). A non-finite number goes in as itself.
+ * column's type, or by casts[column] first (a parameter per value binds slowly). A non-finite number or a bigint goes
+ * in as itself, a lone surrogate in a text as U+FFFD (as a parameter would).
  */
 export async function insertRows(store: Pick<Store, 'run'>, table: string, rows: unknown[][], cols?: readonly string[], casts: Record<string, string> = {}): Promise<void> {
   if (!rows.length) return;
   const n = cols?.length ?? rows[0]!.length;
   const values = Array.from({ length: n }, (_, j) => `(e->>${j})${(cols && casts[cols[j]!]) ?? ''}`);
-  const json = JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v));
+  const json = JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v)
+    : typeof v === 'string' ? v.replace(LONE_SURROGATE, '\uFFFD') : v));
   await store.run(`INSERT INTO ${table} ${cols ? `(${cols.join(', ')})` : ''} SELECT ${values.join(', ')} FROM (SELECT unnest(json_extract($1::JSON, '$[*]')) AS e)`, [json]);
 }
 

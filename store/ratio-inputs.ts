@@ -27,10 +27,7 @@ const NOT_INPUTS = new Set(['chargeback_coverage', 'tc40_capture']);
 /** The month after a YYYY-MM. */
 const nextMonth = (m: string) => addMonths(m, 1);
 
-/**
- * The SQL objects ratio_month_inputs_between computes from (sql/views/40_ratios.sql, 10_stg_events.sql): another
- * definition of any of them (a cbp whose ratio SQL changed) means every month is computed again.
- */
+/** The SQL objects ratio_month_inputs_between computes from (40_ratios.sql, 10_stg_events.sql): one changed, every month is computed again. */
 const LOGIC_MACROS = ['ratio_month_inputs_between', 'ratio_stats_between', 'ratio_chargebacks_between', 'ratio_tc40_between', 'stg_utc_timestamp'];
 const LOGIC_VIEWS = ['int_rdr__accepted_arns', 'int_chargebacks__counted', 'int_tc40__events', 'int_tc40__reports'];
 
@@ -141,10 +138,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
   });
 }
 
-/**
- * Sorted months as runs of consecutive months, each of at most `most` MID report rows (a month with more is a run
- * of its own).
- */
+/** Sorted months as runs of consecutive months, each of at most `most` MID report rows (a month with more: its own run). */
 export function monthRuns(months: string[], rows: Map<string, number>, most: number): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   let run: [string, string] | null = null;

@@ -22,7 +22,7 @@ export interface RatioRefresh {
   fromMonth: string | null | undefined; // the first month judged again; null: every month; undefined: nothing had changed
   rows: number; // ratio rows written
   why?: string; // why every month was judged, when it was
-  replaced?: string; // when fromMonth is a month: the write of the whole table this one replaced (ratio_mart_state.written_at)
+  replaced?: string; written?: string; // the whole table's write this one replaced, and this one's (ratio_mart_state.written_at)
 }
 
 /**
@@ -33,19 +33,21 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
   return store.exclusive(async () => {
     const rulesChanged = (await keptRulesHash(store)) !== t.hash;
     const inputs = await refreshRatioInputs(store, { all: opts.full });
-    const [state] = await store.all<{ complete: boolean; written_at: string }>('SELECT complete, written_at::VARCHAR AS written_at FROM ratio_mart_state LIMIT 1');
+    const [state] = await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state LIMIT 1');
     const touched = touchedMonths(await readMarks(store, 'ratio_source_marks'), inputs.marks);
     const why = opts.full ? 'asked for' : rulesChanged ? 'the rules changed' : !state ? 'never written' : !state.complete ? 'the last write did not finish'
       : inputs.full ? 'the inputs were computed again' : touched.includes(CAPTURE_MONTH) ? 'events were first captured at another day' : undefined;
     if (why === undefined && touched.length === 0) return { fromMonth: undefined, rows: 0 };
     const fromMonth = why === undefined ? touched[0] : null;
     const from = fromMonth ?? '0000-01';
-    await store.transaction(async (s) => {
+    const replaced = await store.transaction(async (s) => {
       if (rulesChanged) await writeRuleTables(s, t);
+      const [prev] = await s.all<{ at: string }>('SELECT written_at::VARCHAR AS at FROM ratio_mart_state WHERE complete');
       await s.run('DELETE FROM ratio_mart_state');
       await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
       // Every month judged again: what other rules (their groups) left goes whole.
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
+      return prev?.at;
     });
     let rows = 0;
     // The chunks' commits are logged, not checkpointed (a checkpoint each cost more than its chunk); finish's checkpoints.
@@ -56,11 +58,11 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
         strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
       for (const chunk of await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit))) rows += await judgeFitting(store, from, t.watchFraction, chunk);
       await store.run(reset);
-      rows += await finish(store, from, inputs.marks);
+      const done = await finish(store, from, inputs.marks);
+      return { fromMonth, rows: rows + done.rows, written: done.written, ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(`${reset}; ${dropTemp('VIEW', '_ratio_from')}`);
     }
-    return { fromMonth, rows, ...(why ? { why } : { replaced: state.written_at }) };
   });
 }
 
@@ -159,9 +161,9 @@ async function writeMart(s: Store, rows: string): Promise<number> {
 
 /**
  * Writes the rows no rule applies to in one insert, first removing MIDs no longer in the data and such rows another
- * host's refresh wrote since this one's chunks; records the fingerprints and that the table is whole.
+ * host's refresh wrote since this one's chunks; records the fingerprints and that the table is whole (when: written).
  */
-async function finish(store: Store, from: string, marks: SourceMark[]): Promise<number> {
+async function finish(store: Store, from: string, marks: SourceMark[]): Promise<{ rows: number; written: string }> {
   return store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
     await s.run(`DELETE FROM ratio_mart m USING (SELECT DISTINCT mid, network, program, metric FROM ratio_monitored('ratio_mart') WHERE NOT ruled AND month >= $1) u
@@ -170,6 +172,7 @@ async function finish(store: Store, from: string, marks: SourceMark[]): Promise<
     await s.run('DELETE FROM ratio_source_marks');
     await insertMarks(s, 'ratio_source_marks', marks);
     await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
-    return rows;
+    const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
+    return { rows, written: w!.at };
   });
 }

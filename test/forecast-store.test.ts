@@ -144,6 +144,11 @@ describe('the chance of a breach in the store', () => {
     await evaluateAlerts(store, { asOf: new Date('2026-09-02T06:00:00Z'), rules, now: new Date('2026-09-02T06:00:00Z') });
     expect(await made()).not.toBe(before);
     expect(await stale()).toBe(0);
+    // The open month loaded whole: judged from June, whose forecasts go (no month is open any more).
+    await insertStats(store, ['m1', 'held', 'ok'].map((mid) => ({ mid, network: 'mastercard' as const, month: '2026-06', cb: 10, tx: 12_000 })));
+    await evaluateAlerts(store, { asOf: new Date('2026-09-03T06:00:00Z'), rules, now: new Date('2026-09-03T06:00:00Z') });
+    expect((await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_forecasts'))[0]!.n).toBe(0);
+    expect(await stale()).toBe(0);
   });
 });
 
