@@ -178,8 +178,7 @@ async function loadSegment(store: Store, file: string, segment: string, now: Dat
       );
       return { segment, lines, loaded, duplicates, quarantined };
     } finally {
-      await s.run(dropTemp('TABLE', '_cbp_event_lines_raw'));
-      await s.run(dropTemp('TABLE', '_cbp_event_lines'));
+      await s.run(dropTemp('TABLE', '_cbp_event_lines_raw', '_cbp_event_lines'));
     }
   });
 }

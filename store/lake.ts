@@ -159,7 +159,8 @@ const ENUM_TYPE = /CREATE\s+TYPE\s+(\w+)\s+AS\s+ENUM\s*\([^)]*\)\s*;/gi;
 /**
  * A migration's SQL as a lake takes it: DuckLake has no ENUM types (their columns are VARCHAR; the values cbp
  * writes are the same texts), no PRIMARY KEY or UNIQUE constraints (cbp's writes keep keys unique themselves:
- * MERGE, not ON CONFLICT), and no per-column compression (Parquet chooses its own). `enums`: the ENUM type names the migrations up to this one made (a later one may use an earlier one's).
+ * MERGE, not ON CONFLICT), and no per-column compression (Parquet chooses its own). `enums`: the ENUM type names
+ * the migrations up to this one made (a later one may use an earlier one's).
  */
 export function lakeDialect(sql: string, enums: ReadonlySet<string>): string {
   let out = sql.replace(ENUM_TYPE, '');
