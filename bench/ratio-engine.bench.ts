@@ -49,9 +49,10 @@ try {
   const file = writeMidReport(dir, MIDS, MONTHS + 1);
   const month = new Date(Date.UTC(2024, MONTHS + 1, 1)).toISOString().slice(0, 7);
   const window = { from: `${month}-01`, to: new Date(Date.UTC(2024, MONTHS + 2, 0)).toISOString().slice(0, 10) };
-  const [, loadMs] = await timed(() => loadReport(store, file, { kind: 'mid_report', window }));
+  // Each with its checkpoint, which a `cbp load` process pays when it closes the store: the load's own is not the refresh's.
+  const [, loadMs] = await timed(async () => { await loadReport(store, file, { kind: 'mid_report', window }); await store.run('CHECKPOINT'); });
   const [, refreshMs] = await timed(() => refreshRatios(store, other));
-  row(`load of one month's MID report, refresh included / the load alone, ${MIDS} MIDs`, `${((loadMs + refreshMs) / loadMs).toFixed(2)}x (${secs(loadMs)} + ${secs(refreshMs)})`, '≤ 1.5x');
+  row(`load of one month's MID report, refresh included / the load alone (each checkpointed), ${MIDS} MIDs`, `${((loadMs + refreshMs) / loadMs).toFixed(2)}x (${secs(loadMs)} + ${secs(refreshMs)})`, '≤ 1.5x');
   const [, countMs] = await timed(() => store.all('SELECT count(*) FROM mart_ratios'));
   row('SELECT count(*) FROM mart_ratios', secs(countMs), '≤ 0.3 s');
   // The ratio and alert path's size: its files (docs/ratios.md "Where it lives").

@@ -49,17 +49,16 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
       return prev?.at;
     });
-    let rows = 0;
-    // The chunks' commits are logged, not checkpointed (a checkpoint each cost more than its chunk); finish's checkpoints.
+    // The chunks' commits are logged, not checkpointed (a checkpoint each cost more than its chunk); the last one, which
+    // finishes the write, checkpoints.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
       await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
         strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
-      for (const chunk of await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit))) rows += await judgeFitting(store, from, t.watchFraction, chunk);
-      await store.run(reset);
-      const done = await finish(store, from, inputs.marks);
-      return { fromMonth, rows: rows + done.rows, written: done.written, ...(why ? { why } : { replaced }) };
+      const last = async (s: Store) => { await s.run(reset); return finish(s, from, inputs.marks); };
+      const done = await judgeAll(store, from, t.watchFraction, await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), last);
+      return { fromMonth, rows: done.rows, written: done.written ?? (await store.transaction(last)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(`${reset}; ${dropTemp('VIEW', '_ratio_from')}`);
     }
@@ -88,10 +87,25 @@ async function chunks(store: Store, from: string, most: number, within?: { lo: s
   return out;
 }
 
+/** Ratio rows written and, when the write was finished, when (ratio_mart_state.written_at). */
+type Judged = { rows: number; written?: string };
+type Last = (s: Store) => Promise<string>;
+
+/** Judges the chunks in turn, the last one's transaction ended by `last` when given. */
+async function judgeAll(store: Store, from: string, watchFraction: number, parts: Chunk[], last?: Last): Promise<Judged> {
+  const out: Judged = { rows: 0 };
+  for (const [i, chunk] of parts.entries()) {
+    const done = await judgeFitting(store, from, watchFraction, chunk, i === parts.length - 1 ? last : undefined);
+    out.rows += done.rows;
+    out.written ??= done.written;
+  }
+  return out;
+}
+
 /** judgeChunk; a chunk of several MIDs DuckDB ran out of memory on (its transaction rolled back) is judged in halves. */
-async function judgeFitting(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
+async function judgeFitting(store: Store, from: string, watchFraction: number, chunk: Chunk, last?: Last): Promise<Judged> {
   try {
-    return await judgeChunk(store, from, watchFraction, chunk);
+    return await judgeChunk(store, from, watchFraction, chunk, last);
   } catch (e) {
     if (!isOutOfMemory(e)) throw e;
     const halves = 'grouped' in chunk ? [] : await chunks(store, from, Math.ceil(chunk.n / 2), chunk);
@@ -103,14 +117,12 @@ async function judgeFitting(store: Store, from: string, watchFraction: number, c
     }
     log().warn({ mids: 'grouped' in chunk ? 'grouped' : `${chunk.lo}..${chunk.hi}`, memoryLimit: store.memoryLimit },
       'the ratio judge ran out of memory on these MIDs and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
-    let rows = 0;
-    for (const half of halves) rows += await judgeFitting(store, from, watchFraction, half);
-    return rows;
+    return judgeAll(store, from, watchFraction, halves, last);
   }
 }
 
-/** Judges one chunk's ruled rows from `from` on and replaces its runs and ratio rows, in one transaction. */
-async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk): Promise<number> {
+/** Judges one chunk's rows from `from` on and replaces its runs and ratio rows, in one transaction that `last` ends. */
+async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk, last?: Last): Promise<Judged> {
   const grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
   const range = (t: string) => ('grouped' in chunk ? '' : `${t}.mid >= ${sqlText(chunk.lo)} AND ${t}.mid <= ${sqlText(chunk.hi)} AND`);
   // A chunk's judged series in the kept runs (its MIDs but the groups, or the groups), and its rows.
@@ -120,9 +132,10 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
     return await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`);
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`);
-      // The chunk's rows a rule applies to (finish writes the others).
-      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')}`);
-      await s.run("CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_chunk')");
+      // The chunk's rows with what monitors them: those a rule applies to are judged, the others written as they are.
+      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')};
+        CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_chunk')`);
+      await s.run("CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')");
       // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
       // that have none there (a gap); the macro takes each series' latest.
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
@@ -144,10 +157,11 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
-      return writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')");
+      const rows = (await writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')")) + (await writeMart(s, "ratio_unjudged('_ratio_monitored')"));
+      return { rows, written: last ? await last(s) : undefined };
     });
   } finally {
-    await store.run([dropTemp('TABLE', '_ratio_rows', '_ratio_runs', '_ratio_seeds'), dropTemp('VIEW', '_ratio_chunk')].join('; '));
+    await store.run([dropTemp('TABLE', '_ratio_rows', '_ratio_runs', '_ratio_seeds'), dropTemp('VIEW', '_ratio_monitored', '_ratio_chunk')].join('; '));
   }
 }
 
@@ -159,20 +173,12 @@ async function writeMart(s: Store, rows: string): Promise<number> {
   return Number(r?.Count ?? 0);
 }
 
-/**
- * Writes the rows no rule applies to in one insert, first removing MIDs no longer in the data and such rows another
- * host's refresh wrote since this one's chunks; records the fingerprints and that the table is whole (when: written).
- */
-async function finish(store: Store, from: string, marks: SourceMark[]): Promise<{ rows: number; written: string }> {
-  return store.transaction(async (s) => {
-    await s.run(`DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)`, [from]);
-    await s.run(`DELETE FROM ratio_mart m USING (SELECT DISTINCT mid, network, program, metric FROM ratio_monitored('ratio_mart') WHERE NOT ruled AND month >= $1) u
-      WHERE m.month >= $1 AND m.mid = u.mid AND m.network = u.network AND m.program = u.program AND m.metric = u.metric`, [from]);
-    const rows = await writeMart(s, "ratio_unjudged('_ratio_from')");
-    await s.run('DELETE FROM ratio_source_marks');
-    await insertMarks(s, 'ratio_source_marks', marks);
-    await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
-    const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
-    return { rows, written: w!.at };
-  });
+/** Ends a write: removes the MIDs no longer in the data, records the fingerprints and that the table is whole; when. */
+async function finish(s: Store, from: string, marks: SourceMark[]): Promise<string> {
+  await s.run('DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)', [from]);
+  await s.run('DELETE FROM ratio_source_marks');
+  await insertMarks(s, 'ratio_source_marks', marks);
+  await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
+  const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
+  return w!.at;
 }

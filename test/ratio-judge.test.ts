@@ -160,7 +160,8 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
   // The observed months in two passes, the later seeded by the earlier's runs (a refresh from SPLIT), then projections.
   await store.run('CREATE OR REPLACE TEMP TABLE judge_streaks AS SELECT * FROM ratio_streaks LIMIT 0');
   // The judge reads the rows a rule reads, as a refresh gives them (store/ratio-refresh.ts).
-  await store.run("CREATE OR REPLACE TEMP TABLE judge_ruled AS SELECT * FROM ratio_ruled('judge_rows')");
+  await store.run("CREATE OR REPLACE TEMP TABLE judge_monitored AS SELECT * FROM ratio_monitored('judge_rows')");
+  await store.run("CREATE OR REPLACE TEMP TABLE judge_ruled AS SELECT * FROM ratio_ruled('judge_monitored')");
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_before AS SELECT * FROM judge_ruled WHERE month < '${SPLIT}'`);
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_after AS SELECT * FROM judge_ruled WHERE month >= '${SPLIT}'`);
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks')`);
@@ -197,7 +198,7 @@ async function firstDifference(store: Store, cases: Case[]): Promise<string | nu
   }
   // Every row explained as the oracle (test/oracle/explain.ts) explains it.
   const explained = await store.all<Record<string, unknown>>(`SELECT mid, network, program, metric, month, is_projection, ${EXPLAINED.join(', ')}
-    FROM (SELECT * FROM ratio_explain('judge_rows', 'judge_runs') UNION ALL BY NAME SELECT * FROM ratio_unjudged('judge_rows'))`);
+    FROM (SELECT * FROM ratio_explain('judge_rows', 'judge_runs') UNION ALL BY NAME SELECT * FROM ratio_unjudged('judge_monitored'))`);
   const rowKey = (r: Record<string, unknown>) => `${r.mid}|${r.network}|${r.program}|${r.metric}|${r.month}|${r.is_projection}`;
   const sql = new Map(explained.map((r) => [rowKey(r), r]));
   if (sql.size !== rows.length) return `ratio_explain gave ${sql.size} rows of ${rows.length}`;

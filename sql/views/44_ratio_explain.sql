@@ -94,11 +94,11 @@ LEFT JOIN ratio_rule_classes rc ON rc.id = coalesce(g.group_id, r.mid)
 LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
   ON ru.class = coalesce(rc.class, '') AND ru.network = r.network AND ru.program = r.program AND ru.metric = r.metric;
 
--- The ruled rows, as the judge reads them (ratio_level_runs).
-CREATE OR REPLACE MACRO ratio_ruled(rows) AS TABLE SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM ratio_monitored(rows) WHERE ruled;
+-- Of monitored rows (ratio_monitored's), the ruled ones as the judge reads them (ratio_level_runs).
+CREATE OR REPLACE MACRO ratio_ruled(monitored) AS TABLE SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM query_table(monitored) WHERE ruled;
 
--- The rows not ruled, as ratio_explain would write them (every judged column NULL).
-CREATE OR REPLACE MACRO ratio_unjudged(rows) AS TABLE SELECT * EXCLUDE (judged_as, class, ruled), judged_as AS monitored_as FROM ratio_monitored(rows) WHERE NOT ruled;
+-- Of monitored rows, those not ruled, as ratio_explain would write them (every judged column NULL).
+CREATE OR REPLACE MACRO ratio_unjudged(monitored) AS TABLE SELECT * EXCLUDE (judged_as, class, ruled), judged_as AS monitored_as FROM query_table(monitored) WHERE NOT ruled;
 
 -- The ruled rows of rows (ratio_rows_covered_between's columns) explained by runs, their judged runs (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
