@@ -1,7 +1,8 @@
 // The notice history (alerts) and its deliveries (alert_outbox): what `cbp alerts` lists and alerts/outbox.ts delivers.
 // Its writes go through Store.transaction too.
 import type { Store } from './db.ts';
-import { upsertSql, valuesList } from './upsert.ts';
+import { upsertSql } from './upsert.ts';
+import { jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 import type { Delivery, Notice, OutboxRow } from './alerts.ts';
 
@@ -180,10 +181,10 @@ export async function dueDeliveries(store: ReadStore, notifier: string, now: Dat
 export async function markDeliveriesSent(store: Store, notifier: string, sent: Array<{ noticeId: string; attempts: number }>, at: Date): Promise<void> {
   if (!sent.length) return;
   await store.transaction((s) => s.run(
-    `UPDATE alert_outbox o SET status = 'sent', attempts = m.attempts, sent_at = $${sent.length * 2 + 1}::TIMESTAMP, last_error = NULL
-       FROM (VALUES ${valuesList(sent.length, ['', '::INTEGER'])}) m(notice_id, attempts)
-      WHERE o.notice_id = m.notice_id AND o.notifier = $${sent.length * 2 + 2}`,
-    [...sent.flatMap((d) => [d.noticeId, d.attempts]), ts(at), notifier],
+    `UPDATE alert_outbox o SET status = 'sent', attempts = m.attempts, sent_at = $2::TIMESTAMP, last_error = NULL
+       FROM (${jsonRows(2, ['', '::INTEGER'])}) m(notice_id, attempts)
+      WHERE o.notice_id = m.notice_id AND o.notifier = $3`,
+    [jsonParam(sent.map((d) => [d.noticeId, d.attempts])), ts(at), notifier],
   ));
 }
 

@@ -5,7 +5,8 @@ import type { DuckDBValue } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { NOTICE_COLS } from './alert-record.ts';
 import type { Notice } from './alerts.ts';
-import { upsertSql, valuesList } from './upsert.ts';
+import { upsertSql } from './upsert.ts';
+import { jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 type ReadStore = Pick<Store, 'all'>;
@@ -91,16 +92,17 @@ const CHUNK = 100;
  */
 export async function recordDueNotices(store: Store, rows: DueNoticeRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const noticeCasts = NOTICE_COLS.map((c) => (c === 'created_at' ? '::TIMESTAMP' : ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? '::DOUBLE' : ''));
+  const noticeCasts = NOTICE_COLS.map((c) => (c === 'created_at' ? '::TIMESTAMP' : ['ratio_threshold', 'numerator', 'denominator', 'ratio', 'ratio_pct', 'ratio_bps'].includes(c) ? '::DOUBLE'
+    : ['is_projection', 'is_partial', 'notify'].includes(c) ? '::BOOLEAN' : ''));
   const caseCols = ['notice_id', 'mid', 'case_number', 'due_date', 'days_left', 'created_at'] as const;
   const caseCasts = ['', '', '', '::DATE', '::INTEGER', '::TIMESTAMP'];
   await store.transaction(async (s) => {
     for (let i = 0; i < rows.length; i += CHUNK) {
       const part = rows.slice(i, i + CHUNK);
-      const notices = part.flatMap((r) => NOTICE_COLS.map((c) => (c === 'created_at' ? sqlTimestamp(new Date(r.notice.created_at)) : (r.notice as unknown as Record<string, DuckDBValue>)[c] ?? null)));
-      await s.run(upsertSql(s, { into: 'alerts', columns: NOTICE_COLS, rows: `VALUES ${valuesList(part.length, noticeCasts)}`, key: ['notice_id'] }), notices);
-      const cases = part.flatMap((r) => [r.notice.notice_id, r.notice.mid, r.case_number, r.due_date, r.days_left, sqlTimestamp(new Date(r.notice.created_at))]);
-      await s.run(upsertSql(s, { into: 'due_notices', columns: caseCols, rows: `VALUES ${valuesList(part.length, caseCasts)}`, key: ['notice_id'] }), cases);
+      const notices = part.map((r) => NOTICE_COLS.map((c) => (c === 'created_at' ? sqlTimestamp(new Date(r.notice.created_at)) : (r.notice as unknown as Record<string, DuckDBValue>)[c] ?? null)));
+      await s.run(upsertSql(s, { into: 'alerts', columns: NOTICE_COLS, rows: jsonRows(NOTICE_COLS.length, noticeCasts), key: ['notice_id'] }), [jsonParam(notices)]);
+      const cases = part.map((r) => [r.notice.notice_id, r.notice.mid, r.case_number, r.due_date, r.days_left, sqlTimestamp(new Date(r.notice.created_at))]);
+      await s.run(upsertSql(s, { into: 'due_notices', columns: caseCols, rows: jsonRows(caseCols.length, caseCasts), key: ['notice_id'] }), [jsonParam(cases)]);
     }
   });
 }

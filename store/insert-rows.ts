@@ -6,17 +6,24 @@ import type { Store } from './db.ts';
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
- * Inserts rows (each an array, in cols' order, else the table's) as one JSON parameter, each value's text cast to its
- * column's type, or by casts[column] first (a parameter per value binds slowly). A non-finite number or a bigint goes
- * in as itself, a lone surrogate in a text as U+FFFD (as a parameter would).
+ * Rows sent as one JSON parameter ($n, made by jsonParam), as a SELECT: column j is the text of each row's value j, cast
+ * by casts[j] (a parameter per value binds slowly).
  */
+export function jsonRows(width: number, casts: readonly string[] = [], n = 1): string {
+  return `SELECT ${Array.from({ length: width }, (_, j) => `(e->>${j})${casts[j] ?? ''}`).join(', ')} FROM (SELECT unnest(json_extract($${n}::JSON, '$[*]')) AS e)`;
+}
+
+/** Rows (arrays) as jsonRows' parameter: a non-finite number or a bigint as itself, a lone surrogate as U+FFFD (as a parameter would). */
+export function jsonParam(rows: readonly unknown[][]): string {
+  return JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v)
+    : typeof v === 'string' ? v.replace(LONE_SURROGATE, '\uFFFD') : v));
+}
+
+/** Inserts rows (each an array, in cols' order, else the table's) by jsonRows, each value cast to its column's type, or by casts[column] first. */
 export async function insertRows(store: Pick<Store, 'run'>, table: string, rows: unknown[][], cols?: readonly string[], casts: Record<string, string> = {}): Promise<void> {
   if (!rows.length) return;
-  const n = cols?.length ?? rows[0]!.length;
-  const values = Array.from({ length: n }, (_, j) => `(e->>${j})${(cols && casts[cols[j]!]) ?? ''}`);
-  const json = JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' || (typeof v === 'number' && !Number.isFinite(v)) ? String(v)
-    : typeof v === 'string' ? v.replace(LONE_SURROGATE, '\uFFFD') : v));
-  await store.run(`INSERT INTO ${table} ${cols ? `(${cols.join(', ')})` : ''} SELECT ${values.join(', ')} FROM (SELECT unnest(json_extract($1::JSON, '$[*]')) AS e)`, [json]);
+  const select = jsonRows(cols?.length ?? rows[0]!.length, cols?.map((c) => casts[c] ?? ''));
+  await store.run(`INSERT INTO ${table} ${cols ? `(${cols.join(', ')})` : ''} ${select}`, [jsonParam(rows)]);
 }
 
 /** A staged column's type (appendRow). */

@@ -3,6 +3,7 @@
 // validator's messages are kept here, never the orders themselves.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
+import { jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export interface OrderPushRow {
@@ -70,24 +71,19 @@ export async function recordOrderPushes(store: Store, records: readonly OrderPus
   const list = [...new Map(records.map((r) => [r.order_id, r])).values()];
   const ts = stamp(at);
   await store.transaction(async (s) => {
-    const params: Array<string | number | null> = [];
-    const values = list.map((r) => {
-      params.push(r.order_id, r.hash, r.status, r.serviceId ?? null, r.httpStatus ?? null, r.message ?? null, r.runId, r.line, r.change);
-      const n = params.length;
-      return `($${n - 8}, $${n - 7}, $${n - 6}, $${n - 5}, $${n - 4}::INTEGER, $${n - 3}, '${ts}'::TIMESTAMP, $${n - 2}, $${n - 1}::INTEGER, $${n})`;
-    });
+    const rows = list.map((r) => [r.order_id, r.hash, r.status, r.serviceId ?? null, r.httpStatus ?? null, r.message ?? null, ts, r.runId, r.line, r.change]);
     await s.run(
       upsertSql(s, {
         into: 'order_pushes',
         columns: ['order_id', 'hash', 'status', 'service_id', 'http_status', 'last_error', 'pushed_at', 'run_id', 'source_line', 'change'],
-        rows: `VALUES ${values.join(', ')}`,
+        rows: jsonRows(10, ['', '', '', '', '::INTEGER', '', '::TIMESTAMP', '', '::INTEGER']),
         key: ['order_id'],
         set: {
           ...Object.fromEntries(['hash', 'status', 'http_status', 'last_error', 'pushed_at', 'run_id', 'source_line', 'change'].map((c) => [c, `excluded.${c}`])),
           service_id: 'coalesce(excluded.service_id, order_pushes.service_id)',
         },
       }),
-      params,
+      [jsonParam(rows)],
     );
   });
 }

@@ -22,8 +22,3 @@ export function upsertSql(store: Pick<Store, 'lake'>, u: Upsert): string {
     ${set ? `WHEN MATCHED THEN UPDATE SET ${set}` : ''}
     WHEN NOT MATCHED THEN INSERT (${u.columns.join(', ')}) VALUES (${u.columns.map((c) => `excluded.${c}`).join(', ')})`;
 }
-
-/** A VALUES list of rows positional parameters ($1, $2…), each column cast as casts says ('' for none). */
-export function valuesList(rows: number, casts: readonly string[]): string {
-  return Array.from({ length: rows }, (_, r) => `(${casts.map((c, i) => `$${r * casts.length + i + 1}${c}`).join(', ')})`).join(', ');
-}
