@@ -5,6 +5,7 @@
 // lookups that failed in a way that may pass are not recorded, so the next run asks again.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
+import { jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export type EnrichKind = 'chargeback' | 'prevention' | 'order_validation' | 'order';
@@ -71,13 +72,9 @@ export async function saveEnrichments(store: Store, outcomes: readonly EnrichOut
       const rows = outcomes.filter((o) => o.kind === kind);
       if (!rows.length) continue;
       const t = TARGETS[kind];
-      const params: Array<string | boolean | null> = [];
-      const values = rows.map((o) => {
-        params.push(o.guid, o.found, o.payload, o.error);
-        const n = params.length;
-        return `($${n - 3}, $${n - 2}, $${n - 1}::JSON, $${n}, '${stamp}'::TIMESTAMP)`;
-      });
-      await s.run(upsertSql(s, { into: t.table, columns: [t.key, 'found', 'payload', 'error', 'fetched_at'], rows: `VALUES ${values.join(', ')}`, key: [t.key] }), params);
+      const values = rows.map((o) => [o.guid, o.found, o.payload, o.error, stamp]);
+      const select = jsonRows(5, ['', '::BOOLEAN', '::JSON', '', '::TIMESTAMP']);
+      await s.run(upsertSql(s, { into: t.table, columns: [t.key, 'found', 'payload', 'error', 'fetched_at'], rows: select, key: [t.key] }), [jsonParam(values)]);
     }
   });
 }

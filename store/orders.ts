@@ -3,7 +3,7 @@
 // validator's messages are kept here, never the orders themselves.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
-import { jsonParam, jsonRows } from './insert-rows.ts';
+import { insertRows, jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export interface OrderPushRow {
@@ -35,22 +35,15 @@ export interface InvalidLineRecord {
   message: string;
 }
 
-const CHUNK = 500;
-
 const stamp = sqlTimestamp;
 
 /** The last recorded push (or refusal) of each order_id that has one. */
 export async function lastOrderPushes(store: Store, orderIds: readonly string[]): Promise<Map<string, OrderPushRow>> {
   const out = new Map<string, OrderPushRow>();
-  const ids = [...new Set(orderIds)];
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const part = ids.slice(i, i + CHUNK);
-    const rows = await store.all<OrderPushRow>(
-      `SELECT order_id, hash, status, run_id, source_line, change FROM order_pushes WHERE order_id IN (${part.map((_, j) => `$${j + 1}`).join(', ')})`,
-      part,
-    );
-    for (const r of rows) out.set(r.order_id, { ...r, source_line: r.source_line === null ? null : Number(r.source_line) });
-  }
+  if (!orderIds.length) return out;
+  const rows = await store.all<OrderPushRow>(`SELECT order_id, hash, status, run_id, source_line, change FROM order_pushes
+    WHERE order_id IN (${jsonRows(1)})`, [jsonParam(orderIds.map((id) => [id]))]);
+  for (const r of rows) out.set(r.order_id, { ...r, source_line: r.source_line === null ? null : Number(r.source_line) });
   return out;
 }
 
@@ -100,16 +93,8 @@ export async function replaceInvalidOrderLines(
   await store.transaction(async (s) => {
     if (o.lastLine === null) await s.run('DELETE FROM order_rejects WHERE source = $1 AND line >= $2', [o.source, o.firstLine]);
     else await s.run('DELETE FROM order_rejects WHERE source = $1 AND line BETWEEN $2 AND $3', [o.source, o.firstLine, o.lastLine]);
-    for (let i = 0; i < o.lines.length; i += CHUNK) {
-      const part = o.lines.slice(i, i + CHUNK);
-      const params: Array<string | number | null> = [];
-      const values = part.map((l) => {
-        params.push(o.source, l.line, l.order_id ?? null, l.message, o.runId);
-        const n = params.length;
-        return `($${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, '${ts}'::TIMESTAMP, $${n})`;
-      });
-      await s.run(`INSERT INTO order_rejects (source, line, order_id, message, seen_at, run_id) VALUES ${values.join(', ')}`, params);
-    }
+    await insertRows(s, 'order_rejects', o.lines.map((l) => [o.source, l.line, l.order_id ?? null, l.message, ts, o.runId]),
+      ['source', 'line', 'order_id', 'message', 'seen_at', 'run_id'], { seen_at: '::TIMESTAMP' });
   });
 }
 

@@ -4,6 +4,7 @@
 // Only guids, event types and times are kept: never a url, an e-mail or credentials.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
+import { jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export type OwnOrigin = 'created' | 'adopted';
@@ -78,21 +79,16 @@ export async function recordOwnSubscriptions(
     const list = [...byGuid.values()];
     for (let i = 0; i < list.length; i += CHUNK) {
       const part = list.slice(i, i + CHUNK);
-      const params: Array<string | null> = [];
-      const values = part.map((x) => {
-        params.push(x.guid, x.event_type, x.origin, t, x.active ? t : null);
-        const n = params.length;
-        return `($${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}::TIMESTAMP, $${n}::TIMESTAMP)`;
-      });
+      const values = part.map((x) => [x.guid, x.event_type, x.origin, t, x.active ? t : null]);
       await s.run(
         upsertSql(s, {
           into: 'own_subscriptions',
           columns: ['guid', 'event_type', 'origin', 'recorded_at', 'seen_active_at'],
-          rows: `VALUES ${values.join(', ')}`,
+          rows: jsonRows(5, ['', '', '', '::TIMESTAMP', '::TIMESTAMP']),
           key: ['guid'],
           set: { seen_active_at: 'coalesce(own_subscriptions.seen_active_at, excluded.seen_active_at)' },
         }),
-        params,
+        [jsonParam(values)],
       );
     }
   });
