@@ -1,6 +1,5 @@
-// Keeps the ratio table (ratio_mart) current: after any write to a source, or a change of the rules in force, the months
-// from the earliest that changed are judged again in SQL (sql/views/43_ratio_judge.sql, 44_ratio_explain.sql), each
-// series starting from its runs of the month before (ratio_streaks). docs/ratios.md "When the table is current".
+// Keeps ratio_mart current: the months from the earliest whose sources or rules changed are judged again in SQL
+// (sql/views/43_ratio_judge.sql, 44_ratio_explain.sql), each series from its runs of the month before (docs/ratios.md).
 import type { Store } from './db.ts';
 import { monthIndex } from '../lib/utc.ts';
 import { CAPTURE_MONTH, insertMarks, readMarks, type SourceMark } from './source-marks.ts';
@@ -49,8 +48,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
       return prev?.at;
     });
-    // The chunks' commits are logged, not checkpointed (a checkpoint each cost more than its chunk); the last one, which
-    // finishes the write, checkpoints.
+    // The chunks commit to the log, not checkpointed (a checkpoint each cost more than its chunk); the last, which finishes, is.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
