@@ -75,23 +75,17 @@ export async function recordOwnSubscriptions(
   // One row per guid: an upsert batch holding a key twice keeps an arbitrary one (DESIGN.md).
   const byGuid = new Map(subs.map((s) => [s.guid, s]));
   const t = stamp(at);
-  await store.transaction(async (s) => {
-    const list = [...byGuid.values()];
-    for (let i = 0; i < list.length; i += CHUNK) {
-      const part = list.slice(i, i + CHUNK);
-      const values = part.map((x) => [x.guid, x.event_type, x.origin, t, x.active ? t : null]);
-      await s.run(
-        upsertSql(s, {
-          into: 'own_subscriptions',
-          columns: ['guid', 'event_type', 'origin', 'recorded_at', 'seen_active_at'],
-          rows: jsonRows(5, ['', '', '', '::TIMESTAMP', '::TIMESTAMP']),
-          key: ['guid'],
-          set: { seen_active_at: 'coalesce(own_subscriptions.seen_active_at, excluded.seen_active_at)' },
-        }),
-        [jsonParam(values)],
-      );
-    }
-  });
+  const values = [...byGuid.values()].map((x) => [x.guid, x.event_type, x.origin, t, x.active ? t : null]);
+  await store.transaction((s) => s.run(
+    upsertSql(s, {
+      into: 'own_subscriptions',
+      columns: ['guid', 'event_type', 'origin', 'recorded_at', 'seen_active_at'],
+      rows: jsonRows(5, ['', '', '', '::TIMESTAMP', '::TIMESTAMP']),
+      key: ['guid'],
+      set: { seen_active_at: 'coalesce(own_subscriptions.seen_active_at, excluded.seen_active_at)' },
+    }),
+    [jsonParam(values)],
+  ));
 }
 
 /**
