@@ -2,7 +2,7 @@
 // Its writes go through Store.transaction too.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
-import { jsonParam, jsonRows } from './insert-rows.ts';
+import { jsonList, jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 import type { Delivery, Notice, OutboxRow } from './alerts.ts';
 
@@ -68,27 +68,24 @@ export async function noticeHistory(store: ReadStore, q: { mid?: string; kinds?:
  */
 export async function deliveriesOf(store: ReadStore, noticeIds: string[]): Promise<Map<string, Delivery[]>> {
   const byNotice = new Map<string, Delivery[]>();
-  const CHUNK = 500;
-  for (let i = 0; i < noticeIds.length; i += CHUNK) {
-    const ids = noticeIds.slice(i, i + CHUNK);
-    const out = await store.all<Record<string, unknown>>(
-      `SELECT notice_id, notifier, status, attempts, last_error, next_attempt_at, sent_at FROM alert_outbox
-        WHERE notice_id IN (${ids.map((_, j) => `$${j + 1}`).join(', ')}) ORDER BY notice_id, notifier`,
-      ids,
-    );
-    for (const o of out) {
-      const d: Delivery = {
-        notifier: String(o.notifier),
-        status: String(o.status),
-        attempts: Number(o.attempts),
-        last_error: (o.last_error as string | null) ?? null,
-        next_attempt_at: o.status === 'pending' ? stamp(o.next_attempt_at) : null,
-        sent_at: stamp(o.sent_at),
-      };
-      const list = byNotice.get(String(o.notice_id));
-      if (list) list.push(d);
-      else byNotice.set(String(o.notice_id), [d]);
-    }
+  if (noticeIds.length === 0) return byNotice;
+  const out = await store.all<Record<string, unknown>>(
+    `SELECT notice_id, notifier, status, attempts, last_error, next_attempt_at, sent_at FROM alert_outbox
+      WHERE notice_id IN (${jsonRows(1)}) ORDER BY notice_id, notifier`,
+    [jsonList(noticeIds)],
+  );
+  for (const o of out) {
+    const d: Delivery = {
+      notifier: String(o.notifier),
+      status: String(o.status),
+      attempts: Number(o.attempts),
+      last_error: (o.last_error as string | null) ?? null,
+      next_attempt_at: o.status === 'pending' ? stamp(o.next_attempt_at) : null,
+      sent_at: stamp(o.sent_at),
+    };
+    const list = byNotice.get(String(o.notice_id));
+    if (list) list.push(d);
+    else byNotice.set(String(o.notice_id), [d]);
   }
   return byNotice;
 }

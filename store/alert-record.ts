@@ -2,7 +2,7 @@
 // DuckDB's appender and upserted in one transaction.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
-import { stageRows, type StageType } from './insert-rows.ts';
+import { jsonList, jsonRows, stageRows, type StageType } from './insert-rows.ts';
 import type { AlertStateRow, Notice } from './alerts.ts';
 import { dropTemp } from './sql-text.ts';
 
@@ -68,7 +68,7 @@ export async function recordJudgement(store: Store, q: { states: AlertStateRow[]
           await s.run(upsertSql(s, { into: 'alerts', columns: NOTICE_COLS, rows: 'SELECT * EXCLUDE (created_at), created_at::TIMESTAMP FROM _cbp_alerts_stage', key: ['notice_id'] }));
         }
         if (promoted.length) {
-          await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${promoted.map((_, i) => `$${i + 1}`).join(', ')})`, promoted);
+          await s.run(`UPDATE alerts SET notify = true WHERE notice_id IN (${jsonRows(1)})`, [jsonList(promoted)]);
         }
       });
     } finally {

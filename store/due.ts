@@ -6,7 +6,7 @@ import type { Store } from './db.ts';
 import { NOTICE_COLS } from './alert-record.ts';
 import type { Notice } from './alerts.ts';
 import { upsertSql } from './upsert.ts';
-import { jsonParam, jsonRows } from './insert-rows.ts';
+import { jsonList, jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 type ReadStore = Pick<Store, 'all'>;
@@ -112,8 +112,8 @@ export async function dueNoticeCases(store: ReadStore, ids: string[]): Promise<M
   const out = new Map<string, { case_number: string; due_date: string }>();
   if (ids.length === 0) return out;
   const rows = await store.all<Record<string, unknown>>(
-    `SELECT notice_id, case_number, strftime(due_date, '%Y-%m-%d') AS due_date FROM due_notices WHERE notice_id IN (${ids.map((_, i) => `$${i + 1}`).join(', ')})`,
-    ids,
+    `SELECT notice_id, case_number, strftime(due_date, '%Y-%m-%d') AS due_date FROM due_notices WHERE notice_id IN (${jsonRows(1)})`,
+    [jsonList(ids)],
   );
   for (const r of rows) out.set(String(r.notice_id), { case_number: String(r.case_number), due_date: String(r.due_date) });
   return out;

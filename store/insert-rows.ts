@@ -19,6 +19,9 @@ export function jsonParam(rows: readonly unknown[][]): string {
     : typeof v === 'string' ? v.replace(LONE_SURROGATE, '\uFFFD') : v));
 }
 
+/** Values as jsonRows(1)'s parameter: `x IN (${jsonRows(1)})` binds a list of any length as one parameter. */
+export const jsonList = (values: readonly unknown[]): string => jsonParam(values.map((v) => [v]));
+
 /** Inserts rows (each an array, in cols' order, else the table's) by jsonRows, each value cast to its column's type, or by casts[column] first. */
 export async function insertRows(store: Pick<Store, 'run'>, table: string, rows: unknown[][], cols?: readonly string[], casts: Record<string, string> = {}): Promise<void> {
   if (!rows.length) return;

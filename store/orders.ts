@@ -3,7 +3,7 @@
 // validator's messages are kept here, never the orders themselves.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
-import { insertRows, jsonParam, jsonRows } from './insert-rows.ts';
+import { insertRows, jsonList, jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export interface OrderPushRow {
@@ -42,7 +42,7 @@ export async function lastOrderPushes(store: Store, orderIds: readonly string[])
   const out = new Map<string, OrderPushRow>();
   if (!orderIds.length) return out;
   const rows = await store.all<OrderPushRow>(`SELECT order_id, hash, status, run_id, source_line, change FROM order_pushes
-    WHERE order_id IN (${jsonRows(1)})`, [jsonParam(orderIds.map((id) => [id]))]);
+    WHERE order_id IN (${jsonRows(1)})`, [jsonList(orderIds)]);
   for (const r of rows) out.set(r.order_id, { ...r, source_line: r.source_line === null ? null : Number(r.source_line) });
   return out;
 }

@@ -4,7 +4,7 @@
 // Only guids, event types and times are kept: never a url, an e-mail or credentials.
 import type { Store } from './db.ts';
 import { upsertSql } from './upsert.ts';
-import { jsonParam, jsonRows } from './insert-rows.ts';
+import { jsonList, jsonParam, jsonRows } from './insert-rows.ts';
 import { sqlTimestamp } from '../lib/utc.ts';
 
 export type OwnOrigin = 'created' | 'adopted';
@@ -28,8 +28,6 @@ export interface ListedSubscription {
 }
 
 const stamp = sqlTimestamp;
-const placeholders = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `$${i + from}`).join(', ');
-const CHUNK = 500;
 
 interface Row {
   guid: string;
@@ -42,18 +40,15 @@ interface Row {
 
 async function readOwn(store: Store, guids: readonly string[]): Promise<Map<string, OwnSubscription>> {
   const out = new Map<string, OwnSubscription>();
-  const unique = [...new Set(guids)];
-  for (let i = 0; i < unique.length; i += CHUNK) {
-    const part = unique.slice(i, i + CHUNK);
-    const rows = await store.all<Row>(
-      `SELECT guid, event_type, origin, strftime(recorded_at, '%Y-%m-%dT%H:%M:%SZ') AS recorded_at,
-              strftime(seen_active_at, '%Y-%m-%dT%H:%M:%SZ') AS seen_active_at, strftime(deleted_at, '%Y-%m-%dT%H:%M:%SZ') AS deleted_at
-         FROM own_subscriptions WHERE guid IN (${placeholders(part.length)})`,
-      part,
-    );
-    for (const r of rows) {
-      out.set(r.guid, { guid: r.guid, event_type: r.event_type, origin: r.origin, recordedAt: r.recorded_at, seenActiveAt: r.seen_active_at, deletedAt: r.deleted_at });
-    }
+  if (guids.length === 0) return out;
+  const rows = await store.all<Row>(
+    `SELECT guid, event_type, origin, strftime(recorded_at, '%Y-%m-%dT%H:%M:%SZ') AS recorded_at,
+            strftime(seen_active_at, '%Y-%m-%dT%H:%M:%SZ') AS seen_active_at, strftime(deleted_at, '%Y-%m-%dT%H:%M:%SZ') AS deleted_at
+       FROM own_subscriptions WHERE guid IN (${jsonRows(1)})`,
+    [jsonList(guids)],
+  );
+  for (const r of rows) {
+    out.set(r.guid, { guid: r.guid, event_type: r.event_type, origin: r.origin, recordedAt: r.recorded_at, seenActiveAt: r.seen_active_at, deletedAt: r.deleted_at });
   }
   return out;
 }
@@ -112,16 +107,10 @@ export async function noteListedSubscriptions(store: Store, listed: readonly Lis
  * receiver stored: it answered 200, so the service activated the subscription, even if no list showed it active.
  */
 async function vettedByReceiver(store: Store, guids: readonly string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (let i = 0; i < guids.length; i += CHUNK) {
-    const part = guids.slice(i, i + CHUNK);
-    const rows = await store.all<{ event_guid: string }>(
-      `SELECT event_guid FROM events_raw WHERE event_type = 'registration.new' AND event_guid IN (${placeholders(part.length)})`,
-      part,
-    );
-    for (const r of rows) out.add(r.event_guid);
-  }
-  return out;
+  if (guids.length === 0) return new Set();
+  const rows = await store.all<{ event_guid: string }>(
+    `SELECT event_guid FROM events_raw WHERE event_type = 'registration.new' AND event_guid IN (${jsonRows(1)})`, [jsonList(guids)]);
+  return new Set(rows.map((r) => r.event_guid));
 }
 
 /**
@@ -129,17 +118,11 @@ async function vettedByReceiver(store: Store, guids: readonly string[]): Promise
  * raises the store's generation, so the next publish carries it into the snapshot's own_subscriptions.
  */
 export async function markSubscriptionsSeenActive(store: Store, guids: readonly string[], at: Date): Promise<void> {
-  const unique = [...new Set(guids)];
-  if (unique.length === 0) return;
-  await store.transaction(async (s) => {
-    for (let i = 0; i < unique.length; i += CHUNK) {
-      const part = unique.slice(i, i + CHUNK);
-      await s.run(
-        `UPDATE own_subscriptions SET seen_active_at = $1::TIMESTAMP WHERE seen_active_at IS NULL AND guid IN (${placeholders(part.length, 2)})`,
-        [stamp(at), ...part],
-      );
-    }
-  });
+  if (guids.length === 0) return;
+  await store.transaction((s) => s.run(
+    `UPDATE own_subscriptions SET seen_active_at = $1::TIMESTAMP WHERE seen_active_at IS NULL AND guid IN (${jsonRows(1, [], 2)})`,
+    [stamp(at), jsonList(guids)],
+  ));
 }
 
 /** cbp deleted this subscription (the record stays: what cbp created and removed, and when). A transaction, as above. */
