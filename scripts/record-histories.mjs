@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // node scripts/record-histories.mjs — rewrites the replay fixtures in test/fixtures/histories/ from real runs:
-// test/temporal-server-real.test.ts with CBP_RECORD_HISTORIES=1 against a dev server (`npm run temporal:install`
-// first) or TEMPORAL_ADDRESS. The old fixtures are removed first, so a history no run records any more goes.
+// the test files that record them (RECORDERS), with CBP_RECORD_HISTORIES=1 against a dev server (`npm run
+// temporal:install` and `npm run lake:install` first) or TEMPORAL_ADDRESS. The old fixtures are removed first, so a history no run records any more goes.
 // Then run test/temporal-replay-recorded.test.ts and commit the folder (docs/orchestration.md, "Tests").
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,11 +12,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dir = path.join(root, 'test', 'fixtures', 'histories');
 const keep = path.join(root, 'test', 'fixtures', `histories.previous-${process.pid}`);
 
+const RECORDERS = ['test/temporal-server-real.test.ts', 'test/temporal-worker-stop.test.ts', 'test/lake-workers.test.ts', 'test/digest-mail.test.ts'];
+
 if (fs.existsSync(dir)) fs.renameSync(dir, keep);
-const r = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', 'test/temporal-server-real.test.ts'], {
+fs.mkdirSync(dir, { recursive: true });
+const r = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...RECORDERS], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, CBP_RECORD_HISTORIES: '1', CBP_REQUIRE_TEMPORAL: '1' },
+  env: { ...process.env, CBP_RECORD_HISTORIES: '1', CBP_REQUIRE_TEMPORAL: '1', CBP_REQUIRE_LAKE: '1' },
 });
 if (r.status !== 0) {
   // The runs failed: put the fixtures back as they were.

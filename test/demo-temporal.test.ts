@@ -1,58 +1,19 @@
 // `cbp demo --temporal` as a user runs it: a child process that starts a Temporal dev server and a worker, runs
 // the story through schedules, prints the same ratio and alert tables as the local demo for the same data, and
-// leaves no process behind, on success and on Ctrl-C. Without a `temporal` CLI it says how to get one (exit 2).
-// The end-to-end part is skipped, with the reason in its title, on a machine without a `temporal` CLI unless
-// CBP_REQUIRE_TEMPORAL=1 (then a missing server fails).
+// leaves no process behind (signals and failures: demo-temporal-signals.test.ts). The end-to-end part is skipped,
+// with the reason in its title, on a machine without a `temporal` CLI unless CBP_REQUIRE_TEMPORAL=1.
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HOW_TO_GET_TEMPORAL, findTemporalCli } from '../lib/temporal-cli.ts';
+import { HOW_TO_GET_TEMPORAL } from '../lib/temporal-cli.ts';
 import { addDays, utcDay } from '../lib/utc.ts';
 import { temporalDemoDays } from '../cli/commands/demo-command.ts';
-import { cbp, rmrf, tempDir } from './activities-fixtures.ts';
-import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const cli = findTemporalCli();
-const required = process.env.CBP_REQUIRE_TEMPORAL === '1';
-const title = cli
-  ? `cbp demo --temporal on a real Temporal dev server (${cli})`
-  : required
-    ? 'cbp demo --temporal (CBP_REQUIRE_TEMPORAL=1, and no temporal CLI was found)'
-    : 'cbp demo --temporal (skipped: no temporal CLI on PATH or in .tools/; npm run temporal:install)';
-
-/** `setpriv --pdeathsig` (util-linux): through it the dev server dies with a demo killed by SIGKILL. */
-const pdeathsig = process.platform === 'linux' && spawnSync('setpriv', ['--pdeathsig', 'TERM', '--', 'true'], { stdio: 'ignore' }).status === 0;
+import { rmrf, tempDir } from './activities-fixtures.ts';
+import { alive, cli, demo as demoIn, processesNaming, required, title } from './helpers/temporal-demo.ts';
 
 const dir = tempDir();
 afterAll(() => rmrf(dir));
-
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** cbp demo ... as a child; `onStdout` may act on the output so far (send it a signal). */
-function demo(args: string[], onStdout?: (stdout: string, pid: number) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.
-    const child = spawn(process.execPath, [cbpEntry(), 'demo', ...args], { cwd: dir, env: cleanEnv(), timeout: 590_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      onStdout?.(stdout, child.pid!);
-    });
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+const demo = (args: string[], onStdout?: Parameters<typeof demoIn>[2]) => demoIn(dir, args, onStdout);
 
 /**
  * The ratio and alert tables and the alert webhook's messages. Signatures differ (the secret is new each run).
@@ -72,42 +33,6 @@ function tables(stdout: string): string {
   return [...lines.filter((l) => !l.startsWith('Alert webhook received')), ...hooks].join('\n');
 }
 
-/** `cbp demo --temporal` over a week, sent `signal` once its server and worker run and a workflow is under way. */
-async function demoSignalled(dataDir: string, signal: NodeJS.Signals): ReturnType<typeof demo> {
-  let sent = false;
-  const r = await demo(['--temporal', '--start', addDays(utcDay(new Date().toISOString()), -7), '--data-dir', dataDir], (stdout, pid) => {
-    if (!sent && /^\[4\/10\] /m.test(stdout)) {
-      sent = true;
-      process.kill(pid, signal);
-    }
-  });
-  expect(sent).toBe(true);
-  return r;
-}
-
-/** Pids of the processes whose command line names `needle` (the demo's folder: its dev server's --db-filename). */
-function processesNaming(needle: string): number[] {
-  const out: number[] = [];
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(needle)) out.push(Number(e));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("cbp demo --temporal's days", () => {
   it('run from the first day of last month to today by default, from --start otherwise', () => {
     expect(temporalDemoDays(undefined, new Date('2026-11-24T08:00:00Z'))).toEqual({ start: '2026-10-01', days: 54 });
@@ -121,36 +46,6 @@ describe("cbp demo --temporal's days", () => {
     expect(() => temporalDemoDays('2026-12-01', now)).toThrow(/from 1 to 366 days/);
     expect(() => temporalDemoDays('2025-11-01', now)).toThrow(/from 1 to 366 days/);
     expect(() => temporalDemoDays('2026-11-10T05:00:00Z', now)).toThrow(/--start must be a date YYYY-MM-DD/);
-  });
-});
-
-describe('cbp demo --temporal without a working temporal CLI', () => {
-  it('exits 2 and says how to get one, touching no folder', async () => {
-    const dataDir = path.join(dir, 'no-cli');
-    // CBP_TEMPORAL_CLI names the binary and nothing else is searched: a path that is not there hides PATH and .tools/.
-    const r = await cbp(['demo', '--temporal', '--data-dir', dataDir], { CBP_TEMPORAL_CLI: path.join(dir, 'no-such-temporal') }, dir);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(HOW_TO_GET_TEMPORAL);
-    expect(r.stderr).toMatch(/npm run temporal:install.*brew install temporal/s);
-    expect(r.stderr).toMatch(/CBP_TEMPORAL_CLI=".*no-such-temporal" is not an executable file/);
-    expect(fs.existsSync(dataDir)).toBe(false);
-  });
-
-  it('fails (exit 1) with the server\'s own words when its dev server does not start, and stops what it started', async () => {
-    const fake = path.join(dir, 'temporal-that-fails');
-    fs.writeFileSync(fake, '#!/bin/sh\necho "listen tcp: address already in use (a stand-in failure)" >&2\nexit 3\n', { mode: 0o755 });
-    const dataDir = path.join(dir, 'server-fails');
-    const r = await cbp(['demo', '--temporal', '--data-dir', dataDir], { CBP_TEMPORAL_CLI: fake }, dir);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/the Temporal dev server \(.*temporal-that-fails server start-dev .*\) did not start: it exited with 3\n.*a stand-in failure/s);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(processesNaming(dataDir)).toEqual([]);
-  });
-
-  it('refuses --days with --temporal (the service lives until today), exit 2', async () => {
-    const r = await cbp(['demo', '--temporal', '--days', '10', '--data-dir', path.join(dir, 'days')], {}, dir);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--days does not go with --temporal/);
   });
 });
 
@@ -211,26 +106,5 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     expect(local.stdout).toMatch(new RegExp(`as of ${today}T00:00:00Z \\(the sandbox clock\\)`));
     expect(tables(t.stdout)).toEqual(tables(local.stdout));
     expect(tables(t.stdout)).toMatch(/\(40 rows\)/);
-  });
-
-  it('stops the worker and the dev server on Ctrl-C (SIGINT to the demo alone), exit 130', async () => {
-    const dataDir = path.join(dir, 'interrupted');
-    const r = await demoSignalled(dataDir, 'SIGINT');
-    expect({ code: r.code, stderr: r.stderr.slice(-3000) }).toMatchObject({ code: 130 });
-    expect(r.stderr).toMatch(/cbp demo: interrupted; everything it started is stopped/);
-    const pid = Number(/dev server .* \(pid (\d+)\)/.exec(r.stdout)![1]);
-    expect(alive(pid)).toBe(false);
-    expect(processesNaming(dataDir)).toEqual([]);
-  });
-
-  it.skipIf(!pdeathsig)('takes the dev server with it when killed by SIGKILL (setpriv --pdeathsig; skipped where there is none)', async () => {
-    const dataDir = path.join(dir, 'killed');
-    const r = await demoSignalled(dataDir, 'SIGKILL');
-    expect(r.signal).toBe('SIGKILL');
-    const pid = Number(/dev server .* \(pid (\d+)\)/.exec(r.stdout)![1]);
-    // The kernel's SIGTERM reaches the server at once; it takes a moment to stop (a hang guard, not a limit).
-    for (let i = 0; i < 600 && alive(pid); i++) await new Promise((res) => setTimeout(res, 100));
-    expect(alive(pid)).toBe(false);
-    expect(processesNaming(dataDir)).toEqual([]);
   });
 });
