@@ -4,7 +4,7 @@
 import type { Store } from '../store/db.ts';
 import { monthOf } from '../store/ratios.ts';
 import { refreshRatios } from './refresh.ts';
-import { judgedMonths } from '../store/judged-months.ts';
+import { judgedMonths, judgedRanges } from '../store/judged-months.ts';
 import { unknownRowsOf } from '../store/status.ts';
 import { deliveriesOf, levelsInForce, noticeHistory, priorNotices } from '../store/alert-history.ts';
 import { noticeFlags, type Notice } from '../store/alerts.ts';
@@ -29,15 +29,10 @@ export interface EvaluateAlertsOptions {
 }
 
 export interface EvaluateAlertsResult {
-  /** ratio rows written */
-  rows: number;
-  /** series months at a level, and projected to one, among those noticed */
-  levelsReached: number;
-  projectedLevels: number;
-  /** notices written by this run (already known ones are not repeated) */
-  newNotices: Notice[];
-  /** first month judged again (null: every month; undefined: none changed) */
-  fromMonth: string | null | undefined;
+  rows: number; // ratio rows written
+  levelsReached: number; projectedLevels: number; // series months at a level, and projected to one, among those noticed
+  newNotices: Notice[]; // notices written by this run (already known ones are not repeated)
+  fromMonth: string | null | undefined; // first month judged again (null: every month; undefined: none changed)
 }
 
 /** MIDs whose judged months are noticed together (one transaction of states and notices). */
@@ -55,19 +50,21 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions):
   const floor = [addMonths(asOfMonth, -1), notifySince].reduce((a, b) => (b < a ? b : a));
   const from = refresh.fromMonth === null ? null : refresh.fromMonth === undefined || floor < refresh.fromMonth ? floor : refresh.fromMonth;
   const result: EvaluateAlertsResult = { rows: refresh.rows, levelsReached: 0, projectedLevels: 0, newNotices: [], fromMonth: refresh.fromMonth };
-  const { levels, projections } = await judgedMonths(store, { from, last: asOfMonth });
   const known = await noticeFlags(store);
-  for (const batch of byMidBatches(levels, projections, BATCH_MIDS)) {
-    const { lo, hi } = batch;
-    const prior = from === null ? [] : await priorNotices(store, { lo, hi, before: from });
-    const recorded = await recordedStates(store, { lo, hi, from });
-    const j = judgeBatch(batch.levels, batch.projections, recorded, { rules: opts.rules, notifySince, now, known, fromMonth: from, prior });
-    await recordJudgement(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
-    for (const n of j.fresh) known.set(n.notice_id, n.notify);
-    for (const n of j.promoted) known.set(n.notice_id, true);
-    result.newNotices.push(...j.fresh, ...j.promoted);
-    result.levelsReached += j.levelsReached;
-    result.projectedLevels += j.projectedLevels;
+  for (const range of await judgedRanges(store, from)) {
+    const { levels, projections } = await judgedMonths(store, { from, last: asOfMonth, range });
+    for (const batch of byMidBatches(levels, projections, BATCH_MIDS)) {
+      const { lo, hi } = batch;
+      const prior = from === null ? [] : await priorNotices(store, { lo, hi, before: from });
+      const recorded = await recordedStates(store, { lo, hi, from });
+      const j = judgeBatch(batch.levels, batch.projections, recorded, { rules: opts.rules, notifySince, now, known, fromMonth: from, prior });
+      await recordJudgement(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
+      for (const n of j.fresh) known.set(n.notice_id, n.notify);
+      for (const n of j.promoted) known.set(n.notice_id, true);
+      result.newNotices.push(...j.fresh, ...j.promoted);
+      result.levelsReached += j.levelsReached;
+      result.projectedLevels += j.projectedLevels;
+    }
   }
   // The early warnings of the open months' chances (kept by the refresh), once per series, level and month.
   const likely = await likelyNotices(store, opts.rules, { notifySince, now, known });

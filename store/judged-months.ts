@@ -3,44 +3,30 @@ import type { Store } from './db.ts';
 import { monthIndex } from '../lib/utc.ts';
 import type { HeadroomBasis, FeeBasis } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
-import { dropTemp } from './sql-text.ts';
+import { dropTemp, sqlText } from './sql-text.ts';
+import { judgedRows } from './ratio-refresh.ts';
 
 /** The rule a month is told by: its level's (met, else first in force), or the watched level's. */
 export interface TellingRule { id: string; level: string; metric: string; comparison: string; ratio_threshold: number }
 
 /** The row a month is told by: its rule's metric, else the count row. */
 export interface TellingRow {
-  metric: string;
-  numerator: number | null;
-  denominator: number | null;
-  denominator_month: string | null;
-  ratio: number | null;
-  days_covered: number | null;
-  days_in_month: number | null;
-  is_projection: boolean;
-  is_partial: boolean;
+  metric: string; numerator: number | null; denominator: number | null; denominator_month: string | null; ratio: number | null;
+  days_covered: number | null; days_in_month: number | null; is_projection: boolean; is_partial: boolean;
 }
 
 export interface JudgedMonth {
-  mid: string;
-  network: string;
-  program: string;
-  month: string;
+  mid: string; network: string; program: string; month: string;
   /** the level held (null: none), its rank */
-  level: string | null;
-  rank: number | null;
+  level: string | null; rank: number | null;
   /** levels met this month on their own */
   met: string[];
   /** with no level held, the highest whose watch band the month is in */
   watch: string | null;
-  superseded_by: string | null;
-  is_partial: boolean;
-  is_projection: boolean;
+  superseded_by: string | null; is_partial: boolean; is_projection: boolean;
   /** what the month's figures need that is not loaded (a closed month then neither meets nor misses) */
   missing_sources: string | null;
-  row: TellingRow | null;
-  rule: TellingRule | null;
-  watchRule: TellingRule | null;
+  row: TellingRow | null; rule: TellingRule | null; watchRule: TellingRule | null;
   /** the judge's figures for the notice: headroom to the watched level, over-by and fee at the level's rule */
   figures: {
     watch_headroom: number | null; over_by_count: number | null; headroom_basis: HeadroomBasis | null;
@@ -48,18 +34,35 @@ export interface JudgedMonth {
   };
 }
 
+/** MIDs judged months are read for at once: [lo, hi), either end open when null. */
+export interface MidRange { lo: string | null; hi: string | null }
+
+/** Ranges of MIDs covering all, each of at most a memory limit's share of kept runs from `from` on (null: every month). */
+export async function judgedRanges(store: Store, from: string | null, most = judgedRows(store.memoryLimit) * 12): Promise<MidRange[]> {
+  const mids = await store.all<{ mid: string; n: number }>(`SELECT mid, count(*)::INTEGER AS n FROM ratio_streaks
+    WHERE month_idx >= ${from === null ? 0 : monthIndex(from) - 1} GROUP BY mid ORDER BY mid`);
+  const out: MidRange[] = [{ lo: null, hi: null }];
+  for (let i = 0, n = 0; i < mids.length; n += mids[i]!.n, i++) {
+    if (n === 0 || n + mids[i]!.n <= most) continue;
+    out.push({ lo: (out.at(-1)!.hi = mids[i]!.mid), hi: null });
+    n = 0;
+  }
+  return out;
+}
+
 /**
- * The months of every series at a level or in a watch band from `from` (observed: from the month before it) to
- * `last`, or with a level recorded since `from`; `from` null: every month. Sorted by series and month.
+ * The months of every series (of the MIDs in `range`) at a level or in a watch band from `from` (observed: from the month
+ * before it) to `last`, or with a level recorded since `from`; `from` null: every month. Sorted by series and month.
  */
-export async function judgedMonths(store: Store, q: { from: string | null; last: string }): Promise<{ levels: JudgedMonth[]; projections: JudgedMonth[] }> {
+export async function judgedMonths(store: Store, q: { from: string | null; last: string; range?: MidRange }): Promise<{ levels: JudgedMonth[]; projections: JudgedMonth[] }> {
   const first = q.from === null ? 0 : monthIndex(q.from);
   const last = monthIndex(q.last);
+  const mids = `${q.range?.lo == null ? '' : `AND mid >= ${sqlText(q.range.lo)}`} ${q.range?.hi == null ? '' : `AND mid < ${sqlText(q.range.hi)}`}`;
   const rows = await store.exclusive(async () => {
     await store.run(`CREATE OR REPLACE TEMP VIEW _notice_runs AS SELECT * FROM ratio_streaks
-      WHERE month_idx <= ${last} AND ((v = 0 AND month_idx >= ${first - 1}) OR (v = 1 AND month_idx >= ${first}))`);
+      WHERE month_idx <= ${last} AND ((v = 0 AND month_idx >= ${first - 1}) OR (v = 1 AND month_idx >= ${first})) ${mids}`);
     await store.run(`CREATE OR REPLACE TEMP VIEW _notice_rows AS SELECT * REPLACE (network::VARCHAR AS network, program::VARCHAR AS program,
-      metric::VARCHAR AS metric) FROM ratio_mart WHERE month BETWEEN ratio_idx_month(${Math.max(first - 1, 0)}) AND ratio_idx_month(${last})`);
+      metric::VARCHAR AS metric) FROM ratio_mart WHERE month BETWEEN ratio_idx_month(${Math.max(first - 1, 0)}) AND ratio_idx_month(${last}) ${mids}`);
     try {
       return await store.all<Record<string, unknown>>(`SELECT * FROM ratio_notice_months('_notice_runs', '_notice_rows', $1)
         ORDER BY mid, network, program, v, month`, [q.from ?? '0000-00']);

@@ -1,0 +1,44 @@
+// The judged months notices are made from, read in ranges of MIDs (a store of any size within its memory limit): the
+// ranges cover every MID once, and together they give what one read of the whole store gives.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../store/db.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { judgedMonths, judgedRanges } from '../store/judged-months.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
+
+let store: Store;
+let dir: string;
+
+beforeAll(async () => {
+  ({ store, dir } = await tempStore());
+  const mc = (mid: string, month: string, cb: number, endDay?: number) => ({ mid, network: 'mastercard' as const, month, cb, tx: 10_000, endDay });
+  // ECM then HECM, left after three months below, and a month to date projected to ECM: levels, watch bands, projections.
+  await insertStats(store, ['m1', 'm2', 'm3', 'ok'].flatMap((m, i) => [mc(m, '2025-12', 10), mc(m, '2026-01', i < 3 ? 200 : 1),
+    mc(m, '2026-02', i < 2 ? 350 : 1), mc(m, '2026-03', 10), mc(m, '2026-04', 10), mc(m, '2026-05', 10), mc(m, '2026-06', 60, 10)]));
+  const now = new Date('2026-06-10T06:00:00Z');
+  await evaluateAlerts(store, { asOf: now, rules: loadRules(), now });
+});
+afterAll(() => cleanup(store, dir));
+
+describe('judged months in ranges of MIDs', () => {
+  it('covers every MID once, from an open start to an open end, and reads what one read of every MID reads', async () => {
+    for (const from of [null, '2026-03']) {
+      const whole = await judgedMonths(store, { from, last: '2026-06' });
+      expect(whole.levels.length).toBeGreaterThan(0);
+      expect(whole.projections.length).toBeGreaterThan(0);
+      expect(await judgedRanges(store, from)).toEqual([{ lo: null, hi: null }]);
+      // At most one kept run a range: one range a MID.
+      const ranges = await judgedRanges(store, from, 1);
+      expect(ranges).toEqual([{ lo: null, hi: 'm2' }, { lo: 'm2', hi: 'm3' }, { lo: 'm3', hi: 'ok' }, { lo: 'ok', hi: null }]);
+      const parts = { levels: [] as typeof whole.levels, projections: [] as typeof whole.projections };
+      for (const range of ranges) {
+        const part = await judgedMonths(store, { from, last: '2026-06', range });
+        expect(new Set([...part.levels, ...part.projections].map((m) => m.mid)).size).toBeLessThanOrEqual(1);
+        parts.levels.push(...part.levels);
+        parts.projections.push(...part.projections);
+      }
+      expect(parts).toEqual(whole);
+    }
+  });
+});
