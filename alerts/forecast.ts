@@ -5,6 +5,7 @@ import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForec
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
+import { judgedRanges, type MidRange } from '../store/judged-months.ts';
 
 /** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
 const REACH = 0.2;
@@ -44,7 +45,14 @@ const DEFAULT_CV = 0.15;
 
 /** Forecasts of every open month, each series against each level in force for it (rules of one level: the likelier). */
 export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
-  const rows = (await openRows(store)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
+  const out: KeptForecast[] = [];
+  // Range by range of MIDs, as the notices read them: within the store's memory limit at any number of MIDs.
+  for (const range of await judgedRanges(store, null)) for (const f of await forecastRange(store, rules, range)) out.push(f);
+  return out;
+}
+
+async function forecastRange(store: Store, rules: RuleSet, range: MidRange): Promise<KeptForecast[]> {
+  const rows = (await openRows(store, range)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
   // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
   // The others' days are not used: their history is flat at its rate, which only widens a chance that stays near nil.
   const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);

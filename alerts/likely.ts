@@ -2,6 +2,7 @@
 // first reaches the level's warn_at (thresholds file `forecast`), once per series, level and month.
 import type { Store } from '../store/db.ts';
 import { warningCandidates, type WarningCandidate } from '../store/forecast.ts';
+import { judgedRanges } from '../store/judged-months.ts';
 import type { Notice } from '../store/alerts.ts';
 import { warnAt, type RuleSet } from '../rules/thresholds.ts';
 import { noticeId } from './notice-text.ts';
@@ -22,11 +23,12 @@ export function likelyMessage(f: WarningCandidate): string {
  * The early warnings: each kept forecast whose chance reached its level's warn_at, the month's figures not already meeting
  * it; fresh ones, and those recorded as history (a backfill's) now to be sent. `known`: notice id → notify, recorded so far.
  */
-export async function likelyNotices(store: Pick<Store, 'all'>, rules: RuleSet, opts: { notifySince: string; now: string; known: Map<string, boolean> }): Promise<{ fresh: Notice[]; promoted: Notice[] }> {
+export async function likelyNotices(store: Store, rules: RuleSet, opts: { notifySince: string; now: string; known: Map<string, boolean> }): Promise<{ fresh: Notice[]; promoted: Notice[] }> {
   const out: Notice[] = [];
   const promoted: Notice[] = [];
   const notifyOn = rules.forecast?.notify ?? true;
-  for (const f of await warningCandidates(store)) {
+  // Range by range of MIDs, as the notices read them: within the store's memory limit at any number of MIDs.
+  for (const range of await judgedRanges(store, null)) for (const f of await warningCandidates(store, range)) {
     if (f.chance < warnAt(rules, f)) continue;
     const id = noticeId('likely', f.mid, f.network, f.program, f.level, f.month);
     const notify = notifyOn && f.month >= opts.notifySince;

@@ -6,6 +6,7 @@ import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
 import { dropTemp } from './sql-text.ts';
+import { midsIn, type MidRange } from './judged-months.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -49,8 +50,8 @@ export interface KeptForecast {
   met_to_date: boolean;
 }
 
-/** The open months' rows (month to date, a ratio to read), with their series' recent transactions and history size. */
-export async function openRows(store: Pick<Store, 'all'>): Promise<OpenRow[]> {
+/** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size. */
+export async function openRows(store: Pick<Store, 'all'>, range?: MidRange): Promise<OpenRow[]> {
   const rows = await store.all<Record<string, unknown>>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
@@ -58,7 +59,7 @@ export async function openRows(store: Pick<Store, 'all'>): Promise<OpenRow[]> {
         numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
         days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
       FROM ratio_mart
-      WHERE is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL
+      WHERE is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL ${midsIn(range)}
     ), lo AS (
       -- the first open month's first day: the history read starts before it
       SELECT strptime(min(month) || '-01', '%Y-%m-%d') AS day FROM o
@@ -69,7 +70,7 @@ export async function openRows(store: Pick<Store, 'all'>): Promise<OpenRow[]> {
         p.numerator_count, p.days_in_month, p.month_transaction_count, p.month_transaction_amount
       FROM ratio_mart p
       WHERE NOT p.is_projection AND NOT p.is_partial AND p.state IS NOT NULL
-        AND p.month >= (SELECT strftime(day - INTERVAL 7 MONTH, '%Y-%m') FROM lo)
+        AND p.month >= (SELECT strftime(day - INTERVAL 7 MONTH, '%Y-%m') FROM lo) ${midsIn(range, 'p.mid')}
     ), past AS (
       SELECT o.mid, o.network, o.program, o.metric, o.month,
         min(p.m_idx) AS first_idx,
@@ -87,6 +88,7 @@ export async function openRows(store: Pick<Store, 'all'>): Promise<OpenRow[]> {
       FROM ratio_daily_between((SELECT day - INTERVAL ${HISTORY_DAYS} DAY FROM lo)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)) d
       JOIN (SELECT DISTINCT mid, network, program, month FROM o) o ON o.mid = d.mid AND o.network = d.network AND o.program = d.program
       WHERE d.day < strptime(o.month || '-01', '%Y-%m-%d')::DATE AND d.day >= (strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE
+        ${midsIn(range, 'd.mid')}
       GROUP BY ALL
     )
     SELECT o.* EXCLUDE (m_idx), p.cv_count, p.cv_amount,
@@ -211,20 +213,20 @@ export interface WarningCandidate {
 }
 
 /**
- * The kept forecasts not met to date with a chance, of levels above the one the series holds in the month, each with
- * its observed row's figures (what an early warning says).
+ * The kept forecasts (of the MIDs in `range`) not met to date with a chance, of levels above the one the series holds in
+ * the month, each with its observed row's figures (what an early warning says).
  */
-export async function warningCandidates(store: Pick<Store, 'all'>): Promise<WarningCandidate[]> {
+export async function warningCandidates(store: Pick<Store, 'all'>, range?: MidRange): Promise<WarningCandidate[]> {
   const rows = await store.all<Record<string, unknown>>(`
     SELECT f.mid, f.network::VARCHAR AS network, f.program::VARCHAR AS program, f.metric::VARCHAR AS metric, f.month, f.level, f.rule_id, f.chance, f.count_to_date, f.days_covered, f.days_in_month,
       f.expected_count, f.low80_count, f.high80_count, f.needed_count, f.pace_day, m.numerator, m.denominator, m.denominator_month, m.ratio
     FROM ratio_forecasts f
     -- (the mart's rows of the forecasts' months only: the view's join over every month cost more than all the rest)
-    LEFT JOIN (SELECT * FROM mart_ratios WHERE month BETWEEN (SELECT min(month) FROM ratio_forecasts) AND (SELECT max(month) FROM ratio_forecasts)) m
+    LEFT JOIN (SELECT * FROM mart_ratios WHERE month BETWEEN (SELECT min(month) FROM ratio_forecasts) AND (SELECT max(month) FROM ratio_forecasts) ${midsIn(range)}) m
       ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
     LEFT JOIN ratio_forecasts held ON held.mid = f.mid AND held.network = f.network AND held.program = f.program AND held.metric = f.metric
       AND held.month = f.month AND held.level = m.level
-    WHERE NOT f.met_to_date AND f.chance > 0 AND (held.rank IS NULL OR held.rank < f.rank)
+    WHERE NOT f.met_to_date AND f.chance > 0 AND (held.rank IS NULL OR held.rank < f.rank) ${midsIn(range, 'f.mid')}
     ORDER BY f.mid, f.network, f.program, f.month, f.rank`);
   return rows.map((r) => ({
     mid: String(r.mid), network: String(r.network), program: String(r.program), metric: String(r.metric), month: String(r.month), level: String(r.level),

@@ -34,8 +34,11 @@ export interface JudgedMonth {
   };
 }
 
-/** MIDs judged months are read for at once: [lo, hi), either end open when null. */
-export interface MidRange { lo: string | null; hi: string | null }
+export interface MidRange { lo: string | null; hi: string | null } // MIDs read at once: [lo, hi), an end open when null
+
+/** A condition (AND …) that keeps the rows of column `col`'s MIDs in `range` (none: all). */
+export const midsIn = (range?: MidRange, col = 'mid') =>
+  `${range?.lo == null ? '' : `AND ${col} >= ${sqlText(range.lo)}`} ${range?.hi == null ? '' : `AND ${col} < ${sqlText(range.hi)}`}`;
 
 /** Ranges of MIDs covering all, each of at most a memory limit's share of kept runs from `from` on (null: every month). */
 export async function judgedRanges(store: Store, from: string | null, most = judgedRows(store.memoryLimit) * 12): Promise<MidRange[]> {
@@ -43,9 +46,7 @@ export async function judgedRanges(store: Store, from: string | null, most = jud
     WHERE month_idx >= ${from === null ? 0 : monthIndex(from) - 1} GROUP BY mid ORDER BY mid`);
   const out: MidRange[] = [{ lo: null, hi: null }];
   for (let i = 0, n = 0; i < mids.length; n += mids[i]!.n, i++) {
-    if (n === 0 || n + mids[i]!.n <= most) continue;
-    out.push({ lo: (out.at(-1)!.hi = mids[i]!.mid), hi: null });
-    n = 0;
+    if (n > 0 && n + mids[i]!.n > most) { out.push({ lo: (out.at(-1)!.hi = mids[i]!.mid), hi: null }); n = 0; }
   }
   return out;
 }
@@ -57,7 +58,7 @@ export async function judgedRanges(store: Store, from: string | null, most = jud
 export async function judgedMonths(store: Store, q: { from: string | null; last: string; range?: MidRange }): Promise<{ levels: JudgedMonth[]; projections: JudgedMonth[] }> {
   const first = q.from === null ? 0 : monthIndex(q.from);
   const last = monthIndex(q.last);
-  const mids = `${q.range?.lo == null ? '' : `AND mid >= ${sqlText(q.range.lo)}`} ${q.range?.hi == null ? '' : `AND mid < ${sqlText(q.range.hi)}`}`;
+  const mids = midsIn(q.range);
   const rows = await store.exclusive(async () => {
     await store.run(`CREATE OR REPLACE TEMP VIEW _notice_runs AS SELECT * FROM ratio_streaks
       WHERE month_idx <= ${last} AND ((v = 0 AND month_idx >= ${first - 1}) OR (v = 1 AND month_idx >= ${first})) ${mids}`);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { judgedMonths, judgedRanges } from '../store/judged-months.ts';
+import { openRows, warningCandidates } from '../store/forecast.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -40,5 +41,17 @@ describe('judged months in ranges of MIDs', () => {
       }
       expect(parts).toEqual(whole);
     }
+  });
+
+  it('gives the forecasts\' open rows and the early warnings\' candidates range by range as one read gives them', async () => {
+    const ranges = await judgedRanges(store, null, 1);
+    expect(ranges.length).toBe(4);
+    const [open, candidates] = [await openRows(store), await warningCandidates(store)];
+    expect(open.length).toBeGreaterThan(0);
+    expect(candidates.length).toBeGreaterThan(0);
+    const byRange = async <T>(read: (r: (typeof ranges)[number]) => Promise<T[]>) => (await Promise.all(ranges.map(read))).flat();
+    expect(await byRange((r) => openRows(store, r))).toEqual(expect.arrayContaining(open));
+    expect((await byRange((r) => openRows(store, r))).length).toBe(open.length);
+    expect(await byRange((r) => warningCandidates(store, r))).toEqual(candidates);
   });
 });
