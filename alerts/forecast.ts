@@ -60,7 +60,7 @@ async function forecastRange(store: Store, rules: RuleSet, range: MidRange): Pro
     const t = expectedDen(r);
     return t !== null && rateBefore(r).daily && needs.some((n) => !n.blocked && reach(r) >= REACH * neededCount(n.need, t));
   });
-  const hist = await histories(store, near.map((x) => x.r));
+  const hist = await histories(store, near.map((x) => x.r), range);
   const out: KeptForecast[] = [];
   for (const { r, needs } of rows) {
     const den = denOf(r);

@@ -110,8 +110,8 @@ export async function openRows(store: Pick<Store, 'all'>, range?: MidRange): Pro
 
 export const seriesKey = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
 
-/** Daily counts of the series asked for, HISTORY_DAYS before each one's month, zero-filled from its first day with data. */
-export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, rows: OpenRow[]): Promise<Map<string, number[]>> {
+/** Daily counts of the series asked for (of the MIDs in `range`), HISTORY_DAYS before each one's month, zero-filled from its first day with data. */
+export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, rows: OpenRow[], range?: MidRange): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   const wanted = [...new Map(rows.map((r) => [seriesKey(r), r])).values()];
   if (!wanted.length) return out;
@@ -132,7 +132,7 @@ export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, 
     c = await store.columns(`
       SELECT d.mid, d.network, d.program, datediff('day', DATE '1970-01-01', d.day)::INTEGER AS d, d.n
       FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
-      SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program`, { from, to });
+      SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program WHERE TRUE ${midsIn(range, 'd.mid')}`, { from, to });
   } finally {
     await store.run(dropTemp('TABLE', '_cbp_forecast_series'));
   }
