@@ -73,4 +73,3 @@ export function meets(rule: Rule, row: RatioRow, fraction = 1): boolean {
   }
   return true;
 }
-
