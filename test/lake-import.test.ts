@@ -43,7 +43,7 @@ describe.skipIf(skipLake)(lakeTitle('a file store moved into a lake'), { timeout
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds rows/);
 
-    // Analysts read the lake in place while a worker writes (a run recorded every 50 ms): the same answers as the file's.
+    // Analysts read the lake in place while a worker keeps recording runs: the same answers as the file's.
     const readEnv = { ...env, CBP_DATA_DIR: tempDir() };
     const fileEnv = { CBP_DATA_DIR: onFile.dataDir, CBP_THRESHOLDS_FILE: path.join(onFile.dataDir, 'thresholds.json') };
     const busy = await openStore({ dbPath: 'lake', lake });
@@ -83,7 +83,7 @@ describe.skipIf(skipLake)(lakeTitle('a file store moved into a lake'), { timeout
       busy.close();
     }
 
-    // Maintenance while a worker commits a run every 20 ms, at the least grace the command allows (nothing younger is
+    // Maintenance while a worker keeps committing runs, at the least grace the command allows (nothing younger is
     // expired or deleted): nothing lost. Then, with nothing running and no grace, snapshots expired and files deleted.
     const writer = await openStore({ dbPath: 'lake', lake });
     let writing = true;

@@ -116,7 +116,7 @@ describe.skipIf(skipLake)(lakeTitle('a lake\'s settings and hosts'), { timeout: 
     expect(escaped.stderr).toMatch(/password=\*\*\*/);
     expect(escaped.stderr + escaped.stdout).not.toMatch(/Leak|Now-42/);
 
-    // A catalog host that takes the connection and never answers: refused at start once connect_timeout (10 s) passes.
+    // A catalog host that takes the connection and never answers: refused at start once the connect timeout passes.
     const silent = net.createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
