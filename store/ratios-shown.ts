@@ -1,6 +1,7 @@
 // What `cbp ratios` reads of the kept ratio table (store/ratio-refresh.ts keeps it current): the newest month, and the
 // rows of a range of months with every column of mart_ratios.
-import type { QueryStore } from './ratios.ts';
+import type { RatioRow } from '../contract/ratios.ts';
+import { readRatioRows, type QueryStore } from './ratios.ts';
 
 /** The newest month of the ratio table (of one MID); null when it has none. */
 export async function latestMartMonth(store: QueryStore, mid?: string): Promise<string | null> {
@@ -16,4 +17,9 @@ export async function martRowsBetween(store: QueryStore, q: { from: string; to: 
       ORDER BY mid, network, program, metric, month, is_projection`,
     { from: q.from, to: q.to, ...(q.mid !== undefined ? { mid: q.mid } : {}) },
   );
+}
+
+/** One MID's ratio rows, sorted by series, month and projection (an alert notice's chart). */
+export function martRatioRowsOf(store: QueryStore, mid: string): Promise<RatioRow[]> {
+  return readRatioRows(store, 'SELECT * FROM mart_ratios WHERE mid = $mid ORDER BY network, program, metric, month, is_projection', { mid });
 }

@@ -1,12 +1,13 @@
 // The trend chart a notice carries: the MID × network × program that fired, its last 13 months as the store has
-// them at delivery time (store/ratios.ts computeRatios: the rows `cbp ratios` reads), the thresholds of the rules
+// them at delivery time (the kept ratio table, mart_ratios: the rows `cbp ratios` reads), the thresholds of the rules
 // in force each month, drawn by report/trend.ts trendChartSvg (the chart `cbp report` shows) and converted to PNG
 // (png.ts). A chart that cannot be drawn never holds a notice back: the notice goes without it.
 import type { Notice } from '../../store/alerts.ts';
 import type { NoticeChart } from './types.ts';
 import type { RatioRow } from '../../contract/ratios.ts';
 import type { RuleSet } from '../../rules/thresholds.ts';
-import { computeRatios, type QueryStore } from '../../store/ratios.ts';
+import type { QueryStore } from '../../store/ratios.ts';
+import { martRatioRowsOf } from '../../store/ratios-shown.ts';
 import { addMonths } from '../../lib/utc.ts';
 import { rulesFor } from '../../rules/rule-set.ts';
 import { trendCaption, trendChartSvg, type TrendSeries } from '../../report/trend.ts';
@@ -40,7 +41,7 @@ export function noticeSeries(
 export async function noticeChart(store: QueryStore, rules: RuleSet, n: Notice): Promise<NoticeChart | null> {
   // A representment deadline has no ratio series to draw (alerts/due.ts).
   if (n.kind === 'due') return null;
-  const rows = await computeRatios(store, { mid: n.mid });
+  const rows = await martRatioRowsOf(store, n.mid);
   const metric = n.metric ?? rows.find((r) => r.network === n.network && r.program === n.program)?.metric;
   if (!metric) return null;
   const series = noticeSeries(rows, rules, { mid: n.mid, network: n.network, program: n.program, metric }, { endMonth: n.month });

@@ -26,6 +26,7 @@ export async function moveStaged(s: Store, kind: ReportKind, w: Window | null, s
   if (kind === 'chargebacks') await moveChargebacks(s, seen, file);
   else if (kind === 'prevention') await movePrevention(s, seen, file);
   else await moveMidStats(s, w!, seen, file);
+  await s.run(dropTemp('TABLE', '_cur'));
 }
 
 /**
@@ -34,63 +35,56 @@ export async function moveStaged(s: Store, kind: ReportKind, w: Window | null, s
  */
 const NOT_NEWER = (seenCol: string, fileCol: string) => `(${seenCol} < $1::TIMESTAMP OR (${seenCol} = $1::TIMESTAMP AND ${fileCol} <= $2))`;
 
-/** Replaces rows whose stored observation is not newer; widens first_seen_at of rows that are newer. */
-async function upsertState(s: Store, table: string, key: string[], cols: string[], seen: string, file: string, empty: boolean): Promise<void> {
+/**
+ * Replaces rows whose stored observation is not newer; widens first_seen_at of rows that are newer. The stored rows of
+ * the staged keys are read once into _cur (on a lake each statement reading a table costs catalog round trips).
+ */
+async function upsertState(s: Store, table: string, key: string[], cols: string[], seen: string, file: string): Promise<void> {
   const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
-  const values = cols.map((c) => `s.${ident(c)}`).join(', ');
-  if (empty) {
-    await s.run(`INSERT INTO ${table} SELECT ${values}, $1::TIMESTAMP, $1::TIMESTAMP, $2 FROM _stg s WHERE s._why IS NULL`, [seen, file]);
-    return;
-  }
+  await s.run(`CREATE OR REPLACE TEMP TABLE _cur AS SELECT c.*, ${NOT_NEWER('c.last_seen_at', 'c.landing_file')} AS _replaced
+    FROM ${table} c SEMI JOIN _stg s ON ${on('c', 's')} AND s._why IS NULL`, [seen, file]);
+  // A stored row gives way (_replaced), or is newer and was first seen later than now (widened), or stays as it is.
+  const widened = (r: string) => `NOT ${r}._replaced AND ${r}.last_seen_at > $1::TIMESTAMP AND ${r}.first_seen_at > $1::TIMESTAMP`;
+  const [n] = await s.all<{ n: string }>(`SELECT count(*) FILTER (WHERE r._replaced OR ${widened('r')}) AS n FROM _cur r`, [seen]);
+  if (Number(n.n) > 0) await s.run(`DELETE FROM ${table} c USING _cur r WHERE ${on('c', 'r')} AND (r._replaced OR ${widened('r')})`, [seen]);
   await s.run(
-    `UPDATE ${table} c SET first_seen_at = $1::TIMESTAMP FROM _stg s
-     WHERE s._why IS NULL AND ${on('c', 's')} AND c.last_seen_at > $1::TIMESTAMP AND c.first_seen_at > $1::TIMESTAMP`,
-    [seen],
-  );
-  await s.run(
-    `CREATE OR REPLACE TEMP TABLE _repl AS SELECT ${key.map((k) => `c.${k}`).join(', ')}, c.first_seen_at FROM ${table} c JOIN _stg s ON ${on('c', 's')}
-     WHERE s._why IS NULL AND ${NOT_NEWER('c.last_seen_at', 'c.landing_file')}`,
+    `INSERT INTO ${table} SELECT ${cols.map((c) => `s.${ident(c)}`).join(', ')}, least(coalesce(r.first_seen_at, $1::TIMESTAMP), $1::TIMESTAMP), $1::TIMESTAMP, $2
+     FROM _stg s LEFT JOIN _cur r ON ${on('s', 'r')} WHERE s._why IS NULL AND coalesce(r._replaced, TRUE)
+     UNION ALL SELECT * EXCLUDE (_replaced) REPLACE ($1::TIMESTAMP AS first_seen_at) FROM _cur r WHERE ${widened('r')}`,
     [seen, file],
   );
-  await s.run(`DELETE FROM ${table} c USING _repl r WHERE ${on('c', 'r')}`);
-  await s.run(
-    `INSERT INTO ${table} SELECT ${values}, least(coalesce(r.first_seen_at, $1::TIMESTAMP), $1::TIMESTAMP), $1::TIMESTAMP, $2
-     FROM _stg s LEFT JOIN _repl r ON ${on('s', 'r')}
-     WHERE s._why IS NULL AND NOT EXISTS (SELECT 1 FROM ${table} c WHERE ${on('c', 's')})`,
-    [seen, file],
-  );
-  await s.run(dropTemp('TABLE', '_repl'));
 }
 
 /**
  * Adds a history row where the observed status differs from the one in force at that time; if the next
- * recorded change is to the same status, it was in fact first seen now, so it moves earlier.
+ * recorded change is to the same status, it was in fact first seen now, so it moves earlier. `implied`: rows the log
+ * holds only by implication (chargebacks of a first load), written out first.
  */
-async function addHistory(s: Store, table: string, key: string[], seen: string, file: string, empty: boolean): Promise<void> {
+async function addHistory(s: Store, table: string, key: string[], seen: string, file: string, implied?: string): Promise<void> {
   const keys = key.join(', ');
-  if (empty) {
-    await s.run(`INSERT INTO ${table} SELECT ${keys}, status, $1::TIMESTAMP, $2 FROM _stg WHERE _why IS NULL`, [seen, file]);
-    return;
-  }
   const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
+  await s.run(`CREATE OR REPLACE TEMP TABLE _log AS SELECT l.* FROM ${table} l SEMI JOIN _stg s ON ${on('l', 's')} AND s._why IS NULL`);
+  if (implied) {
+    await s.run(`CREATE OR REPLACE TEMP TABLE _imp AS SELECT * FROM (${implied}) c WHERE NOT EXISTS (SELECT 1 FROM _log l WHERE ${on('l', 'c')})`);
+    await s.run(`INSERT INTO ${table} SELECT * FROM _imp; INSERT INTO _log SELECT * FROM _imp; ${dropTemp('TABLE', '_imp')}`);
+  }
   await s.run(
     `CREATE OR REPLACE TEMP TABLE _h AS
      SELECT ${key.map((k) => `i.${k}`).join(', ')}, i.status, i.seen_at, p.status AS prev_status, p.seen_at AS prev_seen_at,
             n.status AS next_status, n.seen_at AS next_seen_at
      FROM (SELECT ${keys}, status, $1::TIMESTAMP AS seen_at FROM _stg WHERE _why IS NULL) i
-     ASOF LEFT JOIN ${table} p ON ${on('i', 'p')} AND i.seen_at >= p.seen_at
-     ASOF LEFT JOIN ${table} n ON ${on('i', 'n')} AND i.seen_at < n.seen_at`,
+     ASOF LEFT JOIN _log p ON ${on('i', 'p')} AND i.seen_at >= p.seen_at
+     ASOF LEFT JOIN _log n ON ${on('i', 'n')} AND i.seen_at < n.seen_at`,
     [seen],
   );
-  await s.run(
-    `DELETE FROM ${table} h USING _h i WHERE ${on('h', 'i')} AND h.seen_at = i.next_seen_at
-     AND i.next_status IS NOT DISTINCT FROM i.status AND (i.prev_seen_at IS NULL OR i.prev_status IS DISTINCT FROM i.status)`,
-  );
+  const moved = `i.next_status IS NOT DISTINCT FROM i.status AND (i.prev_seen_at IS NULL OR i.prev_status IS DISTINCT FROM i.status)`;
+  const [m] = await s.all<{ n: string }>(`SELECT count(*) AS n FROM _h i WHERE ${moved}`);
+  if (Number(m.n) > 0) await s.run(`DELETE FROM ${table} h USING _h i WHERE ${on('h', 'i')} AND h.seen_at = i.next_seen_at AND ${moved}`);
   await s.run(
     `INSERT INTO ${table} SELECT ${keys}, status, seen_at, $1 FROM _h WHERE prev_seen_at IS NULL OR prev_status IS DISTINCT FROM status`,
     [file],
   );
-  await s.run(dropTemp('TABLE', '_h'));
+  await s.run(dropTemp('TABLE', '_h', '_log'));
 }
 
 export async function isEmpty(s: Pick<Store, 'all'>, table: string): Promise<boolean> {
@@ -100,19 +94,15 @@ export async function isEmpty(s: Pick<Store, 'all'>, table: string): Promise<boo
 
 const CHARGEBACK_STATE_COLUMNS = ['mid', 'case_number', 'status', 'arn', 'card_number', 'card_type', 'amount', 'currency', 'reason_code', 'reason', 'date_received', 'transaction_date', 'order_id', 'name', 'tracking_number'];
 
-/** A case whose only history row is implied by its chargebacks row (see 001_reports.sql). */
-const IMPLIED_HISTORY = `EXISTS (SELECT 1 FROM chargeback_initial_loads i WHERE i.landing_file = c.landing_file AND i.seen_at = c.last_seen_at)
-  AND NOT EXISTS (SELECT 1 FROM chargeback_status_log l WHERE l.mid = c.mid AND l.case_number = c.case_number)`;
+/** The touched cases (_cur) whose only history row is implied by their chargebacks row (see 001_reports.sql). */
+const IMPLIED_HISTORY = `SELECT c.mid, c.case_number, c.status, c.last_seen_at, c.landing_file FROM _cur c
+  WHERE EXISTS (SELECT 1 FROM chargeback_initial_loads i WHERE i.landing_file = c.landing_file AND i.seen_at = c.last_seen_at)`;
 
 async function moveChargebacks(s: Store, seen: string, file: string): Promise<void> {
-  // The cases this load touches get their implied history row written out first: from here on the log
-  // alone holds their history, and the state update below may change the row it was implied by.
-  await s.run(
-    `INSERT INTO chargeback_status_log SELECT c.mid, c.case_number, c.status, c.last_seen_at, c.landing_file FROM chargebacks c
-     WHERE EXISTS (SELECT 1 FROM _stg s WHERE s._why IS NULL AND s.mid = c.mid AND s.case_number = c.case_number) AND ${IMPLIED_HISTORY}`,
-  );
-  await upsertState(s, 'chargebacks', ['mid', 'case_number'], CHARGEBACK_STATE_COLUMNS, seen, file, await isEmpty(s, 'chargebacks'));
-  await addHistory(s, 'chargeback_status_log', ['mid', 'case_number'], seen, file, await isEmpty(s, 'chargeback_status_log'));
+  // The touched cases' implied history rows are written out, as they were before the update (_cur): from here on
+  // the log alone holds their history.
+  await upsertState(s, 'chargebacks', ['mid', 'case_number'], CHARGEBACK_STATE_COLUMNS, seen, file);
+  await addHistory(s, 'chargeback_status_log', ['mid', 'case_number'], seen, file, IMPLIED_HISTORY);
 }
 
 /** Whether a chargeback report would take the first-load path: no chargebacks and no history yet. */
@@ -169,8 +159,8 @@ export async function firstLoadChargebacks(
 
 async function movePrevention(s: Store, seen: string, file: string): Promise<void> {
   const cols = ['alert_case_id', 'status', 'statuses', 'arn', 'mid', 'merchant_descriptor', 'source_partner', 'bin', 'last_four', 'amount', 'currency', 'date_received', 'transaction_date', 'order_id', 'name'];
-  await upsertState(s, 'prevention_alerts', ['alert_case_id'], cols, seen, file, await isEmpty(s, 'prevention_alerts'));
-  await addHistory(s, 'prevention_status_history', ['alert_case_id'], seen, file, await isEmpty(s, 'prevention_status_history'));
+  await upsertState(s, 'prevention_alerts', ['alert_case_id'], cols, seen, file);
+  await addHistory(s, 'prevention_status_history', ['alert_case_id'], seen, file);
 }
 
 async function moveMidStats(s: Store, w: Window, seen: string, file: string): Promise<void> {
