@@ -5,8 +5,8 @@ import type { Store } from './db.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
-import { dropTemp } from './sql-text.ts';
-import { midArgs, midsIn, type MidRange } from './judged-months.ts';
+import { dropTemp, sqlText } from './sql-text.ts';
+import { midsIn, type MidRange } from './judged-months.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -49,6 +49,10 @@ export interface KeptForecast {
   paceDay: number | null;
   met_to_date: boolean;
 }
+
+/** The range (and a TC40 source) as ratio_daily_between's named arguments (none: all MIDs, the view). */
+const midArgs = (range?: MidRange, tc40?: string) => `${range?.lo == null ? '' : `, lo := ${sqlText(range.lo)}`}${
+  range?.hi == null ? '' : `, hi := ${sqlText(range.hi)}`}${tc40 ? `, tc40 := ${sqlText(tc40)}` : ''}`;
 
 /** The TC40 reports a forecast pass reads range by range, parsed once (ratio_daily_between's tc40), while fn runs. */
 export async function withTc40Reports<T>(store: Pick<Store, 'run'>, fn: (tc40: string) => Promise<T>): Promise<T> {

@@ -40,10 +40,6 @@ export interface MidRange { lo: string | null; hi: string | null } // MIDs read 
 export const midsIn = (range?: MidRange, col = 'mid') =>
   `${range?.lo == null ? '' : `AND ${col} >= ${sqlText(range.lo)}`} ${range?.hi == null ? '' : `AND ${col} < ${sqlText(range.hi)}`}`;
 
-/** The range (and a TC40 source) as ratio_daily_between's named arguments (none: all MIDs, the view). */
-export const midArgs = (range?: MidRange, tc40?: string) => `${range?.lo == null ? '' : `, lo := ${sqlText(range.lo)}`}${
-  range?.hi == null ? '' : `, hi := ${sqlText(range.hi)}`}${tc40 ? `, tc40 := ${sqlText(tc40)}` : ''}`;
-
 /** Ranges of MIDs covering all, each of at most a memory limit's share of kept runs from `from` on (null: every month). */
 export async function judgedRanges(store: Store, from: string | null, most = judgedRows(store.memoryLimit) * 12): Promise<MidRange[]> {
   const mids = await store.all<{ mid: string; n: number }>(`SELECT mid, count(*)::INTEGER AS n FROM ratio_streaks

@@ -41,7 +41,7 @@ const NOT_NEWER = (seenCol: string, fileCol: string) => `(${seenCol} < $1::TIMES
  */
 async function upsertState(s: Store, table: string, key: string[], cols: string[], seen: string, file: string): Promise<void> {
   const on = (a: string, b: string) => key.map((k) => `${a}.${k} = ${b}.${k}`).join(' AND ');
-  await s.run(`CREATE OR REPLACE TEMP TABLE _cur AS SELECT c.*, ${NOT_NEWER('c.last_seen_at', 'c.landing_file')} AS _replaced
+  await s.run(`CREATE OR REPLACE TEMP TABLE _cur AS SELECT c.*, coalesce(${NOT_NEWER('c.last_seen_at', 'c.landing_file')}, FALSE) AS _replaced
     FROM ${table} c SEMI JOIN _stg s ON ${on('c', 's')} AND s._why IS NULL`, [seen, file]);
   // A stored row gives way (_replaced), or is newer and was first seen later than now (widened), or stays as it is.
   const widened = (r: string) => `NOT ${r}._replaced AND ${r}.last_seen_at > $1::TIMESTAMP AND ${r}.first_seen_at > $1::TIMESTAMP`;
