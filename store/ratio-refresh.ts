@@ -72,30 +72,33 @@ async function chunks(store: Store, from: string, most: number, within?: { lo: s
     WITH w AS (SELECT network, count(DISTINCT (program, metric)) AS n FROM ratio_rules GROUP BY network)
     SELECT i.mid, coalesce(sum(w.n), 0)::INTEGER AS n FROM ratio_month_inputs i LEFT JOIN w ON w.network = i.network
     WHERE i.month >= $1 ${within ? `AND i.mid >= ${sqlText(within.lo)} AND i.mid <= ${sqlText(within.hi)}` : ''} GROUP BY i.mid ORDER BY i.mid`, [from]);
-  const out: Chunk[] = [];
-  let cur: { lo: string; hi: string; n: number } | null = null;
+  const out: Array<{ lo: string; hi: string; n: number }> = [];
   for (const { mid, n } of mids) {
-    if (cur && cur.n + n <= most) { cur.hi = mid; cur.n += n; continue; }
-    if (cur) out.push(cur);
-    cur = { lo: mid, hi: mid, n };
+    const cur = out.at(-1);
+    if (cur && cur.n + n <= most) Object.assign(cur, { hi: mid, n: cur.n + n });
+    else out.push({ lo: mid, hi: mid, n });
   }
-  if (cur) out.push(cur);
   const [g] = await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups');
-  if (g.n > 0 && !within) out.push({ grouped: true });
-  return out;
+  return g.n > 0 && !within ? [...out, { grouped: true }] : out;
 }
 
-/** Ratio rows written and, when the write was finished, when (ratio_mart_state.written_at). */
-type Judged = { rows: number; written?: string };
+/** Ratio rows written and, when the write was finished, when (ratio_mart_state.written_at); fit: the rows a halved chunk held. */
+type Judged = { rows: number; written?: string; fit?: number };
 type Last = (s: Store) => Promise<string>;
 
-/** Judges the chunks in turn, the last one's transaction ended by `last` when given. */
+/** Judges the chunks in turn, the last one's transaction ended by `last`; after a chunk judged in halves, the rest at that size. */
 async function judgeAll(store: Store, from: string, watchFraction: number, parts: Chunk[], last?: Last): Promise<Judged> {
   const out: Judged = { rows: 0 };
-  for (const [i, chunk] of parts.entries()) {
-    const done = await judgeFitting(store, from, watchFraction, chunk, i === parts.length - 1 ? last : undefined);
+  for (let i = 0; i < parts.length; i++) {
+    const done = await judgeFitting(store, from, watchFraction, parts[i]!, i === parts.length - 1 ? last : undefined);
     out.rows += done.rows;
     out.written ??= done.written;
+    if (!done.fit) continue;
+    out.fit = Math.min(out.fit ?? done.fit, done.fit);
+    const [next, end] = [parts[i + 1], parts.findLast((c) => !('grouped' in c))];
+    if (!next || !end || 'grouped' in next || 'grouped' in end) continue;
+    const rest = await chunks(store, from, out.fit, { lo: next.lo, hi: end.hi });
+    parts = [...parts.slice(0, i + 1), ...rest, ...parts.filter((c) => 'grouped' in c)];
   }
   return out;
 }
@@ -106,7 +109,7 @@ async function judgeFitting(store: Store, from: string, watchFraction: number, c
     return await judgeChunk(store, from, watchFraction, chunk, last);
   } catch (e) {
     if (!isOutOfMemory(e)) throw e;
-    const halves = 'grouped' in chunk ? [] : await chunks(store, from, Math.ceil(chunk.n / 2), chunk);
+    const half = 'grouped' in chunk ? 0 : Math.ceil(chunk.n / 2), halves = half ? await chunks(store, from, half, chunk as { lo: string; hi: string }) : [];
     if (halves.length < 2) {
       const what = 'grouped' in chunk ? 'the grouped MIDs' : chunk.lo === chunk.hi ? `MID ${chunk.lo}` : `MIDs ${chunk.lo} to ${chunk.hi}`;
       // A setting to raise, not a moment to wait for: a retry under the same limit fails the same way.
@@ -115,7 +118,7 @@ async function judgeFitting(store: Store, from: string, watchFraction: number, c
     }
     log().warn({ mids: 'grouped' in chunk ? 'grouped' : `${chunk.lo}..${chunk.hi}`, memoryLimit: store.memoryLimit },
       'the ratio judge ran out of memory on these MIDs and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
-    return judgeAll(store, from, watchFraction, halves, last);
+    return judgeAll(store, from, watchFraction, halves, last).then((r) => ({ ...r, fit: Math.min(r.fit ?? Infinity, half) }));
   }
 }
 
@@ -138,12 +141,10 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       // that have none there (a gap); the macro takes each series' latest.
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
         WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIndex(from) - 1} AND ${runsOf('k')}),
-        need AS (
-          SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
+        need AS (SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
           FROM _ratio_rows r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
           ANTI JOIN near n ON n.mid = coalesce(g.group_id, r.mid) AND n.network = r.network AND n.program = r.program)
-        SELECT * FROM near
-        UNION ALL
+        SELECT * FROM near UNION ALL
         SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
         WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
@@ -165,9 +166,8 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
 
 /** Writes rows (a table macro's call) to ratio_mart as ratio_explain gives them; the rows written. */
 async function writeMart(s: Store, rows: string): Promise<number> {
-  const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME
-    SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct, ratio_bps),
-           CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ${rows}`);
+  const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator,
+    denominator_month, ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ${rows}`);
   return Number(r?.Count ?? 0);
 }
 
