@@ -10,6 +10,7 @@ import { sizeBytes } from '../lib/size.ts';
 import { dropTemp, sqlText } from './sql-text.ts';
 import { ConfigError, isOutOfMemory } from '../lib/errors.ts';
 import { log } from '../lib/log.ts';
+import { deleteInSlices } from './table-slices.ts';
 
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
@@ -44,8 +45,6 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       const [prev] = await s.all<{ at: string }>('SELECT written_at::VARCHAR AS at FROM ratio_mart_state WHERE complete');
       await s.run('DELETE FROM ratio_mart_state');
       await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
-      // Every month judged again: what other rules (their groups) left goes whole.
-      if (fromMonth === null) await s.run('DELETE FROM ratio_streaks; DELETE FROM ratio_mart');
       return prev?.at;
     });
     // The chunks commit to the log, not checkpointed (a checkpoint each cost more than its chunk); the last, which finishes, is.
@@ -54,6 +53,8 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     try {
       await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
         strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
+      // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
+      for (const t of fromMonth === null ? ['ratio_streaks', 'ratio_mart'] : []) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
       const last = async (s: Store) => { await s.run(reset); return finish(s, from, inputs.marks); };
       const done = await judgeAll(store, from, t.watchFraction, await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), last);
       return { fromMonth, rows: done.rows, written: done.written ?? (await store.transaction(last)), ...(why ? { why } : { replaced }) };
@@ -96,9 +97,8 @@ async function judgeAll(store: Store, from: string, watchFraction: number, parts
     if (!done.fit) continue;
     out.fit = Math.min(out.fit ?? done.fit, done.fit);
     const [next, end] = [parts[i + 1], parts.findLast((c) => !('grouped' in c))];
-    if (!next || !end || 'grouped' in next || 'grouped' in end) continue;
-    const rest = await chunks(store, from, out.fit, { lo: next.lo, hi: end.hi });
-    parts = [...parts.slice(0, i + 1), ...rest, ...parts.filter((c) => 'grouped' in c)];
+    const rest = next && end && !('grouped' in next) && !('grouped' in end) ? await chunks(store, from, out.fit, { lo: next.lo, hi: end.hi }) : null;
+    if (rest) parts = [...parts.slice(0, i + 1), ...rest, ...parts.filter((c) => 'grouped' in c)];
   }
   return out;
 }
