@@ -1,7 +1,7 @@
 // The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
 // force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
 import type { Store } from '../store/db.ts';
-import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForecasts, withTc40Reports, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
+import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
@@ -47,13 +47,12 @@ const DEFAULT_CV = 0.15;
 export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
   const out: KeptForecast[] = [];
   // Range by range of MIDs, as the notices read them: within the store's memory limit at any number of MIDs.
-  const ranges = await judgedRanges(store, null);
-  await withTc40Reports(store, async (tc40) => { for (const range of ranges) for (const f of await forecastRange(store, rules, range, tc40)) out.push(f); });
+  for (const range of await judgedRanges(store, null)) for (const f of await forecastRange(store, rules, range)) out.push(f);
   return out;
 }
 
-async function forecastRange(store: Store, rules: RuleSet, range: MidRange, tc40: string): Promise<KeptForecast[]> {
-  const rows = (await openRows(store, range, tc40)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
+async function forecastRange(store: Store, rules: RuleSet, range: MidRange): Promise<KeptForecast[]> {
+  const rows = (await openRows(store, range)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
   // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
   // The others' days are not used: their history is flat at its rate, which only widens a chance that stays near nil.
   const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);
@@ -61,7 +60,7 @@ async function forecastRange(store: Store, rules: RuleSet, range: MidRange, tc40
     const t = expectedDen(r);
     return t !== null && rateBefore(r).daily && needs.some((n) => !n.blocked && reach(r) >= REACH * neededCount(n.need, t));
   });
-  const hist = await histories(store, near.map((x) => x.r), range, tc40);
+  const hist = await histories(store, near.map((x) => x.r), range);
   const out: KeptForecast[] = [];
   for (const { r, needs } of rows) {
     const den = denOf(r);

@@ -5,7 +5,7 @@ import type { Store } from './db.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
-import { dropTemp, sqlText } from './sql-text.ts';
+import { dropTemp } from './sql-text.ts';
 import { midsIn, type MidRange } from './judged-months.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
@@ -50,22 +50,8 @@ export interface KeptForecast {
   met_to_date: boolean;
 }
 
-/** The range (and a TC40 source) as ratio_daily_between's named arguments (none: all MIDs, the view). */
-const midArgs = (range?: MidRange, tc40?: string) => `${range?.lo == null ? '' : `, lo := ${sqlText(range.lo)}`}${
-  range?.hi == null ? '' : `, hi := ${sqlText(range.hi)}`}${tc40 ? `, tc40 := ${sqlText(tc40)}` : ''}`;
-
-/** The TC40 reports a forecast pass reads range by range, parsed once (ratio_daily_between's tc40), while fn runs. */
-export async function withTc40Reports<T>(store: Pick<Store, 'run'>, fn: (tc40: string) => Promise<T>): Promise<T> {
-  await store.run('CREATE OR REPLACE TEMP TABLE _cbp_tc40_reports AS SELECT mid, prevention_timestamp FROM int_tc40__reports WHERE mid IS NOT NULL');
-  try {
-    return await fn('_cbp_tc40_reports');
-  } finally {
-    await store.run(dropTemp('TABLE', '_cbp_tc40_reports'));
-  }
-}
-
 /** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size. */
-export async function openRows(store: Pick<Store, 'all'>, range?: MidRange, tc40?: string): Promise<OpenRow[]> {
+export async function openRows(store: Pick<Store, 'all'>, range?: MidRange): Promise<OpenRow[]> {
   const rows = await store.all<Record<string, unknown>>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
@@ -99,7 +85,7 @@ export async function openRows(store: Pick<Store, 'all'>, range?: MidRange, tc40
       GROUP BY ALL
     ), h AS (
       SELECT d.mid, d.network, d.program, o.month, sum(d.n) AS total
-      FROM ratio_daily_between((SELECT day - INTERVAL ${HISTORY_DAYS} DAY FROM lo)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)${midArgs(range, tc40)}) d
+      FROM ratio_daily_between((SELECT day - INTERVAL ${HISTORY_DAYS} DAY FROM lo)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)) d
       JOIN (SELECT DISTINCT mid, network, program, month FROM o) o ON o.mid = d.mid AND o.network = d.network AND o.program = d.program
       WHERE d.day < strptime(o.month || '-01', '%Y-%m-%d')::DATE AND d.day >= (strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE
         ${midsIn(range, 'd.mid')}
@@ -125,7 +111,7 @@ export async function openRows(store: Pick<Store, 'all'>, range?: MidRange, tc40
 export const seriesKey = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
 
 /** Daily counts of the series asked for (of the MIDs in `range`), HISTORY_DAYS before each one's month, zero-filled from its first day with data. */
-export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, rows: OpenRow[], range?: MidRange, tc40?: string): Promise<Map<string, number[]>> {
+export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, rows: OpenRow[], range?: MidRange): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   const wanted = [...new Map(rows.map((r) => [seriesKey(r), r])).values()];
   if (!wanted.length) return out;
@@ -145,7 +131,7 @@ export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, 
     await stageRows(store, '_cbp_forecast_series', ['text', 'text', 'text'], [...months.keys()], (k, i) => k.split('\u0000')[i]);
     c = await store.columns(`
       SELECT d.mid, d.network, d.program, datediff('day', DATE '1970-01-01', d.day)::INTEGER AS d, d.n
-      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE${midArgs(range, tc40)}) d
+      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
       SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program WHERE TRUE ${midsIn(range, 'd.mid')}`, { from, to });
   } finally {
     await store.run(dropTemp('TABLE', '_cbp_forecast_series'));

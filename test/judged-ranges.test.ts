@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { judgedMonths, judgedRanges } from '../store/judged-months.ts';
-import { histories, openRows, warningCandidates, withTc40Reports } from '../store/forecast.ts';
-import { loadRules, parseThresholds } from '../rules/thresholds.ts';
-import { cleanup, insertChargebacks, insertEvents, insertStats, tc40, tempStore } from './ratios-fixtures.ts';
+import { histories, openRows, warningCandidates } from '../store/forecast.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
 let store: Store;
 let dir: string;
@@ -57,35 +57,5 @@ describe('judged months in ranges of MIDs', () => {
     const days = await histories(store, open);
     const rangeDays = new Map((await byRange(async (r) => [...(await histories(store, await openRows(store, r), r))])));
     expect(rangeDays).toEqual(days);
-  });
-});
-
-describe("the forecasts' daily history in ranges of MIDs", () => {
-  it("reads each range's chargebacks and TC40 reports as one read of the view does, a grouped MID's its own", async () => {
-    const { store: s, dir: d } = await tempStore();
-    try {
-      // a1 and z1 monitored as one for VAMP (grp sorts before both): each MID's row and history its own figures.
-      const rules = parseThresholds(JSON.stringify({ groups: { grp: { mids: ['a1', 'z1'] } } }), 't.json');
-      const visa = (mid: string, month: string, endDay?: number) => ({ mid, network: 'visa' as const, month, cb: 0, tx: 2_000, endDay });
-      const mids = ['a1', 'k1', 'z1'];
-      await insertStats(s, mids.flatMap((m) => [visa(m, '2026-03'), visa(m, '2026-04'), visa(m, '2026-05'), visa(m, '2026-06', 10)]));
-      await insertChargebacks(s, mids.flatMap((mid, i) => ['2026-04-07', '2026-05-12', '2026-06-03'].map((received) => ({ mid, network: 'visa' as const, received, n: 5 + i }))));
-      await insertEvents(s, 'prevention.new', mids.flatMap((m) => [tc40(m, `g-${m}-1`, '2026-05-20T10:00:00Z'), tc40(m, `g-${m}-2`, '2026-06-02T10:00:00Z')]));
-      const now = new Date('2026-06-10T06:00:00Z');
-      await evaluateAlerts(s, { asOf: now, rules, now });
-      const ranges = await judgedRanges(s, null, 1);
-      expect(ranges.length).toBeGreaterThan(2);
-      const whole = await histories(s, await openRows(s));
-      expect(whole.size).toBe(3);
-      expect([...whole.values()].every((days) => days.some((n) => n > 0))).toBe(true);
-      const parts = await withTc40Reports(s, async (tc) => {
-        const out = new Map<string, number[]>();
-        for (const r of ranges) for (const [k, v] of await histories(s, await openRows(s, r, tc), r, tc)) out.set(k, v);
-        return out;
-      });
-      expect(parts).toEqual(whole);
-    } finally {
-      cleanup(s, d);
-    }
   });
 });
