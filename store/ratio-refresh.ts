@@ -54,7 +54,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
         strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
-      for (const t of fromMonth === null ? ['ratio_streaks', 'ratio_mart'] : []) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
+      if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
       const last = async (s: Store) => { await s.run(reset); return finish(s, from, inputs.marks); };
       const done = await judgeAll(store, from, t.watchFraction, await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), last);
       return { fromMonth, rows: done.rows, written: done.written ?? (await store.transaction(last)), ...(why ? { why } : { replaced }) };

@@ -7,16 +7,18 @@ import { sqlText } from './sql-text.ts';
 
 /** Deletes every row of `table` (a `mid` column) in commits of about `rows` rows, by ranges of MIDs. */
 export async function deleteInSlices(store: Store, table: string, rows: number): Promise<void> {
+  const all = () => store.transaction((s) => s.run(`DELETE FROM ${table}`));
+  if (store.lake) return all();
   const [c] = await store.all<{ n: number }>(`SELECT count(*)::DOUBLE AS n FROM ${table}`);
-  const slices = store.lake ? 1 : Math.ceil(Number(c?.n ?? 0) / Math.max(1, rows));
-  const ends = slices <= 1 ? [] : await store.all<{ hi: string }>(`SELECT max(mid) AS hi FROM (SELECT mid, ntile(${slices}) OVER (ORDER BY mid) AS b
+  const slices = Math.ceil(Number(c?.n ?? 0) / Math.max(1, rows));
+  if (slices <= 1) return all();
+  const ends = await store.all<{ hi: string }>(`SELECT max(mid) AS hi FROM (SELECT mid, ntile(${slices}) OVER (ORDER BY mid) AS b
     FROM (SELECT DISTINCT mid FROM ${table})) GROUP BY b ORDER BY hi`);
-  let lo: string | null = null;
   for (const [i, { hi }] of ends.entries()) {
-    await store.transaction((s) => s.run(`DELETE FROM ${table} WHERE mid <= ${sqlText(hi)} ${lo === null ? '' : `AND mid > ${sqlText(lo)}`}`));
+    const lo = ends[i - 1]?.hi;
+    await store.transaction((s) => s.run(`DELETE FROM ${table} WHERE mid <= ${sqlText(hi)} ${lo === undefined ? '' : `AND mid > ${sqlText(lo)}`}`));
     if (i % 32 === 31) await store.run('CHECKPOINT');
-    lo = hi;
   }
-  await store.transaction((s) => s.run(`DELETE FROM ${table}`));
-  if (ends.length > 0) await store.run('CHECKPOINT');
+  await all();
+  await store.run('CHECKPOINT');
 }
