@@ -11,8 +11,7 @@ const left = fs.readdirSync(new URL('./test/', import.meta.url)).filter((f) => f
   .filter((f) => slow.has(f) || STARTS.test(fs.readFileSync(new URL(`./test/${f}`, import.meta.url), 'utf8')));
 
 const fast = mergeConfig(base, defineConfig({
-  // One process per fork for all its files: each file's import of DuckDB and the modules would otherwise be paid again.
-  test: { exclude: ['node_modules/**', ...left.map((f) => `test/${f}`)], poolOptions: { forks: { isolate: false } } },
+  test: { exclude: ['node_modules/**', ...left.map((f) => `test/${f}`)] },
 }));
 // The temp folder's check only: no file here reads the shared demo.
 fast.test.globalSetup = ['./test/helpers/global-tmp.ts'];

@@ -1,14 +1,18 @@
 // `cbp demo --temporal` as a user runs it: a child process that starts a Temporal dev server and a worker, runs
 // the story through schedules, prints the same ratio and alert tables as the local demo for the same data, and
-// leaves no process behind (signals and failures: demo-temporal-signals.test.ts). The end-to-end part is skipped,
-// with the reason in its title, on a machine without a `temporal` CLI unless CBP_REQUIRE_TEMPORAL=1.
+// leaves no process behind (signals and failures: demo-temporal-signals.test.ts). Where a lake can run it is
+// `cbp demo --lake`: the same Temporal story on a lake of its own PostgreSQL, with two workers as on two hosts. The
+// end-to-end part is skipped, with the reason in its title, on a machine without a `temporal` CLI unless
+// CBP_REQUIRE_TEMPORAL=1.
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HOW_TO_GET_TEMPORAL } from '../lib/temporal-cli.ts';
 import { addDays, utcDay } from '../lib/utc.ts';
 import { temporalDemoDays } from '../cli/commands/demo-command.ts';
 import { rmrf, tempDir } from './activities-fixtures.ts';
+import { skipLake } from './helpers/postgres.ts';
 import { alive, cli, demo as demoIn, processesNaming, required, title } from './helpers/temporal-demo.ts';
 
 const dir = tempDir();
@@ -22,7 +26,8 @@ const demo = (args: string[], onStdout?: Parameters<typeof demoIn>[2]) => demoIn
  */
 function tables(stdout: string): string {
   const from = stdout.indexOf('Chargeback ratios, ');
-  const to = stdout.indexOf('Query the published snapshot');
+  // What follows the tables: the file's snapshot, or the lake's own lines.
+  const to = stdout.search(/^(Query the published snapshot|The store is the lake)/m);
   expect(from).toBeGreaterThan(-1);
   expect(to).toBeGreaterThan(from);
   const lines = stdout.slice(from, to).trim().split('\n');
@@ -49,8 +54,11 @@ describe("cbp demo --temporal's days", () => {
   });
 });
 
-describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
-  it('runs the story through schedules, prints the local demo\'s tables for the same data, and leaves no process behind', async () => {
+/** On a lake where one can run (CBP_REQUIRE_LAKE=1 makes a missing one a failure), else on a DuckDB file. */
+const lake = !skipLake;
+
+describe.skipIf(!cli && !required)(`${title}${lake ? ', with --lake' : ''}`, { timeout: 600_000 }, () => {
+  it(`runs the story through schedules${lake ? ' on a lake with two workers as on two hosts' : ''}, prints the local demo's tables for the same data, and leaves no process behind`, async () => {
     if (!cli) throw new Error(`CBP_REQUIRE_TEMPORAL=1 but there is no temporal CLI. ${HOW_TO_GET_TEMPORAL}`);
     // Two weeks of service time up to today (a shorter demo than the default; the same story).
     const today = utcDay(new Date().toISOString());
@@ -60,7 +68,7 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     let ui: Promise<number> | undefined;
     // The local runner over the same data (same start, same days) runs beside it: its tables are compared below.
     const [t, local] = await Promise.all([
-      demo(['--temporal', '--start', start, '--data-dir', dataDir], (stdout) => {
+      demo([lake ? '--lake' : '--temporal', '--start', start, '--data-dir', dataDir], (stdout) => {
         const url = /web UI (http:\/\/127\.0\.0\.1:\d+) /.exec(stdout)?.[1];
         if (url && !ui) ui = fetch(url).then((r) => r.status, () => 0);
       }),
@@ -100,6 +108,21 @@ describe.skipIf(!cli && !required)(title, { timeout: 600_000 }, () => {
     expect(processesNaming(dataDir)).toEqual([]);
     // The finished runs stay in the demo folder's temporal.db.
     expect(fs.existsSync(path.join(dataDir, 'temporal.db'))).toBe(true);
+    if (lake) {
+      expect(t.stdout).toMatch(/two workers in this process as on two hosts of the lake/);
+      // Both hosts fetched report windows (each lands what it fetches in its own folder).
+      const landed = (d: string) => (fs.existsSync(d) ? fs.readdirSync(d, { recursive: true }).filter((f) => String(f).endsWith('.json') && !String(f).endsWith('.meta.json')).length : 0);
+      expect(landed(path.join(dataDir, 'landing'))).toBeGreaterThan(0);
+      expect(landed(path.join(dataDir, 'host-b', 'landing'))).toBeGreaterThan(0);
+      // Its PostgreSQL is stopped too.
+      const port = Number(/\[lake\] PostgreSQL (\d+) \(catalog\)/.exec(t.stdout)?.[1]);
+      expect(port).toBeGreaterThan(0);
+      const refused = await new Promise<boolean>((resolve) => {
+        const sock = net.connect(port, '127.0.0.1', () => { sock.destroy(); resolve(false); });
+        sock.once('error', () => resolve(true));
+      });
+      expect(refused).toBe(true);
+    }
 
     // The local runner over the same data prints the same tables.
     expect({ code: local.code, stderr: local.stderr.slice(-3000) }).toMatchObject({ code: 0 });

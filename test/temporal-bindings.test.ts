@@ -1,7 +1,7 @@
 // The Temporal bindings, run outside a server: @temporalio/workflow's context functions are replaced by
 // fakes (workflowInfo, proxyActivities, continueAsNew), everything else is the real SDK.
 import { ApplicationFailure } from '@temporalio/common';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FetchAndLoadInput } from '../activities/types.ts';
 import { NON_RETRYABLE_ERROR_TYPES } from '../workflows/activity-options.ts';
 import { windowId } from '../lib/utc.ts';
@@ -44,7 +44,10 @@ vi.mock('@temporalio/workflow', async (importOriginal) => {
   };
 });
 
+// Loaded afresh under the mock (a test process runs other files before this one), and dropped after it.
+vi.resetModules();
 const { nightlyWorkflow, backfillWorkflow, reconcileSubscriptionsWorkflow, pushOrdersWorkflow } = await import('../workflows/temporal.ts');
+afterAll(() => { vi.resetModules(); });
 
 let state: FakeState;
 beforeEach(() => {

@@ -14,7 +14,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, a `cbp worker
   useRealServer();
 
   it('lets the running download finish when `cbp worker` gets SIGTERM, and a next worker finishes the run; the store equals a clean run', async () => {
-    await whenTheWorkerDies({ days: 3, latencyMs: 4000, id: 'sigterm' }, async ({ cfg, input, child, handle, next }) => {
+    await whenTheWorkerDies({ days: 3, latencyMs: 2500, id: 'sigterm' }, async ({ cfg, input, child, handle, next }) => {
       await whileDownloading(handle, 1);
       child.child.kill('SIGTERM');
       const exit = await child.exited;
@@ -45,7 +45,7 @@ describe.skipIf(skipTemporal)(temporalTitle('real Temporal server, a `cbp worker
   }, 180_000);
 
   it('retries the activities of a worker killed with SIGKILL mid-backfill on a new worker; the store equals a clean run, nothing loaded twice', async () => {
-    await whenTheWorkerDies({ days: 5, latencyMs: 3000, id: 'kill' }, async ({ cfg, input, child, handle, next }) => {
+    await whenTheWorkerDies({ days: 5, latencyMs: 2000, id: 'kill' }, async ({ cfg, input, child, handle, next }) => {
       await whileDownloading(handle, 2);
       child.child.kill('SIGKILL');
       expect((await child.exited).signal).toBe('SIGKILL');

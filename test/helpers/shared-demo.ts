@@ -61,7 +61,8 @@ function runReadsDemo(): boolean {
   const filters = process.argv.slice(3).filter((a) => !a.startsWith('-')).map((a) => path.relative(ROOT, path.resolve(ROOT, a.replace(/:\d+$/, ''))).toLowerCase());
   return filters.length === 0 || READERS.some((f) => filters.some((x) => f.includes(x)));
 }
-const READERS = ['test/demo.test.ts', 'test/report-browser.test.ts', 'test/lake.test.ts', 'test/lake-import.test.ts'];
+/** The files that copy the run's demo (copyDemo). */
+export const READERS = ['test/demo.test.ts', 'test/report-browser.test.ts', 'test/lake.test.ts', 'test/lake-import.test.ts'];
 
 export default function setup(): () => Promise<void> {
   if (!runReadsDemo()) return async () => {};
