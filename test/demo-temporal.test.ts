@@ -60,9 +60,9 @@ const lake = !skipLake;
 describe.skipIf(!cli && !required)(`${title}${lake ? ', with --lake' : ''}`, { timeout: 600_000 }, () => {
   it(`runs the story through schedules${lake ? ' on a lake with two workers as on two hosts' : ''}, prints the local demo's tables for the same data, and leaves no process behind`, async () => {
     if (!cli) throw new Error(`CBP_REQUIRE_TEMPORAL=1 but there is no temporal CLI. ${HOW_TO_GET_TEMPORAL}`);
-    // Two weeks of service time up to today (a shorter demo than the default; the same story).
+    // A week of service time up to today (a shorter demo than the default; the same story).
     const today = utcDay(new Date().toISOString());
-    const start = addDays(today, -14);
+    const start = addDays(today, -7);
     const dataDir = path.join(dir, 'temporal');
     // The web UI answers at the address the demo prints, while it runs.
     let ui: Promise<number> | undefined;
@@ -72,7 +72,7 @@ describe.skipIf(!cli && !required)(`${title}${lake ? ', with --lake' : ''}`, { t
         const url = /web UI (http:\/\/127\.0\.0\.1:\d+) /.exec(stdout)?.[1];
         if (url && !ui) ui = fetch(url).then((r) => r.status, () => 0);
       }),
-      demo(['--start', start, '--days', '14', '--data-dir', path.join(dir, 'local')]),
+      demo(['--start', start, '--days', '7', '--data-dir', path.join(dir, 'local')]),
     ]);
     expect({ code: t.code, stderr: t.stderr.slice(-3000) }).toMatchObject({ code: 0 });
     expect(await ui).toBe(200);
