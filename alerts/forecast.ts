@@ -5,7 +5,8 @@ import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForec
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
-import { judgedRanges, type MidRange } from '../store/judged-months.ts';
+import { judgedRanges } from '../store/judged-months.ts';
+import type { MidRange } from '../store/table-slices.ts';
 
 /** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
 const REACH = 0.2;

@@ -6,7 +6,7 @@ import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
 import { dropTemp } from './sql-text.ts';
-import { midsIn, type MidRange } from './judged-months.ts';
+import { midsIn, type MidRange } from './table-slices.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;

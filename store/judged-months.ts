@@ -3,8 +3,9 @@ import type { Store } from './db.ts';
 import { monthIndex } from '../lib/utc.ts';
 import type { HeadroomBasis, FeeBasis } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
-import { dropTemp, sqlText } from './sql-text.ts';
+import { dropTemp } from './sql-text.ts';
 import { judgedRows } from './ratio-refresh.ts';
+import { midRanges, midsIn, type MidRange } from './table-slices.ts';
 
 /** The rule a month is told by: its level's (met, else first in force), or the watched level's. */
 export interface TellingRule { id: string; level: string; metric: string; comparison: string; ratio_threshold: number }
@@ -34,22 +35,9 @@ export interface JudgedMonth {
   };
 }
 
-export interface MidRange { lo: string | null; hi: string | null } // MIDs read at once: [lo, hi), an end open when null
-
-/** A condition (AND …) that keeps the rows of column `col`'s MIDs in `range` (none: all). */
-export const midsIn = (range?: MidRange, col = 'mid') =>
-  `${range?.lo == null ? '' : `AND ${col} >= ${sqlText(range.lo)}`} ${range?.hi == null ? '' : `AND ${col} < ${sqlText(range.hi)}`}`;
-
 /** Ranges of MIDs covering all, each of at most a memory limit's share of kept runs from `from` on (null: every month). */
-export async function judgedRanges(store: Store, from: string | null, most = judgedRows(store.memoryLimit) * 12): Promise<MidRange[]> {
-  const mids = await store.all<{ mid: string; n: number }>(`SELECT mid, count(*)::INTEGER AS n FROM ratio_streaks
-    WHERE month_idx >= ${from === null ? 0 : monthIndex(from) - 1} GROUP BY mid ORDER BY mid`);
-  const out: MidRange[] = [{ lo: null, hi: null }];
-  for (let i = 0, n = 0; i < mids.length; n += mids[i]!.n, i++) {
-    if (n > 0 && n + mids[i]!.n > most) { out.push({ lo: (out.at(-1)!.hi = mids[i]!.mid), hi: null }); n = 0; }
-  }
-  return out;
-}
+export const judgedRanges = (store: Store, from: string | null, most = judgedRows(store.memoryLimit) * 12): Promise<MidRange[]> =>
+  midRanges(store, 'ratio_streaks', most, `WHERE month_idx >= ${from === null ? 0 : monthIndex(from) - 1}`);
 
 /**
  * The months of every series (of the MIDs in `range`) at a level or in a watch band from `from` (observed: from the month

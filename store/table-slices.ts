@@ -1,22 +1,33 @@
-// Emptying a large table a slice of its MIDs at a time, each slice its own commit: one DELETE of tens of millions of
-// rows runs out of DuckDB's memory limit (and a failed rollback then ends the process). A file store holds what it
-// deleted in memory until a checkpoint, so it checkpoints every 32 slices and at the end. A lake deletes whole files
-// in its catalog: one commit.
+// Ranges of MIDs holding at most so many rows of a table, and emptying a large table a range per commit: one DELETE of
+// tens of millions of rows runs out of DuckDB's memory limit (and a failed rollback then ends the process). A file
+// store holds what it deleted in memory until a checkpoint, so it checkpoints every 32 slices and at the end. A lake
+// deletes whole files in its catalog: one commit.
 import type { Store } from './db.ts';
 import { sqlText } from './sql-text.ts';
+
+export interface MidRange { lo: string | null; hi: string | null } // MIDs read at once: [lo, hi), an end open when null
+
+/** A condition (AND …) that keeps the rows of column `col`'s MIDs in `range` (none: all). */
+export const midsIn = (range?: MidRange, col = 'mid') =>
+  `${range?.lo == null ? '' : `AND ${col} >= ${sqlText(range.lo)}`} ${range?.hi == null ? '' : `AND ${col} < ${sqlText(range.hi)}`}`;
+
+/** Ranges of MIDs covering all, each of at most `most` rows of `table` (those `where` keeps), or of one MID. */
+export async function midRanges(store: Pick<Store, 'all'>, table: string, most: number, where = ''): Promise<MidRange[]> {
+  const mids = await store.all<{ mid: string; n: number }>(`SELECT mid, count(*)::INTEGER AS n FROM ${table} ${where} GROUP BY mid ORDER BY mid`);
+  const out: MidRange[] = [{ lo: null, hi: null }];
+  for (let i = 0, n = 0; i < mids.length; n += mids[i]!.n, i++) {
+    if (n > 0 && n + mids[i]!.n > most) { out.push({ lo: (out.at(-1)!.hi = mids[i]!.mid), hi: null }); n = 0; }
+  }
+  return out;
+}
 
 /** Deletes every row of `table` (a `mid` column) in commits of about `rows` rows, by ranges of MIDs. */
 export async function deleteInSlices(store: Store, table: string, rows: number): Promise<void> {
   const all = () => store.transaction((s) => s.run(`DELETE FROM ${table}`));
-  if (store.lake) return all();
-  const [c] = await store.all<{ n: number }>(`SELECT count(*)::DOUBLE AS n FROM ${table}`);
-  const slices = Math.ceil(Number(c?.n ?? 0) / Math.max(1, rows));
-  if (slices <= 1) return all();
-  const ends = await store.all<{ hi: string }>(`SELECT max(mid) AS hi FROM (SELECT mid, ntile(${slices}) OVER (ORDER BY mid) AS b
-    FROM (SELECT DISTINCT mid FROM ${table})) GROUP BY b ORDER BY hi`);
-  for (const [i, { hi }] of ends.entries()) {
-    const lo = ends[i - 1]?.hi;
-    await store.transaction((s) => s.run(`DELETE FROM ${table} WHERE mid <= ${sqlText(hi)} ${lo === undefined ? '' : `AND mid > ${sqlText(lo)}`}`));
+  const ranges = store.lake ? [] : await midRanges(store, table, Math.max(1, rows));
+  if (ranges.length <= 1) return all();
+  for (const [i, range] of ranges.entries()) {
+    await store.transaction((s) => s.run(`DELETE FROM ${table} WHERE TRUE ${midsIn(range)}`));
     if (i % 32 === 31) await store.run('CHECKPOINT');
   }
   await all();
