@@ -9,6 +9,7 @@ import { runDemo } from '../cli/commands/demo.ts';
 import { postgresBin, startLocalPostgres } from '../lib/local-postgres.ts';
 import { openStore } from '../store/db.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../store/lake.ts';
+import { buildCli, runCli } from './cli-run.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 5);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-lake-demo-'));
@@ -72,7 +73,21 @@ if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.
       console.log(`${'step'.padEnd(14)} ${'file'.padStart(6)} ${'lake'.padStart(6)} ${'ratio'.padStart(7)}  goal ${goal}`);
       for (const [step, s] of file) console.log(`${step.padEnd(14)} ${f(s).padStart(6)} ${f(other.get(step)).padStart(6)} ${r(other.get(step), s).padStart(7)}`);
     };
-    table('the lake on loopback', await demo('lake', toDemo(lakeAt('demo'))), '≤ 1.3×');
+    const onLake = toDemo(lakeAt('demo'));
+    table('the lake on loopback', await demo('lake', onLake), '≤ 1.3×');
+    // Reads as an analyst runs them after the demo, nothing changed since: a process each, the file's snapshot against the lake.
+    buildCli();
+    fs.mkdirSync(path.join(dir, 'reads'));
+    const thresholds = { CBP_THRESHOLDS_FILE: path.join(dir, 'file', 'thresholds.json') };
+    const onFile = { ...thresholds };
+    const lakeEnv = { ...thresholds, CBP_STORE: onLake.store, CBP_LAKE_DATA_PATH: onLake.dataPath };
+    console.log(`\nReads after the demo, nothing changed (cbp in a process of its own), seconds\n${'read'.padEnd(22)} ${'file'.padStart(6)} ${'lake'.padStart(6)} ${'ratio'.padStart(7)}  goal ≤ 1.3×`);
+    for (const [label, args] of [['cbp ratios --json', ['ratios', '--json']], ['cbp report', ['report', '--force']]] as const) {
+      const a = runCli(path.join(dir, 'file'), `file-${args[0]}`, [...args], onFile);
+      const b = runCli(path.join(dir, 'reads'), `lake-${args[0]}`, [...args], lakeEnv);
+      if (a.failed || b.failed) throw new Error(`${label}: ${a.failed ?? b.failed}`);
+      console.log(`${label.padEnd(22)} ${f(a.ms / 1000).padStart(6)} ${f(b.ms / 1000).padStart(6)} ${r(b.ms, a.ms).padStart(7)}`);
+    }
     if (process.env.BENCH_LAKE_SLOW !== '0') table(`the lake behind ${LATENCY_MS} ms a request`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port))), '≤ 2×');
   } finally {
     proxy.close();

@@ -29,19 +29,20 @@ export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet):
 /**
  * Judges the store's ratio table again where the data or the rules changed, and publishes the snapshot readers read,
  * before a read. Does nothing when another process holds the store (a worker: it keeps the table current itself) or
- * an explicit snapshot is read; the read then says whether the table is behind.
+ * an explicit snapshot is read; the read then says whether the table is behind. On a lake, with `keep`, the store it
+ * judged in is returned open for the read (a lake is read in place: one load of its extensions and catalog, not two).
  */
-export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapshotPath' | 'storeMemoryLimit' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir' | 'lakeStatementTimeout'>, rules: RuleSet, snapshot?: string): Promise<void> {
-  if (snapshot !== undefined) return;
+export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapshotPath' | 'storeMemoryLimit' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir' | 'lakeStatementTimeout'>, rules: RuleSet, snapshot?: string, keep = false): Promise<Store | undefined> {
+  if (snapshot !== undefined) return undefined;
   const { openStore } = await import('../store/db.ts');
   const { configuredStore } = await import('../store/lake.ts');
   const opts = configuredStore(cfg);
-  if (!opts.lake && !existsSync(cfg.dbPath)) return;
+  if (!opts.lake && !existsSync(cfg.dbPath)) return undefined;
   let store: Store;
   try {
     store = await openStore({ ...opts, lockWaitMs: 0 });
   } catch {
-    return;
+    return undefined;
   }
   try {
     const { refreshRatios } = await import('../alerts/refresh.ts');
@@ -50,7 +51,11 @@ export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapsho
       const { publishIfBehind } = await import('../store/snapshot.ts');
       await publishIfBehind(store, { snapshotPath: cfg.snapshotPath });
     }
-  } finally {
+    if (keep && store.lake) return store;
+  } catch (e) {
     store.close();
+    throw e;
   }
+  store.close();
+  return undefined;
 }

@@ -270,8 +270,8 @@ export function register(program: Command, ctx: Ctx): void {
       checkRatiosQuery(q);
       const cfg = ctx.config();
       const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
-      await refreshBeforeReading(cfg, rules, o.snapshot);
-      let store = await openForReading(ctx, o.snapshot);
+      const kept = await refreshBeforeReading(cfg, rules, o.snapshot, true);
+      let store = kept ?? (await openForReading(ctx, o.snapshot));
       let view: RatiosView;
       try {
         if (q.mid !== undefined) await (await import('../../store/report.ts')).checkKnownMids(store, [q.mid]);
@@ -279,7 +279,8 @@ export function register(program: Command, ctx: Ctx): void {
         // judge: current, and written under these rules, for the rows a rule in force reads.
         // Loaded when the command runs: the stream reads DuckDB's chunks (store/db-chunks.ts), which --help must not load.
         const { shownRatios, streamNeedsOneThread, streamRatiosJson } = await import('../../store/ratios-stream.ts');
-        const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules)).holds;
+        // (A store kept from the refresh was judged under these rules a moment ago.)
+        const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (kept !== undefined || (await keptTableCheck(store, rules)).holds);
         const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
         // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
         if (!o.json && keptHolds) {
@@ -287,11 +288,16 @@ export function register(program: Command, ctx: Ctx): void {
           view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
         }
         if (o.json && keptHolds) {
-          // A fresh session streams: the freshness check's memory is given back with the first.
-          // It runs cbp's statements only, so it can give back its cache after each slice (flat in the months).
+          // A fresh session streams: the freshness check's memory is given back with the first (a lake's store, kept
+          // open, gives back its cache). It runs cbp's statements only, so it can give back its cache after each slice.
           const threads = (await streamNeedsOneThread(store, stream)) ? 1 : undefined;
-          store.close();
-          store = await openForReading(ctx, o.snapshot, threads, true);
+          if (kept) {
+            await store.releaseMemory();
+            if (threads) await store.run(`SET threads = ${threads}`);
+          } else {
+            store.close();
+            store = await openForReading(ctx, o.snapshot, threads, true);
+          }
           await streamRatiosJson(store, stream, writeOut);
           return;
         }

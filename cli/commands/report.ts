@@ -140,8 +140,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   const [q, { readRatioSection }] = await Promise.all([import('../../store/report.ts'), import('../report-source.ts')]);
   const snapshot = o.snapshot ?? cfg.snapshotPath;
   const { refreshBeforeReading } = await import('../kept-table.ts');
-  await refreshBeforeReading(cfg, rules, o.snapshot);
-  const store = await openReading(cfg, o.snapshot);
+  const store = (await refreshBeforeReading(cfg, rules, o.snapshot, true)) ?? (await openReading(cfg, o.snapshot));
   let read: SectionRead;
   let data: ReportData;
   try {
