@@ -54,14 +54,17 @@ alerts AS (
 -- one, else by order_id (in the alert's MID when it has one); matched_on says which (ARN first on the same day).
 -- An accepted RDR case's chargeback on its ARN is the dispute RDR resolved (VAMP leaves it out the same way): it
 -- gives the case its MID, not a charge-back.
+-- (Two joins on equal keys, ARN then order_id: one join on either would compare every alert with every chargeback.)
 matches AS (
-  SELECT a.partner, a.alert_id, c.date_received, c.mid,
-         CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN 'arn' ELSE 'order_id' END AS matched_on,
-         a.partner = 'RDR' AND a.completed AND a.arn IS NOT NULL AND c.arn = a.arn AS resolved_by_rdr
-    FROM alerts a JOIN int_chargebacks_joined c
-      ON c.date_received::DATE >= a.alerted_at::DATE
-     AND (CASE WHEN a.arn IS NOT NULL AND NULLIF(c.arn, '') IS NOT NULL THEN c.arn = a.arn
-               ELSE a.order_id IS NOT NULL AND c.order_id = a.order_id AND (a.mid IS NULL OR c.mid = a.mid) END)
+  SELECT a.partner, a.alert_id, c.date_received, c.mid, 'arn' AS matched_on,
+         a.partner = 'RDR' AND a.completed AS resolved_by_rdr
+    FROM alerts a JOIN int_chargebacks_joined c ON c.arn = a.arn
+   WHERE c.date_received::DATE >= a.alerted_at::DATE AND c.arn <> ''
+  UNION ALL
+  SELECT a.partner, a.alert_id, c.date_received, c.mid, 'order_id',
+         a.partner = 'RDR' AND a.completed AND a.arn IS NOT NULL AND c.arn = a.arn
+    FROM alerts a JOIN int_chargebacks_joined c ON c.order_id = a.order_id
+   WHERE c.date_received::DATE >= a.alerted_at::DATE AND (a.arn IS NULL OR NULLIF(c.arn, '') IS NULL) AND (a.mid IS NULL OR c.mid = a.mid)
 ),
 followed AS (
   SELECT partner, alert_id,
