@@ -83,6 +83,12 @@ export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQ
   return span !== null && (await monthSizes(store, span)).some((m) => m.n > ONE_THREAD_ROWS);
 }
 
+/** A store kept open from its refresh (a lake's) made ready to stream: its cache given back, one thread when needed. */
+export async function readyToStream(store: Pick<Store, 'run' | 'releaseMemory'>, oneThread: boolean): Promise<void> {
+  await store.releaseMemory();
+  if (oneThread) await store.run('SET threads = 1');
+}
+
 /** Series a slice of a month's stream is sized for: a month of more is streamed in 2, 4 or 8 slices. */
 const SLICE_SERIES = 12_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */

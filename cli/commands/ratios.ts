@@ -278,7 +278,7 @@ export function register(program: Command, ctx: Ctx): void {
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
         // Loaded when the command runs: the stream reads DuckDB's chunks (store/db-chunks.ts), which --help must not load.
-        const { shownRatios, streamNeedsOneThread, streamRatiosJson } = await import('../../store/ratios-stream.ts');
+        const { readyToStream, shownRatios, streamNeedsOneThread, streamRatiosJson } = await import('../../store/ratios-stream.ts');
         // (A store kept from the refresh was judged under these rules a moment ago.)
         const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (kept !== undefined || (await keptTableCheck(store, rules)).holds);
         const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
@@ -291,10 +291,8 @@ export function register(program: Command, ctx: Ctx): void {
           // A fresh session streams: the freshness check's memory is given back with the first (a lake's store, kept
           // open, gives back its cache). It runs cbp's statements only, so it can give back its cache after each slice.
           const threads = (await streamNeedsOneThread(store, stream)) ? 1 : undefined;
-          if (kept) {
-            await store.releaseMemory();
-            if (threads) await store.run(`SET threads = ${threads}`);
-          } else {
+          if (kept) await readyToStream(store, threads === 1);
+          else {
             store.close();
             store = await openForReading(ctx, o.snapshot, threads, true);
           }
