@@ -15,7 +15,7 @@ export interface PushOrdersInput {
   source: string;
   /** Records read per batch (one activity each). Default 500. */
   batchSize?: number;
-  /** Pushes whose outcomes are recorded together. Default 50. */
+  /** Pushes whose outcomes are recorded together (one store write each). Default 200. */
   pushBatchSize?: number;
   /** Send again the orders the service refused before, even when unchanged. Default false. */
   retryRejected?: boolean;
@@ -81,7 +81,7 @@ export async function pushOrders(input: PushOrdersInput, acts: PushOrdersActs, h
   const startedAt = acts.now();
   if (!input.source || typeof input.source !== 'string') throw new WorkflowInputError('source must name an NDJSON or CSV file of orders');
   const batchSize = checkInt(input.batchSize ?? 500, 'batchSize', 1);
-  const pushBatchSize = checkInt(input.pushBatchSize ?? 50, 'pushBatchSize', 1);
+  const pushBatchSize = checkInt(input.pushBatchSize ?? 200, 'pushBatchSize', 1);
   const runId = input.runId ?? defaultRunId('pushOrders', startedAt);
   const retryRejected = input.retryRejected === true;
   const counts: PushOrdersCounts = { ...NO_ORDERS, ...input.carried };
