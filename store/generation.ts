@@ -63,13 +63,10 @@ export interface StoreVersion {
  */
 export async function storeVersion(store: Pick<Store, 'all'>, database?: string): Promise<StoreVersion> {
   if (!(await hasGenerationTable(store, 'main', database))) return { storeId: null, generation: null };
-  const rows = await store.all<{ n: number | string }>(
-    `SELECT count(*) AS n FROM duckdb_columns() WHERE table_name = '${GENERATION_TABLE}' AND column_name = 'store_id' AND schema_name = 'main'
-       AND database_name = ${database === undefined ? 'current_database()' : '$1'}`,
-    database === undefined ? [] : [database],
-  );
-  const hasId = Number(rows[0]?.n ?? 0) > 0;
   const table = database === undefined ? GENERATION_TABLE : `"${database.replace(/"/g, '""')}".main.${GENERATION_TABLE}`;
+  // The one table's columns (duckdb_columns() would read every table's: on a lake, every table's from the catalog).
+  const rows = await store.all<{ n: number | string }>('SELECT count(*) AS n FROM pragma_table_info($1) WHERE name = \'store_id\'', [table]);
+  const hasId = Number(rows[0]?.n ?? 0) > 0;
   const [r] = await store.all<{ g: number | string | null; id: string | null }>(
     `SELECT max(generation) AS g, ${hasId ? 'max(store_id)' : 'NULL::VARCHAR'} AS id FROM ${table}`,
   );

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { openTestStore } from './helpers/store-template.ts';
-import { storeGeneration } from '../store/generation.ts';
+import { storeGeneration, storeVersion } from '../store/generation.ts';
 import { publishIfBehind } from '../store/snapshot.ts';
 import { markSubscriptionDeleted, markSubscriptionsSeenActive, noteListedSubscriptions, recordOwnSubscriptions } from '../store/subscriptions.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -54,5 +54,16 @@ describe("the subscriptions' ownership records", () => {
     expect(await snap.all("SELECT strftime(seen_active_at, '%Y-%m-%d') AS seen, strftime(deleted_at, '%Y-%m-%d') AS deleted FROM own_subscriptions")).toEqual([
       { seen: '2026-03-02', deleted: '2026-03-02' },
     ]);
+  });
+});
+
+describe('a store version', () => {
+  it("reads the store id where the column exists, of the store or of an attached database, and none of a store from before it", async () => {
+    const s = await openTestStore({ dbPath: ':memory:', migrate: false });
+    open.push(s);
+    await s.run("CREATE TABLE store_generation (generation BIGINT, changed_at TIMESTAMP); INSERT INTO store_generation VALUES (7, now()::TIMESTAMP)");
+    await s.run("ATTACH ':memory:' AS \"snap x\"; CREATE TABLE \"snap x\".main.store_generation (generation BIGINT, store_id VARCHAR); INSERT INTO \"snap x\".main.store_generation VALUES (3, 'st_1')");
+    expect(await storeVersion(s)).toEqual({ storeId: null, generation: 7 });
+    expect(await storeVersion(s, 'snap x')).toEqual({ storeId: 'st_1', generation: 3 });
   });
 });
