@@ -16,8 +16,9 @@ export interface KeptCheck {
   behind: string | null;
 }
 
-/** Whether the kept table holds, and why not. */
-export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet): Promise<KeptCheck> {
+/** Whether the kept table holds, and why not; `judgedHere`: this store was judged under these rules a moment ago. */
+export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet, judgedHere = false): Promise<KeptCheck> {
+  if (judgedHere) return { holds: true, behind: null };
   const fresh = await martFreshness(store).catch(() => null);
   if (!fresh) return { holds: false, behind: `the ratio table could not be read: run \`${MART_CATCH_UP}\`` };
   if (!fresh.current) return { holds: false, behind: fresh.behind };

@@ -18,6 +18,8 @@ type ReadStore = Pick<Store, 'all' | 'run' | 'columns' | 'mapRows' | 'conn'>;
 export interface SectionQuery extends RatioSectionOptions {
   /** rows passed on at once from the kept table (default 5,000) */
   batchRows?: number;
+  /** the store was judged under these rules a moment ago (keptTableCheck) */
+  judgedHere?: boolean;
 }
 
 /** The entry threshold of each rules class × network × program × metric × month (what the heat map divides by). */
@@ -73,5 +75,5 @@ export interface SectionRead {
 
 /** The ratio section of `cbp report`, from the kept table. */
 export async function readRatioSection(store: ReadStore, q: SectionQuery): Promise<SectionRead> {
-  return { section: await keptSection(store, q), check: await keptTableCheck(store, q.rules) };
+  return { section: await keptSection(store, q), check: await keptTableCheck(store, q.rules, q.judgedHere) };
 }

@@ -279,8 +279,7 @@ export function register(program: Command, ctx: Ctx): void {
         // judge: current, and written under these rules, for the rows a rule in force reads.
         // Loaded when the command runs: the stream reads DuckDB's chunks (store/db-chunks.ts), which --help must not load.
         const { readyToStream, shownRatios, streamNeedsOneThread, streamRatiosJson } = await import('../../store/ratios-stream.ts');
-        // (A store kept from the refresh was judged under these rules a moment ago.)
-        const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (kept !== undefined || (await keptTableCheck(store, rules)).holds);
+        const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules, kept !== undefined)).holds;
         const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
         // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
         if (!o.json && keptHolds) {

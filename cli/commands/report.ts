@@ -140,7 +140,8 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   const [q, { readRatioSection }] = await Promise.all([import('../../store/report.ts'), import('../report-source.ts')]);
   const snapshot = o.snapshot ?? cfg.snapshotPath;
   const { refreshBeforeReading } = await import('../kept-table.ts');
-  const store = (await refreshBeforeReading(cfg, rules, o.snapshot, true)) ?? (await openReading(cfg, o.snapshot));
+  const kept = await refreshBeforeReading(cfg, rules, o.snapshot, true);
+  const store = kept ?? (await openReading(cfg, o.snapshot));
   let read: SectionRead;
   let data: ReportData;
   try {
@@ -155,7 +156,7 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
     const month = o.month ?? (volume.latest_month as string);
     // The kept ratio table: only the rows the page shows are read (cli/report-source.ts).
-    read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids });
+    read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids, judgedHere: kept !== undefined });
     const section = read.section;
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
     const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness] = await Promise.all([
