@@ -5,50 +5,49 @@ import type { Store } from '../db.ts';
 import type { Window } from '../../lib/utc.ts';
 import type { FileFormat, LoadResult } from '../load.ts';
 
-/** When exactly this load was made before (landing file, digest, kind, window, seen_at): bumps its log row, records it as the caller asks, and returns it. */
+/**
+ * Whether this file (digest, kind, window) was loaded before, and when exactly this load was (landing file and
+ * seen_at too): then its log row is bumped, recorded as the caller asks, and returned as `again`. One read of the log.
+ */
 export async function repeatOf(
   store: Store, l: { landing: string; kind: ReportKind; format: FileFormat; window: Window | null; seen: string; sha256: string },
   record?: (s: Store, r: LoadResult) => Promise<void>,
-): Promise<LoadResult | undefined> {
-  const where = `landing_file = $1 AND sha256 = $2 AND kind = $3 AND window_start IS NOT DISTINCT FROM $4::DATE
-    AND window_end IS NOT DISTINCT FROM $5::DATE AND seen_at = $6::TIMESTAMP`;
+): Promise<{ again?: LoadResult; loadedBefore: boolean }> {
+  const exact = 'landing_file = $1 AND seen_at = $6::TIMESTAMP';
+  const where = 'sha256 = $2 AND kind = $3 AND window_start IS NOT DISTINCT FROM $4::DATE AND window_end IS NOT DISTINCT FROM $5::DATE';
   const params = [l.landing, l.sha256, l.kind, l.window?.from ?? null, l.window?.to ?? null, l.seen];
   return store.transaction(async (s) => {
-    const [prior] = await s.all<{ rows_read: string; rows_loaded: string; quarantined: string }>(
-      `SELECT rows_read, rows_loaded, quarantined FROM loads WHERE ${where}`,
+    const [prior] = await s.all<{ n: string; rows_read: string | null; rows_loaded: string; quarantined: string }>(
+      `SELECT count(*) AS n, any_value(rows_read) FILTER (WHERE ${exact}) AS rows_read, any_value(rows_loaded) FILTER (WHERE ${exact}) AS rows_loaded,
+         any_value(quarantined) FILTER (WHERE ${exact}) AS quarantined FROM loads WHERE ${where}`,
       params,
     );
-    if (!prior) return undefined;
-    await s.run(`UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1 WHERE ${where}`, params);
+    if (prior.rows_read === null) return { loadedBefore: Number(prior.n) > 0 };
+    await s.run(`UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1 WHERE ${where} AND ${exact}`, params);
     const again: LoadResult = {
       file: l.landing, kind: l.kind, format: l.format, window: l.window, seenAt: l.seen, sha256: l.sha256,
       rowsRead: Number(prior.rows_read), rowsLoaded: Number(prior.rows_loaded), quarantined: Number(prior.quarantined), reloaded: true,
     };
     await record?.(s, again);
-    return again;
+    return { again, loadedBefore: true };
   });
 }
 
 /**
  * Logs a load inside its transaction. Returns whether the same file (digest, kind, window) had been loaded
- * before: then its row is bumped, and the store was left unchanged by design.
+ * before (`loadedBefore`, when repeatOf read it in this store's only write): then its row is bumped, and the
+ * store was left unchanged by design.
  */
 export async function logLoad(
   s: Store,
   l: { landing: string; kind: ReportKind; format: FileFormat; window: Window | null; seen: string; sha256: string; rowsRead: number; rowsLoaded: number; quarantined: number },
+  loadedBefore?: boolean,
 ): Promise<boolean> {
   const winParams = [l.window?.from ?? null, l.window?.to ?? null];
-  const [prior] = await s.all<{ n: string }>(
-    `SELECT count(*) AS n FROM loads WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
-    [l.sha256, l.kind, ...winParams],
-  );
-  const reloaded = Number(prior.n) > 0;
+  const where = 'sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE';
+  const reloaded = loadedBefore ?? Number((await s.all<{ n: string }>(`SELECT count(*) AS n FROM loads WHERE ${where}`, [l.sha256, l.kind, ...winParams]))[0]!.n) > 0;
   if (reloaded) {
-    await s.run(
-      `UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1
-       WHERE sha256 = $1 AND kind = $2 AND window_start IS NOT DISTINCT FROM $3::DATE AND window_end IS NOT DISTINCT FROM $4::DATE`,
-      [l.sha256, l.kind, ...winParams],
-    );
+    await s.run(`UPDATE loads SET last_loaded_at = current_timestamp::TIMESTAMP, load_count = load_count + 1 WHERE ${where}`, [l.sha256, l.kind, ...winParams]);
   } else {
     await s.run(
       `INSERT INTO loads VALUES ($1, $2, $3, $4::DATE, $5::DATE, $6::TIMESTAMP, $7, $8, $9, $10, current_timestamp::TIMESTAMP, current_timestamp::TIMESTAMP, 1)`,
