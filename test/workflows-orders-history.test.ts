@@ -29,6 +29,17 @@ afterAll(async () => {
 // histories recorded from a real server (test/temporal-replay-recorded.test.ts).
 const order = plantedOrder;
 
+describe('the planted orders\' markers', () => {
+  it('find every personal field of a planted order, the card digits as a value or in a text, and not by chance in an event time or an id', () => {
+    const o = plantedOrder(7);
+    for (const [k, v] of Object.entries(o)) if (!['order_id', 'order_date', 'order_total', 'currency', 'cc_last_4'].includes(k)) expect(JSON.stringify({ [k]: v }), k).toMatch(ORDER_MARKERS);
+    expect('card 492181, declined').toMatch(ORDER_MARKERS);
+    for (const chance of ['"eventTime":"2026-11-29T08:21:05.286492181Z"', '"2026-11-29T08:21:05.492181899Z"', '"taskId":"104921812"', '"runId":"2849f97f-a492181b-4ad7"']) {
+      expect(chance).not.toMatch(ORDER_MARKERS);
+    }
+  });
+});
+
 describe('pushOrders as workflow history sees it', () => {
   it('carries a path, cursors and counts only: no order field values, no credential, no payload over 64 KiB', async () => {
     const n = 1_200;

@@ -15,8 +15,11 @@ export function forbiddenInHistories(credentials: SandboxCredentials = DEFAULT_C
  * and a token (a JWT, signed per sandbox).
  */
 export const SECRET_SHAPES = /key_[0-9a-f]{32}|eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]+/;
-/** The planted orders' personal data, any of it. */
-export const ORDER_MARKERS = /492181|Hidden Lane|mail\.example|Firstname|Lastname|1ZTRACK|called back|\+1-555-01|198\.51\./;
+/**
+ * The planted orders' personal data, any of it. The card's first six digits only standing alone: inside a longer run
+ * of letters or digits (an event time's nanoseconds, a UUID) they turn up by chance, in a history now and then.
+ */
+export const ORDER_MARKERS = /(?<![0-9A-Za-z])492181(?![0-9A-Za-z])|Hidden Lane|mail\.example|Firstname|Lastname|1ZTRACK|called back|\+1-555-01|198\.51\./;
 
 /** An order whose personal fields are all recognisable (ORDER_MARKERS finds each). */
 export function plantedOrder(i: number) {
