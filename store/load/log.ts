@@ -35,8 +35,8 @@ export async function repeatOf(
 
 /**
  * Logs a load inside its transaction. Returns whether the same file (digest, kind, window) had been loaded
- * before (`loadedBefore`, when repeatOf read it in this store's only write): then its row is bumped, and the
- * store was left unchanged by design.
+ * before (`loadedBefore`: what repeatOf read of the log in this load; only loads write it, one at a time): then
+ * its row is bumped, and the store was left unchanged by design.
  */
 export async function logLoad(
   s: Store,
