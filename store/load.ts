@@ -121,10 +121,7 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
   const sha256Pending = digest ? Promise.resolve(digest) : sha256Stream(file);
   sha256Pending.catch(() => undefined);
   const landing = path.resolve(file);
-  const run = {
-    store, file, landing, kind, format, w, seen, sha256Pending, sizeZero: false, record: opts.record, beforeCommit: opts.beforeCommit,
-    loadedBefore: undefined as boolean | undefined,
-  };
+  const run = { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero: false, record: opts.record, beforeCommit: opts.beforeCommit };
   // On a lake every statement outside a transaction reads a catalog snapshot of its own: there the whole load (the
   // repeat check, staging, writes) is one transaction. The typing macros come first: a rollback would drop them.
   const step = <T>(fn: () => Promise<T>) => (store.lake ? store.transaction(fn) : fn());
@@ -135,13 +132,12 @@ async function loadOne(store: Store, file: string, opts: LoadOptions): Promise<L
     // gives the digest; a bare file is loaded in full (same result, just slower).
     const prior = digest && !longJson ? await repeatOf(store, { landing, kind, format, window: w, seen, sha256: digest }, opts.record) : undefined;
     if (prior?.again) return prior.again;
-    run.loadedBefore = prior?.loadedBefore;
     if (!longJson) {
       checkNotUtf16(file, file);
       await checkUtf8(file, file);
       run.sizeZero = isBlank(file);
     }
-    return loadWith(run, longJson);
+    return loadWith(run, longJson, prior?.loadedBefore);
   };
   try {
     return await step(() => load(false));
@@ -157,9 +153,9 @@ async function loadWith(
   run: {
     store: Store; file: string; landing: string; kind: ReportKind; format: FileFormat; w: Window | null; seen: string;
     sha256Pending: Promise<string>; sizeZero: boolean; record?: LoadOptions['record']; beforeCommit?: () => Promise<void> | void;
-    loadedBefore?: boolean; // read by repeatOf in this load (its file's digest known first)
   },
   longJson: boolean,
+  loadedBefore?: boolean, // what repeatOf read of the log in this load, when the file's digest was known first
 ): Promise<LoadResult> {
   const { store, file, landing, kind, format, w, seen, sha256Pending, sizeZero } = run;
   let rowsRead = 0;
@@ -220,7 +216,7 @@ async function loadWith(
         quarantined += rejected;
       }
       if (!direct && !sizeZero) await moveStaged(s, kind, w, seen, landing, sha256, stagedBad > 0);
-      const reloaded = await logLoad(s, { landing, kind, format, window: w, seen, sha256, rowsRead, rowsLoaded, quarantined }, run.loadedBefore);
+      const reloaded = await logLoad(s, { landing, kind, format, window: w, seen, sha256, rowsRead, rowsLoaded, quarantined }, loadedBefore);
       const result = { file: landing, kind, format, window: w, seenAt: seen, sha256, rowsRead, rowsLoaded, quarantined, reloaded };
       await run.record?.(s, result);
       await run.beforeCommit?.();
