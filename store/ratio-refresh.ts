@@ -137,16 +137,8 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')};
         CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_chunk')`);
       await s.run("CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')");
-      // The runs this chunk starts from: those of the month before `from`, and the whole history of the few series
-      // that have none there (a gap); the macro takes each series' latest.
-      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS
-        WITH near AS (SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx = ${monthIndex(from) - 1} AND ${runsOf('k')}),
-        need AS (SELECT DISTINCT coalesce(g.group_id, r.mid) AS mid, r.network, r.program
-          FROM _ratio_rows r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
-          ANTI JOIN near n ON n.mid = coalesce(g.group_id, r.mid) AND n.network = r.network AND n.program = r.program)
-        SELECT * FROM near UNION ALL
-        SELECT k.* FROM ratio_streaks k SEMI JOIN need ON need.mid = k.mid AND need.network = k.network AND need.program = k.program
-        WHERE k.v = 0 AND k.month_idx < ${monthIndex(from) - 1} AND ${runsOf('k')}`);
+      // The runs this chunk starts from: those kept before `from` (the macro takes each series' latest).
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${monthIndex(from)} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).

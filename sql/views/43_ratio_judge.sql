@@ -71,14 +71,15 @@ SELECT group_id, network, program, metric, month, is_projection, bool_or(is_part
 FROM x WHERE group_id IS NOT NULL
 GROUP BY group_id, network, program, metric, month, is_projection;
 
--- One row per judged series × month × level for one reading v: 0 the observed figures; 1, for a series with a
+-- One row per judged series × month × level, of the series with a state (hot, below; a series left out has no level,
+-- watch or run), for one reading v: 0 the observed figures; 1, for a series with a
 -- projection, its projected months judged as closed on that history. A month is H (a rule of the level in force is
 -- met), M (a closed month, none met), N (month to date, or a source missing: neither) or R (no rule of the level in
 -- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R (shown
 -- while a level is held, else 0); a level is entered at an H whose met run reaches months_to_enter, left at an R, at
 -- an M whose miss run reaches months_to_leave, or at an M that meets a lower level (step_down); it is held while the
 -- last entry is later than the last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from
--- its latest one before its first month in rows, so a refresh judges only the months that changed.
+-- its latest one before its first month in rows (none: no runs), so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
   SELECT j.*, ratio_month_idx(j.month) AS month_idx FROM ratio_judged_rows(rows) j
@@ -145,11 +146,13 @@ WITH r AS (
     flatten(list(supersedes) FILTER (WHERE live)) AS supersedes
   FROM rm GROUP BY sid, month_idx, level_ord
 ), hot AS (
-  -- the series near a level in some month, or seeded with a met run or a level held: the others have no met month,
-  -- so no run but a miss run, which counts only while a level is held
+  -- the series near a level in some month, seeded with a met run or a level held, or recorded at a level (the notices
+  -- read its months): the others have no met month, so no run but a miss run, which counts only while a level is held
   SELECT sid FROM lm GROUP BY sid HAVING bool_or(near)
   UNION
   SELECT sid FROM seed WHERE met_run > 0 OR held
+  UNION
+  SELECT sid FROM series s SEMI JOIN alert_states a ON a.mid = s.mid AND a.network = s.network AND a.program = s.program AND a.status = 'reached'
 ), c AS (
   -- the windows below read narrow rows (a window materializes every column it is given); lm's other columns join after
   SELECT sid, month_idx, level_ord, rank, enter, leave, step_down,
@@ -185,7 +188,7 @@ WITH r AS (
 SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, lm.month_idx, ratio_idx_month(lm.month_idx) AS month, lm.level, lm.rank, lm.level_ord,
   lm.live, lm.hit, lm.hit_ord, lm.count_ord, lm.amount_ord, lm.live_ord, lm.near, lm.enter, lm.leave, coalesce(st.met_run, 0) AS met_run,
   CASE WHEN st.held THEN st.miss_run ELSE 0 END AS miss_run, coalesce(st.held, FALSE) AS held, lm.partial, lm.unknown, lm.supersedes
-FROM lm LEFT JOIN (SELECT * FROM st WHERE cls <> 'S') st ON st.sid = lm.sid AND st.month_idx = lm.month_idx AND st.level_ord = lm.level_ord
+FROM lm SEMI JOIN hot USING (sid) LEFT JOIN (SELECT * FROM st WHERE cls <> 'S') st ON st.sid = lm.sid AND st.month_idx = lm.month_idx AND st.level_ord = lm.level_ord
 JOIN series s ON s.sid = lm.sid;
 
 -- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch

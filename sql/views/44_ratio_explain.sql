@@ -128,13 +128,23 @@ WITH x0 AS (
   FROM query_table(runs) ru
   JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
   GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month_idx
+), lc AS (
+  -- the same of a series without runs (no level, no met month, no run) per class and month: its lowest level in force
+  SELECT class, network, program, month_idx, bool_or(count_ord IS NOT NULL) AS mine_c, bool_or(amount_ord IS NOT NULL) AS mine_a,
+    arg_min({'level': level, 'ord': count_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE count_ord IS NOT NULL) AS nxt_c,
+    arg_min({'level': level, 'ord': amount_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE amount_ord IS NOT NULL) AS nxt_a
+  FROM (SELECT class, network, program, m.month_idx, level, any_value(level_rank)::BIGINT * 1000000 + level_ord AS k,
+          min(ord) FILTER (WHERE metric = 'count') AS count_ord, min(ord) FILTER (WHERE metric = 'amount') AS amount_ord, greatest(1, max(months_to_enter)) AS enter
+        FROM int_ratio_rules JOIN (SELECT DISTINCT month_idx FROM x) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
+        GROUP BY class, network, program, m.month_idx, level, level_ord) GROUP BY ALL
 ), xl AS (
   SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
-    coalesce(CASE WHEN x.metric = 'count' THEN lv.mine_c ELSE lv.mine_a END, FALSE) AS mine,
+    coalesce(CASE WHEN x.metric = 'count' THEN lv.mine_c ELSE lv.mine_a END, CASE WHEN x.metric = 'count' THEN lc.mine_c ELSE lc.mine_a END, FALSE) AS mine,
     lv.cur, CASE WHEN x.metric = 'count' THEN lv.cur.c ELSE lv.cur.a END AS cur_ord,
-    CASE WHEN x.metric = 'count' THEN lv.nxt_c ELSE lv.nxt_a END AS nxt
+    CASE WHEN lv.mid IS NULL AND x.metric = 'count' THEN lc.nxt_c WHEN lv.mid IS NULL THEN lc.nxt_a WHEN x.metric = 'count' THEN lv.nxt_c ELSE lv.nxt_a END AS nxt
   FROM x
   LEFT JOIN lv ON lv.mid = x.judged_as AND lv.network = x.network AND lv.program = x.program AND lv.v = x.v AND lv.month_idx = x.month_idx
+  LEFT JOIN lc ON lc.class = x.class AND lc.network = x.network AND lc.program = x.program AND lc.month_idx = x.month_idx
 ), e AS (
   -- everything read of the rules here, where they are joined: cr the level held's rule of the row's metric, nr the next's
   SELECT x.* EXCLUDE (den_prev, s_superseded_by, cur_ord), CASE WHEN mine THEN s_superseded_by END AS superseded_by,
