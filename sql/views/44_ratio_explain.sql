@@ -135,7 +135,7 @@ WITH x0 AS (
     arg_min({'level': level, 'ord': amount_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE amount_ord IS NOT NULL) AS nxt_a
   FROM (SELECT class, network, program, m.month_idx, level, any_value(level_rank)::BIGINT * 1000000 + level_ord AS k,
           min(ord) FILTER (WHERE metric = 'count') AS count_ord, min(ord) FILTER (WHERE metric = 'amount') AS amount_ord, greatest(1, max(months_to_enter)) AS enter
-        FROM int_ratio_rules JOIN (SELECT DISTINCT month_idx FROM x) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
+        FROM int_ratio_rules JOIN (SELECT DISTINCT ratio_month_idx(month) AS month_idx FROM query_table(rows)) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
         GROUP BY class, network, program, m.month_idx, level, level_ord) GROUP BY ALL
 ), xl AS (
   SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
