@@ -27,15 +27,16 @@ try {
   console.log(`${MIDS} MIDs x ${MONTHS} months x 4 networks`);
   await generateRatioData(store, { mids: MIDS, months: MONTHS });
   const rules = loadRules();
-  // The first judgement: inputs of every month, every month judged, the table written.
-  const [first, firstMs] = await timed(() => refreshRatios(store, rules));
-  const [, copyMs] = await timed(() => store.run('CREATE TABLE bench_copy AS SELECT * FROM ratio_mart'));
+  // The first judgement: inputs of every month, every month judged, the table written; each with the checkpoint a
+  // process pays at the latest when it closes the store, so that no later step pays it.
+  const [first, firstMs] = await timed(async () => { const r = await refreshRatios(store, rules); await store.run('CHECKPOINT'); return r; });
+  const [, copyMs] = await timed(() => store.run('CREATE TABLE bench_copy AS SELECT * FROM ratio_mart; CHECKPOINT'));
   await store.run('DROP TABLE bench_copy');
   console.log(`first judgement: ${first.rows} rows in ${secs(firstMs)}; a plain copy of the table ${secs(copyMs)}; peak RSS ${rssMiB()} MiB`);
   row(`first judgement / plain copy, ${MIDS} MIDs`, `${(firstMs / copyMs).toFixed(2)}x (${secs(firstMs)} vs ${secs(copyMs)})`, '≤ 2x');
   // Other rules (ECM at 1.51 %): every month judged again, the kept inputs read.
   const other = { ...rules, rules: rules.rules.map((r) => (r.level === 'ecm' ? { ...r, ratio_threshold: 0.0151 } : r)) };
-  const [, otherMs] = await timed(() => refreshRatios(store, other));
+  const [, otherMs] = await timed(async () => { await refreshRatios(store, other); await store.run('CHECKPOINT'); });
   row('every month judged again under other rules', secs(otherMs), '(no goal; the first minus the inputs)');
   // A nightly: the next month to date for every MID, then the evaluation (refresh and notices). What DuckDB cached for
   // the judgements above goes back first, as the worker gives it back after each evaluation (activities/alerts.ts).
