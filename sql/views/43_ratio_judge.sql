@@ -71,15 +71,11 @@ SELECT group_id, network, program, metric, month, is_projection, bool_or(is_part
 FROM x WHERE group_id IS NOT NULL
 GROUP BY group_id, network, program, metric, month, is_projection;
 
--- One row per judged series × month × level, of the series with a state (hot, below; a series left out has no level,
--- watch or run), for one reading v: 0 the observed figures; 1, for a series with a
--- projection, its projected months judged as closed on that history. A month is H (a rule of the level in force is
--- met), M (a closed month, none met), N (month to date, or a source missing: neither) or R (no rule of the level in
--- force: the streaks reset). The met run counts H since the last M or R, the miss run M since the last H or R (shown
--- while a level is held, else 0); a level is entered at an H whose met run reaches months_to_enter, left at an R, at
--- an M whose miss run reaches months_to_leave, or at an M that meets a lower level (step_down); it is held while the
--- last entry is later than the last leaving. seeds (ratio_streaks): runs kept of earlier months; a series starts from
--- its latest one before its first month in rows (none: no runs), so a refresh judges only the months that changed.
+-- One row per judged series × month × level, of the series with a state (hot, below; one left out has no level, watch
+-- or run), for one reading v: 0 the observed figures; 1, for a series with a projection, its projected months judged as
+-- closed on that history. Months read H, M, N or R and runs, entries and leavings as docs/ratios.md "How a month is
+-- read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before its first
+-- month in rows (none: no runs), so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
   SELECT j.*, ratio_month_idx(j.month) AS month_idx FROM ratio_judged_rows(rows) j

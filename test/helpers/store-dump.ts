@@ -6,8 +6,9 @@ import type { Store } from '../../store/db.ts';
 // ratio_source_marks, ratio_input_marks: fingerprints of the source rows the ratio table (its kept inputs) reflects,
 // load stamps included; ratio_input_logic: when the kept ratio inputs were refreshed; ratio_mart_state: from which
 // month the last refresh judged (a lake that took in a file store judges every month once); ratio_forecast_state: which
-// of those writes the forecasts are of.
-export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic', 'ratio_mart_state', 'ratio_forecast_state']);
+// of those writes the forecasts are of; ratio_streaks: the runs a refresh starts from, kept of the series with a state
+// when their months were judged, so which months are kept depends on the order of the refreshes (ratio_mart shows them).
+export const BOOKKEEPING = new Set(['schema_migrations', 'schema_views', 'store_generation', 'runs', 'report_fetches', 'loads', 'event_loads', 'ratio_source_marks', 'ratio_input_marks', 'ratio_input_logic', 'ratio_mart_state', 'ratio_forecast_state', 'ratio_streaks']);
 /**
  * Stored in two parts whose split depends on which window's load came first into the empty store (the
  * first-load path: sql/migrations/001_reports.sql); compared through the view that joins them.
