@@ -135,8 +135,8 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`);
       // The chunk's rows with what monitors them: those a rule applies to are judged, the others written as they are.
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')};
-        CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_chunk')`);
-      await s.run("CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')");
+        CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_chunk');
+        CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this chunk starts from: those kept before `from` (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${monthIndex(from)} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
@@ -148,11 +148,13 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
+      // The rows explained probe the small rule and run tables; DuckDB's estimates would build its hash table on them.
+      await s.run("SET disabled_optimizers = 'build_side_probe_side'");
       const rows = (await writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')")) + (await writeMart(s, "ratio_unjudged('_ratio_monitored')"));
       return { rows, written: last ? await last(s) : undefined };
     });
   } finally {
-    await store.run([dropTemp('TABLE', '_ratio_rows', '_ratio_runs', '_ratio_seeds'), dropTemp('VIEW', '_ratio_monitored', '_ratio_chunk')].join('; '));
+    await store.run(['RESET disabled_optimizers', dropTemp('VIEW', '_ratio_rows'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds'), dropTemp('VIEW', '_ratio_chunk')].join('; '));
   }
 }
 

@@ -78,7 +78,11 @@ GROUP BY group_id, network, program, metric, month, is_projection;
 -- month in rows (none: no runs), so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
 WITH r AS (
-  SELECT j.*, ratio_month_idx(j.month) AS month_idx FROM ratio_judged_rows(rows) j
+  -- (fig: the figures a rule reads, as one value; a macro given a row's alias packs every column per use)
+  SELECT j.*, ratio_month_idx(j.month) AS month_idx, {'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount,
+    'denominator_count': denominator_count, 'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
+    'month_transaction_amount': month_transaction_amount} AS fig
+  FROM ratio_judged_rows(rows) j
 ), proj AS (
   SELECT mid, network, program, min(month_idx) AS first_idx FROM r WHERE is_projection GROUP BY ALL
 ), x AS (
@@ -88,36 +92,43 @@ WITH r AS (
   FROM r JOIN proj p ON p.mid = r.mid AND p.network = r.network AND p.program = r.program AND r.month_idx >= p.first_idx
   WHERE v = 1 AND (r.is_projection OR NOT EXISTS (SELECT 1 FROM r q WHERE q.is_projection AND q.mid = r.mid AND q.network = r.network
                                                    AND q.program = r.program AND q.month_idx = r.month_idx))
-), sm0 AS (
-  -- a series' month: its flags, and each metric's figures (the first row of each, as the oracle reads them)
-  SELECT mid, network, program, month_idx, bool_or(is_partial) AS partial, bool_or(missing_sources IS NOT NULL) AS unknown,
-    any_value({'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount, 'denominator_count': denominator_count,
-               'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
-               'month_transaction_amount': month_transaction_amount}) FILTER (WHERE metric = 'count') AS c,
-    any_value({'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount, 'denominator_count': denominator_count,
-               'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
-               'month_transaction_amount': month_transaction_amount}) FILTER (WHERE metric = 'amount') AS a
-  FROM x GROUP BY ALL
 ), series AS (
   -- each series with a rule in some month (the others have no level), numbered so that the windows below sort integers
   SELECT s.*, row_number() OVER () AS sid
   FROM (SELECT mid, network, program, coalesce(c.class, '') AS class, min(month_idx) AS lo, max(month_idx) AS hi
-          FROM sm0 LEFT JOIN ratio_rule_classes c ON c.id = sm0.mid GROUP BY ALL) s
+          FROM x LEFT JOIN ratio_rule_classes c ON c.id = x.mid GROUP BY ALL) s
   SEMI JOIN ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
-), sm AS (
-  SELECT s.sid, sm0.* EXCLUDE (mid, network, program) FROM sm0 JOIN series s USING (mid, network, program)
-), rules AS (
-  -- (only the columns read below: this CTE is kept whole, and the rules' texts would be copied to every series)
-  SELECT s.sid, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave, ru.step_down, ru.supersedes,
-    ru.from_idx, ru.to_idx, ru.ratio_ge, ru.ratio_gt, ru.nc_ge, ru.nc_gt, ru.na_ge, ru.na_gt, ru.dc_ge, ru.dc_gt, ru.da_ge, ru.da_gt, ru.mc_ge, ru.mc_gt, ru.ma_ge, ru.ma_gt
-  FROM series s JOIN int_ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), seed AS (
   SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
          arg_max(k.held, k.month_idx) AS held
   FROM query_table(seeds) k JOIN series s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo
   GROUP BY ALL
+), hot AS (
+  -- the series judged below: near a level in some month (its ratio tested alone first), seeded with a met run or a level
+  -- held, or recorded at a level (the notices read its months). The others have no met month, so no run but a miss run,
+  -- which counts only while a level is held.
+  SELECT DISTINCT s.sid FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program
+  JOIN (SELECT *, ratio_rule_figures(r) AS k FROM int_ratio_rules r) ru ON ru.class = s.class AND ru.network = x.network
+    AND ru.program = x.program AND ru.metric = x.metric AND ru.from_idx <= x.month_idx AND x.month_idx <= ru.to_idx
+  WHERE x.ratio >= least(coalesce(ru.ratio_ge, ru.ratio_gt), coalesce(ru.ratio_ge, ru.ratio_gt) * watch_fraction)
+    AND (coalesce(ratio_meets(ru.k, x.fig, 1.0), FALSE) OR coalesce(ratio_meets(ru.k, x.fig, watch_fraction), FALSE))
+  UNION
+  SELECT sid FROM seed WHERE met_run > 0 OR held
+  UNION
+  SELECT sid FROM series s SEMI JOIN alert_states a ON a.mid = s.mid AND a.network = s.network AND a.program = s.program AND a.status = 'reached'
+), sm AS (
+  -- a hot series' month: its flags, and each metric's figures (the first row of each, as the oracle reads them)
+  SELECT s.sid, x.month_idx, bool_or(x.is_partial) AS partial, bool_or(x.missing_sources IS NOT NULL) AS unknown,
+    any_value(x.fig) FILTER (WHERE metric = 'count') AS c, any_value(x.fig) FILTER (WHERE metric = 'amount') AS a
+  FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program SEMI JOIN hot ON hot.sid = s.sid
+  GROUP BY s.sid, x.month_idx
+), rules AS (
+  -- (only the columns read below: this CTE is kept whole, and the rules' texts would be copied to every series)
+  SELECT s.sid, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave, ru.step_down, ru.supersedes,
+    ru.from_idx, ru.to_idx, ru.ratio_ge, ru.ratio_gt, ru.nc_ge, ru.nc_gt, ru.na_ge, ru.na_gt, ru.dc_ge, ru.dc_gt, ru.da_ge, ru.da_gt, ru.mc_ge, ru.mc_gt, ru.ma_ge, ru.ma_gt
+  FROM series s SEMI JOIN hot USING (sid) JOIN int_ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), grid AS (
-  SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx FROM series s
+  SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx FROM series s SEMI JOIN hot USING (sid)
 ), gm AS (
   SELECT g.sid, g.month_idx, y.c, y.a, coalesce(y.partial, FALSE) AS partial, coalesce(y.unknown, FALSE) AS unknown
   FROM grid g LEFT JOIN sm y ON y.sid = g.sid AND y.month_idx = g.month_idx
@@ -141,24 +152,15 @@ WITH r AS (
     coalesce(bool_or(step_down) FILTER (WHERE live), FALSE) AS step_down,
     flatten(list(supersedes) FILTER (WHERE live)) AS supersedes
   FROM rm GROUP BY sid, month_idx, level_ord
-), hot AS (
-  -- the series near a level in some month, seeded with a met run or a level held, or recorded at a level (the notices
-  -- read its months): the others have no met month, so no run but a miss run, which counts only while a level is held
-  SELECT sid FROM lm GROUP BY sid HAVING bool_or(near)
-  UNION
-  SELECT sid FROM seed WHERE met_run > 0 OR held
-  UNION
-  SELECT sid FROM series s SEMI JOIN alert_states a ON a.mid = s.mid AND a.network = s.network AND a.program = s.program AND a.status = 'reached'
 ), c AS (
   -- the windows below read narrow rows (a window materializes every column it is given); lm's other columns join after
   SELECT sid, month_idx, level_ord, rank, enter, leave, step_down,
     CASE WHEN NOT live THEN 'R' WHEN hit THEN 'H' WHEN partial OR unknown THEN 'N' ELSE 'M' END AS cls,
     min(CASE WHEN hit AND NOT early THEN rank END) OVER (PARTITION BY sid, month_idx) AS low_hit_rank,
-    NULL::INTEGER AS seed_met, NULL::INTEGER AS seed_miss, NULL::BOOLEAN AS seed_held
-  FROM lm SEMI JOIN hot USING (sid)
+    NULL::INTEGER AS seed_met, NULL::INTEGER AS seed_miss, NULL::BOOLEAN AS seed_held FROM lm
   UNION ALL BY NAME
   SELECT k.sid, k.month_idx, r.level_ord, 'S' AS cls, k.met_run AS seed_met, k.miss_run AS seed_miss, k.held AS seed_held
-  FROM seed k SEMI JOIN hot USING (sid) JOIN (SELECT DISTINCT sid, level, level_ord FROM rules) r ON r.sid = k.sid AND r.level = k.level
+  FROM seed k JOIN (SELECT DISTINCT sid, level, level_ord FROM rules) r ON r.sid = k.sid AND r.level = k.level
 ), cum AS (
   -- running counts of met (H) and closed missed (M) months; a seed brings its runs
   SELECT *,
@@ -184,7 +186,7 @@ WITH r AS (
 SELECT s.mid, s.network, s.program, s.class, v::INTEGER AS v, lm.month_idx, ratio_idx_month(lm.month_idx) AS month, lm.level, lm.rank, lm.level_ord,
   lm.live, lm.hit, lm.hit_ord, lm.count_ord, lm.amount_ord, lm.live_ord, lm.near, lm.enter, lm.leave, coalesce(st.met_run, 0) AS met_run,
   CASE WHEN st.held THEN st.miss_run ELSE 0 END AS miss_run, coalesce(st.held, FALSE) AS held, lm.partial, lm.unknown, lm.supersedes
-FROM lm SEMI JOIN hot USING (sid) LEFT JOIN (SELECT * FROM st WHERE cls <> 'S') st ON st.sid = lm.sid AND st.month_idx = lm.month_idx AND st.level_ord = lm.level_ord
+FROM lm LEFT JOIN (SELECT * FROM st WHERE cls <> 'S') st ON st.sid = lm.sid AND st.month_idx = lm.month_idx AND st.level_ord = lm.level_ord
 JOIN series s ON s.sid = lm.sid;
 
 -- Each series' month: the level held (the highest rank; of equal ranks the first in the rules' order), else the watch

@@ -50,12 +50,12 @@ CREATE OR REPLACE MACRO ratio_over_by(ru, x) AS (
 
 -- What headroom reads of a row: whether its denominator is the previous month's, an open month's factor to its end
 -- (hf: the month's own figures are projected, a previous month's denominator is not), and the basis that makes.
-CREATE OR REPLACE MACRO ratio_headroom_inputs(r) AS (
-  {'den_prev': ratio_den_prev(r.program),
-   'hf': CASE WHEN NOT r.is_projection AND r.is_partial AND coalesce(r.days_covered, 0) <> 0
-                   AND coalesce(r.days_in_month, 0) <> 0 THEN r.days_in_month::DOUBLE / r.days_covered ELSE 1.0 END,
-   'basis': CASE WHEN ratio_den_prev(r.program) THEN 'previous_month'
-                 WHEN r.is_projection OR (r.is_partial AND coalesce(r.days_covered, 0) <> 0 AND coalesce(r.days_in_month, 0) <> 0) THEN 'projected_month'
+CREATE OR REPLACE MACRO ratio_headroom_inputs(program, is_projection, is_partial, days_covered, days_in_month) AS (
+  {'den_prev': ratio_den_prev(program),
+   'hf': CASE WHEN NOT is_projection AND is_partial AND coalesce(days_covered, 0) <> 0
+                   AND coalesce(days_in_month, 0) <> 0 THEN days_in_month::DOUBLE / days_covered ELSE 1.0 END,
+   'basis': CASE WHEN ratio_den_prev(program) THEN 'previous_month'
+                 WHEN is_projection OR (is_partial AND coalesce(days_covered, 0) <> 0 AND coalesce(days_in_month, 0) <> 0) THEN 'projected_month'
                  ELSE 'closed_month' END}
 );
 
@@ -94,17 +94,17 @@ LEFT JOIN ratio_rule_classes rc ON rc.id = coalesce(g.group_id, r.mid)
 LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
   ON ru.class = coalesce(rc.class, '') AND ru.network = r.network AND ru.program = r.program AND ru.metric = r.metric;
 
--- Of monitored rows (ratio_monitored's), the ruled ones as the judge reads them (ratio_level_runs).
-CREATE OR REPLACE MACRO ratio_ruled(monitored) AS TABLE SELECT * EXCLUDE (judged_as, class, region, region_source, ruled) FROM query_table(monitored) WHERE ruled;
+-- Of monitored rows (ratio_monitored's), the ruled ones: what the judge (ratio_level_runs) and ratio_explain read.
+CREATE OR REPLACE MACRO ratio_ruled(monitored) AS TABLE SELECT * FROM query_table(monitored) WHERE ruled;
 
 -- Of monitored rows, those not ruled, as ratio_explain would write them (every judged column NULL).
 CREATE OR REPLACE MACRO ratio_unjudged(monitored) AS TABLE SELECT * EXCLUDE (judged_as, class, ruled), judged_as AS monitored_as FROM query_table(monitored) WHERE NOT ruled;
 
--- The ruled rows of rows (ratio_rows_covered_between's columns) explained by runs, their judged runs (ratio_level_runs).
+-- Ruled rows (ratio_ruled's) explained by runs, their judged runs (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
 WITH x0 AS (
-  SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx, unnest(ratio_headroom_inputs(r))
-  FROM ratio_monitored(rows) r WHERE ruled
+  SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx, unnest(ratio_headroom_inputs(r.program, r.is_projection, r.is_partial, r.days_covered, r.days_in_month))
+  FROM query_table(rows) r
 ), x AS (
   SELECT x1.*, struct_pack(ratio, no_ratio_reason, metric, numerator_count, numerator_amount, denominator_count, denominator_amount,
     month_transaction_count, month_transaction_amount, den_h, den_prev, hf) AS xk
