@@ -148,13 +148,12 @@ async function judgeChunk(store: Store, from: string, watchFraction: number, chu
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
-      // The rows explained probe the small rule and run tables; DuckDB's estimates would build its hash table on them.
-      await s.run("SET disabled_optimizers = 'build_side_probe_side'");
+      await s.run("SET disabled_optimizers = 'build_side_probe_side'"); // the rows explained probe the small rule and run tables
       const rows = (await writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')")) + (await writeMart(s, "ratio_unjudged('_ratio_monitored')"));
       return { rows, written: last ? await last(s) : undefined };
     });
   } finally {
-    await store.run(['RESET disabled_optimizers', dropTemp('VIEW', '_ratio_rows'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds'), dropTemp('VIEW', '_ratio_chunk')].join('; '));
+    await store.run(['RESET disabled_optimizers', dropTemp('VIEW', '_ratio_rows', '_ratio_chunk'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds')].join('; '));
   }
 }
 

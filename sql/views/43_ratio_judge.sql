@@ -101,14 +101,12 @@ WITH r AS (
 ), seed AS (
   SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
          arg_max(k.held, k.month_idx) AS held
-  FROM query_table(seeds) k JOIN series s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo
-  GROUP BY ALL
+  FROM query_table(seeds) k JOIN series s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo GROUP BY ALL
 ), hot AS (
-  -- the series judged below: near a level in some month (its ratio tested alone first), seeded with a met run or a level
-  -- held, or recorded at a level (the notices read its months). The others have no met month, so no run but a miss run,
-  -- which counts only while a level is held.
+  -- the series judged below: near a level in some month (its ratio tested first), seeded with a met run or a level held,
+  -- or recorded at a level (notices read its months); the others have no met month, so no runs (a miss run needs a level)
   SELECT DISTINCT s.sid FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program
-  JOIN (SELECT *, ratio_rule_figures(r) AS k FROM int_ratio_rules r) ru ON ru.class = s.class AND ru.network = x.network
+  JOIN (SELECT *, ratio_rule_figures(i) AS k FROM int_ratio_rules i) ru ON ru.class = s.class AND ru.network = x.network
     AND ru.program = x.program AND ru.metric = x.metric AND ru.from_idx <= x.month_idx AND x.month_idx <= ru.to_idx
   WHERE x.ratio >= least(coalesce(ru.ratio_ge, ru.ratio_gt), coalesce(ru.ratio_ge, ru.ratio_gt) * watch_fraction)
     AND (coalesce(ratio_meets(ru.k, x.fig, 1.0), FALSE) OR coalesce(ratio_meets(ru.k, x.fig, watch_fraction), FALSE))
@@ -128,7 +126,8 @@ WITH r AS (
     ru.from_idx, ru.to_idx, ru.ratio_ge, ru.ratio_gt, ru.nc_ge, ru.nc_gt, ru.na_ge, ru.na_gt, ru.dc_ge, ru.dc_gt, ru.da_ge, ru.da_gt, ru.mc_ge, ru.mc_gt, ru.ma_ge, ru.ma_gt
   FROM series s SEMI JOIN hot USING (sid) JOIN int_ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), grid AS (
-  SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx FROM series s SEMI JOIN hot USING (sid)
+  SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx
+  FROM series s SEMI JOIN hot USING (sid)
 ), gm AS (
   SELECT g.sid, g.month_idx, y.c, y.a, coalesce(y.partial, FALSE) AS partial, coalesce(y.unknown, FALSE) AS unknown
   FROM grid g LEFT JOIN sm y ON y.sid = g.sid AND y.month_idx = g.month_idx

@@ -103,7 +103,8 @@ CREATE OR REPLACE MACRO ratio_unjudged(monitored) AS TABLE SELECT * EXCLUDE (jud
 -- Ruled rows (ratio_ruled's) explained by runs, their judged runs (ratio_level_runs).
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
 WITH x0 AS (
-  SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx, unnest(ratio_headroom_inputs(r.program, r.is_projection, r.is_partial, r.days_covered, r.days_in_month))
+  SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx,
+    unnest(ratio_headroom_inputs(r.program, r.is_projection, r.is_partial, r.days_covered, r.days_in_month))
   FROM query_table(rows) r
 ), x AS (
   SELECT x1.*, struct_pack(ratio, no_ratio_reason, metric, numerator_count, numerator_amount, denominator_count, denominator_amount,

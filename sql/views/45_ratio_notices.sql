@@ -20,7 +20,8 @@ WITH sl AS (
   LEFT JOIN query_table(runs) w ON w.mid = sl.mid AND w.network = sl.network AND w.program = sl.program AND w.v = sl.v
                                AND w.month_idx = sl.month_idx AND w.level = sl.watch
 ), jh AS (
-  SELECT j.*, j.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(j.program, j.is_projection, j.is_partial, j.days_covered, j.days_in_month)) FROM ratio_judged_rows(rows) j SEMI JOIN m USING (mid, network, program, month)
+  SELECT j.*, j.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(j.program, j.is_projection, j.is_partial, j.days_covered, j.days_in_month))
+  FROM ratio_judged_rows(rows) j SEMI JOIN m USING (mid, network, program, month)
 ), jr AS (
   SELECT j.*, CASE WHEN j.den_prev THEN j.denominator_count ELSE j.denominator_count * j.hf END AS den_h,
     CASE WHEN j.metric = 'count' THEN j.numerator_count ELSE j.numerator_amount END AS numerator,
