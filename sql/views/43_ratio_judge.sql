@@ -108,8 +108,7 @@ WITH r AS (
   SELECT DISTINCT s.sid FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program
   JOIN (SELECT *, ratio_rule_figures(i) AS k FROM int_ratio_rules i) ru ON ru.class = s.class AND ru.network = x.network
     AND ru.program = x.program AND ru.metric = x.metric AND ru.from_idx <= x.month_idx AND x.month_idx <= ru.to_idx
-  WHERE x.ratio >= least(coalesce(ru.ratio_ge, ru.ratio_gt), coalesce(ru.ratio_ge, ru.ratio_gt) * watch_fraction)
-    AND (coalesce(ratio_meets(ru.k, x.fig, 1.0), FALSE) OR coalesce(ratio_meets(ru.k, x.fig, watch_fraction), FALSE))
+  WHERE x.ratio >= coalesce(ru.ratio_ge, ru.ratio_gt) * watch_fraction AND coalesce(ratio_meets(ru.k, x.fig, watch_fraction), FALSE)
   UNION
   SELECT sid FROM seed WHERE met_run > 0 OR held
   UNION
@@ -135,6 +134,7 @@ WITH r AS (
   SELECT g.sid, g.month_idx, g.partial, g.unknown, ru.level, ru.level_rank, ru.level_ord, ru.level_early, ru.ord, ru.metric, ru.months_to_enter, ru.months_to_leave,
     ru.step_down, ru.supersedes, ru.from_idx <= g.month_idx AND g.month_idx <= ru.to_idx AS live,
     CASE WHEN ru.metric = 'count' THEN g.c ELSE g.a END AS f,
+    -- (a level met is in its band too: thresholds are at least 0 and the fraction at most 1, rules/thresholds.ts)
     coalesce(ratio_meets(ru, f, 1.0), FALSE) AS meets, coalesce(ratio_meets(ru, f, watch_fraction), FALSE) AS band
   FROM gm g JOIN rules ru ON ru.sid = g.sid
 ), lm AS (
@@ -145,7 +145,7 @@ WITH r AS (
     min(ord) FILTER (WHERE live AND metric = 'count') AS count_ord,
     min(ord) FILTER (WHERE live AND metric = 'amount') AS amount_ord,
     min(ord) FILTER (WHERE live) AS live_ord,
-    bool_or(live AND (meets OR band)) AS near,
+    bool_or(live AND band) AS near,
     greatest(1, max(months_to_enter) FILTER (WHERE live)) AS enter,
     greatest(1, max(months_to_leave) FILTER (WHERE live)) AS leave,
     coalesce(bool_or(step_down) FILTER (WHERE live), FALSE) AS step_down,
