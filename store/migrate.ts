@@ -47,35 +47,29 @@ export function readMigrations(dir: string): MigrationFile[] {
 }
 
 /**
- * The store's schema as this cbp's files make it: pending migrations, then the views. On a lake, one commit in the
- * writers' turn (each DDL's own commit made the next reload the whole catalog); another host that made the schema
- * first is found on the next attempt. A view that fails there rolls it back: the migrations are then one commit,
- * the views made piece by piece.
+ * The store's schema as this cbp's files make it: pending migrations, then the views, in one commit (on a lake in the
+ * writers' turn: each DDL's own commit made the next reload the whole catalog; another host that made the schema first
+ * is found on the next attempt). A view that fails there rolls it back: the migrations are then applied, the views
+ * made piece by piece.
  */
 export async function applySchema(store: Store, dirs: { migrations: string; views: string }, opts: { force?: boolean } = {}): Promise<MigrateResult> {
   const files = readMigrations(dirs.migrations);
   const sources = existsSync(dirs.views) ? [{ file: GENERATED, sql: generatedViews() }, ...readViews(dirs.views)] : undefined;
-  if (!store.lake) {
-    const migrations = await migrate(store, files, (m) => store.transaction((s) => apply(s, m, m.sql)));
-    return { ...migrations, ...(await makeViews(store, sources, opts.force, false)) };
-  }
   // A lake takes each migration in its dialect, the ENUM types made up to it read as VARCHAR; the checksum is the file's.
-  const lakeSql = new Map<number, string>();
+  const sql = new Map<number, string>();
   const enums = new Set<string>();
   for (const m of files) {
     for (const e of enumTypes(m.sql)) enums.add(e);
-    lakeSql.set(m.version, lakeDialect(m.sql, enums));
+    sql.set(m.version, store.lake ? lakeDialect(m.sql, enums) : m.sql);
   }
-  const step = <T>(fn: (s: Store) => Promise<T>) => lakeSchemaStep(() => store.transaction(fn, { generation: false }));
+  const commit = <T>(fn: (s: Store) => Promise<T>) => store.transaction(fn, { generation: false });
+  const step = <T>(fn: (s: Store) => Promise<T>) => (store.lake ? lakeSchemaStep(() => commit(fn)) : commit(fn));
   const migrations = async (s: Store) => {
-    const r = await migrate(s, files, (m) => apply(s, m, lakeSql.get(m.version)!));
-    await ensureLakeOptions(s);
+    const r = await migrate(s, files, (m) => apply(s, m, sql.get(m.version)!));
+    if (store.lake) await ensureLakeOptions(s);
     return r;
   };
-  const whole = await step(async (s) => ({ ...(await migrations(s)), ...(await makeViews(s, sources, opts.force, true)) })).catch((e: unknown) => {
-    if (e instanceof ViewFailed) return undefined;
-    throw e;
-  });
+  const whole = await step(async (s) => ({ ...(await migrations(s)), ...(await makeViews(s, sources, opts.force, true)) })).catch(unlessViewFailed);
   return whole ?? { ...(await step(migrations)), ...(await makeViews(store, sources, opts.force, false)) };
 }
 
@@ -119,8 +113,12 @@ function generatedViews(): string {
   return `CREATE OR REPLACE MACRO stg_card_brand(s) AS ${brandSql('s')};\n`;
 }
 
-/** A view statement failed inside a lake's one schema commit: the schema is then taken piece by piece. */
+/** A view statement failed inside the schema's one commit: the schema is then taken piece by piece. */
 class ViewFailed extends Error {}
+const unlessViewFailed = (e: unknown): undefined => {
+  if (e instanceof ViewFailed) return undefined;
+  throw e;
+};
 
 /**
  * (Re)creates every view statement of the sources unless the store holds them as it last made them (schema_views:
@@ -138,6 +136,21 @@ async function makeViews(store: Store, sources: Array<{ file: string; sql: strin
     const now = await liveSchema(store);
     if (kept.checksum === `${filesSum}:${now.hash}`) return { views: now.views, skippedViews: [] };
   }
+  const record = async (s: Store) => {
+    const now = await liveSchema(s);
+    await s.run('DELETE FROM schema_views');
+    await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [`${filesSum}:${now.hash}`]);
+    return now.views;
+  };
+  // In one commit, each file whole; a failure rolls the commit back, and the caller makes the schema piece by piece.
+  if (inOneCommit) {
+    for (const { sql } of sources) {
+      await store.run(sql).catch((e: unknown) => {
+        throw isLakeConflict(e) ? e : new ViewFailed((e as Error).message);
+      });
+    }
+    return { views: await record(store), skippedViews: [] };
+  }
   const pending: Array<{ file: string; statement: number; extracted: DuckDBExtractedStatements; reason?: string }> = [];
   for (const { file, sql } of sources) {
     // DuckDB's own parser splits the file, once (parsing it again per statement held every parse until the GC ran);
@@ -153,20 +166,6 @@ async function makeViews(store: Store, sources: Array<{ file: string; sql: strin
       p.destroySync();
     }
   };
-  const record = async (s: Store) => {
-    const now = await liveSchema(s);
-    await s.run('DELETE FROM schema_views');
-    await s.run('INSERT INTO schema_views VALUES ($1, current_timestamp::TIMESTAMP)', [`${filesSum}:${now.hash}`]);
-    return now.views;
-  };
-  if (inOneCommit) {
-    for (const st of pending) {
-      await runOne(st).catch((e: unknown) => {
-        throw isLakeConflict(e) ? e : new ViewFailed((e as Error).message);
-      });
-    }
-    return { views: await record(store), skippedViews: [] };
-  }
   let remaining = pending;
   // Bounded: each pass must create at least one view, or we stop.
   for (let pass = 0; pass <= pending.length && remaining.length; pass++) {
