@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { loadConfig, secretValues, type Config } from '../lib/config.ts';
 import { createLogger, registerSecrets, setLogger } from '../lib/log.ts';
+import { setStoreThreads } from '../store/threads.ts';
 
 export interface Ctx {
   config(): Config;
@@ -23,6 +24,7 @@ export function makeCtx(program: Command): Ctx {
         // still wins over it. Read into the configuration only: process.env is left as it is.
         cfg = loadConfig({ file: o.config, dotenv: '.env' });
         registerSecrets(secretValues(cfg));
+        setStoreThreads(cfg.storeThreads);
       }
       return cfg;
     },

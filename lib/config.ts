@@ -105,6 +105,7 @@ export const SETTINGS = [
   s('store', 'awsRegion', 'AWS_REGION', str, "Region of the lake's S3 bucket"),
   s('store', 'awsEndpointUrl', 'AWS_ENDPOINT_URL', url, 'S3-compatible endpoint instead of AWS (http://host:port or https://host): SeaweedFS, MinIO, Ceph; path-style URLs'),
   s('store', 'storeMemoryLimit', 'CBP_STORE_MEMORY_LIMIT', storeSize, 'DuckDB memory limit of the store, at least 128MB (at 192MB a 1,000,000-row report loads within ~340 MB of process RSS, and an alert evaluation of 10,000 MIDs x 36 months, with the kept ratio table it writes, within ~500 MB)', { default: DEFAULT_STORE_MEMORY }),
+  s('store', 'storeThreads', 'CBP_STORE_THREADS', int.min(1, 'must be 1 or more').max(256, 'must be at most 256'), "DuckDB threads of each store this process opens (unset: DuckDB's own, the machine's cores); lower it on a host cbp shares with other services"),
   s('store', 'retentionDays', 'CBP_RETENTION_DAYS', int.min(1, 'must be 1 or more (unset: keep every raw file)'), 'Opt-in: days the maintenance step (cbp db maintain) keeps landing files and archived journal segments the store has loaded; older ones are deleted and reported (unset: every raw file is kept, the raw-first rule)'),
   s('webhook', 'webhookUsername', 'CBP_WEBHOOK_USERNAME', str, 'Basic auth username the service uses when pushing events'),
   s('webhook', 'webhookPassword', 'CBP_WEBHOOK_PASSWORD', str, 'Basic auth password the service uses when pushing events', { secret: true }),

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { fastColumn, rowObjects } from './db-chunks.ts';
 import { applySchema, type MigrateResult } from './migrate.ts';
+import { storeThreads } from './threads.ts';
 import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, lakeWatch, retryLakeRace, type LakeOptions } from './lake.ts';
 import { StoreUnavailableError } from './errors.ts';
 import { lakeWriterLock } from './lake-lock.ts';
@@ -34,7 +35,7 @@ export interface StoreOptions {
    * DuckDB keeps it only roughly: a higher limit raises a load's peak memory for no speed (bench/load.bench.ts).
    */
   memoryLimit?: string;
-  /** DuckDB threads (default: DuckDB's own, the core count). */
+  /** DuckDB threads (default: the process's, store/threads.ts). */
   threads?: number;
   /**
    * How long to wait for the file lock when another process holds it, in ms (default 5000). A short reader
@@ -163,7 +164,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     // Loads never rely on insertion order; dropping it lets DuckDB stream big inserts with less memory.
     preserve_insertion_order: 'false',
   };
-  if (opts.threads) options.threads = String(opts.threads);
+  const threads = opts.threads ?? storeThreads();
+  if (threads) options.threads = String(threads);
   // A lake's instance is in memory (its catalog is PostgreSQL, its data Parquet files): read-only is the ATTACH's.
   if (readOnly && !lake) options.access_mode = 'READ_ONLY';
   Object.assign(options, opts.instanceOptions, lake ? lakeInstanceOptions(lake) : {});

@@ -12,9 +12,13 @@ export interface CbpRun {
   stderr: string;
 }
 
-/** This process's environment without its cbp and Temporal settings: what a spawned cbp starts from in most tests. */
+/** DuckDB threads of the suite's stores (CBP_STORE_THREADS): two files run at once on two cores. */
+export const TEST_STORE_THREADS = '1';
+
+/** This process's environment without its cbp and Temporal settings but the suite's threads: what a spawned cbp starts from in most tests. */
 export function cleanEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(CBP_|TEMPORAL_)/.test(k))) as Record<string, string>;
+  return { ...env, CBP_STORE_THREADS: TEST_STORE_THREADS };
 }
 
 /** Runs `cbp ARGS` in cwd with this process's environment plus env. */

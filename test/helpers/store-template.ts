@@ -3,6 +3,7 @@
 // a store id of its own; openStore then finds it current (a template of older code would be migrated as any store).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store, type StoreOptions } from '../../store/db.ts';
@@ -46,9 +47,12 @@ export async function seedStore(dbPath: string): Promise<void> {
   }
 }
 
-/** openStore, with a new store file (the default migrations and views, writable) seeded from the template first. */
+/**
+ * openStore, with a new store file (the default migrations and views, writable) seeded from the template first. A store
+ * given a memory limit has the machine's threads, as in use: the suite's one thread (test/helpers/setup.ts) needs less memory.
+ */
 export async function openTestStore(opts: StoreOptions): Promise<Store> {
   const seeds = opts.dbPath !== ':memory:' && !opts.lake && !opts.readOnly && opts.migrate !== false && !opts.migrationsDir && !opts.viewsDir;
   if (seeds && !fs.existsSync(opts.dbPath)) await seedStore(opts.dbPath);
-  return openStore(opts);
+  return openStore(opts.memoryLimit && !opts.threads ? { ...opts, threads: os.availableParallelism() } : opts);
 }
