@@ -2,13 +2,15 @@
 // `cbp run backfill` over a short range as a child process that can be killed.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { sandboxEnv } from '../../cli/sandbox-env.ts';
 import { addDays } from '../../lib/utc.ts';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.ts';
 import { parseScenario } from '../../sandbox/scenario.ts';
 import { openStore } from '../../store/db.ts';
-import { admin } from '../activities-fixtures.ts';
+import { admin, cbp } from '../activities-fixtures.ts';
 import { startPostgres, type Postgres } from './postgres.ts';
 import { dumpStore } from './store-dump.ts';
 import { tempDir } from './tmp.ts';
@@ -74,4 +76,25 @@ export function backfill(env: Record<string, string>, kill?: { afterMs: number }
     clearTimeout(timer);
     resolve({ code, signal, out });
   }));
+}
+
+/**
+ * The rig of a test file (started before its tests, stopped after them) and the rows of an undisturbed backfill of
+ * RANGE on a DuckDB file, which every fault's outcome must equal.
+ */
+export function useRig(): { rig: () => Rig; undisturbed: () => Record<string, string[]> } {
+  let rig: Rig | undefined;
+  let undisturbed: Record<string, string[]> | undefined;
+  beforeAll(async () => {
+    rig = await startRig();
+    const dir = tempDir('cbp-file-');
+    const r = await cbp(['run', 'backfill', ...RANGE], sandboxEnv(rig.sb, dir));
+    expect(r.code, r.stderr).toBe(0);
+    undisturbed = await dump({ dbPath: path.join(dir, 'cbp.duckdb') });
+    expect(undisturbed.chargebacks!.length).toBeGreaterThan(5);
+  }, 180_000);
+  afterAll(async () => {
+    await stopRig(rig ?? {});
+  });
+  return { rig: () => rig!, undisturbed: () => undisturbed! };
 }
