@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { DuckDBExtractedStatements } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { MigrationChangedError } from './errors.ts';
+import { bumpGeneration } from './generation.ts';
 import { readViews } from '../lib/sql-views.ts';
 import { brandSql } from './load/typing.ts';
 import { enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, retryLakeRace } from './lake.ts';
@@ -67,6 +68,8 @@ export async function applySchema(store: Store, dirs: { migrations: string; view
   const migrations = async (s: Store) => {
     const r = await migrate(s, files, (m) => apply(s, m, sql.get(m.version)!));
     if (store.lake) await ensureLakeOptions(s);
+    // A file's snapshot must take the new tables: a migration applied is a change (an open that applies none is not).
+    else if (r.applied.length) await bumpGeneration(s);
     return r;
   };
   const whole = await step(async (s) => ({ ...(await migrations(s)), ...(await makeViews(s, sources, opts.force, true)) })).catch(unlessViewFailed);

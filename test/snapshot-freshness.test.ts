@@ -12,7 +12,7 @@ import { sandboxEnv } from '../cli/sandbox-env.ts';
 import { collectStatus, humanStatus } from '../cli/commands/status.ts';
 import type { Config } from '../lib/config.ts';
 import type { RunningSandbox } from '../sandbox/index.ts';
-import { openStore, type Store } from '../store/db.ts';
+import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from '../store/db.ts';
 import { ConfigError } from '../lib/errors.ts';
 import { storeGeneration, storeVersion } from '../store/generation.ts';
 import { ingestEvents } from '../store/ingest.ts';
@@ -95,6 +95,27 @@ describe('the store generation', () => {
       await t.run(aFetch(4));
     });
     expect(await storeGeneration(s)).toBe(g0 + 2);
+  });
+
+  it('rises when an open applies a migration (the snapshot must take its tables), not when it applies none', async () => {
+    const dir = tempDir();
+    const older = path.join(dir, 'migrations');
+    fs.mkdirSync(older);
+    const files = fs.readdirSync(DEFAULT_MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+    for (const f of files.slice(0, -1)) fs.copyFileSync(path.join(DEFAULT_MIGRATIONS_DIR, f), path.join(older, f));
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    (await openStore({ dbPath, migrationsDir: older })).close();
+    const before = await openStore({ dbPath, readOnly: true });
+    const g0 = (await storeGeneration(before)) as number;
+    before.close();
+    const s = await openStore({ dbPath });
+    expect(s.migration?.applied.map((m) => m.version)).toEqual([Number(files.at(-1)!.slice(0, 3))]);
+    expect(await storeGeneration(s)).toBe(g0 + 1);
+    s.close();
+    const again = await openStore({ dbPath });
+    expect(again.migration?.applied).toEqual([]);
+    expect(await storeGeneration(again)).toBe(g0 + 1);
+    again.close();
   });
 
   it('is copied into the snapshot, which is published only when behind', async () => {
