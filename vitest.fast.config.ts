@@ -1,5 +1,5 @@
 // `npm run test:fast`: the inner loop, the unit and store tests. Left out: the slow files (test/helpers/durations.json
-// lists those of 10 s or more) and every file that starts a process or a server (the CLI, the sandbox, the receiver,
+// lists those of 4 s or more in a whole run) and every file that starts a process or a server (the CLI, the sandbox, the receiver,
 // Temporal, PostgreSQL, a browser). `npm test` runs them all.
 import fs from 'node:fs';
 import { defineConfig, mergeConfig } from 'vitest/config';
