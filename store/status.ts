@@ -31,7 +31,7 @@ export async function recentRuns(store: ReadStore, limit: number): Promise<RunLi
     store,
     `SELECT run_id, workflow, status, strftime(started_at, '%Y-%m-%dT%H:%M:%SZ') AS started_at, strftime(finished_at, '%Y-%m-%dT%H:%M:%SZ') AS finished_at,
             strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, error
-       FROM runs ORDER BY finished_at DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
+       FROM runs ORDER BY runs.finished_at DESC, runs.started_at DESC LIMIT ${Math.max(1, Math.trunc(limit))}`,
   );
 }
 
@@ -138,7 +138,7 @@ export async function serviceClock(store: ReadStore, now: Date): Promise<Service
   const [r] = await rowsOrNone<{ service_time: string; fetched_at: string }>(
     store,
     `SELECT strftime(service_time, '%Y-%m-%dT%H:%M:%S.%gZ') AS service_time, strftime(fetched_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS fetched_at
-       FROM report_fetches ORDER BY fetched_at DESC, service_time DESC LIMIT 1`,
+       FROM report_fetches ORDER BY report_fetches.fetched_at DESC, report_fetches.service_time DESC LIMIT 1`,
   );
   if (!r) return null;
   const offsetMs = Date.parse(r.service_time) - Date.parse(r.fetched_at);

@@ -8,6 +8,9 @@ import type { RunningSandbox } from '../sandbox/index.ts';
 import { startReceiver } from '../webhook/index.ts';
 import { loadReport } from '../store/load.ts';
 import { collectStatus, humanStatus } from '../cli/commands/status.ts';
+import { recordRun } from '../store/runs.ts';
+import { recentRuns } from '../store/status.ts';
+import { openTestStore } from './helpers/store-template.ts';
 import type { Config } from '../lib/config.ts';
 import { cbp, configFor, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
 
@@ -102,6 +105,19 @@ describe('cbp status', () => {
     expect(text).toMatch(/2 loaded, \d+ pending/);
     expect(text).toContain('1 sealed segment(s) waiting');
     expect(text).toContain('chargebacks 1');
+  });
+
+  it('lists the latest run first when several finish within one second (the times it prints are to the second)', async () => {
+    const store = await openTestStore({ dbPath: path.join(tempDir(), 'runs.duckdb') });
+    try {
+      for (const [id, ms] of [['a', 100], ['c', 900], ['b', 500]] as const) {
+        const at = `2026-01-02T03:04:05.${ms}Z`;
+        await recordRun(store, { runId: id, workflow: 'pushOrders', status: 'ok', startedAt: at, finishedAt: at, summary: {} });
+      }
+      expect((await recentRuns(store, 3)).map((r) => r.run_id)).toEqual(['c', 'b', 'a']);
+    } finally {
+      store.close();
+    }
   });
 
   it('reads the published snapshot, and says so, while a writer holds the store', async () => {
