@@ -40,6 +40,8 @@ export function exitCodeFor(e: unknown): number {
  * was already recorded); a closed stderr only loses the messages, the work goes on.
  */
 export function endQuietlyOnClosedPipes(): void {
+  if (pipesWatched) return;
+  pipesWatched = true;
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EPIPE') throw e;
     const code = Number(process.exitCode ?? 0);
@@ -50,7 +52,10 @@ export function endQuietlyOnClosedPipes(): void {
   });
 }
 
-export async function main(argv: string[]): Promise<void> {
+let pipesWatched = false;
+
+/** Runs cbp on argv. `exitAfterFailure: false` (a caller that runs cbp in its own process): no exit timer after a failure. */
+export async function main(argv: string[], o: { exitAfterFailure?: boolean } = {}): Promise<void> {
   endQuietlyOnClosedPipes();
   try {
     const program = await buildProgram(argv);
@@ -65,6 +70,6 @@ export async function main(argv: string[]): Promise<void> {
     }
     process.exitCode = code;
     // A statement given up (a lake's catalog not answering) may still hold a thread: a failed command ends anyway.
-    setTimeout(() => process.exit(code), 3_000).unref();
+    if (o.exitAfterFailure !== false) setTimeout(() => process.exit(code), 3_000).unref();
   }
 }

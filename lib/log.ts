@@ -17,6 +17,14 @@ export function registerSecrets(values: Iterable<string | undefined>): void {
   secrets.sort((a, b) => b.length - a.length);
 }
 
+/** Puts the registered secrets back as they are now, when called (a process that runs several cbp commands in turn). */
+export function secretsKept(): () => void {
+  const kept = [...secrets];
+  return () => {
+    secrets = kept;
+  };
+}
+
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -123,6 +131,7 @@ export function log(): Logger {
   root ??= createLogger();
   return root;
 }
-export function setLogger(l: Logger): void {
+/** Sets the logger log() gives; undefined: the next log() makes a new one. */
+export function setLogger(l: Logger | undefined): void {
   root = l;
 }

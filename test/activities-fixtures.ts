@@ -15,7 +15,7 @@ import { seedStore } from './helpers/store-template.ts';
 import { startReceiver, type RunningReceiver } from '../webhook/index.ts';
 
 import { tempDir } from './helpers/tmp.ts';
-import { cbpEntry, cleanEnv } from './helpers/cbp-cli.ts';
+import { cbpEntry, cbpHere, cleanEnv, runsHere } from './helpers/cbp-cli.ts';
 
 export { tempDir };
 
@@ -113,8 +113,13 @@ export interface CliRun {
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Runs `cbp ...args` (test/helpers/cbp-cli.ts cbpEntry) from the repo root with only the given cbp / Temporal settings in its environment. */
+/** Runs `cbp ...args` from the repo root with only the given cbp / Temporal settings in its environment (test/helpers/cbp-cli.ts: in this process but for servers). */
 export function cbp(args: string[], env: Record<string, string> = {}, cwd = ROOT, killAfterMs = 170_000): Promise<CliRun> {
+  return runsHere(args) ? cbpHere(args, cwd, { ...cleanEnv(), ...env }) : cbpProcess(args, env, cwd, killAfterMs);
+}
+
+/** cbp() always as a child process: for what a process of its own changes (a store another process holds, its pid). */
+export function cbpProcess(args: string[], env: Record<string, string> = {}, cwd = ROOT, killAfterMs = 170_000): Promise<CliRun> {
   const base = cleanEnv();
   return new Promise((resolve, reject) => {
     // The kill timer only stops a hung child from hanging the suite; no assertion depends on time.

@@ -12,8 +12,9 @@ import { tempDir } from './helpers/tmp.ts';
 import { chargeback, writeJson } from './store-fixtures.ts';
 import { runCbp, type CbpRun } from './helpers/cbp-cli.ts';
 
-function cbp(dir: string, args: string[], extra: Record<string, string> = {}): Promise<CbpRun> {
-  return runCbp(args, { cwd: dir, env: { CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent', ...extra } });
+/** `spawn`: a process of its own, as beside a worker that holds the store (this process's own opens do not lock it out). */
+function cbp(dir: string, args: string[], extra: Record<string, string> = {}, spawn = false): Promise<CbpRun> {
+  return runCbp(args, { cwd: dir, env: { CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent', ...extra }, spawn });
 }
 
 const USER = 'cbp-hook';
@@ -132,7 +133,7 @@ describe('cbp db backup and restore', () => {
     try {
       await ingestJournal({ store: held, journalDir });
       await pushSome(['ev_4']);
-      const bk = await cbp(dir, ['db', 'backup', '--out', backupDir, '--wait-seconds', '0', '--json']);
+      const bk = await cbp(dir, ['db', 'backup', '--out', backupDir, '--wait-seconds', '0', '--json'], {}, true);
       expect(bk.code, bk.stderr).toBe(0);
       expect(JSON.parse(bk.stdout)).toMatchObject({ source: 'snapshot', journal: { fromArchive: 1 } });
       expect(JSON.parse(bk.stdout).note).toMatch(/held by a writer/);

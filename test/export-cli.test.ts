@@ -13,7 +13,7 @@ import { openTestStore } from './helpers/store-template.ts';
 import { EXPORT_TABLES, exportedColumns } from '../store/export.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { insertChargebacks, insertEvents, insertStats, tc40 } from './ratios-fixtures.ts';
-import { cbp as runCbp, type CliRun } from './activities-fixtures.ts';
+import { cbp as runCbp, cbpProcess, type CliRun } from './activities-fixtures.ts';
 import { tmpDir } from './store-fixtures.ts';
 
 let dir: string;
@@ -21,8 +21,8 @@ let dbPath: string;
 let snapshotPath: string;
 
 /** The CLI (test/activities-fixtures.ts), on this test's store and snapshot, in its folder. */
-function cbp(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return runCbp(args, { CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env }, dir);
+function cbp(args: string[], env: Record<string, string> = {}, run = runCbp): Promise<CliRun> {
+  return run(args, { CBP_DATA_DIR: path.join(dir, 'data'), CBP_DB_PATH: dbPath, CBP_SNAPSHOT_PATH: snapshotPath, CBP_LOG_LEVEL: 'silent', ...env }, dir);
 }
 
 /** Rows of a query in an in-memory DuckDB (a reader of the export, not cbp), all values as text. */
@@ -214,7 +214,8 @@ describe('cbp export', () => {
       make('.out.cbp-export-toolong1', { ...marker(gone), ...partial }), // not a name cbp makes
       make('.out.cbp-old-p4Q5r6', { 'cbp-export.json': '{"cbpExport":1,"tables":[]}', 'x.csv': 'not in its manifest' }),
     ];
-    const r = await cbp(['export', '--out', out, '--table', 'dim_mids']);
+    // A process of its own: the marker of this test's pid stands for an export still running.
+    const r = await cbp(['export', '--out', out, '--table', 'dim_mids'], {}, cbpProcess);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(existsSync(path.join(parent, stale))).toBe(false);
     expect(readdirSync(parent).sort()).toEqual(['out', ...leftAlone].sort());
@@ -222,7 +223,7 @@ describe('cbp export', () => {
 
     // A replaced export left whole beside --out (killed before its removal): removed once --out exists.
     cpSync(out, path.join(parent, '.out.cbp-old-s7T8u9'), { recursive: true });
-    const again = await cbp(['export', '--out', out, '--table', 'dim_mids']);
+    const again = await cbp(['export', '--out', out, '--table', 'dim_mids'], {}, cbpProcess);
     expect(again.code).toBe(0);
     expect(readdirSync(parent).sort()).toEqual(['out', ...leftAlone].sort());
   });

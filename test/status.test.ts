@@ -12,7 +12,7 @@ import { recordRun } from '../store/runs.ts';
 import { recentRuns } from '../store/status.ts';
 import { openTestStore } from './helpers/store-template.ts';
 import type { Config } from '../lib/config.ts';
-import { cbp, configFor, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
+import { cbp, cbpProcess, configFor, pipelineFor, rmrf, sandbox, tempDir } from './activities-fixtures.ts';
 
 let sb: RunningSandbox;
 let dir: string;
@@ -124,7 +124,7 @@ describe('cbp status', () => {
     const writer = await pipelineFor(cfg);
     try {
       const env = { CBP_DB_PATH: cfg.dbPath, CBP_SNAPSHOT_PATH: cfg.snapshotPath, CBP_JOURNAL_DIR: cfg.journalDir, CBP_LOG_LEVEL: 'error' };
-      const r = await cbp(['status', '--json', '--as-of', '2026-01-01'], env);
+      const r = await cbpProcess(['status', '--json', '--as-of', '2026-01-01'], env);
       expect(r.code).toBe(0);
       const s = JSON.parse(r.stdout) as {
         source: string;

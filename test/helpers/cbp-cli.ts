@@ -21,16 +21,77 @@ export function cleanEnv(): Record<string, string> {
   return { ...env, CBP_STORE_THREADS: TEST_STORE_THREADS };
 }
 
-/** Runs `cbp ARGS` in cwd with this process's environment plus env. */
-export function runCbp(args: string[], o: { cwd: string; env?: Record<string, string> }): Promise<CbpRun> {
+/** Runs `cbp ARGS` in cwd with this process's environment plus env: in this process (cbpHere) unless `spawn` or a server command. */
+export function runCbp(args: string[], o: { cwd: string; env?: Record<string, string>; spawn?: boolean }): Promise<CbpRun> {
+  const env = { ...process.env, ...o.env } as Record<string, string>;
+  if (!o.spawn && runsHere(args)) return cbpHere(args, o.cwd, env);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += String(d)));
     child.stderr.on('data', (d) => (stderr += String(d)));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Commands that serve, run a worker or a demo, or start Temporal's runtime: always a process of their own. */
+const OWN_PROCESS = new Set(['demo', 'worker', 'webhook', 'sandbox', 'metrics', 'schedule']);
+export const runsHere = (args: string[]) => process.env.TEST_CBP_SPAWN !== '1' && !OWN_PROCESS.has(args.find((a) => !a.startsWith('-')) ?? '') && !args.includes('--help') && !args.some((a) => a === '-V' || a === '--version');
+
+let turn: Promise<unknown> = Promise.resolve();
+
+/**
+ * `cbp ARGS` in this process, one at a time: cwd, the environment (exactly `env`), stdout, stderr, the log's
+ * destination and the exit code are the command's while it runs, then restored. It saves a cbp start per call; the
+ * tests of the process itself (start-up, signals, --help's modules) spawn it.
+ */
+export function cbpHere(args: string[], cwd: string, env: Record<string, string>): Promise<CbpRun> {
+  const run = turn.then(() => hereOnce(args, cwd, env));
+  turn = run.catch(() => undefined);
+  return run;
+}
+
+async function hereOnce(args: string[], cwd: string, env: Record<string, string>): Promise<CbpRun> {
+  const [{ main }, { default: pino }, log, threads] = await Promise.all([import('../../cli/index.ts'), import('pino'), import('../../lib/log.ts'), import('../../store/threads.ts')]);
+  const saved = {
+    env: { ...process.env }, cwd: process.cwd(), exitCode: process.exitCode, out: process.stdout.write, err: process.stderr.write, dest: pino.destination,
+    logger: log.log(), secrets: log.secretsKept(), threads: threads.storeThreads(),
+  };
+  let stdout = '';
+  let stderr = '';
+  const text = (c: unknown) => (typeof c === 'string' ? c : Buffer.from(c as Uint8Array).toString());
+  const capture = (add: (t: string) => void) => ((c: unknown, enc?: unknown, cb?: unknown) => {
+    add(text(c));
+    const done = typeof enc === 'function' ? enc : cb;
+    if (typeof done === 'function') queueMicrotask(() => (done as () => void)());
+    return true;
+  }) as typeof process.stdout.write;
+  const setEnv = (to: Record<string, string | undefined>) => {
+    for (const k of Object.keys(process.env)) if (!(k in to)) delete process.env[k];
+    for (const [k, v] of Object.entries(to)) if (v !== undefined && process.env[k] !== v) process.env[k] = v;
+  };
+  try {
+    setEnv(env);
+    process.chdir(cwd);
+    process.exitCode = undefined;
+    process.stdout.write = capture((t) => (stdout += t));
+    process.stderr.write = capture((t) => (stderr += t));
+    (pino as { destination: unknown }).destination = () => ({ write: (t: string) => { stderr += t; return true; } });
+    log.setLogger(undefined);
+    await main(['node', 'cbp', ...args], { exitAfterFailure: false });
+    return { code: Number(process.exitCode ?? 0), stdout, stderr };
+  } finally {
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+    (pino as { destination: unknown }).destination = saved.dest;
+    log.setLogger(saved.logger);
+    saved.secrets();
+    threads.setStoreThreads(saved.threads);
+    process.exitCode = saved.exitCode;
+    process.chdir(saved.cwd);
+    setEnv(saved.env);
+  }
 }
 
 /** What the build is made by, beside the sources. */
