@@ -1,6 +1,5 @@
 // cbp alerts as an operator runs it: each notice's delivery state and last delivery error (secrets redacted),
 // and `cbp alerts evaluate` republishing the snapshot the listing (and every analyst) reads.
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { evaluateAlerts } from '../alerts/engine.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { cbpHere } from './helpers/cbp-cli.ts';
 
 const TOKEN = 'Zq81TokenOfTheHook0042';
 const SLACK = `https://hooks.slack.example/services/T0AB12CD3/B0EF45GH6/${TOKEN}`;
@@ -16,9 +15,9 @@ let dir = '';
 let base: NodeJS.ProcessEnv;
 let snapshot = '';
 
+/** cbp ARGS with exactly the environment env (test/helpers/cbp-cli.ts: in this process). */
 function cbp(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const r = spawnSync(process.execPath, [cbpEntry(), ...args], { env, encoding: 'utf8', cwd: dir });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return cbpHere(args, dir, env as Record<string, string>);
 }
 
 beforeAll(async () => {
@@ -48,9 +47,9 @@ beforeAll(async () => {
 afterAll(() => cleanup(undefined, dir));
 
 describe('cbp alerts', () => {
-  it("shows each notice's delivery state and its last delivery error, with the secrets redacted", () => {
+  it("shows each notice's delivery state and its last delivery error, with the secrets redacted", async () => {
     const env = { ...base, CBP_SLACK_WEBHOOK_URL: SLACK };
-    const json = cbp(env, 'alerts', '--json');
+    const json = await cbp(env, 'alerts', '--json');
     expect(json.code, json.stderr).toBe(0);
     const rows = JSON.parse(json.stdout) as Array<Record<string, any>>;
     const m1 = rows.find((r) => r.mid === 'm1')!;
@@ -59,7 +58,7 @@ describe('cbp alerts', () => {
       { notifier: 'slack', status: 'pending', attempts: 3, last_error: expect.stringContaining('answered 500: no_service: [REDACTED]'), next_attempt_at: '2026-02-05T01:00:00Z', sent_at: null },
     ]);
     expect(rows.find((r) => r.mid === 'm2')).toMatchObject({ delivery_state: 'unsent', deliveries: [] });
-    const human = cbp(env, 'alerts');
+    const human = await cbp(env, 'alerts');
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain('[slack: retrying (3 attempts), next 2026-02-05T01:00:00Z]');
     expect(human.stdout).toContain('last error (slack): slack: hooks.slack.example answered 500: no_service: [REDACTED]');
@@ -70,25 +69,25 @@ describe('cbp alerts', () => {
     }
   });
 
-  it('says a notice to deliver went nowhere when no notifier is configured', () => {
-    const human = cbp(base, 'alerts', '--mid', 'm2');
+  it('says a notice to deliver went nowhere when no notifier is configured', async () => {
+    const human = await cbp(base, 'alerts', '--mid', 'm2');
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain('[not sent to anyone: no notifier is configured]');
   });
 });
 
 describe('cbp alerts evaluate', () => {
-  it('republishes the snapshot, so the listing shows the new notices, and warns that nobody will be told', () => {
-    const before = JSON.parse(cbp(base, 'alerts', '--json').stdout) as Array<Record<string, unknown>>;
+  it('republishes the snapshot, so the listing shows the new notices, and warns that nobody will be told', async () => {
+    const before = JSON.parse((await cbp(base, 'alerts', '--json')).stdout) as Array<Record<string, unknown>>;
     expect(before.some((r) => r.mid === 'm3')).toBe(false);
-    const ev = cbp(base, 'alerts', 'evaluate', '--as-of', '2026-04-05T00:00:00Z', '--json');
+    const ev = await cbp(base, 'alerts', 'evaluate', '--as-of', '2026-04-05T00:00:00Z', '--json');
     expect(ev.code, ev.stderr).toBe(0);
     const r = JSON.parse(ev.stdout) as Record<string, unknown>;
     expect(r).toMatchObject({ noticesQueued: 1, snapshot });
     expect(existsSync(snapshot)).toBe(true);
     expect(r.warning).toMatch(/no alert notifier is configured, so nobody will be told: set CBP_ALERT_WEBHOOK_URL, CBP_SLACK_WEBHOOK_URL, or CBP_SMTP_URL with CBP_ALERT_EMAIL_TO/);
     expect(ev.stderr).toContain('nobody will be told');
-    const after = JSON.parse(cbp(base, 'alerts', '--json').stdout) as Array<Record<string, unknown>>;
+    const after = JSON.parse((await cbp(base, 'alerts', '--json')).stdout) as Array<Record<string, unknown>>;
     expect(after.find((x) => x.mid === 'm3')).toMatchObject({ kind: 'reached', month: '2026-03', notify: true, delivery_state: 'unsent' });
   });
 });

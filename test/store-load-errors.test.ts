@@ -1,6 +1,5 @@
 // A report file that cannot be read says so in the user's words — what happened, what to do, the file as they
 // named it — never as DuckDB's (or Node's) own message alone.
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import { loadReport, readFailure } from '../store/load.ts';
 import { BadReportFileError, StoreUnavailableError } from '../store/errors.ts';
 import { NotFoundError } from '../lib/errors.ts';
 import { ROOT, tmpDir } from './store-fixtures.ts';
-import { cbpEntry } from './helpers/cbp-cli.ts';
+import { runCbp } from './helpers/cbp-cli.ts';
 
 const SEEN = '2024-03-05T00:00:00Z';
 
@@ -102,15 +101,7 @@ describe('a report file that cannot be read', () => {
 });
 
 describe('cbp load of a file it cannot read', () => {
-  function cbp(dir: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
-    const env = { ...process.env, CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent' };
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [cbpEntry(), ...args], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (d) => (stderr += String(d)));
-      child.on('close', (code) => resolve({ code, stderr }));
-    });
-  }
+  const cbp = (dir: string, args: string[]) => runCbp(args, { cwd: dir, env: { CBP_DATA_DIR: path.join(dir, 'data'), CBP_LOG_LEVEL: 'silent' } });
 
   it('says a folder is not a report file, and where a JSON file is broken, with the path as typed', async () => {
     const dir = tmpDir();
