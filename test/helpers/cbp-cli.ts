@@ -1,4 +1,5 @@
-// The cbp command as a child process (the build when it is current, else the sources through tsx), its output and exit code.
+// The cbp command for the tests, its output and exit code: in the test process (cbpHere), or as a child process (the
+// build when it is current, else the sources through tsx) for servers and the tests of the process itself.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -35,7 +36,7 @@ export function runCbp(args: string[], o: { cwd: string; env?: Record<string, st
   });
 }
 
-/** Commands that serve, run a worker or a demo, or start Temporal's runtime: always a process of their own. */
+/** Commands that serve, run a worker or a demo, or start Temporal's runtime: always a process of their own (TEST_CBP_SPAWN=1: every command). */
 const OWN_PROCESS = new Set(['demo', 'worker', 'webhook', 'sandbox', 'metrics', 'schedule']);
 export const runsHere = (args: string[]) => process.env.TEST_CBP_SPAWN !== '1' && !OWN_PROCESS.has(args.find((a) => !a.startsWith('-')) ?? '') && !args.includes('--help') && !args.some((a) => a === '-V' || a === '--version');
 
