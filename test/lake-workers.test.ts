@@ -70,10 +70,10 @@ async function within<T>(what: string, p: Promise<T>, ms = 240_000): Promise<T> 
 type History = { events: Array<Record<string, any>> };
 const historyOf = async (h: WorkflowHandle): Promise<History> => JSON.parse(historyToJSON(await h.fetchHistory())) as History;
 
-/** A `cbp worker` child with a working folder of its own, on the lake and the task queue. */
-async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: Record<string, string> = {}): Promise<{ child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
+/** A `cbp worker` child (with `args`) with a working folder of its own, on the lake and the task queue. */
+async function worker(lakeEnv: Record<string, string>, taskQueue: string, host: Record<string, string> = {}, args: string[] = []): Promise<{ child: ChildProcess; exited: Promise<unknown>; output: () => string }> {
   const base = cleanEnv();
-  const child = spawn(process.execPath, [cbpEntry(), 'worker'], {
+  const child = spawn(process.execPath, [cbpEntry(), 'worker', ...args], {
     cwd: ROOT,
     env: {
       ...base, ...sandboxEnv(sb, tempDir('cbp-host-')), ...lakeEnv, CBP_WEBHOOK_USERNAME: WEBHOOK.username, CBP_WEBHOOK_PASSWORD: WEBHOOK.password,
@@ -113,7 +113,9 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('several workers on one l
     // The schema first, as `cbp db migrate` would: two workers starting together both migrate otherwise (also safe).
     expect((await cbp(['db', 'migrate'], lakeEnv)).code).toBe(0);
     const taskQueue = `cbp-lake-${randomUUID()}`;
-    const [w1, w2] = await Promise.all([worker(lakeEnv, taskQueue), worker(lakeEnv, taskQueue)]);
+    // One activity at a time each: the backfill's two downloads at once are one on each worker (Temporal may give both
+    // to one worker's pollers otherwise, round after round).
+    const [w1, w2] = await Promise.all([worker(lakeEnv, taskQueue, {}, ['--max-activities', '1']), worker(lakeEnv, taskQueue, {}, ['--max-activities', '1'])]);
     const input: BackfillInput = { from: addDays(TODAY, -30), to: addDays(TODAY, -25), kinds: ['chargebacks'], windowDays: 1, parallelism: 2 };
     await admin(sb, 'POST', '/faults', { routes: { 'POST /reporting/chargebacks': { latencyMs: 2500 } } });
     const handle = await env.client.workflow.start(WORKFLOW_TYPES.backfill, { taskQueue, workflowId: `cbp-lake-backfill-${randomUUID()}`, args: [input] });
