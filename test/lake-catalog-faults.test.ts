@@ -46,9 +46,10 @@ describe.skipIf(skipLake)(lakeTitle('the lake\'s catalog misbehaving'), { timeou
       rig.pg.freeze(true);
       await expect(store.all('SELECT count(*) FROM chargebacks')).rejects.toThrow(
         /A statement on the lake waited 2 s without an answer from its catalog \(PostgreSQL, .*\): this step did not finish.*CBP_LAKE_STATEMENT_TIMEOUT/);
-      // The CLI: started while the catalog is frozen, it fails and ends (exit 1 or 2) on its own, saying what to check.
+      // The CLI: started while the catalog is frozen, it fails and ends (exit 1 or 2) on its own, saying what to check
+      // (the connection's wait shortened from cbp's default, as a user's connect_timeout does; lake-settings.test.ts checks cbp's).
       const started = Date.now();
-      const r = await cbp(['alerts', 'evaluate'], { ...env, CBP_LAKE_STATEMENT_TIMEOUT: '2' });
+      const r = await cbp(['alerts', 'evaluate'], { ...env, CBP_STORE: `${env.CBP_STORE} connect_timeout=2`, CBP_LAKE_STATEMENT_TIMEOUT: '2' });
       expect(r.code, r.stderr).not.toBe(0);
       expect(r.stderr).toMatch(/PostgreSQL/);
       expect(Date.now() - started).toBeLessThan(60_000);

@@ -3,7 +3,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../store/db.ts';
-import { lakeDialect, lakeOpenError } from '../store/lake.ts';
+import { lakeDialect, lakeOpenError, withConnectTimeout } from '../store/lake.ts';
 import { lakeSecrets } from '../lib/lake-setting.ts';
 import { cbp } from './activities-fixtures.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
@@ -20,6 +20,11 @@ describe('lake dialect', () => {
   it('knows a password in every spelling an error may quote it', () => {
     expect(lakeSecrets("ducklake:postgres:dbname=x password='Leak Me\\'Now-42'")).toEqual(["Leak Me\\''Now-42", "Leak Me\\'Now-42", "Leak Me''Now-42", "Leak Me'Now-42"]);
     expect(lakeSecrets('ducklake:postgres:dbname=x password=plain')).toEqual(['plain']);
+  });
+
+  it('waits 10 s for a catalog to answer its connection unless the setting names its own connect_timeout', () => {
+    expect(withConnectTimeout('dbname=x host=h')).toBe('dbname=x host=h connect_timeout=10');
+    expect(withConnectTimeout('dbname=x connect_timeout=2 host=h')).toBe('dbname=x connect_timeout=2 host=h');
   });
 
   it('drops ENUM types (their columns VARCHAR), keys and column compression, and nothing else', () => {

@@ -108,17 +108,20 @@ export function useTemporalEnv(): () => TestWorkflowEnvironment {
 }
 
 /**
- * Times out a killed worker's pending activities in seconds, not the production minute: their heartbeat timeout is
- * shortened on the server (UpdateActivityOptions) until each is retried (attempt 2 scheduled or started), then
- * restored, so the retry heartbeats under the timeout the workflow set.
+ * Times out a killed worker's pending activities in seconds, not the production minute: their heartbeat timeout and
+ * first retry interval are shortened on the server (UpdateActivityOptions) until each is retried (attempt 2 scheduled
+ * or started), then restored, so the retry heartbeats under the timeout the workflow set.
  */
-export async function timeOutHeartbeats(env: TestWorkflowEnvironment, handle: WorkflowHandle, activityIds: string[], seconds = 5): Promise<void> {
+export async function timeOutHeartbeats(env: TestWorkflowEnvironment, handle: WorkflowHandle, activityIds: string[], seconds = 2): Promise<void> {
   const namespace = env.namespace ?? 'default';
   const execution = { workflowId: handle.workflowId };
   const update = (id: string, restore: boolean) => env.client.workflowService.updateActivityOptions(restore
     ? { namespace, execution, id, restoreOriginal: true }
-    : { namespace, execution, id, activityOptions: { heartbeatTimeout: msToTs(`${seconds}s`) }, updateMask: { paths: ['heartbeat_timeout'] } });
+    : { namespace, execution, id, activityOptions: { heartbeatTimeout: msToTs(`${seconds}s`), retryPolicy: { initialInterval: msToTs('1s') } },
+        updateMask: { paths: ['heartbeat_timeout', 'retry_policy.initial_interval'] } });
   for (const id of activityIds) await update(id, false);
+  // The workflow's next task would wait for the dead worker's sticky queue (10 s) before any other worker took it.
+  await env.client.workflowService.resetStickyTaskQueue({ namespace, execution });
   for (const id of activityIds) {
     for (;;) {
       const a = ((await handle.describe()).raw.pendingActivities ?? []).find((p) => p.activityId === id);
