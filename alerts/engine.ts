@@ -88,9 +88,8 @@ function byMidBatches(levels: JudgedMonth[], projections: JudgedMonth[], size: n
 }
 
 /**
- * The alert history, newest first, each notice with its deliveries (one per notifier, last error included)
- * and its delivery_state. `redact` is applied to every last_error shown (they are redacted when stored; a
- * store written before that may still hold one).
+ * The alert history, newest first, each notice with its deliveries (one per notifier) and delivery_state; `redact` is
+ * applied to every last_error shown (an older store may hold one unredacted).
  */
 export async function listAlerts(
   store: Pick<Store, 'all'>,

@@ -68,15 +68,9 @@ export function deriveNotices(index: Map<string, SeriesMonths>, projections: Jud
 export type RecordedLevel = Pick<AlertStateRow, 'mid' | 'network' | 'program' | 'level' | 'month'>;
 
 /**
- * Levels later figures took back: a closed month recorded as holding a level that its own figures, as the
- * store now has them, no longer give (a corrected report re-fetched, a MID report's revised totals).
- * deriveNotices sees falls from one month to the next; this sees a month that no longer holds what was
- * recorded, including a series that now never reaches any threshold. Each level taken back is a resolved
- * notice for that month (level: the recorded one; previous_level: the one now in force), and its state
- * becomes resolved, so it is said once. A recorded level below the one now in force was superseded, not
- * taken back. Ranks come from the rules in force (rankOf), never from stored ones, so renumbering ranks
- * changes nothing; a level the rules no longer have counts as above any. Paged like every other notice:
- * only for months at or after notifySince.
+ * Levels later figures took back: a closed month recorded at a level its figures no longer give is resolved, once, for
+ * that month (previous_level: the level now in force; one below it was superseded). Ranks from the rules in force
+ * (rankOf); a level they no longer have counts as above any. Paged only for months at or after notifySince.
  */
 export function revisedNotices(index: Map<string, SeriesMonths>, recorded: RecordedLevel[], opts: { notifySince: string; now: string; rankOf: (r: RecordedLevel) => number | undefined }): Notice[] {
   const out: Notice[] = [];
@@ -129,14 +123,9 @@ function standingNotices(index: Map<string, SeriesMonths>, notices: Notice[], no
 }
 
 /**
- * One page per level a run learns about at once. When a run meets several months no earlier run recorded for
- * one mid × network × program × level (a first run, a run after a gap or a backfill), each would page: a
- * level left in May and reached again in June, or reached in May and left in June, is one story, and paging
- * both tells it twice. Of the notices this run would page for the first time (fresh, or history promoted),
- * not projections, and whose month no earlier run recorded for that level, only those of the newest month
- * (the month the figures are for) page; the older ones stay in the history (notify false), visible in
- * `cbp alerts`. Notices about months an earlier run recorded (revised figures taking a level back) and
- * notices already paged are left as they are. Returns the notices it turned into history.
+ * One page per level a run learns about at once: of the notices it would page first (not projections, about months no
+ * earlier run recorded for the level), only the newest month's page; the older ones stay as history (`cbp alerts`).
+ * Returns the notices it turned into history.
  */
 export function pageNewestOnly(
   notices: Notice[],
@@ -190,13 +179,9 @@ export interface BatchJudgement {
 }
 
 /**
- * Judges one batch of MIDs: the levels and projections of their ratio rows under the rules, the notices of
- * every transition (deriveNotices), levels later figures took back (revisedNotices), a level still in force
- * paged once (standingNotices) and only for its newest month (pageNewestOnly). `recorded` is what earlier
- * evaluations recorded for these MIDs (their states, with the figures when read from the store: store/alert-states.ts
- * recordedStates; months before fromMonth may be left out), `known` every notice recorded so far
- * (notice_id → notify). A notice recorded as history whose month is now within notifySince is promoted once:
- * a breach found by a backfill in the current months still pages.
+ * One batch of MIDs' notices: transitions (deriveNotices), levels taken back (revisedNotices), a level in force paged
+ * once (standingNotices), newest month only (pageNewestOnly). `recorded`: earlier states; `known`: notice_id → notify.
+ * A history notice whose month is now within notifySince is promoted once (a backfill's breach of the current months pages).
  */
 export function judgeBatch(
   judged: JudgedMonth[],

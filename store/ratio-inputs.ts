@@ -66,16 +66,9 @@ export interface RatioInputsRefresh {
 }
 
 /**
- * Brings ratio_month_inputs up to date with the sources: the months whose sources' fingerprints changed since the
- * last refresh, and the month after each (its denominator is that month's transactions), are computed again, as is a
- * month of MID report figures of which nothing is kept (rows deleted by hand); every month is when nothing was kept,
- * the SQL that computes them changed, or `all` asks for it. Returns the fingerprints it reflects, read before anything
- * is computed: a load committed meanwhile is touched for the next refresh, which computes its months again.
- *
- * Each run of months (rowsPerStatement rows at most) is computed and replaced in a transaction of its own, and the
- * fingerprints and the SQL's hash are recorded last: a transaction holds the rows it inserted in memory until it
- * commits, so one transaction for every month ran out of memory on a long history, and a refresh cut short leaves
- * the old fingerprints (or the old hash), so the next one computes those months again.
+ * Brings ratio_month_inputs up to date: the months whose sources' fingerprints changed (and each one's next, whose
+ * denominator it is), or every month when none were kept, their SQL changed or `all` asks. A run of months a transaction
+ * (a transaction holds its rows in memory); the fingerprints, read first, are recorded last, so a cut-short refresh is redone.
  */
 export async function refreshRatioInputs(store: Store, opts: { all?: boolean } = {}): Promise<RatioInputsRefresh> {
   // Alone on the connection (store.exclusive): the TC40 temp table is this refresh's between its transactions.

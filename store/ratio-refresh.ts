@@ -1,7 +1,7 @@
 // Keeps ratio_mart current: the months from the earliest whose sources or rules changed are judged again in SQL
 // (sql/views/43_ratio_judge.sql, 44_ratio_explain.sql), each series from its runs of the month before (docs/ratios.md).
 import type { Store } from './db.ts';
-import { monthIndex } from '../lib/utc.ts';
+import { addMonths, monthIndex } from '../lib/utc.ts';
 import { CAPTURE_MONTH, insertMarks, readMarks, type SourceMark } from './source-marks.ts';
 import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
@@ -51,94 +51,117 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
-      await store.run(`SET checkpoint_threshold = '1TB'; CREATE OR REPLACE TEMP VIEW _ratio_from AS SELECT * FROM ratio_rows_covered_between(
-        strptime('${from === '0000-01' ? '0001-01' : from}-01', '%Y-%m-%d')::DATE, DATE '9999-12-01', cached := TRUE)`);
+      await store.run("SET checkpoint_threshold = '1TB'");
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
       const last = async (s: Store) => { await s.run(reset); return finish(s, from, inputs.marks); };
-      const done = await judgeAll(store, from, t.watchFraction, await chunks(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), last);
+      const done = await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), last);
       return { fromMonth, rows: done.rows, written: done.written ?? (await store.transaction(last)), ...(why ? { why } : { replaced }) };
     } finally {
-      await store.run(`${reset}; ${dropTemp('VIEW', '_ratio_from')}`);
+      await store.run(reset);
     }
   });
 }
 
-/** A chunk: the MIDs lo..hi (n ruled rows) but those judged in a group, or (grouped) every grouped MID's rows of its group's programs. */
-type Chunk = { lo: string; hi: string; n: number } | { grouped: true };
+/**
+ * The months from..to (runs carried from the month before) of the MIDs lo..hi (n ruled rows) not in a group; grouped: of
+ * every grouped MID; gap: months without inputs, whose rows go. Judged in month order, the table's rows lie so.
+ */
+type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true };
 
-/** MID ranges (of `within`'s, when given) of at most `most` ratio rows from `from` on that a rule reads, and the grouped MIDs last. */
-async function chunks(store: Store, from: string, most: number, within?: { lo: string; hi: string }): Promise<Chunk[]> {
-  const mids = await store.all<{ mid: string; n: number }>(`
-    WITH w AS (SELECT network, count(DISTINCT (program, metric)) AS n FROM ratio_rules GROUP BY network)
-    SELECT i.mid, coalesce(sum(w.n), 0)::INTEGER AS n FROM ratio_month_inputs i LEFT JOIN w ON w.network = i.network
-    WHERE i.month >= $1 ${within ? `AND i.mid >= ${sqlText(within.lo)} AND i.mid <= ${sqlText(within.hi)}` : ''} GROUP BY i.mid ORDER BY i.mid`, [from]);
-  const out: Array<{ lo: string; hi: string; n: number }> = [];
-  for (const { mid, n } of mids) {
-    const cur = out.at(-1);
-    if (cur && cur.n + n <= most) Object.assign(cur, { hi: mid, n: cur.n + n });
-    else out.push({ lo: mid, hi: mid, n });
-  }
-  const [g] = await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups');
-  return g.n > 0 && !within ? [...out, { grouped: true }] : out;
+/** Ruled rows of the inputs from `start` to `end` (of t's MIDs), per month or per MID. */
+async function ruledRows(store: Store, by: 'month' | 'mid', start: string, end: string, t?: Tile): Promise<Array<{ k: string; n: number }>> {
+  const mids = t?.lo === undefined ? '' : `AND i.mid >= ${sqlText(t.lo)} AND i.mid <= ${sqlText(t.hi!)}`;
+  return (await store.all<{ k: string; n: number }>(`WITH w AS (SELECT network, count(DISTINCT (program, metric)) AS n FROM ratio_rules GROUP BY network)
+    SELECT i.${by} AS k, coalesce(sum(w.n), 0)::INTEGER AS n FROM ratio_month_inputs i LEFT JOIN w ON w.network = i.network
+    WHERE i.month >= $1 AND i.month <= $2 ${mids} GROUP BY k ORDER BY k`, [start, end])).map((r) => ({ k: String(r.k), n: Number(r.n) }));
 }
 
-/** Ratio rows written and, when the write was finished, when (ratio_mart_state.written_at); fit: the rows a halved chunk held. */
+/** Counted keys packed in order into runs of at most `most` rows (a key of more alone). */
+const pack = (rows: Array<{ k: string; n: number }>, most: number) => rows.reduce<Array<{ first: string; last: string; n: number }>>((out, { k, n }) => {
+  const cur = out.at(-1);
+  return (cur && cur.n + n <= most ? Object.assign(cur, { last: k, n: cur.n + n }) : out.push({ first: k, last: k, n }), out);
+}, []);
+
+/** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on, each run's grouped MIDs last. */
+async function tiles(store: Store, from: string, most: number, within?: Tile): Promise<Tile[]> {
+  const [start, end] = [within?.from ?? from, within?.to ?? '9999-12'];
+  const grouped = !within && (await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups'))[0]!.n > 0;
+  const out: Tile[] = [];
+  let next = start;
+  const add = (to: string, ts: Tile[]) => { out.push(...ts, ...(grouped ? [{ from: next, to, n: 0, grouped: true as const }] : [])); next = addMonths(to, 1); };
+  for (const r of pack(await ruledRows(store, 'month', start, end, within), most)) {
+    if (r.n <= most) { add(r.last, [{ from: next, to: r.last, n: r.n }]); continue; }
+    // A month of more: its MIDs in ranges, after the months before it that have no inputs.
+    const mids = pack(await ruledRows(store, 'mid', r.first, r.first, within), most).map((m) => ({ from: r.first, to: r.first, lo: m.first, hi: m.last, n: m.n }));
+    add(r.first, [...(next < r.first ? [{ from: next, to: addMonths(r.first, -1), n: 0, gap: true as const }] : []), ...mids]);
+  }
+  if (next <= end) add(end, [{ from: next, to: end, n: 0, gap: true }]);
+  return out;
+}
+
+/** Ratio rows written and, when the write was finished, when (ratio_mart_state.written_at); fit: the rows a halved tile held. */
 type Judged = { rows: number; written?: string; fit?: number };
 type Last = (s: Store) => Promise<string>;
 
-/** Judges the chunks in turn, the last one's transaction ended by `last`; after a chunk judged in halves, the rest at that size. */
-async function judgeAll(store: Store, from: string, watchFraction: number, parts: Chunk[], last?: Last): Promise<Judged> {
+/** Judges the tiles in turn, the last one's transaction ended by `last`; after one judged in halves, the rest at that size. */
+async function judgeAll(store: Store, watchFraction: number, parts: Tile[], last?: Last, within?: Tile): Promise<Judged> {
   const out: Judged = { rows: 0 };
   for (let i = 0; i < parts.length; i++) {
-    const done = await judgeFitting(store, from, watchFraction, parts[i]!, i === parts.length - 1 ? last : undefined);
+    const done = await judgeFitting(store, watchFraction, parts[i]!, i === parts.length - 1 ? last : undefined);
     out.rows += done.rows;
     out.written ??= done.written;
-    if (!done.fit) continue;
+    if (!done.fit || i === parts.length - 1) continue;
     out.fit = Math.min(out.fit ?? done.fit, done.fit);
-    const [next, end] = [parts[i + 1], parts.findLast((c) => !('grouped' in c))];
-    const rest = next && end && !('grouped' in next) && !('grouped' in end) ? await chunks(store, from, out.fit, { lo: next.lo, hi: end.hi }) : null;
-    if (rest) parts = [...parts.slice(0, i + 1), ...rest, ...parts.filter((c) => 'grouped' in c)];
+    // Planned again at that size: this month's other MIDs, then, after its grouped tile, the months after.
+    const cur = parts[i]!, rest = parts.slice(i + 1), later = rest.filter((p) => p.from > cur.to);
+    const same = rest.filter((p) => p.lo !== undefined && p.from === cur.from), kept = rest.filter((p) => !later.includes(p) && !same.includes(p));
+    parts = [...parts.slice(0, i + 1), ...(same.length ? await tiles(store, cur.from, out.fit, { ...cur, lo: same[0]!.lo, hi: same.at(-1)!.hi }) : []), ...kept,
+      ...(later.length ? await tiles(store, later[0]!.from, out.fit, within && { ...within, from: later[0]!.from }) : [])];
   }
   return out;
 }
 
-/** judgeChunk; a chunk of several MIDs DuckDB ran out of memory on (its transaction rolled back) is judged in halves. */
-async function judgeFitting(store: Store, from: string, watchFraction: number, chunk: Chunk, last?: Last): Promise<Judged> {
+/** judgeTile; a tile DuckDB ran out of memory on (its transaction rolled back) is judged in halves: by months, else by MIDs. */
+async function judgeFitting(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
   try {
-    return await judgeChunk(store, from, watchFraction, chunk, last);
+    return await judgeTile(store, watchFraction, tile, last);
   } catch (e) {
     if (!isOutOfMemory(e)) throw e;
-    const half = 'grouped' in chunk ? 0 : Math.ceil(chunk.n / 2), halves = half ? await chunks(store, from, half, chunk as { lo: string; hi: string }) : [];
+    const half = tile.grouped ? 0 : Math.ceil(tile.n / 2), halves = half ? await tiles(store, tile.from, half, tile) : [];
     if (halves.length < 2) {
-      const what = 'grouped' in chunk ? 'the grouped MIDs' : chunk.lo === chunk.hi ? `MID ${chunk.lo}` : `MIDs ${chunk.lo} to ${chunk.hi}`;
+      const mids = tile.grouped ? 'the grouped MIDs' : tile.lo === undefined ? 'every MID' : tile.lo === tile.hi ? `MID ${tile.lo}` : `MIDs ${tile.lo} to ${tile.hi}`;
       // A setting to raise, not a moment to wait for: a retry under the same limit fails the same way.
-      throw new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${what}: raise it, ` +
-        'then run cbp alerts evaluate to bring the ratio table up to date']);
+      throw new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${mids} in ${tile.from === tile.to ? tile.from
+        : `${tile.from} to ${tile.to}`}: raise it, then run cbp alerts evaluate to bring the ratio table up to date`]);
     }
-    log().warn({ mids: 'grouped' in chunk ? 'grouped' : `${chunk.lo}..${chunk.hi}`, memoryLimit: store.memoryLimit },
-      'the ratio judge ran out of memory on these MIDs and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
-    return judgeAll(store, from, watchFraction, halves, last).then((r) => ({ ...r, fit: Math.min(r.fit ?? Infinity, half) }));
+    log().warn({ months: `${tile.from}..${tile.to}`, mids: tile.grouped ? 'grouped' : tile.lo === undefined ? 'all' : `${tile.lo}..${tile.hi}`, memoryLimit: store.memoryLimit },
+      'the ratio judge ran out of memory on these rows and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
+    return judgeAll(store, watchFraction, halves, last, tile).then((r) => ({ ...r, fit: Math.min(r.fit ?? Infinity, half) }));
   }
 }
 
-/** Judges one chunk's rows from `from` on and replaces its runs and ratio rows, in one transaction that `last` ends. */
-async function judgeChunk(store: Store, from: string, watchFraction: number, chunk: Chunk, last?: Last): Promise<Judged> {
-  const grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
-  const range = (t: string) => ('grouped' in chunk ? '' : `${t}.mid >= ${sqlText(chunk.lo)} AND ${t}.mid <= ${sqlText(chunk.hi)} AND`);
-  // A chunk's judged series in the kept runs (its MIDs but the groups, or the groups), and its rows.
-  const runsOf = (t: string) => `${range(t)} ${t}.mid ${'grouped' in chunk ? '' : 'NOT'} IN (SELECT group_id FROM ratio_rule_groups)`;
-  const where = (t: string) => `${range(t)} ${'grouped' in chunk ? '' : 'NOT'} ${grouped(t)}`;
+/** Judges one tile and replaces its runs and ratio rows, in one transaction that `last` ends. */
+async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
+  const isGrouped = tile.grouped === true, grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
+  const range = (t: string) => (isGrouped || tile.lo === undefined ? '' : `${t}.mid >= ${sqlText(tile.lo)} AND ${t}.mid <= ${sqlText(tile.hi!)} AND`);
+  // A tile's judged series in the kept runs (its MIDs but the groups, or the groups), and its rows.
+  const runsOf = (t: string) => `${range(t)} ${t}.mid ${isGrouped ? '' : 'NOT'} IN (SELECT group_id FROM ratio_rule_groups)`;
+  const where = (t: string) => `${range(t)} ${isGrouped ? '' : 'NOT'} ${grouped(t)}`;
+  const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
   try {
     return await store.transaction(async (s) => {
-      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${from}' AND ${where('m')}`);
-      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${monthIndex(from)} AND ${runsOf('k')}`);
-      // The chunk's rows with what monitors them: those a rule applies to are judged, the others written as they are.
-      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM _ratio_from r WHERE ${where('r')};
+      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${tile.from}' AND m.month <= '${tile.to}' AND ${where('m')};
+        DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
+      if (!isGrouped && tile.gap) return { rows: 0, written: last ? await last(s) : undefined }; // months without inputs
+      // The tile's rows with what monitors them: those a rule applies to are judged, the others written as they are.
+      const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
+      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
+          WHERE ${where('r')};
         CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_chunk');
         CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
-      // The runs this chunk starts from: those kept before `from` (the macro takes each series' latest).
-      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${monthIndex(from)} AND ${runsOf('k')}`);
+      // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).

@@ -227,7 +227,7 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     const read = (s: Store) => s.all(`SELECT mid, network, program, metric, month, is_projection, level, state, next_level, reason FROM mart_ratios ORDER BY ALL`);
     try {
       await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
-      // Under other rules, one MID a chunk (judgedRows: 1), killed after its first chunk's writes: MID a's alone are there.
+      // Under other rules, one MID's month a tile (judgedRows: 1), killed after its first tile's writes: MID a's alone are there.
       await expect(refreshRatios(dying(), strict, { judgedRows: 1 })).rejects.toThrow('killed');
       expect(await t.store.all('SELECT DISTINCT mid FROM ratio_mart')).toEqual([{ mid: 'a' }]);
       expect((await martFreshness(t.store)).behind).toBe('the last write of the ratio table did not finish: run `cbp alerts evaluate`');

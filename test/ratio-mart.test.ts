@@ -95,15 +95,16 @@ describe('the kept ratio table', () => {
     expect(again).toBe(rows);
     expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
       UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);
-    // A chunk DuckDB runs out of memory on is judged again in halves (planted: every chunk of more than 8 MIDs); a MID
-    // alone that does not fit fails the refresh, saying which and what to do, and the table says it is behind.
+    // A tile DuckDB runs out of memory on is judged again in halves (planted: every tile of more ruled rows than half a
+    // month's), by months, then by MIDs; a MID's month alone that does not fit fails the refresh, saying which and what
+    // to do, and the table says it is behind.
     const all = s.all.bind(s);
     let refused = 0;
-    const plant = (refuse: (mids: string[]) => boolean) => {
+    const plant = (refuse: (rows: { n: number; mids: string[] }) => boolean) => {
       s.all = (async (sql: string, params?: unknown[]) => {
         if (sql.includes("ratio_explain('_ratio_rows'")) {
-          const mids = (await all<{ mid: string }>('SELECT DISTINCT mid FROM _ratio_rows')).map((m) => m.mid);
-          if (refuse(mids)) { refused++; throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)'); }
+          const [r] = await all<{ n: number; mids: string[] }>('SELECT count(*)::INTEGER AS n, list(DISTINCT mid) AS mids FROM _ratio_rows');
+          if (refuse(r!)) { refused++; throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)'); }
         }
         return all(sql, params as never);
       }) as Store['all'];
@@ -112,20 +113,24 @@ describe('the kept ratio table', () => {
     const logger = log();
     setLogger(createLogger({ level: 'info', destination: new Writable({ write(c, _e, cb) { logged.push(String(c)); cb(); } }) }));
     try {
-      plant((mids) => mids.length > 8);
+      const [{ n: month }] = await all<{ n: number }>("SELECT count(*)::INTEGER AS n FROM mart_ratios WHERE month = '2024-06' AND state IS NOT NULL");
+      plant((r) => r.n > month / 2);
       expect((await refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rows).toBe(rows);
-      // Refused at 60, 30 and 15 MIDs; the MIDs after a halved chunk go in chunks of the size that fitted, none refused.
-      expect(refused).toBe(3);
-      // Each halving is said, with the MIDs and the setting to raise.
-      const warned = logged.map((l) => JSON.parse(l) as { msg: string; mids: string; memoryLimit: string }).filter((l) => l.msg.includes('judges them again in halves'));
+      // Each halving is said, with the months, the MIDs and the setting to raise: every month's, then fewer months', down
+      // to one month's; its MIDs go in halves, and the tiles after it are of the size that fitted (none refused).
+      const warned = logged.map((l) => JSON.parse(l) as { msg: string; months: string; mids: string; memoryLimit: string }).filter((l) => l.msg.includes('judges them again in halves'));
       expect(warned.length).toBe(refused);
-      expect(warned.map((w) => w.mids).slice(0, 2)).toEqual(['mid000000..mid000059', 'mid000000..mid000029']);
+      expect(warned[0]).toMatchObject({ months: expect.stringMatching(/^0000-01\.\./), mids: 'all' });
+      const byMids = warned.filter((w) => w.mids !== 'all');
+      expect(byMids.length).toBeGreaterThan(0);
+      expect(byMids.every((w) => /^(\d{4}-\d{2})\.\.\1$/.test(w.months) && /^mid\d{6}\.\.mid\d{6}$/.test(w.mids))).toBe(true);
+      expect(warned.map((w) => w.months.split('..')[1]).every((to, i, a) => i === 0 || to <= a[i - 1]!)).toBe(true);
       expect(warned[0]!.memoryLimit).toBe('192MB');
       expect(warned[0]!.msg).toContain('CBP_STORE_MEMORY_LIMIT');
       expect(await count(s, `(SELECT * EXCLUDE (explained_at) FROM mart_ratios EXCEPT ALL SELECT * FROM mart_before)
         UNION ALL (SELECT * FROM mart_before EXCEPT ALL SELECT * EXCLUDE (explained_at) FROM mart_ratios)`)).toBe(0);
-      plant((mids) => mids.includes('mid000007'));
-      await expect(refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rejects.toThrow(/CBP_STORE_MEMORY_LIMIT \(192MB\) is too small to judge the ratios of MID mid000007: raise it/);
+      plant((r) => r.mids.includes('mid000007'));
+      await expect(refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rejects.toThrow(/CBP_STORE_MEMORY_LIMIT \(192MB\) is too small to judge the ratios of MID mid000007 in \d{4}-\d{2}: raise it/);
       expect((await martFreshness(s)).current).toBe(false);
     } finally {
       s.all = all;
