@@ -63,10 +63,8 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
   });
 }
 
-/**
- * The months from..to (runs carried from the month before) of the MIDs lo..hi (n ruled rows) not in a group; grouped: of
- * every grouped MID; gap: months without inputs, whose rows go. Judged in month order, the table's rows lie so.
- */
+// A tile: the months from..to (runs carried from the month before) of the MIDs lo..hi (n ruled rows) not in a group;
+// grouped: of every grouped MID; gap: months without inputs, whose rows go. Judged in month order, rows lie so.
 type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true };
 
 /** Ruled rows of the inputs from `start` to `end` (of t's MIDs), per month or per MID. */
@@ -111,8 +109,9 @@ async function judgeAll(store: Store, watchFraction: number, parts: Tile[], last
     const done = await judgeFitting(store, watchFraction, parts[i]!, i === parts.length - 1 ? last : undefined);
     out.rows += done.rows;
     out.written ??= done.written;
-    if (!done.fit || i === parts.length - 1) continue;
+    if (!done.fit) continue;
     out.fit = Math.min(out.fit ?? done.fit, done.fit);
+    if (i === parts.length - 1) break;
     // Planned again at that size: this month's other MIDs, then, after its grouped tile, the months after.
     const cur = parts[i]!, rest = parts.slice(i + 1), later = rest.filter((p) => p.from > cur.to);
     const same = rest.filter((p) => p.lo !== undefined && p.from === cur.from), kept = rest.filter((p) => !later.includes(p) && !same.includes(p));
