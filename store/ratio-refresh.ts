@@ -78,7 +78,9 @@ async function ruledRows(store: Store, by: 'month' | 'mid', start: string, end: 
 /** Counted keys packed in order into runs of at most `most` rows (a key of more alone). */
 const pack = (rows: Array<{ k: string; n: number }>, most: number) => rows.reduce<Array<{ first: string; last: string; n: number }>>((out, { k, n }) => {
   const cur = out.at(-1);
-  return (cur && cur.n + n <= most ? Object.assign(cur, { last: k, n: cur.n + n }) : out.push({ first: k, last: k, n }), out);
+  if (cur && cur.n + n <= most) Object.assign(cur, { last: k, n: cur.n + n });
+  else out.push({ first: k, last: k, n });
+  return out;
 }, []);
 
 /** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on, each run's grouped MIDs last. */
@@ -111,7 +113,6 @@ async function judgeAll(store: Store, watchFraction: number, parts: Tile[], last
     out.written ??= done.written;
     if (!done.fit) continue;
     out.fit = Math.min(out.fit ?? done.fit, done.fit);
-    if (i === parts.length - 1) break;
     // Planned again at that size: this month's other MIDs, then, after its grouped tile, the months after.
     const cur = parts[i]!, rest = parts.slice(i + 1), later = rest.filter((p) => p.from > cur.to);
     const same = rest.filter((p) => p.lo !== undefined && p.from === cur.from), kept = rest.filter((p) => !later.includes(p) && !same.includes(p));

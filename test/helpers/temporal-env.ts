@@ -120,7 +120,7 @@ export async function timeOutHeartbeats(env: TestWorkflowEnvironment, handle: Wo
     : { namespace, execution, id, activityOptions: { heartbeatTimeout: msToTs(`${seconds}s`), retryPolicy: { initialInterval: msToTs('1s') } },
         updateMask: { paths: ['heartbeat_timeout', 'retry_policy.initial_interval'] } });
   for (const id of activityIds) await update(id, false);
-  // The workflow's next task would wait for the dead worker's sticky queue (10 s) before any other worker took it.
+  // Else the workflow's next task waits out the dead worker's sticky queue before any other worker takes it.
   await env.client.workflowService.resetStickyTaskQueue({ namespace, execution });
   for (const id of activityIds) {
     for (;;) {
