@@ -89,22 +89,21 @@ export async function readyToStream(store: Pick<Store, 'run' | 'releaseMemory'>,
   if (oneThread) await store.run('SET threads = 1');
 }
 
-/** Series a slice of a month's stream is sized for: a month of more is streamed in 2, 4 or 8 slices. */
+/** Series a slice of a month's stream is sized for: a month of more is streamed in as many slices as it needs. */
 const SLICE_SERIES = 12_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
 const PIECE_LINES = 32;
 
 /**
- * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Without a limit, a month of more than
- * SLICE_SERIES series shown is streamed in slices of its series' closeness (the first sort key), highest first: each
- * query sorts a slice, not the month, and each chunk's memory is given back as soon as it is read (releaseChunk). The
- * MIDs' currencies are read once, into a temp table of the session.
+ * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Each series' order (SHOWN_RANK) is kept
+ * once a month in a temp table; without a limit, a month of more than SLICE_SERIES series is streamed in slices of it,
+ * highest first: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
  */
 async function streamMonths(
   store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0,
   afterSlice?: () => Promise<unknown>, sliceSeries = SLICE_SERIES,
 ): Promise<number> {
-  const cur = 'cbp_stream_currencies';
+  const [cur, top] = ['cbp_stream_currencies', 'cbp_stream_top'];
   await store.run(`CREATE OR REPLACE TEMP TABLE ${cur} AS SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid`);
   try {
     let n = 0;
@@ -114,19 +113,19 @@ async function streamMonths(
       if (q.mid !== undefined) { where.push('m.mid = $mid'); params.mid = q.mid; }
       if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
       if (q.projection === false) where.push('NOT m.is_projection');
-      // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all), and each
-      // series' order from an aggregate (a window over the months shown did not fit the store's memory at 100,000 MIDs).
-      const ctes = `WITH rows AS NOT MATERIALIZED (SELECT * FROM mart_ratios m WHERE ${where.join(' AND ')}),
-         top AS (SELECT month, mid, network, program, metric, ${SHOWN_RANK} AS top FROM rows GROUP BY ALL)`;
-      for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, ctes, params, sliceSeries)) {
+      // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all); each
+      // series' order from an aggregate, once (a window over the months shown did not fit the store's memory).
+      await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT mid, network, program, metric, ${SHOWN_RANK} AS top
+        FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL`, params);
+      for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, top, sliceSeries)) {
         // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
         const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');
         const result = await store.conn.stream(
-          `${ctes},
-           sorted AS (
-             SELECT m.*, t.top, c.codes FROM rows m JOIN top t USING (month, mid, network, program, metric) LEFT JOIN ${cur} c ON c.mid = m.mid
-              WHERE ${cut}
-              ORDER BY m.month, t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
+          `WITH sorted AS (
+             SELECT m.*, t.top, c.codes FROM mart_ratios m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
+               LEFT JOIN ${cur} c ON c.mid = m.mid
+              WHERE ${where.join(' AND ')}
+              ORDER BY t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
            SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
              FROM sorted m`,
           params,
@@ -150,7 +149,7 @@ async function streamMonths(
     }
     return n;
   } finally {
-    await store.run(dropTemp('TABLE', cur));
+    await store.run(dropTemp('TABLE', cur, top));
   }
 }
 
@@ -158,19 +157,15 @@ async function streamMonths(
 const doubleLiteral = (v: number) => (Number.isFinite(v) ? `${v.toString()}::DOUBLE` : `'${v.toString()}'::DOUBLE`);
 
 /**
- * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open), as many as its series
- * need (1, 2, 4 or 8): equal values fall in one slice, so the slices in turn give the month's order.
+ * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open), one per sliceSeries of its
+ * series (of the temp table top): equal values fall in one slice, so the slices in turn give the month's order.
  */
-async function sliceBounds(
-  store: Pick<Store, 'all'>, ctes: string, params: Record<string, string>, sliceSeries: number,
-): Promise<Array<readonly [number | null, number | null]>> {
-  const q = (k: number) => `quantile_disc(top, [${Array.from({ length: k - 1 }, (_, i) => (k - 1 - i) / k).join(', ')}])`;
-  const [r] = await store.all<{ n: number; q2: number[]; q4: number[]; q8: number[] }>(
-    `${ctes} SELECT count(*)::INTEGER AS n, ${q(2)} AS q2, ${q(4)} AS q4, ${q(8)} AS q8 FROM top`, params);
-  const n = Number(r?.n ?? 0);
-  const picked = n <= sliceSeries ? [] : n <= 2 * sliceSeries ? r!.q2 : n <= 4 * sliceSeries ? r!.q4 : r!.q8;
-  const cuts = [...new Set(picked.map(Number))].sort((a, b) => b - a);
-  const edges = [null, ...cuts, null];
+async function sliceBounds(store: Pick<Store, 'all'>, top: string, sliceSeries: number): Promise<Array<readonly [number | null, number | null]>> {
+  const [{ n }] = await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${top}`);
+  const k = Math.ceil(Number(n) / sliceSeries);
+  if (k <= 1) return [[null, null]];
+  const [{ q }] = await store.all<{ q: number[] }>(`SELECT quantile_disc(top, [${Array.from({ length: k - 1 }, (_, i) => (k - 1 - i) / k).join(', ')}]) AS q FROM ${top}`);
+  const edges = [null, ...[...new Set(q.map(Number))].sort((a, b) => b - a), null];
   return edges.slice(0, -1).map((hi, i) => [hi, edges[i + 1]] as const);
 }
 
