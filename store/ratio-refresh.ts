@@ -63,8 +63,8 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
   });
 }
 
-// A tile: the months from..to (runs carried from the month before) of the MIDs lo..hi (n ruled rows) not in a group;
-// grouped: of every grouped MID; gap: months without inputs, whose rows go. Judged in month order, rows lie so.
+// A tile: the months from..to (runs carried from the month before) of every MID (n ruled rows), or of the MIDs lo..hi
+// not in a group; grouped: of every grouped MID; gap: months without inputs, whose rows go. Judged in month order.
 type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true };
 
 /** Ruled rows of the inputs from `start` to `end` (of t's MIDs), per month or per MID. */
@@ -83,13 +83,14 @@ const pack = (rows: Array<{ k: string; n: number }>, most: number) => rows.reduc
   return out;
 }, []);
 
-/** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on, each run's grouped MIDs last. */
+/** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on; grouped MIDs after MID ranges. */
 async function tiles(store: Store, from: string, most: number, within?: Tile): Promise<Tile[]> {
   const [start, end] = [within?.from ?? from, within?.to ?? '9999-12'];
-  const grouped = !within && (await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups'))[0]!.n > 0;
+  // A group is never split: beside tiles of MID ranges its MIDs have a tile of their own; a tile of every MID holds them.
+  const grouped = within?.lo === undefined && !within?.grouped && (await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups'))[0]!.n > 0;
   const out: Tile[] = [];
   let next = start;
-  const add = (to: string, ts: Tile[]) => { out.push(...ts, ...(grouped ? [{ from: next, to, n: 0, grouped: true as const }] : [])); next = addMonths(to, 1); };
+  const add = (to: string, ts: Tile[]) => { out.push(...ts, ...(grouped && ts.some((t) => t.lo !== undefined) ? [{ from: next, to, n: 0, grouped: true as const }] : [])); next = addMonths(to, 1); };
   for (const r of pack(await ruledRows(store, 'month', start, end, within), most)) {
     if (r.n <= most) { add(r.last, [{ from: next, to: r.last, n: r.n }]); continue; }
     // A month of more: its MIDs in ranges, after the months before it that have no inputs.
@@ -144,16 +145,17 @@ async function judgeFitting(store: Store, watchFraction: number, tile: Tile, las
 /** Judges one tile and replaces its runs and ratio rows, in one transaction that `last` ends. */
 async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
   const isGrouped = tile.grouped === true, grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
-  const range = (t: string) => (isGrouped || tile.lo === undefined ? '' : `${t}.mid >= ${sqlText(tile.lo)} AND ${t}.mid <= ${sqlText(tile.hi!)} AND`);
-  // A tile's judged series in the kept runs (its MIDs but the groups, or the groups), and its rows.
-  const runsOf = (t: string) => `${range(t)} ${t}.mid ${isGrouped ? '' : 'NOT'} IN (SELECT group_id FROM ratio_rule_groups)`;
-  const where = (t: string) => `${range(t)} ${isGrouped ? '' : 'NOT'} ${grouped(t)}`;
+  // A tile's judged series in the kept runs and its rows: a MID range's but the groups', the groups', or every MID's.
+  const mids = (t: string) => `${t}.mid >= ${sqlText(tile.lo ?? '')} AND ${t}.mid <= ${sqlText(tile.hi ?? '')}`;
+  const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (SELECT group_id FROM ratio_rule_groups)`
+    : isGrouped ? `${t}.mid IN (SELECT group_id FROM ratio_rule_groups)` : 'TRUE');
+  const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
   try {
     return await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${tile.from}' AND m.month <= '${tile.to}' AND ${where('m')};
         DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
-      if (!isGrouped && tile.gap) return { rows: 0, written: last ? await last(s) : undefined }; // months without inputs
+      if (tile.gap) return { rows: 0, written: last ? await last(s) : undefined }; // months without inputs
       // The tile's rows with what monitors them: those a rule applies to are judged, the others written as they are.
       const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
