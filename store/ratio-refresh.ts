@@ -83,10 +83,9 @@ const pack = (rows: Array<{ k: string; n: number }>, most: number) => rows.reduc
   return out;
 }, []);
 
-/** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on; grouped MIDs after MID ranges. */
+/** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on; grouped MIDs after MID ranges (a group is never split). */
 async function tiles(store: Store, from: string, most: number, within?: Tile): Promise<Tile[]> {
   const [start, end] = [within?.from ?? from, within?.to ?? '9999-12'];
-  // A group is never split: beside tiles of MID ranges its MIDs have a tile of their own; a tile of every MID holds them.
   const grouped = within?.lo === undefined && !within?.grouped && (await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups'))[0]!.n > 0;
   const out: Tile[] = [];
   let next = start;
@@ -146,9 +145,8 @@ async function judgeFitting(store: Store, watchFraction: number, tile: Tile, las
 async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
   const isGrouped = tile.grouped === true, grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
   // A tile's judged series in the kept runs and its rows: a MID range's but the groups', the groups', or every MID's.
-  const mids = (t: string) => `${t}.mid >= ${sqlText(tile.lo ?? '')} AND ${t}.mid <= ${sqlText(tile.hi ?? '')}`;
-  const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (SELECT group_id FROM ratio_rule_groups)`
-    : isGrouped ? `${t}.mid IN (SELECT group_id FROM ratio_rule_groups)` : 'TRUE');
+  const mids = (t: string) => `${t}.mid >= ${sqlText(tile.lo ?? '')} AND ${t}.mid <= ${sqlText(tile.hi ?? '')}`, ids = 'SELECT group_id FROM ratio_rule_groups';
+  const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (${ids})` : isGrouped ? `${t}.mid IN (${ids})` : 'TRUE');
   const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
   try {

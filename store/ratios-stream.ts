@@ -89,7 +89,7 @@ export async function readyToStream(store: Pick<Store, 'run' | 'releaseMemory'>,
   if (oneThread) await store.run('SET threads = 1');
 }
 
-/** Series a slice of a month's stream is sized for: a month of more is streamed in as many slices as it needs. */
+/** Series a slice of a month's stream is sized for: a month of more is streamed in slices of about this many, 8 at most. */
 const SLICE_SERIES = 12_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
 const PIECE_LINES = 32;
@@ -158,11 +158,11 @@ const doubleLiteral = (v: number) => (Number.isFinite(v) ? `${v.toString()}::DOU
 
 /**
  * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open), one per sliceSeries of its
- * series (of the temp table top): equal values fall in one slice, so the slices in turn give the month's order.
+ * series (of the temp table top), 8 at most: equal values fall in one slice, so the slices in turn give the month's order.
  */
 async function sliceBounds(store: Pick<Store, 'all'>, top: string, sliceSeries: number): Promise<Array<readonly [number | null, number | null]>> {
   const [{ n }] = await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${top}`);
-  const k = Math.ceil(Number(n) / sliceSeries);
+  const k = Math.min(8, Math.ceil(Number(n) / sliceSeries));
   if (k <= 1) return [[null, null]];
   const [{ q }] = await store.all<{ q: number[] }>(`SELECT quantile_disc(top, [${Array.from({ length: k - 1 }, (_, i) => (k - 1 - i) / k).join(', ')}]) AS q FROM ${top}`);
   const edges = [null, ...[...new Set(q.map(Number))].sort((a, b) => b - a), null];
