@@ -106,17 +106,17 @@ export async function keptHeat(
   await store.run('CREATE OR REPLACE TEMP TABLE _cbp_report_entry (class VARCHAR, network VARCHAR, program VARCHAR, metric VARCHAR, month VARCHAR, entry DOUBLE)');
   await insertRows(store, '_cbp_report_entry', q.entries.map((e) => [e.class, e.network, e.program, e.metric, e.month, e.entry]));
   const { where, params } = rowsWhere(q);
-  // met: its own scan (small result), so that the cells stream through one scan instead of a CTE read twice (kept in memory).
+  // Of the kept table itself (no forecast is read here). met: its own scan (small result), so that the cells stream through one scan.
   await store.run(`CREATE OR REPLACE TEMP TABLE _cbp_report_heat_rows AS
     WITH met AS (
       SELECT DISTINCT m.mid, m.network, m.program, m.metric, m.month
-        FROM mart_ratios m LEFT JOIN ratio_rule_classes c ON c.id = m.mid
+        FROM ratio_mart m LEFT JOIN ratio_rule_classes c ON c.id = m.mid
         JOIN int_ratio_rules k ON k.class = coalesce(c.class, '') AND k.network = m.network AND k.program = m.program AND k.metric = m.metric
          AND k.from_month <= m.month AND k.to_month >= m.month
        WHERE ${where} AND NOT m.is_projection AND m.state IS NOT NULL AND m.state <> 'unknown' AND ratio_meets(k, m, 1.0)
     ), w AS (
       SELECT m.mid, m.network, m.program, m.metric, m.month, m.state, CASE WHEN m.ratio IS NOT NULL AND e.entry > 0 THEN m.ratio / e.entry END AS v
-        FROM mart_ratios m LEFT JOIN ratio_rule_classes c ON c.id = m.mid
+        FROM ratio_mart m LEFT JOIN ratio_rule_classes c ON c.id = m.mid
         LEFT JOIN _cbp_report_entry e ON e.class = coalesce(c.class, '') AND e.network = m.network AND e.program = m.program AND e.metric = m.metric AND e.month = m.month
        WHERE ${where} AND NOT m.is_projection AND m.state IS NOT NULL
     ), cell AS (
