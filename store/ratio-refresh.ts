@@ -47,7 +47,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
       return prev?.at;
     });
-    // The chunks commit to the log, not checkpointed (a checkpoint each cost more than its chunk); the last, which finishes, is.
+    // The tiles commit to the log, not checkpointed (a checkpoint each cost more than its tile); the last, which finishes, is.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
@@ -145,7 +145,7 @@ async function judgeFitting(store: Store, watchFraction: number, tile: Tile, las
 async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
   const isGrouped = tile.grouped === true, grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
   // A tile's judged series in the kept runs and its rows: a MID range's but the groups', the groups', or every MID's.
-  const mids = (t: string) => `${t}.mid >= ${sqlText(tile.lo ?? '')} AND ${t}.mid <= ${sqlText(tile.hi ?? '')}`, ids = 'SELECT group_id FROM ratio_rule_groups';
+  const mids = (t: string) => `${t}.mid >= ${sqlText(tile.lo!)} AND ${t}.mid <= ${sqlText(tile.hi!)}`, ids = 'SELECT group_id FROM ratio_rule_groups';
   const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (${ids})` : isGrouped ? `${t}.mid IN (${ids})` : 'TRUE');
   const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
@@ -156,15 +156,15 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
       if (tile.gap) return { rows: 0, written: last ? await last(s) : undefined }; // months without inputs
       // The tile's rows with what monitors them: those a rule applies to are judged, the others written as they are.
       const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
-      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_chunk AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
+      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_tile AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
           WHERE ${where('r')};
-        CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_chunk');
+        CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
         CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
-      // Projections judged as closed months, on the observed runs before them (a chunk without any has none to judge).
+      // Projections judged as closed months, on the observed runs before them (a tile without any has none to judge).
       const [p] = await s.all<{ any: boolean | null }>('SELECT bool_or(is_projection) AS any FROM _ratio_rows');
       if (p?.any) {
         await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
@@ -176,7 +176,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
       return { rows, written: last ? await last(s) : undefined };
     });
   } finally {
-    await store.run(['RESET disabled_optimizers', dropTemp('VIEW', '_ratio_rows', '_ratio_chunk'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds')].join('; '));
+    await store.run(['RESET disabled_optimizers', dropTemp('VIEW', '_ratio_rows', '_ratio_tile'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds')].join('; '));
   }
 }
 
