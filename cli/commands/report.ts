@@ -159,16 +159,12 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
     read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids, judgedHere: kept !== undefined });
     const section = read.section;
     const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
-    const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness] = await Promise.all([
-      q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
-      q.matchRates(store), q.quarantineByReason(store), q.freshness(store),
-    ]);
     const made = o.now ?? new Date();
     const generatedAt = made.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const { serviceClock } = await import('../../store/status.ts');
-    const service = await serviceClock(store, made);
-    const out6 = await import('../../store/report-outcomes.ts');
-    const [due, prevention, vintage] = await Promise.all([
+    const [{ serviceClock }, out6] = await Promise.all([import('../../store/status.ts'), import('../../store/report-outcomes.ts')]);
+    const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness, service, due, prevention, vintage] = await Promise.all([
+      q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
+      q.matchRates(store), q.quarantineByReason(store), q.freshness(store), serviceClock(store, made),
       out6.dueSoon(store, scope, { within: DUE_WITHIN_DAYS, now: made }), out6.preventionByPartner(store, scope), out6.vintage(store, scope),
     ]);
     data = {
