@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../store/db.ts';
 import { startReceiver } from '../webhook/index.ts';
@@ -14,7 +13,7 @@ import { lakeTitle, skipLake } from './helpers/postgres.ts';
 import { payloadViolations } from './helpers/history-payloads.ts';
 import { skipTemporal, temporalTitle } from './helpers/temporal-env.ts';
 import { tempDir } from './helpers/tmp.ts';
-import { lakeWorld, until, worker } from './helpers/lake-workers.ts';
+import { historyOf, lakeWorld, until, worker } from './helpers/lake-workers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -82,7 +81,7 @@ describe.skipIf(skipLake || skipTemporal)(`${lakeTitle('two hosts of one lake')}
         const recent = (await w.env.client.schedule.getHandle('cbp-maintain').describe()).info.recentActions[0]!;
         const wf = w.env.client.workflow.getHandle(recent.action.workflow.workflowId, recent.action.workflow.firstExecutionRunId);
         await wf.result();
-        const h = JSON.parse(historyToJSON(await wf.fetchHistory()));
+        const h = await historyOf(wf);
         expect(payloadViolations(h, { forbidden: [] })).toEqual([]);
         if (process.env.CBP_RECORD_HISTORIES === '1') fs.writeFileSync(path.join(ROOT, 'test', 'fixtures', 'histories', 'maintain-store.json'), `${JSON.stringify(h, null, 1)}\n`);
       } finally {

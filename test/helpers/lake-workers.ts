@@ -30,6 +30,10 @@ export interface LakeWorld {
   pg: Postgres;
 }
 
+const children: ChildProcess[] = [];
+/** The workers' output so far, shown when a wait runs out. */
+const outputs: Array<() => string> = [];
+
 /** The file's servers, started in beforeAll and stopped (with every worker left) in afterAll. */
 export function lakeWorld(): LakeWorld {
   const w = {} as LakeWorld;
@@ -49,10 +53,6 @@ export function lakeWorld(): LakeWorld {
   });
   return w;
 }
-
-const children: ChildProcess[] = [];
-/** The workers' output so far, shown when a wait runs out. */
-const outputs: Array<() => string> = [];
 
 /** Polls until probe gives a value; past 4 minutes, fails with what it waited for and the workers' last output. */
 export async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
