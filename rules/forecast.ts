@@ -49,50 +49,61 @@ const BLOCK = 28;
 const DEFAULT_DRIFT = 0.09;
 const MIN_DRIFT = 0.0025;
 const weekdayOf = (first: number, dayIndex: number) => (((first + dayIndex) % 7) + 7) % 7;
+const nextWeekday = (wd: number) => (wd === 6 ? 0 : wd + 1);
 
 /** Each weekday's share of a day's count (mean 1), from the history, shrunk towards 1 where it holds few events. */
 export function weekdayWeights(history: number[], firstWeekday: number): number[] {
-  const sum = Array(7).fill(0) as number[];
-  const days = Array(7).fill(0) as number[];
-  history.forEach((c, i) => {
-    const wd = weekdayOf(firstWeekday, i - history.length);
-    sum[wd] += c;
-    days[wd] += 1;
-  });
-  const mean = history.reduce((a, b) => a + b, 0) / Math.max(1, history.length);
-  if (mean <= 0) return Array(7).fill(1) as number[];
+  const sum = [0, 0, 0, 0, 0, 0, 0];
+  const days = [0, 0, 0, 0, 0, 0, 0];
+  const n = history.length;
+  let total = 0;
+  // Plain loops, here and below: a nightly reads every open series' history (tens of thousands).
+  for (let i = 0, wd = weekdayOf(firstWeekday, -n); i < n; i++, wd = nextWeekday(wd)) {
+    sum[wd]! += history[i]!;
+    days[wd]! += 1;
+    total += history[i]!;
+  }
+  const mean = total / Math.max(1, n);
+  if (mean <= 0) return [1, 1, 1, 1, 1, 1, 1];
   const shrink = 2 * mean;
   const raw = sum.map((s, j) => (s + shrink) / (days[j]! * mean + shrink));
   const avg = raw.reduce((a, b) => a + b, 0) / 7;
   return raw.map((w) => w / avg);
 }
 
-/** The history's last whole 28-day blocks (four of each weekday), oldest first. */
-function blocks(history: number[]): number[][] {
-  const out: number[][] = [];
-  for (let end = history.length; end - BLOCK >= 0; end -= BLOCK) out.unshift(history.slice(end - BLOCK, end));
-  return out;
+/** The sums of the history's last whole 28-day blocks (four of each weekday), oldest first; block j starts at start + j × BLOCK. */
+function blockSums(history: number[]): { start: number; sums: number[] } {
+  const nb = Math.floor(history.length / BLOCK);
+  const start = history.length - nb * BLOCK;
+  const sums: number[] = [];
+  for (let j = 0; j < nb; j++) {
+    let t = 0;
+    for (let i = start + j * BLOCK; i < start + (j + 1) * BLOCK; i++) t += history[i]!;
+    sums.push(t);
+  }
+  return { start, sums };
 }
 
 /** The day-level dispersion beyond Poisson, against each block's own rate and the weekday pattern (0 when none shows). */
 export function dayDispersion(history: number[], weights: number[], firstWeekday: number): number {
   let excess = 0;
   let sq = 0;
-  const bs = blocks(history);
-  bs.forEach((b, j) => {
-    const mean = b.reduce((x, y) => x + y, 0) / BLOCK;
-    b.forEach((c, i) => {
-      const mu = mean * weights[weekdayOf(firstWeekday, (j - bs.length) * BLOCK + i)]!;
+  const { start, sums } = blockSums(history);
+  for (let j = 0; j < sums.length; j++) {
+    const mean = sums[j]! / BLOCK;
+    for (let i = 0, wd = weekdayOf(firstWeekday, (j - sums.length) * BLOCK); i < BLOCK; i++, wd = nextWeekday(wd)) {
+      const c = history[start + j * BLOCK + i]!;
+      const mu = mean * weights[wd]!;
       excess += (c - mu) ** 2 - mu;
       sq += mu * mu;
-    });
-  });
+    }
+  }
   return sq > 0 ? Math.max(0, excess / sq) : 0;
 }
 
 /** How much a month's rate differs from the months before it, as a squared coefficient of variation beyond the days' own noise. */
 export function monthDrift(history: number[], phiDay: number): number {
-  const totals = blocks(history).map((b) => b.reduce((x, y) => x + y, 0));
+  const totals = blockSums(history).sums;
   if (totals.length < 3) return DEFAULT_DRIFT;
   const mean = totals.reduce((x, y) => x + y, 0) / totals.length;
   if (mean <= 0) return DEFAULT_DRIFT;
@@ -190,12 +201,19 @@ export function priorMonthDays(month: string): number[] {
 export function remainingCount(input: ForecastInput): CountDist {
   const w = weekdayWeights(input.history, input.firstWeekday);
   const phiDay = dayDispersion(input.history, w, input.firstWeekday);
-  const hMean = input.history.reduce((a, b) => a + b, 0) / Math.max(1, input.history.length);
+  let hSum = 0;
+  for (const c of input.history) hSum += c;
+  const hMean = hSum / Math.max(1, input.history.length);
   const weightTo = (from: number, to: number) => { let s = 0; for (let d = from; d < to; d++) s += w[weekdayOf(input.firstWeekday, d)]!; return s; };
   const elapsedW = weightTo(0, input.daysElapsed);
-  const left = Array.from({ length: input.daysInMonth - input.daysElapsed }, (_, i) => w[weekdayOf(input.firstWeekday, input.daysElapsed + i)]!);
-  const W = left.reduce((a, b) => a + b, 0);
-  const W2 = left.reduce((a, b) => a + b * b, 0);
+  // The days left's weights summed, and their squares.
+  let W = 0;
+  let W2 = 0;
+  for (let d = input.daysElapsed; d < input.daysInMonth; d++) {
+    const x = w[weekdayOf(input.firstWeekday, d)]!;
+    W += x;
+    W2 += x * x;
+  }
   const steady = steadyMonth(input, weightTo, elapsedW, W);
   if (steady) return steady;
   // The rate per unit of weekday weight: Gamma(a, b). Before the month: the history's rate, as uncertain as months
