@@ -4,7 +4,7 @@ import type { Store } from '../store/db.ts';
 import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
-import type { RuleSet } from '../rules/thresholds.ts';
+import type { Rule, RuleSet } from '../rules/thresholds.ts';
 import { judgedRanges } from '../store/judged-months.ts';
 import type { MidRange } from '../store/table-slices.ts';
 
@@ -25,11 +25,15 @@ function rateBefore(r: OpenRow): { rate: number; daily: boolean } {
   return daily < 0.5 * monthly ? { rate: monthly, daily: false } : { rate: daily, daily: true };
 }
 
-/** The levels in force for an open row, each rule as what the month needs. */
-function needsOf(rules: RuleSet, r: OpenRow) {
-  return rulesFor(rules, r.mid)
-    .filter((x) => x.network === r.network && x.program === r.program && x.metric === r.metric && inForce(x, r.month))
-    .flatMap((rule) => { const n = levelNeed(rule, r); return n ? [{ rule, ...n }] : []; });
+/** The levels in force for an open row, each rule as what the month needs; the rules found once per MID of its own settings (else all alike), series and month. */
+function needsOf(rules: RuleSet, r: OpenRow, found: Map<string, Rule[]>) {
+  const key = [rules.mids[r.mid] || rules.groups?.[r.mid] ? r.mid : '', r.network, r.program, r.metric, r.month].join('\u0000');
+  let inForceRules = found.get(key);
+  if (!inForceRules) {
+    inForceRules = rulesFor(rules, r.mid).filter((x) => x.network === r.network && x.program === r.program && x.metric === r.metric && inForce(x, r.month));
+    found.set(key, inForceRules);
+  }
+  return inForceRules.flatMap((rule) => { const n = levelNeed(rule, r); return n ? [{ rule, ...n }] : []; });
 }
 
 /** The row's denominator of its metric (to date, or the previous month's). */
@@ -53,7 +57,8 @@ export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<
 }
 
 async function forecastRange(store: Store, rules: RuleSet, range: MidRange): Promise<KeptForecast[]> {
-  const rows = (await openRows(store, range)).map((r) => ({ r, needs: needsOf(rules, r) })).filter((x) => x.needs.length);
+  const found = new Map<string, Rule[]>();
+  const rows = (await openRows(store, range)).map((r) => ({ r, needs: needsOf(rules, r, found) })).filter((x) => x.needs.length);
   // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
   // The others' days are not used: their history is flat at its rate, which only widens a chance that stays near nil.
   const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);
