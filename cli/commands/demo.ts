@@ -194,8 +194,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     let runs: Pick<typeof runner, 'reconcileSubscriptions' | 'pushOrders'> = runner;
     if (opts.temporal) {
       const { startTemporalDemo } = await import('../demo-temporal.ts');
-      // Each nightly of the demo's schedule covers all the service's history (from world.from), in the local
-      // demo's backfill windows: a schedule backfill of a night then loads what `cbp run backfill` does.
+      // Each nightly of the demo's schedule covers all the service's history (from world.from), one window a kind (the
+      // MID report by month): a schedule backfill of a night then loads what `cbp run backfill` does, in fewer fetches.
       const lookbackDays = dayNumber(lastDay) - dayNumber(world.from) + 1;
       // On a lake, a second worker as on a second host: a data folder of its own, the same lake and service.
       if (lake) {
@@ -208,7 +208,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
         dataDir,
         activities: pipeline.activities,
         ...(secondHost ? { secondHost: secondHost.activities } : {}),
-        nightlyInput: { windowDays: opts.backfillWindowDays ?? 31, lookbackDays, kinds: [...REPORT_KINDS], parallelism: 2 },
+        nightlyInput: { windowDays: lookbackDays, lookbackDays, kinds: [...REPORT_KINDS], parallelism: 2 },
         signal: opts.temporal.signal,
       });
       const t = tdemo;
