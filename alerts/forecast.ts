@@ -25,7 +25,10 @@ function rateBefore(r: OpenRow): { rate: number; daily: boolean } {
   return daily < 0.5 * monthly ? { rate: monthly, daily: false } : { rate: daily, daily: true };
 }
 
-/** The levels in force for an open row, each rule as what the month needs; the rules found once per MID of its own settings (else all alike), series and month. */
+/**
+ * The levels in force for an open row, each rule as what the month needs. Which rules apply depends only on the series,
+ * the month and the MID's own settings or group (none: every such MID alike), so `found` keeps them by those.
+ */
 function needsOf(rules: RuleSet, r: OpenRow, found: Map<string, Rule[]>) {
   const key = [rules.mids[r.mid] || rules.groups?.[r.mid] ? r.mid : '', r.network, r.program, r.metric, r.month].join('\u0000');
   let inForceRules = found.get(key);

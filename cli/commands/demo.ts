@@ -195,7 +195,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     if (opts.temporal) {
       const { startTemporalDemo } = await import('../demo-temporal.ts');
       // Each nightly of the demo's schedule covers all the service's history (from world.from), one window a kind (the
-      // MID report by month): a schedule backfill of a night then loads what `cbp run backfill` does, in fewer fetches.
+      // MID report by month): a schedule backfill of a night then loads the history `cbp run backfill` loads, in fewer fetches.
       const lookbackDays = dayNumber(lastDay) - dayNumber(world.from) + 1;
       // On a lake, a second worker as on a second host: a data folder of its own, the same lake and service.
       if (lake) {
