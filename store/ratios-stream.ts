@@ -89,15 +89,15 @@ export async function readyToStream(store: Pick<Store, 'run' | 'releaseMemory'>,
   if (oneThread) await store.run('SET threads = 1');
 }
 
-/** Series a slice of a month's stream is sized for: a month of more is streamed in slices of about this many, 8 at most. */
-const SLICE_SERIES = 12_500;
+/** Series a slice of a month's stream holds: a month of more is streamed in slices of this many. */
+const SLICE_SERIES = 7_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
 const PIECE_LINES = 32;
 
 /**
- * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Each series' order (SHOWN_RANK) is kept
- * once a month in a temp table; without a limit, a month of more than SLICE_SERIES series is streamed in slices of it,
- * highest first: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
+ * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Each series' place in the month (SHOWN_RANK,
+ * then its key) is kept once a month in a temp table; without a limit, the month is streamed in slices of sliceSeries
+ * places: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
  */
 async function streamMonths(
   store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0,
@@ -114,18 +114,19 @@ async function streamMonths(
       if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
       if (q.projection === false) where.push('NOT m.is_projection');
       // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all); each
-      // series' order from an aggregate, once (a window over the months shown did not fit the store's memory).
-      await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT mid, network, program, metric, ${SHOWN_RANK} AS top
-        FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL`, params);
-      for (const [hi, lo] of limit > 0 ? [[null, null] as const] : await sliceBounds(store, top, sliceSeries)) {
-        // The bounds as DOUBLE literals: a bound such as -1e308 bound as a JS number is taken for an integer.
-        const cut = [hi === null ? 'TRUE' : `t.top < ${doubleLiteral(hi)}`, lo === null ? 'TRUE' : `t.top >= ${doubleLiteral(lo)}`].join(' AND ');
+      // series' place from an aggregate, once (a window over the months shown did not fit the store's memory).
+      await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT *, row_number() OVER (ORDER BY top DESC, mid, network, program, metric) - 1 AS pos
+        FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)`, params);
+      const [{ series }] = await store.all<{ series: number }>(`SELECT count(*)::INTEGER AS series FROM ${top}`);
+      const size = limit > 0 ? Infinity : sliceSeries;
+      for (let from = 0; from < Number(series); from += size) {
+        const cut = limit > 0 ? 'TRUE' : `t.pos >= ${from} AND t.pos < ${from + size}`;
         const result = await store.conn.stream(
           `WITH sorted AS (
-             SELECT m.*, t.top, c.codes FROM mart_ratios m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
+             SELECT m.*, t.pos, c.codes FROM mart_ratios m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
                LEFT JOIN ${cur} c ON c.mid = m.mid
               WHERE ${where.join(' AND ')}
-              ORDER BY t.top DESC, m.mid, m.network, m.program, m.metric, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
+              ORDER BY t.pos, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
            SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
              FROM sorted m`,
           params,
@@ -151,22 +152,6 @@ async function streamMonths(
   } finally {
     await store.run(dropTemp('TABLE', cur, top));
   }
-}
-
-/** A DOUBLE as SQL, exactly (the shortest text that reads back as the same number; Infinity and NaN quoted). */
-const doubleLiteral = (v: number) => (Number.isFinite(v) ? `${v.toString()}::DOUBLE` : `'${v.toString()}'::DOUBLE`);
-
-/**
- * A month's slices as [below, from] bounds of the series' closeness, highest first (null: open), one per sliceSeries of its
- * series (of the temp table top), 8 at most: equal values fall in one slice, so the slices in turn give the month's order.
- */
-async function sliceBounds(store: Pick<Store, 'all'>, top: string, sliceSeries: number): Promise<Array<readonly [number | null, number | null]>> {
-  const [{ n }] = await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${top}`);
-  const k = Math.min(8, Math.ceil(Number(n) / sliceSeries));
-  if (k <= 1) return [[null, null]];
-  const [{ q }] = await store.all<{ q: number[] }>(`SELECT quantile_disc(top, [${Array.from({ length: k - 1 }, (_, i) => (k - 1 - i) / k).join(', ')}]) AS q FROM ${top}`);
-  const edges = [null, ...[...new Set(q.map(Number))].sort((a, b) => b - a), null];
-  return edges.slice(0, -1).map((hi, i) => [hi, edges[i + 1]] as const);
 }
 
 /** A month `cbp ratios` shows, with its rows' counts (those shown may be fewer). */

@@ -48,7 +48,7 @@ describe('cbp ratios --json from the kept table', () => {
     const want = await viewed(q);
     expect(want.length).toBeGreaterThan(0);
     expect(await streamed(s)).toEqual(want);
-    // In slices of the series' closeness (8 a month here: series without one share the lowest bound, -1e308), the same.
+    // In slices of 10 series, a month's series of equal closeness split between slices, the same.
     expect(await streamed(s, 10)).toEqual(want);
   }, 60_000);
 
