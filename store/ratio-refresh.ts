@@ -172,7 +172,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
       await s.run("SET disabled_optimizers = 'build_side_probe_side'"); // the rows explained probe the small rule and run tables
-      const rows = await writeMart(s, "ratio_explain('_ratio_rows', '_ratio_runs')", "ratio_unjudged('_ratio_monitored')");
+      const rows = await writeMart(s, tile.from < tile.to, "ratio_explain('_ratio_rows', '_ratio_runs')", "ratio_unjudged('_ratio_monitored')");
       return { rows, written: last ? await last(s) : undefined };
     });
   } finally {
@@ -180,10 +180,10 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
   }
 }
 
-/** Writes table macro calls' rows to ratio_mart as ratio_explain gives them, a month's rows together; how many. */
-async function writeMart(s: Store, ...calls: string[]): Promise<number> {
+/** Writes table macro calls' rows to ratio_mart as ratio_explain gives them, in month order when `sort`; how many. */
+async function writeMart(s: Store, sort: boolean, ...calls: string[]): Promise<number> {
   const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month,
-    ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM (${calls.map((c) => `SELECT * FROM ${c}`).join(' UNION ALL BY NAME ')}) ORDER BY month`);
+    ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM (${calls.map((c) => `SELECT * FROM ${c}`).join(' UNION ALL BY NAME ')}) ${sort ? 'ORDER BY month' : ''}`);
   return Number(r?.Count ?? 0);
 }
 
