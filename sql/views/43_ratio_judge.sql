@@ -1,6 +1,5 @@
--- The judge: levels, streaks and watch bands of every series (mid × network × program), in SQL over the rules in force
--- (ratio_rules, migration 021). docs/ratios.md "Levels" states the rules this implements; test/ratio-judge.test.ts
--- holds it equal to the oracle (test/oracle/evaluate.ts) on random series.
+-- The judge: levels, streaks and watch bands of every series (mid × network × program) over the rules in force (ratio_rules),
+-- as docs/ratios.md "Levels" states them; test/ratio-judge.test.ts holds it equal to test/oracle/evaluate.ts.
 
 CREATE OR REPLACE MACRO ratio_field_label(field) AS (
   CASE field WHEN 'numerator_count' THEN 'count' WHEN 'numerator_amount' THEN 'amount' WHEN 'denominator_count' THEN 'transactions'
@@ -64,12 +63,10 @@ FROM x WHERE group_id IS NULL
 UNION ALL
 SELECT group_id, network, program, metric, month, is_projection, bool_or(is_partial),
   nullif(string_agg(CASE WHEN missing_sources IS NOT NULL THEN mid || ': ' || missing_sources END, '; ' ORDER BY mid), ''),
-  CASE WHEN metric = 'count' THEN sum(numerator_count) ELSE sum(numerator_amount) END
-    / nullif(CASE WHEN metric = 'count' THEN sum(denominator_count) ELSE sum(denominator_amount) END, 0),
+  CASE WHEN metric = 'count' THEN sum(numerator_count) ELSE sum(numerator_amount) END / nullif(CASE WHEN metric = 'count' THEN sum(denominator_count) ELSE sum(denominator_amount) END, 0),
   sum(numerator_count), sum(numerator_amount), sum(denominator_count), sum(denominator_amount),
   sum(month_transaction_count), sum(month_transaction_amount), min(days_covered), any_value(days_in_month)
-FROM x WHERE group_id IS NOT NULL
-GROUP BY group_id, network, program, metric, month, is_projection;
+FROM x WHERE group_id IS NOT NULL GROUP BY group_id, network, program, metric, month, is_projection;
 
 -- One row per judged series × month × level, of the series with a state (hot, below; one left out has no level, watch
 -- or run), for one reading v: 0 the observed figures; 1, for a series with a projection, its projected months judged as
@@ -102,11 +99,14 @@ WITH r AS (
   SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
          arg_max(k.held, k.month_idx) AS held
   FROM query_table(seeds) k JOIN series s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo GROUP BY ALL
+), near AS MATERIALIZED ( -- rows in some rule's band by their ratio alone, with their series (kept: the rules join the few)
+  SELECT s.sid, s.class, x.network, x.program, x.metric, x.month_idx, x.ratio, x.fig FROM x JOIN series s ON s.mid = x.mid
+    AND s.network = x.network AND s.program = x.program WHERE x.ratio >= (SELECT min(threshold) FROM ratio_rules) * watch_fraction
 ), hot AS (
   -- the series judged below: near a level in some month (its ratio tested first), seeded with a met run or a level held,
   -- or recorded at a level (notices read its months); the others have no met month, so no runs (a miss run needs a level)
-  SELECT DISTINCT s.sid FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program
-  JOIN (SELECT *, ratio_rule_figures(i) AS k FROM int_ratio_rules i) ru ON ru.class = s.class AND ru.network = x.network
+  SELECT DISTINCT x.sid FROM near x
+  JOIN (SELECT *, ratio_rule_figures(i) AS k FROM int_ratio_rules i) ru ON ru.class = x.class AND ru.network = x.network
     AND ru.program = x.program AND ru.metric = x.metric AND ru.from_idx <= x.month_idx AND x.month_idx <= ru.to_idx
   WHERE x.ratio >= coalesce(ru.ratio_ge, ru.ratio_gt) * watch_fraction AND coalesce(ratio_meets(ru.k, x.fig, watch_fraction), FALSE)
   UNION
