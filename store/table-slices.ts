@@ -1,4 +1,4 @@
-// Ranges of MIDs holding at most so many rows of a table, and emptying a large table a range per commit: one DELETE of
+// Ranges of MIDs holding at most so many rows of a table, and emptying a large table a slice per commit: one DELETE of
 // tens of millions of rows runs out of DuckDB's memory limit (and a failed rollback then ends the process). A file
 // store holds what it deleted in memory until a checkpoint, so it checkpoints every 32 slices and at the end. A lake
 // deletes whole files in its catalog: one commit.
@@ -21,15 +21,18 @@ export async function midRanges(store: Pick<Store, 'all'>, table: string, most: 
   return out;
 }
 
-/** Deletes every row of `table` (a `mid` column) in commits of about `rows` rows, by ranges of MIDs. */
+/**
+ * Deletes every row of `table` in commits of about `rows` rows, each its first rows in storage order: a slice frees whole
+ * row groups, which a checkpoint drops unread (slices of MIDs left every row group part deleted, more than a checkpoint
+ * could hold in memory: a fatal error, the store invalidated).
+ */
 export async function deleteInSlices(store: Store, table: string, rows: number): Promise<void> {
-  const all = () => store.transaction((s) => s.run(`DELETE FROM ${table}`));
-  const ranges = store.lake ? [] : await midRanges(store, table, Math.max(1, rows));
-  if (ranges.length <= 1) return all();
-  for (const [i, range] of ranges.entries()) {
-    await store.transaction((s) => s.run(`DELETE FROM ${table} WHERE TRUE ${midsIn(range)}`));
-    if (i % 32 === 31) await store.run('CHECKPOINT');
+  if (store.lake) return store.transaction((s) => s.run(`DELETE FROM ${table}`));
+  for (let i = 1; ; i++) {
+    const [r] = await store.transaction((s) => s.all<{ Count: number | bigint }>(
+      `DELETE FROM ${table} WHERE rowid < (SELECT min(rowid) FROM ${table}) + ${Math.max(1, Math.floor(rows))}`));
+    if (Number(r?.Count ?? 0) === 0) break;
+    if (i % 32 === 0) await store.run('CHECKPOINT');
   }
-  await all();
   await store.run('CHECKPOINT');
 }

@@ -1,30 +1,34 @@
-// Emptying a large table a slice of MIDs a commit (store/table-slices.ts): every row goes, in as many commits as the
-// budget asks, so that a full re-judge of a large store never deletes tens of millions of rows at once.
+// Emptying a large table a slice a commit (store/table-slices.ts): every row goes, in as many commits as the budget
+// asks, each the first rows in storage order (whole row groups, which a checkpoint drops unread), so that a full
+// re-judge of a large store never deletes tens of millions of rows at once.
 import { describe, expect, it } from 'vitest';
 import { deleteInSlices } from '../store/table-slices.ts';
 import { cleanup, tempStore } from './ratios-fixtures.ts';
 
 describe('deleteInSlices', () => {
-  it('empties a table in commits of about the rows asked, each a range of MIDs, and at once when it fits', async () => {
+  it('empties a table in commits of the rows asked, each the first rows in storage order, until one finds none', async () => {
     const { store, dir } = await tempStore();
     try {
       await store.run("CREATE TABLE t AS SELECT 'm' || lpad((i % 100)::VARCHAR, 3, '0') AS mid, i FROM range(300) r(i)");
       const deletes: number[] = [];
+      const lows: Array<number | null> = []; // the lowest i left after each commit
       const transaction = store.transaction.bind(store);
       store.transaction = (async (fn: (s: typeof store) => Promise<unknown>) => transaction(async (s) => {
         const before = Number((await s.all<{ n: number }>('SELECT count(*)::DOUBLE AS n FROM t'))[0]!.n);
         const r = await fn(s);
         deletes.push(before - Number((await s.all<{ n: number }>('SELECT count(*)::DOUBLE AS n FROM t'))[0]!.n));
+        lows.push((await s.all<{ i: number | null }>('SELECT min(i)::DOUBLE AS i FROM t'))[0]!.i);
         return r;
       })) as typeof store.transaction;
       await deleteInSlices(store, 't', 60);
       expect(await store.all('SELECT count(*)::INTEGER AS n FROM t')).toEqual([{ n: 0 }]);
-      expect(deletes.length).toBe(6); // five slices of 20 MIDs (60 rows), then the empty remainder
-      expect(deletes.slice(0, 5)).toEqual([60, 60, 60, 60, 60]);
+      expect(deletes).toEqual([60, 60, 60, 60, 60, 0]); // five slices of 60 rows, then the one that finds none
+      // In storage order: each slice took the lowest rows left (i was written in order), not a range of MIDs.
+      expect(lows).toEqual([60, 120, 180, 240, null, null]);
       await store.run("INSERT INTO t SELECT 'x', i FROM range(10) r(i)");
       deletes.length = 0;
       await deleteInSlices(store, 't', 60);
-      expect(deletes).toEqual([10]);
+      expect(deletes).toEqual([10, 0]);
     } finally {
       cleanup(store, dir);
     }
