@@ -118,9 +118,10 @@ async function streamMonths(
       await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT *, row_number() OVER (ORDER BY top DESC, mid, network, program, metric) - 1 AS pos
         FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)`, params);
       const [{ series }] = await store.all<{ series: number }>(`SELECT count(*)::INTEGER AS series FROM ${top}`);
-      const size = limit > 0 ? Infinity : sliceSeries;
+      // With a limit, one slice of every series (the LIMIT cuts it).
+      const size = limit > 0 ? Number(series) : sliceSeries;
       for (let from = 0; from < Number(series); from += size) {
-        const cut = limit > 0 ? 'TRUE' : `t.pos >= ${from} AND t.pos < ${from + size}`;
+        const cut = `t.pos >= ${from} AND t.pos < ${from + size}`;
         const result = await store.conn.stream(
           `WITH sorted AS (
              SELECT m.*, t.pos, c.codes FROM mart_ratios m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
