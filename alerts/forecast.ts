@@ -1,11 +1,10 @@
 // The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
 // force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
 import type { Store } from '../store/db.ts';
-import { HISTORY_DAYS, histories, keepForecasts, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
+import { HISTORY_DAYS, histories, keepForecasts, openMonths, openRanges, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenMonths, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { Rule, RuleSet } from '../rules/thresholds.ts';
-import { judgedRanges } from '../store/judged-months.ts';
 import type { MidRange } from '../store/table-slices.ts';
 
 /** A series whose pace and history reach this share of a level's count reads its daily history; one below, a flat one at its rate. */
@@ -54,14 +53,15 @@ const DEFAULT_CV = 0.15;
 /** Forecasts of every open month, each series against each level in force for it (rules of one level: the likelier). */
 export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
   const out: KeptForecast[] = [];
-  // Range by range of MIDs, as the notices read them: within the store's memory limit at any number of MIDs.
-  for (const range of await judgedRanges(store, null)) for (const f of await forecastRange(store, rules, range)) out.push(f);
+  const months = await openMonths(store);
+  // Range by range of MIDs: within the store's memory limit at any number of MIDs.
+  if (months) for (const range of await openRanges(store, months)) for (const f of await forecastRange(store, rules, months, range)) out.push(f);
   return out;
 }
 
-async function forecastRange(store: Store, rules: RuleSet, range: MidRange): Promise<KeptForecast[]> {
+async function forecastRange(store: Store, rules: RuleSet, months: OpenMonths, range: MidRange): Promise<KeptForecast[]> {
   const found = new Map<string, Rule[]>();
-  const rows = (await openRows(store, range)).map((r) => ({ r, needs: needsOf(rules, r, found) })).filter((x) => x.needs.length);
+  const rows = (await openRows(store, months, range)).map((r) => ({ r, needs: needsOf(rules, r, found) })).filter((x) => x.needs.length);
   // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
   // The others' days are not used: their history is flat at its rate, which only widens a chance that stays near nil.
   const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);

@@ -5,8 +5,9 @@ import type { Store } from './db.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
-import { dropTemp } from './sql-text.ts';
-import { midsIn, type MidRange } from './table-slices.ts';
+import { dropTemp, sqlText } from './sql-text.ts';
+import { midRanges, midsIn, type MidRange } from './table-slices.ts';
+import { judgedRows } from './ratio-refresh.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -50,8 +51,24 @@ export interface KeptForecast {
   met_to_date: boolean;
 }
 
+/** The open rows' filter: observed months to date with a ratio to read, judged. */
+const OPEN = 'is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL';
+
+/** The first and last open months of the ratio table (literals let each read skip the other months' row groups); null: none. */
+export async function openMonths(store: Pick<Store, 'all'>): Promise<OpenMonths | null> {
+  const [m] = await store.all<{ lo: string | null; hi: string | null }>(`SELECT min(month) AS lo, max(month) AS hi FROM ratio_mart WHERE ${OPEN}`);
+  return m?.lo && m.hi ? { lo: m.lo, hi: m.hi } : null;
+}
+export type OpenMonths = { lo: string; hi: string };
+
+/** Ranges of MIDs of at most `most` open rows each: what the forecasts and the early warnings read at a time. */
+export async function openRanges(store: Store, months: OpenMonths, most = judgedRows(store.memoryLimit) / 8): Promise<MidRange[]> {
+  return midRanges(store, 'ratio_mart', most, `WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} AND ${OPEN}`);
+}
+
 /** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size. */
-export async function openRows(store: Pick<Store, 'all'>, range?: MidRange): Promise<OpenRow[]> {
+export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
+  const [lo, hi] = [sqlText(months.lo), sqlText(months.hi)];
   const rows = await store.all<Record<string, unknown>>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
@@ -59,10 +76,10 @@ export async function openRows(store: Pick<Store, 'all'>, range?: MidRange): Pro
         numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
         days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
       FROM ratio_mart
-      WHERE is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL ${midsIn(range)}
+      WHERE month BETWEEN ${lo} AND ${hi} AND ${OPEN} ${midsIn(range)}
     ), lo AS (
       -- the first open month's first day: the history read starts before it
-      SELECT strptime(min(month) || '-01', '%Y-%m-%d') AS day FROM o
+      SELECT strptime(${lo} || '-01', '%Y-%m-%d') AS day
     ), p AS (
       -- The six closed months before (the last three's transactions vary as the denominator's forecast reads them).
       SELECT p.mid, p.network::VARCHAR AS network, p.program::VARCHAR AS program, p.metric::VARCHAR AS metric,
@@ -70,7 +87,7 @@ export async function openRows(store: Pick<Store, 'all'>, range?: MidRange): Pro
         p.numerator_count, p.days_in_month, p.month_transaction_count, p.month_transaction_amount
       FROM ratio_mart p
       WHERE NOT p.is_projection AND NOT p.is_partial AND p.state IS NOT NULL
-        AND p.month >= (SELECT strftime(day - INTERVAL 7 MONTH, '%Y-%m') FROM lo) ${midsIn(range, 'p.mid')}
+        AND p.month >= strftime(strptime(${lo} || '-01', '%Y-%m-%d') - INTERVAL 7 MONTH, '%Y-%m') AND p.month < ${hi} ${midsIn(range, 'p.mid')}
     ), past AS (
       SELECT o.mid, o.network, o.program, o.metric, o.month,
         min(p.m_idx) AS first_idx,
@@ -213,16 +230,16 @@ export interface WarningCandidate {
 }
 
 /**
- * The kept forecasts (of the MIDs in `range`) not met to date with a chance, of levels above the one the series holds in
+ * The kept forecasts (of the MIDs in `range`; made of the open `months`) not met to date with a chance, of levels above the one the series holds in
  * the month, each with its observed row's figures (what an early warning says).
  */
-export async function warningCandidates(store: Pick<Store, 'all'>, range?: MidRange): Promise<WarningCandidate[]> {
+export async function warningCandidates(store: Pick<Store, 'all'>, months: OpenMonths, range?: MidRange): Promise<WarningCandidate[]> {
   const rows = await store.all<Record<string, unknown>>(`
     SELECT f.mid, f.network::VARCHAR AS network, f.program::VARCHAR AS program, f.metric::VARCHAR AS metric, f.month, f.level, f.rule_id, f.chance, f.count_to_date, f.days_covered, f.days_in_month,
       f.expected_count, f.low80_count, f.high80_count, f.needed_count, f.pace_day, m.numerator, m.denominator, m.denominator_month, m.ratio
     FROM ratio_forecasts f
-    -- (the mart's rows of the forecasts' months only: the view's join over every month cost more than all the rest)
-    LEFT JOIN (SELECT * FROM mart_ratios WHERE month BETWEEN (SELECT min(month) FROM ratio_forecasts) AND (SELECT max(month) FROM ratio_forecasts) ${midsIn(range)}) m
+    -- (the mart's rows of the open months only: the view's join over every month cost more than all the rest)
+    LEFT JOIN (SELECT * FROM mart_ratios WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} ${midsIn(range)}) m
       ON m.mid = f.mid AND m.network = f.network AND m.program = f.program AND m.metric = f.metric AND m.month = f.month AND NOT m.is_projection
     LEFT JOIN ratio_forecasts held ON held.mid = f.mid AND held.network = f.network AND held.program = f.program AND held.metric = f.metric
       AND held.month = f.month AND held.level = m.level

@@ -1,10 +1,11 @@
-// The judged months notices are made from, read in ranges of MIDs (a store of any size within its memory limit): the
-// ranges cover every MID once, and together they give what one read of the whole store gives.
+// The judged months notices are made from, and the open rows forecasts are made from, read in ranges of MIDs (a store of
+// any size within its memory limit): the ranges cover every MID once, and together they give what one read of the whole
+// store gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { judgedMonths, judgedRanges } from '../store/judged-months.ts';
-import { histories, openRows, warningCandidates } from '../store/forecast.ts';
+import { histories, openMonths, openRanges, openRows, warningCandidates } from '../store/forecast.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -43,19 +44,23 @@ describe('judged months in ranges of MIDs', () => {
     }
   });
 
-  it('gives the forecasts\' open rows and the early warnings\' candidates range by range as one read gives them', async () => {
-    const ranges = await judgedRanges(store, null, 1);
-    expect(ranges.length).toBe(4);
-    const [open, candidates] = [await openRows(store), await warningCandidates(store)];
+  it('gives the forecasts\' open rows and the early warnings\' candidates range by range of open rows as one read gives them', async () => {
+    const months = (await openMonths(store))!;
+    expect(months).toEqual({ lo: '2026-06', hi: '2026-06' });
+    expect(await openRanges(store, months)).toEqual([{ lo: null, hi: null }]);
+    // At most one open row a range: one range a MID and network (each MID has one network here).
+    const ranges = await openRanges(store, months, 1);
+    expect(ranges).toEqual([{ lo: null, hi: 'm2' }, { lo: 'm2', hi: 'm3' }, { lo: 'm3', hi: 'ok' }, { lo: 'ok', hi: null }]);
+    const [open, candidates] = [await openRows(store, months), await warningCandidates(store, months)];
     expect(open.length).toBeGreaterThan(0);
     expect(candidates.length).toBeGreaterThan(0);
     // (one range after another, as the engine reads them: a history stages its series in a temp table of the connection)
     const byRange = async <T>(read: (r: (typeof ranges)[number]) => Promise<T[]>) => { const out: T[] = []; for (const r of ranges) out.push(...(await read(r))); return out; };
-    expect(await byRange((r) => openRows(store, r))).toEqual(expect.arrayContaining(open));
-    expect((await byRange((r) => openRows(store, r))).length).toBe(open.length);
-    expect(await byRange((r) => warningCandidates(store, r))).toEqual(candidates);
+    expect(await byRange((r) => openRows(store, months, r))).toEqual(expect.arrayContaining(open));
+    expect((await byRange((r) => openRows(store, months, r))).length).toBe(open.length);
+    expect(await byRange((r) => warningCandidates(store, months, r))).toEqual(candidates);
     const days = await histories(store, open);
-    const rangeDays = new Map((await byRange(async (r) => [...(await histories(store, await openRows(store, r), r))])));
+    const rangeDays = new Map((await byRange(async (r) => [...(await histories(store, await openRows(store, months, r), r))])));
     expect(rangeDays).toEqual(days);
   });
 });
