@@ -1,7 +1,7 @@
 // The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
 // force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
 import type { Store } from '../store/db.ts';
-import { HISTORY_DAYS, histories, keepForecasts, openMonths, openRanges, openRows, seriesKey, staleForecasts, writeForecasts, type KeptForecast, type OpenMonths, type OpenRow } from '../store/forecast.ts';
+import { HISTORY_DAYS, histories, keepForecasts, openMonths, openRanges, openRows, seriesKey, stageDaily, staleForecasts, writeForecasts, type KeptForecast, type OpenMonths, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { Rule, RuleSet } from '../rules/thresholds.ts';
@@ -54,8 +54,14 @@ const DEFAULT_CV = 0.15;
 export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
   const out: KeptForecast[] = [];
   const months = await openMonths(store);
+  if (!months) return out;
   // Range by range of MIDs: within the store's memory limit at any number of MIDs.
-  if (months) for (const range of await openRanges(store, months)) for (const f of await forecastRange(store, rules, months, range)) out.push(f);
+  const daily = await stageDaily(store, months);
+  try {
+    for (const range of await openRanges(store, months)) for (const f of await forecastRange(store, rules, months, range)) out.push(f);
+  } finally {
+    await daily.drop();
+  }
   return out;
 }
 

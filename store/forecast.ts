@@ -66,7 +66,18 @@ export async function openRanges(store: Store, months: OpenMonths, most = judged
   return midRanges(store, 'ratio_mart', most, `WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} AND ${OPEN}`);
 }
 
-/** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size. */
+/** The daily counts the open months' forecasts read (ratio_daily_between, HISTORY_DAYS before the first to the last). */
+const DAILY = '_cbp_forecast_daily';
+
+/** Stages the daily counts once for every range's openRows and histories (each range read them whole); drop() when done. */
+export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths): Promise<{ drop: () => Promise<void> }> {
+  const day = (m: string) => `strptime(${sqlText(m)} || '-01', '%Y-%m-%d')`;
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${DAILY} AS
+    SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)}::DATE)`);
+  return { drop: () => store.run(dropTemp('TABLE', DAILY)) };
+}
+
+/** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size (stageDaily first). */
 export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
   const [lo, hi] = [sqlText(months.lo), sqlText(months.hi)];
   const rows = await store.all<Record<string, unknown>>(`
@@ -77,9 +88,6 @@ export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, ra
         days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
       FROM ratio_mart
       WHERE month BETWEEN ${lo} AND ${hi} AND ${OPEN} ${midsIn(range)}
-    ), lo AS (
-      -- the first open month's first day: the history read starts before it
-      SELECT strptime(${lo} || '-01', '%Y-%m-%d') AS day
     ), p AS (
       -- The six closed months before (the last three's transactions vary as the denominator's forecast reads them).
       SELECT p.mid, p.network::VARCHAR AS network, p.program::VARCHAR AS program, p.metric::VARCHAR AS metric,
@@ -102,7 +110,7 @@ export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, ra
       GROUP BY ALL
     ), h AS (
       SELECT d.mid, d.network, d.program, o.month, sum(d.n) AS total
-      FROM ratio_daily_between((SELECT day - INTERVAL ${HISTORY_DAYS} DAY FROM lo)::DATE, (SELECT max(strptime(month || '-01', '%Y-%m-%d'))::DATE FROM o)) d
+      FROM ${DAILY} d
       JOIN (SELECT DISTINCT mid, network, program, month FROM o) o ON o.mid = d.mid AND o.network = d.network AND o.program = d.program
       WHERE d.day < strptime(o.month || '-01', '%Y-%m-%d')::DATE AND d.day >= (strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE
         ${midsIn(range, 'd.mid')}
@@ -127,7 +135,7 @@ export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, ra
 
 export const seriesKey = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
 
-/** Daily counts of the series asked for (of the MIDs in `range`), HISTORY_DAYS before each one's month, zero-filled from its first day with data. */
+/** Daily counts of the series asked for (of the MIDs in `range`), HISTORY_DAYS before each one's month, zero-filled from its first day with data (stageDaily first). */
 export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, rows: OpenRow[], range?: MidRange): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   const wanted = [...new Map(rows.map((r) => [seriesKey(r), r])).values()];
@@ -148,8 +156,9 @@ export async function histories(store: Pick<Store, 'columns' | 'run' | 'conn'>, 
     await stageRows(store, '_cbp_forecast_series', ['text', 'text', 'text'], [...months.keys()], (k, i) => k.split('\u0000')[i]);
     c = await store.columns(`
       SELECT d.mid, d.network, d.program, datediff('day', DATE '1970-01-01', d.day)::INTEGER AS d, d.n
-      FROM ratio_daily_between((strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE, strptime($to || '-01', '%Y-%m-%d')::DATE) d
-      SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program WHERE TRUE ${midsIn(range, 'd.mid')}`, { from, to });
+      FROM ${DAILY} d SEMI JOIN _cbp_forecast_series s ON s.mid = d.mid AND s.network = d.network AND s.program = d.program
+      WHERE d.day >= (strptime($from || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE AND d.day <= strptime($to || '-01', '%Y-%m-%d')::DATE
+        ${midsIn(range, 'd.mid')}`, { from, to });
   } finally {
     await store.run(dropTemp('TABLE', '_cbp_forecast_series'));
   }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../store/db.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { judgedMonths, judgedRanges } from '../store/judged-months.ts';
-import { histories, openMonths, openRanges, openRows, warningCandidates } from '../store/forecast.ts';
+import { histories, openMonths, openRanges, openRows, stageDaily, warningCandidates } from '../store/forecast.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { cleanup, insertStats, tempStore } from './ratios-fixtures.ts';
 
@@ -51,6 +51,7 @@ describe('judged months in ranges of MIDs', () => {
     // At most one open row a range: one range a MID and network (each MID has one network here).
     const ranges = await openRanges(store, months, 1);
     expect(ranges).toEqual([{ lo: null, hi: 'm2' }, { lo: 'm2', hi: 'm3' }, { lo: 'm3', hi: 'ok' }, { lo: 'ok', hi: null }]);
+    const daily = await stageDaily(store, months);
     const [open, candidates] = [await openRows(store, months), await warningCandidates(store, months)];
     expect(open.length).toBeGreaterThan(0);
     expect(candidates.length).toBeGreaterThan(0);
@@ -62,5 +63,6 @@ describe('judged months in ranges of MIDs', () => {
     const days = await histories(store, open);
     const rangeDays = new Map((await byRange(async (r) => [...(await histories(store, await openRows(store, months, r), r))])));
     expect(rangeDays).toEqual(days);
+    await daily.drop();
   });
 });
