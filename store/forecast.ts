@@ -61,7 +61,7 @@ export async function openMonths(store: Pick<Store, 'all'>): Promise<OpenMonths 
 }
 export type OpenMonths = { lo: string; hi: string };
 
-/** Ranges of MIDs of at most `most` open rows each: what the forecasts and the early warnings read at a time. */
+/** Ranges of MIDs of at most `most` open rows each (an open row reads its month's and the seven before): what the forecasts and early warnings read at a time. */
 export async function openRanges(store: Store, months: OpenMonths, most = judgedRows(store.memoryLimit) / 8): Promise<MidRange[]> {
   return midRanges(store, 'ratio_mart', most, `WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} AND ${OPEN}`);
 }

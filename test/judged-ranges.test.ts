@@ -48,7 +48,7 @@ describe('judged months in ranges of MIDs', () => {
     const months = (await openMonths(store))!;
     expect(months).toEqual({ lo: '2026-06', hi: '2026-06' });
     expect(await openRanges(store, months)).toEqual([{ lo: null, hi: null }]);
-    // At most one open row a range: one range a MID and network (each MID has one network here).
+    // At most one open row a range: a range a MID (a MID's rows are never split).
     const ranges = await openRanges(store, months, 1);
     expect(ranges).toEqual([{ lo: null, hi: 'm2' }, { lo: 'm2', hi: 'm3' }, { lo: 'm3', hi: 'ok' }, { lo: 'ok', hi: null }]);
     const daily = await stageDaily(store, months);
