@@ -39,6 +39,25 @@ describe('store schema', () => {
     expect((err as Error).message).toMatch(/001_reports\.sql was changed after it was applied/);
   });
 
+  it('keeps the checksum a migration whose comments were edited later was applied with, and refuses a change to its statements', async () => {
+    const dir = tmpDir();
+    const migrationsDir = path.join(dir, 'migrations');
+    cpSync(path.join(ROOT, 'sql', 'migrations'), migrationsDir, { recursive: true });
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const s = await openStore({ dbPath, migrationsDir });
+    // The checksum of the file as it landed, as every store made before the edit recorded it.
+    const [r] = await s.all<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = 18');
+    expect(r!.checksum).toBe('d1a3e9c2ca554f3aff2ad011aafc50b85e6b5cf6028a8a5bcfc120ba2078087f');
+    s.close();
+    const file = path.join(migrationsDir, '018_ratio_mart_narrow.sql');
+    appendFileSync(file, '\n-- another comment\n\n');
+    (await openStore({ dbPath, migrationsDir })).close();
+    appendFileSync(file, 'SELECT 1;\n');
+    const err = await openStore({ dbPath, migrationsDir }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MigrationChangedError);
+    expect((err as Error).message).toMatch(/018_ratio_mart_narrow\.sql was changed: only its comments may differ/);
+  });
+
   it('refuses a store whose schema a newer cbp wrote, naming both migration numbers', async () => {
     const dbPath = path.join(tmpDir(), 'cbp.duckdb');
     const s = await openStore({ dbPath });

@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS windows_done (
 -- The last push of each merchant order: the content hash decides whether a later run pushes it again.
 CREATE TABLE IF NOT EXISTS order_pushes (
   order_id    VARCHAR PRIMARY KEY,
-  hash        VARCHAR NOT NULL,          -- sha256 of the order's canonical JSON (workflows/orders.ts)
+  hash        VARCHAR NOT NULL,          -- sha256 of the order's canonical JSON
   status      VARCHAR NOT NULL,          -- pushed | rejected
   service_id  VARCHAR,                   -- the {id} the order data interface answered
   http_status INTEGER,                   -- rejected: the service's status (400 / 422)

@@ -1,5 +1,5 @@
 -- What the last alert evaluation saw (issue #13: a nightly evaluates only the months its loads touched). Each
--- source's rows per month are summed into a fingerprint (store/alerts.ts sourceMarks): a month whose
+-- source's rows per month are summed into a fingerprint: a month whose
 -- fingerprint differs from the one kept here was touched since (a load, a re-fetch revising an old month, an
 -- event, a row removed), whoever wrote it. ratio_evaluations keeps the rule set's hash and the month evaluated
 -- up to: other rules, or no evaluation yet, mean every month is evaluated.

@@ -1,12 +1,12 @@
 -- The rule set of the last alert evaluation, as mart_ratios reads it (issue #13). An evaluation stores the
 -- explanations of the series its rules judged (ratio_explanations: those with a month in a level's watch band or
 -- above, or with a level recorded); every other rule-read row is "clear", measured against the lowest-ranked level
--- in force, and mart_ratios explains it when read, from these tables (sql/views/40_ratios.sql mart_ratios_between),
+-- in force, and mart_ratios explains it when read, from these tables,
 -- so that a full evaluation does not write millions of rows no rule could move. Rewritten by every evaluation
--- (store/alerts.ts saveEvaluation), in the transaction that records it.
+-- in the transaction that records it.
 
 -- For each rules class × network × program × metric, the rule a row is measured against over a range of months:
--- the first rule of the lowest-ranked level in force (alerts/engine.ts rulePicks).
+-- the first rule of the lowest-ranked level in force.
 CREATE TABLE IF NOT EXISTS ratio_rule_picks (
   class VARCHAR NOT NULL,        -- '' for MIDs without an entry of their own in the thresholds file, else 'mid:<mid>'
   network VARCHAR NOT NULL,
@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS ratio_rule_picks (
   level VARCHAR NOT NULL,
   comparison VARCHAR,
   threshold DOUBLE,
-  threshold_text VARCHAR,        -- as reasons write it (rules/explain.ts percent)
+  threshold_text VARCHAR,        -- as reasons write it
   certainty VARCHAR,
   certainty_note VARCHAR,
   conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE, label VARCHAR, value_text VARCHAR)[],
@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS ratio_rule_picks (
   bands STRUCT(comparison VARCHAR, threshold DOUBLE, conditions STRUCT(field VARCHAR, cmp VARCHAR, value DOUBLE)[])[]
 );
 
--- The network × program × metric some enabled rule reads, whatever its region (alerts/notices.ts ruleTargets): the
+-- The network × program × metric some enabled rule reads, whatever its region: the
 -- rows that have an explanation.
 CREATE TABLE IF NOT EXISTS ratio_rule_targets (
   network VARCHAR NOT NULL,

@@ -1,5 +1,5 @@
 -- The ratio inputs of every mid x network x month, kept for the alert evaluation (issue #13: a full evaluation
--- under 1 s). Rows are exactly sql/views/40_ratios.sql ratio_month_inputs_between's, as of the sources'
+-- without the sources read again). Rows are exactly sql/views/40_ratios.sql ratio_month_inputs_between's, as of the sources'
 -- fingerprints in ratio_input_marks: store/ratio-inputs.ts refreshRatioInputs computes again only the months
 -- whose fingerprints changed (and the month after each, which reads its transactions), and everything when the
 -- SQL that computes them changed (ratio_input_logic). A cache: the views analysts read (mart_ratios) compute from the
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS ratio_month_inputs (
   tc40_amount DECIMAL(38, 4)
 );
 
--- The sources' fingerprints (store/alerts.ts sourceMarks) the rows of ratio_month_inputs were computed from.
+-- The sources' fingerprints the rows of ratio_month_inputs were computed from.
 CREATE TABLE IF NOT EXISTS ratio_input_marks (
   source VARCHAR NOT NULL,
   month VARCHAR NOT NULL,

@@ -1,5 +1,5 @@
--- The kept ratio table narrower (issue #26): writing it was the slow part of every evaluation (5.76 million rows at
--- 10,000 MIDs x 36 months took 6.8 s to persist, 0.4 s a text column). Closed sets are ENUMs (one byte a value;
+-- The kept ratio table narrower (issue #26): writing it was the slow part of every evaluation, each text column a
+-- large share of it. Closed sets are ENUMs (one byte a value;
 -- declared in byte order, as 007_enum_columns.sql's), and the columns mart_ratios derives from others in a plain
 -- expression are not stored: numerator and denominator (the metric's count or amount), ratio_pct and ratio_bps,
 -- denominator_month (the month, or the one before for a previous-month program), monitored_as where it is the MID
