@@ -50,19 +50,17 @@ function expectedDen(r: OpenRow): number | null {
 /** A month's transactions vary this much (coefficient of variation) when fewer than two closed months tell. */
 const DEFAULT_CV = 0.15;
 
-/** Forecasts of every open month, each series against each level in force for it (rules of one level: the likelier). */
-export async function forecastOpenMonths(store: Store, rules: RuleSet): Promise<KeptForecast[]> {
-  const out: KeptForecast[] = [];
+/** Forecasts of every open month, range by range of MIDs, each series against each level in force for it (rules of one level: the likelier). */
+export async function* forecastOpenMonths(store: Store, rules: RuleSet): AsyncGenerator<KeptForecast[]> {
   const months = await openMonths(store);
-  if (!months) return out;
+  if (!months) return;
   // Range by range of MIDs: within the store's memory limit at any number of MIDs.
   const daily = await stageDaily(store, months);
   try {
-    for (const range of await openRanges(store, months)) for (const f of await forecastRange(store, rules, months, range)) out.push(f);
+    for (const range of await openRanges(store, months)) yield await forecastRange(store, rules, months, range);
   } finally {
     await daily.drop();
   }
-  return out;
 }
 
 async function forecastRange(store: Store, rules: RuleSet, months: OpenMonths, range: MidRange): Promise<KeptForecast[]> {
@@ -117,7 +115,5 @@ async function forecastRange(store: Store, rules: RuleSet, months: OpenMonths, r
 export async function refreshForecasts(store: Store, rules: RuleSet, now = new Date(), after?: { from: string; replaced: string; written: string }): Promise<number | null> {
   const mart = await staleForecasts(store);
   if (mart === null || (after?.written === mart && (await keepForecasts(store, after)))) return null;
-  const rows = await forecastOpenMonths(store, rules);
-  await writeForecasts(store, rows, mart, now);
-  return rows.length;
+  return writeForecasts(store, forecastOpenMonths(store, rules), mart, now);
 }

@@ -212,22 +212,29 @@ const FORECAST_COLS: Array<[StageType, (f: KeptForecast) => unknown]> = [
   ['integer', (f) => f.paceDay], ['boolean', (f) => f.met_to_date],
 ];
 
-/** Replaces the kept forecasts with these, made of the ratio table's write `mart` (staleForecasts). */
-export async function writeForecasts(store: Store, rows: KeptForecast[], mart: string, now = new Date()): Promise<void> {
-  const at = now.toISOString();
-  // Staged by the appender (one per series and level: tens of thousands at 10,000 MIDs, where parameters took seconds).
-  await store.transaction(async (s) => {
-    await s.run('DELETE FROM ratio_forecasts; DELETE FROM ratio_forecast_state');
-    await s.run(`CREATE OR REPLACE TEMP TABLE _cbp_forecast_stage AS SELECT * EXCLUDE (forecast_at)
-      REPLACE (network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric) FROM ratio_forecasts LIMIT 0`);
-    try {
-      await stageRows(s, '_cbp_forecast_stage', FORECAST_COLS.map((c) => c[0]), rows, (f, i) => FORECAST_COLS[i][1](f));
-      await s.run('INSERT INTO ratio_forecasts SELECT *, $1::TIMESTAMP FROM _cbp_forecast_stage', [at]);
-    } finally {
-      await s.run(dropTemp('TABLE', '_cbp_forecast_stage'));
+/**
+ * Replaces the kept forecasts with those `ranges` gives, made of the ratio table's write `mart` (staleForecasts); how
+ * many. Each range is staged as it comes (the appender), so memory holds one range's; the write is one commit.
+ */
+export async function writeForecasts(store: Store, ranges: AsyncIterable<KeptForecast[]>, mart: string, now = new Date()): Promise<number> {
+  const stage = '_cbp_forecast_stage';
+  await store.run(`CREATE OR REPLACE TEMP TABLE ${stage} AS SELECT * EXCLUDE (forecast_at)
+    REPLACE (network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric) FROM ratio_forecasts LIMIT 0`);
+  try {
+    let n = 0;
+    for await (const rows of ranges) {
+      await stageRows(store, stage, FORECAST_COLS.map((c) => c[0]), rows, (f, i) => FORECAST_COLS[i][1](f));
+      n += rows.length;
     }
-    await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [mart]);
-  });
+    await store.transaction(async (s) => {
+      await s.run('DELETE FROM ratio_forecasts; DELETE FROM ratio_forecast_state');
+      await s.run(`INSERT INTO ratio_forecasts SELECT *, $1::TIMESTAMP FROM ${stage}`, [now.toISOString()]);
+      await s.run('INSERT INTO ratio_forecast_state VALUES ($1::TIMESTAMP)', [mart]);
+    });
+    return n;
+  } finally {
+    await store.run(dropTemp('TABLE', stage));
+  }
 }
 
 /** A kept forecast an early warning may be made of, with its observed row's figures. */
