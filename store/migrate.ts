@@ -35,14 +35,14 @@ const MIGRATION_RE = /^(\d{3,})_([A-Za-z0-9_-]+)\.sql$/;
  * is gone): each keeps the checksum it was applied with, and its statements (comments and blank lines aside) must still
  * be those.
  */
-const EDITED: Record<number, { applied: string; statements: string }> = {
-  6: { applied: '520ddf89c4bcf4071eff417c39e52e4d0cded508ff5c9eca99926c93aab9e14a', statements: '665c58fb0200431e2a3585294a2dd06c34c1f09cdeef0644cb80e3298e205bbf' },
-  7: { applied: '1c640e0c5652c600bad269f095cdb4670b3e672dbfff316b8d0765d791a31be3', statements: 'e1760b6e543ce0977f8f4c62d82ea143076d896c46d06a012acc85ae1b3ba76e' },
-  13: { applied: '8b1180975a2de4212bd0131c260284b441c4c8c53bbf1a70822e1b1e48076146', statements: '4e8290e83bbc537f9a1128d1e635d407ec2b59c5fc5a2bc66b96bec5d06ecd02' },
-  14: { applied: '53b8193599b5ef4ae09b3f7b6b770f1649103050573e8dcfcb6cff045ef755cf', statements: 'c53854987951288f9e1dd70ebe714a9949cadf44761baa4668d35a7813011190' },
-  15: { applied: '97180c5b94428ff60c527f20dddaa025df1781751a0345cbf4e676e5e77e8315', statements: '242d6bd90a8dc695cc43db7ad800c6767c0747d36e0874ad80d0a4e1bd23ccc8' },
-  16: { applied: '7557d34a1df51d5fb2ccb3ba2505a36d22a71d0fdd9abd315fc5572cf3810608', statements: '634771382088717132ac47cbf2eb0d8ecadb97155705e5e5efeeb57985338afa' },
-  18: { applied: 'd1a3e9c2ca554f3aff2ad011aafc50b85e6b5cf6028a8a5bcfc120ba2078087f', statements: '1282daf7ce15a614d86e115ca1e0a205431177d14a625a4e22fd4a0601689862' },
+const EDITED: Record<string, { applied: string; statements: string }> = {
+  '006_pipeline.sql': { applied: '520ddf89c4bcf4071eff417c39e52e4d0cded508ff5c9eca99926c93aab9e14a', statements: '665c58fb0200431e2a3585294a2dd06c34c1f09cdeef0644cb80e3298e205bbf' },
+  '007_enum_columns.sql': { applied: '1c640e0c5652c600bad269f095cdb4670b3e672dbfff316b8d0765d791a31be3', statements: 'e1760b6e543ce0977f8f4c62d82ea143076d896c46d06a012acc85ae1b3ba76e' },
+  '013_ratio_marks.sql': { applied: '8b1180975a2de4212bd0131c260284b441c4c8c53bbf1a70822e1b1e48076146', statements: '4e8290e83bbc537f9a1128d1e635d407ec2b59c5fc5a2bc66b96bec5d06ecd02' },
+  '014_ratio_rules.sql': { applied: '53b8193599b5ef4ae09b3f7b6b770f1649103050573e8dcfcb6cff045ef755cf', statements: 'c53854987951288f9e1dd70ebe714a9949cadf44761baa4668d35a7813011190' },
+  '015_ratio_month_inputs.sql': { applied: '97180c5b94428ff60c527f20dddaa025df1781751a0345cbf4e676e5e77e8315', statements: '242d6bd90a8dc695cc43db7ad800c6767c0747d36e0874ad80d0a4e1bd23ccc8' },
+  '016_ratio_digests.sql': { applied: '7557d34a1df51d5fb2ccb3ba2505a36d22a71d0fdd9abd315fc5572cf3810608', statements: '634771382088717132ac47cbf2eb0d8ecadb97155705e5e5efeeb57985338afa' },
+  '018_ratio_mart_narrow.sql': { applied: 'd1a3e9c2ca554f3aff2ad011aafc50b85e6b5cf6028a8a5bcfc120ba2078087f', statements: '1282daf7ce15a614d86e115ca1e0a205431177d14a625a4e22fd4a0601689862' },
 };
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const statementsOf = (sql: string) => sql.split('\n').map((l) => l.replace(/(^|\s)--.*$/, '').trimEnd()).filter((l) => l !== '').join('\n');
@@ -59,7 +59,7 @@ export function readMigrations(dir: string): MigrationFile[] {
     if (seen.has(version)) throw new MigrationChangedError(`Migrations ${seen.get(version)} and ${f} share the number ${m[1]}; renumber one.`);
     seen.set(version, f);
     const sql = readFileSync(path.join(dir, f), 'utf8');
-    const edited = EDITED[version];
+    const edited = EDITED[f];
     if (edited && sha256(statementsOf(sql)) !== edited.statements) {
       throw new MigrationChangedError(`Migration ${f} was changed: only its comments may differ from what was applied. Restore it and add a new numbered migration instead.`);
     }
