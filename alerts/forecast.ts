@@ -1,7 +1,7 @@
 // The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
 // force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
 import type { Store } from '../store/db.ts';
-import { HISTORY_DAYS, histories, keepForecasts, openMonths, openRanges, openRows, seriesKey, stageDaily, staleForecasts, writeForecasts, type KeptForecast, type OpenMonths, type OpenRow } from '../store/forecast.ts';
+import { HISTORY_DAYS, histories, keepForecasts, openRanges, openRows, seriesKey, stageDaily, staleForecasts, writeForecasts, type KeptForecast, type OpenMonths, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { Rule, RuleSet } from '../rules/thresholds.ts';
@@ -52,12 +52,12 @@ const DEFAULT_CV = 0.15;
 
 /** Forecasts of every open month, range by range of MIDs, each series against each level in force for it (rules of one level: the likelier). */
 export async function* forecastOpenMonths(store: Store, rules: RuleSet): AsyncGenerator<KeptForecast[]> {
-  const months = await openMonths(store);
-  if (!months) return;
+  const open = await openRanges(store);
+  if (!open) return;
   // Range by range of MIDs: within the store's memory limit at any number of MIDs.
-  const daily = await stageDaily(store, months);
+  const daily = await stageDaily(store, open.months);
   try {
-    for (const range of await openRanges(store, months)) yield await forecastRange(store, rules, months, range);
+    for (const range of open.ranges) yield await forecastRange(store, rules, open.months, range);
   } finally {
     await daily.drop();
   }

@@ -1,7 +1,7 @@
 // The early warning (issue #39): a `likely` notice when an open month's chance of meeting a level (alerts/forecast.ts)
 // first reaches the level's warn_at (thresholds file `forecast`), once per series, level and month.
 import type { Store } from '../store/db.ts';
-import { openMonths, openRanges, warningCandidates, type WarningCandidate } from '../store/forecast.ts';
+import { openRanges, warningCandidates, type WarningCandidate } from '../store/forecast.ts';
 import type { Notice } from '../store/alerts.ts';
 import { warnAt, type RuleSet } from '../rules/thresholds.ts';
 import { noticeId } from './notice-text.ts';
@@ -27,8 +27,8 @@ export async function likelyNotices(store: Store, rules: RuleSet, opts: { notify
   const promoted: Notice[] = [];
   const notifyOn = rules.forecast?.notify ?? true;
   // Range by range of MIDs, as the forecasts were made: within the store's memory limit at any number of MIDs.
-  const months = await openMonths(store);
-  if (months) for (const range of await openRanges(store, months)) for (const f of await warningCandidates(store, months, range)) {
+  const open = await openRanges(store);
+  if (open) for (const range of open.ranges) for (const f of await warningCandidates(store, open.months, range)) {
     if (f.chance < warnAt(rules, f)) continue;
     const id = noticeId('likely', f.mid, f.network, f.program, f.level, f.month);
     const notify = notifyOn && f.month >= opts.notifySince;

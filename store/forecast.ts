@@ -54,16 +54,18 @@ export interface KeptForecast {
 /** The open rows' filter: observed months to date with a ratio to read, judged. */
 const OPEN = 'is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL';
 
-/** The first and last open months of the ratio table (literals let each read skip the other months' row groups); null: none. */
-export async function openMonths(store: Pick<Store, 'all'>): Promise<OpenMonths | null> {
-  const [m] = await store.all<{ lo: string | null; hi: string | null }>(`SELECT min(month) AS lo, max(month) AS hi FROM ratio_mart WHERE ${OPEN}`);
-  return m?.lo && m.hi ? { lo: m.lo, hi: m.hi } : null;
-}
+/** The first and last open months of the ratio table: each read takes them as literals, to skip the other months' row groups. */
 export type OpenMonths = { lo: string; hi: string };
 
-/** Ranges of MIDs of at most `most` open rows each (an open row reads its month's and the seven before): what the forecasts and early warnings read at a time. */
-export async function openRanges(store: Store, months: OpenMonths, most = judgedRows(store.memoryLimit) / 8): Promise<MidRange[]> {
-  return midRanges(store, 'ratio_mart', most, `WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} AND ${OPEN}`);
+/**
+ * The open months, and ranges of MIDs of at most `most` open rows each (an open row reads its month's and the seven
+ * before): what the forecasts and early warnings read at a time; null without an open month.
+ */
+export async function openRanges(store: Store, most = judgedRows(store.memoryLimit) / 8): Promise<{ months: OpenMonths; ranges: MidRange[] } | null> {
+  const [m] = await store.all<{ lo: string | null; hi: string | null }>(`SELECT min(month) AS lo, max(month) AS hi FROM ratio_mart WHERE ${OPEN}`);
+  if (!m?.lo || !m.hi) return null;
+  const months = { lo: m.lo, hi: m.hi };
+  return { months, ranges: await midRanges(store, 'ratio_mart', most, `WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} AND ${OPEN}`) };
 }
 
 /** The daily counts the open months' forecasts read (ratio_daily_between, HISTORY_DAYS before the first to the last). */
