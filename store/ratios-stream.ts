@@ -117,10 +117,10 @@ async function streamMonths(
       // series' place from an aggregate, once (a window over the months shown did not fit the store's memory).
       await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT *, row_number() OVER (ORDER BY top DESC, mid, network, program, metric) - 1 AS pos
         FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)`, params);
-      const [{ series }] = await store.all<{ series: number }>(`SELECT count(*)::INTEGER AS series FROM ${top}`);
+      const series = Number((await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${top}`))[0]!.n);
       // With a limit, one slice of every series (the LIMIT cuts it).
-      const size = limit > 0 ? Number(series) : sliceSeries;
-      for (let from = 0; from < Number(series); from += size) {
+      const size = limit > 0 ? series : sliceSeries;
+      for (let from = 0; from < series; from += size) {
         const cut = `t.pos >= ${from} AND t.pos < ${from + size}`;
         const result = await store.conn.stream(
           `WITH sorted AS (
