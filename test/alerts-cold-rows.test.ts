@@ -213,7 +213,7 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
         get(target, p, recv) {
           if (p === 'run' || p === 'all') {
             return async (sql: string, params?: never) => {
-              if (sql.includes('INSERT INTO ratio_mart BY NAME') && sql.includes("ratio_explain('_ratio_rows'") && ++chunks > 1) throw new Error('killed');
+              if (sql.includes('INSERT INTO ratio_mart BY NAME') && sql.includes("ratio_explain('_ratio_monitored'") && ++chunks > 1) throw new Error('killed');
               return (target as Record<string, (...a: unknown[]) => unknown>)[p as string](sql, params);
             };
           }

@@ -200,7 +200,7 @@ async function firstDifference(store: Store, cases: Case[]): Promise<string | nu
   }
   // Every row explained as the oracle (test/oracle/explain.ts) explains it.
   const explained = await store.all<Record<string, unknown>>(`SELECT mid, network, program, metric, month, is_projection, ${EXPLAINED.join(', ')}
-    FROM (SELECT * FROM ratio_explain('judge_ruled', 'judge_runs') UNION ALL BY NAME SELECT * FROM ratio_unjudged('judge_monitored'))`);
+    FROM ratio_explain('judge_monitored', 'judge_runs')`);
   const rowKey = (r: Record<string, unknown>) => `${r.mid}|${r.network}|${r.program}|${r.metric}|${r.month}|${r.is_projection}`;
   const sql = new Map(explained.map((r) => [rowKey(r), r]));
   if (sql.size !== rows.length) return `ratio_explain gave ${sql.size} rows of ${rows.length}`;

@@ -102,7 +102,7 @@ describe('the kept ratio table', () => {
     let refused = 0;
     const plant = (refuse: (rows: { n: number; mids: string[] }) => boolean) => {
       s.all = (async (sql: string, params?: unknown[]) => {
-        if (sql.includes("ratio_explain('_ratio_rows'")) {
+        if (sql.includes("ratio_explain('_ratio_monitored'")) {
           const [r] = await all<{ n: number; mids: string[] }>('SELECT count(*)::INTEGER AS n, list(DISTINCT mid) AS mids FROM _ratio_rows');
           if (refuse(r!)) { refused++; throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)'); }
         }

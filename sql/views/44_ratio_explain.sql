@@ -94,13 +94,10 @@ LEFT JOIN ratio_rule_classes rc ON rc.id = coalesce(g.group_id, r.mid)
 LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
   ON ru.class = coalesce(rc.class, '') AND ru.network = r.network AND ru.program = r.program AND ru.metric = r.metric;
 
--- Of monitored rows (ratio_monitored's), the ruled ones: what the judge (ratio_level_runs) and ratio_explain read.
+-- Of monitored rows (ratio_monitored's), the ruled ones: what the judge (ratio_level_runs) reads.
 CREATE OR REPLACE MACRO ratio_ruled(monitored) AS TABLE SELECT * FROM query_table(monitored) WHERE ruled;
 
--- Of monitored rows, those not ruled, as ratio_explain would write them (every judged column NULL).
-CREATE OR REPLACE MACRO ratio_unjudged(monitored) AS TABLE SELECT * EXCLUDE (judged_as, class, ruled), judged_as AS monitored_as FROM query_table(monitored) WHERE NOT ruled;
-
--- Ruled rows (ratio_ruled's) explained by runs, their judged runs (ratio_level_runs).
+-- Monitored rows explained by runs, their judged runs (ratio_level_runs); a row not ruled has every judged column NULL.
 CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
 WITH x0 AS (
   SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx,
