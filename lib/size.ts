@@ -24,3 +24,6 @@ export const DEFAULT_STORE_MEMORY = '192MB';
 
 /** The least memory limit the store takes: its ratio inputs refresh needs it for its smallest statements. */
 export const MIN_STORE_MEMORY = 128e6;
+
+/** DuckDB's memory limit (bytes) for reads that scan each block once (Store.capMemory): a larger cache only raises the peak. */
+export const SCAN_MEMORY = 64e6;

@@ -13,7 +13,7 @@ import { lakeWriterLock } from './lake-lock.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
-import { DEFAULT_STORE_MEMORY } from '../lib/size.ts';
+import { DEFAULT_STORE_MEMORY, sizeBytes } from '../lib/size.ts';
 
 export const DEFAULT_MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'sql', 'migrations');
 export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
@@ -126,6 +126,12 @@ export interface Store {
    * session): false then.
    */
   releaseMemory(what?: 'all' | 'allocator'): Promise<boolean>;
+  /**
+   * Runs fn with DuckDB's memory limit lowered to `bytes` (when below the store's), then restores it: for reads that
+   * scan each block once, whose cache would only raise the process's peak. Where the limit cannot be set (a locked
+   * session, blocks held), fn runs under the limit as it is; releaseMemory inside restores the lowered one.
+   */
+  capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T>;
   /** DuckDB's memory_limit as the store was opened with it ("192MB"): what work sized to memory reads. */
   readonly memoryLimit: string;
   /** Closes the store; with queries in flight, interrupts them and closes once they have ended. */
@@ -196,6 +202,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     throw e;
   }
   let inTx = false;
+  let limitNow = options.memory_limit; // the limit set now: the store's, or a capMemory's
   let bumpOnCommit = false;
   // Known once seen: stores opened with other migrations (tests) may lack the table.
   let generationTable = false;
@@ -326,16 +333,32 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     writerTurn,
     memoryLimit: options.memory_limit,
     async releaseMemory(what = 'all') {
-      if (inTx || !/^[\w. ]+$/.test(options.memory_limit)) return false;
+      if (inTx || !/^[\w. ]+$/.test(limitNow)) return false;
       try {
         // Setting the limit makes DuckDB hand its allocator's unused memory back to the system. Evicting down to a
         // few megabytes first frees every cached block no query holds; the limit is then what it was.
         const evict = what === 'all' ? "SET memory_limit = '16MB'; " : '';
-        await run(`${evict}SET memory_limit = '${options.memory_limit}'`);
+        await run(`${evict}SET memory_limit = '${limitNow}'`);
         return true;
       } catch {
         // Locked configuration, or blocks a running query holds: the limit stays as it was (the first SET failed).
         return false;
+      }
+    },
+    async capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
+      const cap = `${Math.floor(bytes / 1e6)}MB`;
+      if (limitNow !== options.memory_limit || !(bytes < (sizeBytes(options.memory_limit) || Infinity))) return fn();
+      try {
+        await run(`SET memory_limit = '${cap}'`);
+      } catch {
+        return fn(); // locked configuration, or blocks held beyond the cap
+      }
+      limitNow = cap;
+      try {
+        return await fn();
+      } finally {
+        limitNow = options.memory_limit;
+        await run(`SET memory_limit = '${limitNow}'`);
       }
     },
     close() {

@@ -6,6 +6,7 @@ import type { Store } from './db.ts';
 import { releaseChunk } from './db-chunks.ts';
 import { EXPLAINED_RATIO_FIELDS } from '../contract/ratios.ts';
 import { dropTemp } from './sql-text.ts';
+import { SCAN_MEMORY } from '../lib/size.ts';
 
 export interface StreamQuery {
   /** 'latest': the latest month evaluated, and the one before when it is month to date; 'month'; 'all' */
@@ -52,14 +53,14 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
  * Rows: those a rule in force reads (a state), within each month in SHOWN_RANK's order, as ratiosView sorts them.
  */
 export async function streamRatiosJson(
-  store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number } = {},
+  store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number } = {},
 ): Promise<number> {
   const span = await monthsOf(store, q);
   await write('[');
-  // A month at a time, each in slices (see streamMonths); after each slice the blocks DuckDB cached for it are given
-  // back (not in a locked session).
+  // A month at a time, each in slices (see streamMonths), each scanning its month's blocks once: DuckDB's cache is
+  // kept small, and given back after each slice (not in a locked session).
   const months = span === null ? [] : (await monthSizes(store, span)).map((m) => m.month);
-  const n = await streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceSeries);
+  const n = await store.capMemory(SCAN_MEMORY, () => streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceSeries));
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
@@ -74,16 +75,13 @@ async function monthSizes(store: Pick<Store, 'all'>, span: { from: string; to: s
 /** Kept-table rows of a month above which its sort needs a session of one thread. */
 export const ONE_THREAD_ROWS = 400_000;
 
-/**
- * Whether the stream's sorts need a session of one thread (the caller opens it so: a reading session's settings are
- * locked): two threads' sorts of a large month do not fit the store's default memory limit.
- */
+/** Whether the stream's sorts need one thread: two threads' sorts of a large month do not fit the default memory limit. */
 export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQuery): Promise<boolean> {
   const span = await monthsOf(store, q);
   return span !== null && (await monthSizes(store, span)).some((m) => m.n > ONE_THREAD_ROWS);
 }
 
-/** A store kept open from its refresh (a lake's) made ready to stream: its cache given back, one thread when needed. */
+/** A session made ready to stream: its cache given back, one thread when needed (the session must not be locked). */
 export async function readyToStream(store: Pick<Store, 'run' | 'releaseMemory'>, oneThread: boolean): Promise<void> {
   await store.releaseMemory();
   if (oneThread) await store.run('SET threads = 1');

@@ -2,8 +2,9 @@
 // changed. docs/ratios.md "When the table is current".
 import type { Store } from './db.ts';
 import { insertRows } from './insert-rows.ts';
+import { SCAN_MEMORY } from '../lib/size.ts';
 
-type ReadStore = Pick<Store, 'all'>;
+type ReadStore = Pick<Store, 'all'> & Partial<Pick<Store, 'capMemory'>>;
 
 /** A fingerprint row as read (source, month, fingerprint, row_count). */
 const markOf = (r: Record<string, unknown>): SourceMark => ({ source: String(r.source), month: String(r.month), fingerprint: String(r.fingerprint), row_count: Number(r.row_count) });
@@ -28,9 +29,11 @@ export const CAPTURE_MONTH = '0000-00';
  * the events, whose JSON they parse (far slower than the digest).
  */
 export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMark[]; tc40Events: string }> {
-  const [{ d }] = await store.all<{ d: string }>(
+  // Every block read once: DuckDB's cache kept small (store/db.ts capMemory).
+  const scan = <T>(fn: () => Promise<T>) => (store.capMemory ? store.capMemory(SCAN_MEMORY, fn) : fn());
+  const [{ d }] = await scan(() => store.all<{ d: string }>(
     `SELECT coalesce(sum(hash(event_guid, event_type, event_timestamp, received_at, payload)::HUGEINT), 0)::VARCHAR || '/' || count(*) AS d FROM int_tc40__events`,
-  );
+  ));
   const tc40Events = String(d);
   let kept: SourceMark[] | null = null;
   try {
@@ -39,7 +42,7 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
   } catch {
     // A store or snapshot of an older cbp, without the column: computed below.
   }
-  const rows = await store.all<Record<string, unknown>>(`
+  const rows = await scan(() => store.all<Record<string, unknown>>(`
     -- (summed per window start first, then per month: the month's text made once a window, not once a row)
     SELECT 'mid_stats' AS source, strftime(window_start, '%Y-%m') AS month, sum(fp)::VARCHAR AS fingerprint, sum(n)::BIGINT AS row_count
       FROM (SELECT window_start,
@@ -64,7 +67,7 @@ export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMa
       FROM (SELECT min(coalesce(event_timestamp, received_at))::DATE AS cap FROM events_raw) WHERE cap IS NOT NULL
     ${kept ? '' : `UNION ALL
     SELECT 'tc40', strftime(prevention_timestamp, '%Y-%m'), sum(hash(prevention_guid, mid, amount, prevention_timestamp)::HUGEINT)::VARCHAR, count(*)
-      FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`}`);
+      FROM int_tc40__reports WHERE prevention_timestamp IS NOT NULL GROUP BY ALL`}`));
   const marks = rows.map(markOf);
   return { marks: kept ? [...marks, ...kept] : marks, tc40Events };
 }

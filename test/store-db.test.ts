@@ -298,7 +298,7 @@ describe('Store.all', () => {
   });
 });
 
-describe('Store.mapRows and Store.releaseMemory', () => {
+describe('Store.mapRows, Store.releaseMemory and Store.capMemory', () => {
   it('maps every row of a result of several chunks, values as columns gives them', async () => {
     const store = await openStore({ dbPath: path.join(tmpDir(), 'cbp.duckdb') });
     try {
@@ -389,6 +389,45 @@ describe('Store.mapRows and Store.releaseMemory', () => {
       expect(await session.releaseMemory()).toBe(false);
       expect(await session.releaseMemory('allocator')).toBe(false);
       expect(await session.all('SELECT count(*)::INTEGER AS n FROM big')).toEqual([{ n: 3000000 }]);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('lowers the memory limit for a scan and restores it, a release inside keeping the lower one; as it is where it cannot', async () => {
+    const dir = tmpDir();
+    const dbPath = path.join(dir, 'cbp.duckdb');
+    const store = await openStore({ dbPath, memoryLimit: '200MB' });
+    const limit = async (s = store) => (await s.all<{ l: string }>("SELECT current_setting('memory_limit') AS l"))[0].l;
+    try {
+      await store.run('CREATE TABLE big AS SELECT range AS x, md5(range::VARCHAR) AS s FROM range(3000000); CHECKPOINT');
+      const before = await limit();
+      const peak = await store.capMemory(64e6, async () => {
+        const seen = [await limit()];
+        // Every block of the table read once, within the lower limit.
+        expect(await store.all('SELECT count(DISTINCT s)::INTEGER AS n FROM big')).toEqual([{ n: 3000000 }]);
+        expect(await store.releaseMemory()).toBe(true);
+        seen.push(await limit());
+        return seen;
+      });
+      expect(peak).toEqual(['61.0 MiB', '61.0 MiB']);
+      expect(await limit()).toBe(before);
+      // Above the store's own limit, or nested: nothing changes; inside a transaction too.
+      expect(await store.capMemory(400e6, limit)).toBe(before);
+      expect(await store.capMemory(64e6, () => store.capMemory(32e6, limit))).toBe('61.0 MiB');
+      expect(await store.transaction((s) => s.capMemory(64e6, () => limit(s)))).toBe('61.0 MiB');
+      expect(await limit()).toBe(before);
+      // A failing scan restores the limit too.
+      await expect(store.capMemory(64e6, () => store.all('SELECT * FROM no_such_table'))).rejects.toThrow(/no_such_table/);
+      expect(await limit()).toBe(before);
+    } finally {
+      store.close();
+    }
+    const { openAnalystSession } = await import('../store/analyst.ts');
+    const session = await openAnalystSession(dbPath);
+    try {
+      const locked = await limit(session);
+      expect(await session.capMemory(64e6, () => limit(session))).toBe(locked);
     } finally {
       session.close();
     }

@@ -271,7 +271,8 @@ export function register(program: Command, ctx: Ctx): void {
       const cfg = ctx.config();
       const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
       const kept = await refreshBeforeReading(cfg, rules, o.snapshot, true);
-      let store = kept ?? (await openForReading(ctx, o.snapshot));
+      // (its own statements only, so not locked: the stream below sets its threads and memory in it)
+      const store = kept ?? (await openForReading(ctx, o.snapshot, undefined, true));
       let view: RatiosView;
       try {
         if (q.mid !== undefined) await (await import('../../store/report.ts')).checkKnownMids(store, [q.mid]);
@@ -287,14 +288,8 @@ export function register(program: Command, ctx: Ctx): void {
           view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
         }
         if (o.json && keptHolds) {
-          // A fresh session streams: the freshness check's memory is given back with the first (a lake's store, kept
-          // open, gives back its cache). It runs cbp's statements only, so it can give back its cache after each slice.
-          const threads = (await streamNeedsOneThread(store, stream)) ? 1 : undefined;
-          if (kept) await readyToStream(store, threads === 1);
-          else {
-            store.close();
-            store = await openForReading(ctx, o.snapshot, threads, true);
-          }
+          // The freshness check's cache given back first; the stream gives back its own after each slice.
+          await readyToStream(store, await streamNeedsOneThread(store, stream));
           await streamRatiosJson(store, stream, writeOut);
           return;
         }
