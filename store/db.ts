@@ -129,7 +129,8 @@ export interface Store {
   /**
    * Runs fn with DuckDB's memory limit lowered to `bytes` (when below the store's), then restores it: for reads that
    * scan each block once, whose cache would only raise the process's peak. Where the limit cannot be set (a locked
-   * session, blocks held), fn runs under the limit as it is; releaseMemory inside restores the lowered one.
+   * session, blocks held), fn runs under the limit as it is; releaseMemory inside restores the lowered one. fn runs
+   * alone on the connection's lane (see exclusive).
    */
   capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T>;
   /** DuckDB's memory_limit as the store was opened with it ("192MB"): what work sized to memory reads. */
@@ -345,21 +346,24 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         return false;
       }
     },
-    async capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
-      const cap = `${Math.floor(bytes / 1e6)}MB`;
-      if (limitNow !== options.memory_limit || !(bytes < (sizeBytes(options.memory_limit) || Infinity))) return fn();
-      try {
-        await run(`SET memory_limit = '${cap}'`);
-      } catch {
-        return fn(); // locked configuration, or blocks held beyond the cap
-      }
-      limitNow = cap;
-      try {
-        return await fn();
-      } finally {
-        limitNow = options.memory_limit;
-        await run(`SET memory_limit = '${limitNow}'`);
-      }
+    capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
+      // On the lane: no other caller's transaction runs under the lower limit.
+      return exclusive(async () => {
+        const cap = `${Math.floor(bytes / 1e6)}MB`;
+        if (limitNow !== options.memory_limit || !(bytes < (sizeBytes(options.memory_limit) || Infinity))) return fn();
+        try {
+          await run(`SET memory_limit = '${cap}'`);
+        } catch {
+          return fn(); // locked configuration, or blocks held beyond the cap
+        }
+        limitNow = cap;
+        try {
+          return await fn();
+        } finally {
+          limitNow = options.memory_limit;
+          await run(`SET memory_limit = '${limitNow}'`);
+        }
+      });
     },
     close() {
       if (closing) return;

@@ -417,6 +417,14 @@ describe('Store.mapRows, Store.releaseMemory and Store.capMemory', () => {
       expect(await store.capMemory(64e6, () => store.capMemory(32e6, limit))).toBe('61.0 MiB');
       expect(await store.transaction((s) => s.capMemory(64e6, () => limit(s)))).toBe('61.0 MiB');
       expect(await limit()).toBe(before);
+      // Another caller's transaction waits for the cap to end: it never runs under the lower limit.
+      let go!: () => void;
+      const held = new Promise<void>((r) => { go = r; });
+      const capped = store.capMemory(64e6, async () => { await held; return limit(); });
+      const other = store.transaction((s) => limit(s));
+      go();
+      expect(await capped).toBe('61.0 MiB');
+      expect(await other).toBe(before);
       // A failing scan restores the limit too.
       await expect(store.capMemory(64e6, () => store.all('SELECT * FROM no_such_table'))).rejects.toThrow(/no_such_table/);
       expect(await limit()).toBe(before);
