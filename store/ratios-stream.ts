@@ -51,15 +51,23 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
 /**
  * Writes the rows as a JSON array, one row a line; returns how many. `write` may return a promise (backpressure).
  * Rows: those a rule in force reads (a state), within each month in SHOWN_RANK's order, as ratiosView sorts them.
+ * `ownSession`: the store is the stream's alone (a command's reading session, not locked): its cache is given back
+ * first, and it is left at one thread when a month is large (two threads' sorts of one do not fit the default limit).
  */
 export async function streamRatiosJson(
-  store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number } = {},
+  store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>, q: StreamQuery, write: (text: string) => unknown,
+  opts: { sliceSeries?: number; ownSession?: boolean } = {},
 ): Promise<number> {
   const span = await monthsOf(store, q);
+  const sizes = span === null ? [] : await monthSizes(store, span);
+  if (opts.ownSession) {
+    await store.releaseMemory();
+    if (sizes.some((m) => m.n > ONE_THREAD_ROWS)) await store.run('SET threads = 1');
+  }
   await write('[');
   // A month at a time, each in slices (see streamMonths), each scanning its month's blocks once: DuckDB's cache is
   // kept small, and given back after each slice (not in a locked session).
-  const months = span === null ? [] : (await monthSizes(store, span)).map((m) => m.month);
+  const months = sizes.map((m) => m.month);
   const n = await store.capMemory(SCAN_MEMORY, () => streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceSeries));
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
@@ -73,19 +81,7 @@ async function monthSizes(store: Pick<Store, 'all'>, span: { from: string; to: s
 }
 
 /** Kept-table rows of a month above which its sort needs a session of one thread. */
-export const ONE_THREAD_ROWS = 400_000;
-
-/** Whether the stream's sorts need one thread: two threads' sorts of a large month do not fit the default memory limit. */
-export async function streamNeedsOneThread(store: Pick<Store, 'all'>, q: StreamQuery): Promise<boolean> {
-  const span = await monthsOf(store, q);
-  return span !== null && (await monthSizes(store, span)).some((m) => m.n > ONE_THREAD_ROWS);
-}
-
-/** A session made ready to stream: its cache given back, one thread when needed (the session must not be locked). */
-export async function readyToStream(store: Pick<Store, 'run' | 'releaseMemory'>, oneThread: boolean): Promise<void> {
-  await store.releaseMemory();
-  if (oneThread) await store.run('SET threads = 1');
-}
+const ONE_THREAD_ROWS = 400_000;
 
 /** Series a slice of a month's stream holds: a month of more is streamed in slices of this many. */
 const SLICE_SERIES = 7_500;
