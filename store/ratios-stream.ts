@@ -51,24 +51,31 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
 /**
  * Writes the rows as a JSON array, one row a line; returns how many. `write` may return a promise (backpressure).
  * Rows: those a rule in force reads (a state), within each month in SHOWN_RANK's order, as ratiosView sorts them.
- * `ownSession`: the store is the stream's alone (a command's reading session, not locked): its cache is given back
- * first, and it is left at one thread when a month is large (two threads' sorts of one do not fit the default limit).
+ * `reopen`: the store is the stream's alone (a command's reading session, not locked): its cache is given back first,
+ * it is left at one thread when a month is large (two threads' sorts of one do not fit the default limit), and it is
+ * closed and opened again (by `reopen`) every REOPEN_MONTHS months, since DuckDB keeps some state of every row group
+ * a session has read until it closes.
  */
-export async function streamRatiosJson(
-  store: Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>, q: StreamQuery, write: (text: string) => unknown,
-  opts: { sliceSeries?: number; ownSession?: boolean } = {},
+export async function streamRatiosJson<S extends Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>>(
+  store: S, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number; reopen?: () => Promise<S> } = {},
 ): Promise<number> {
   const span = await monthsOf(store, q);
   const sizes = span === null ? [] : await monthSizes(store, span);
-  if (opts.ownSession) {
-    await store.releaseMemory();
-    if (sizes.some((m) => m.n > ONE_THREAD_ROWS)) await store.run('SET threads = 1');
-  }
-  await write('[');
-  // A month at a time, each in slices (see streamMonths), each scanning its month's blocks once: DuckDB's cache is
-  // kept small, and given back after each slice (not in a locked session).
   const months = sizes.map((m) => m.month);
-  const n = await store.capMemory(SCAN_MEMORY, () => streamMonths(store, q, months, write, 0, () => store.releaseMemory('all'), opts.sliceSeries));
+  await write('[');
+  let n = 0;
+  for (let i = 0; i < months.length; i += opts.reopen ? REOPEN_MONTHS : months.length) {
+    if (i > 0) store = await opts.reopen!();
+    if (opts.reopen) {
+      await store.releaseMemory();
+      if (sizes.some((m) => m.n > ONE_THREAD_ROWS)) await store.run('SET threads = 1');
+    }
+    // A month at a time, each in slices (see streamMonths), each scanning its month's blocks once: DuckDB's cache is
+    // kept small, and given back after each slice (not in a locked session).
+    const s = store;
+    const group = months.slice(i, i + (opts.reopen ? REOPEN_MONTHS : months.length));
+    n += await s.capMemory(SCAN_MEMORY, () => streamMonths(s, q, group, write, { start: n, afterSlice: () => s.releaseMemory('all'), sliceSeries: opts.sliceSeries }));
+  }
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
 }
@@ -83,6 +90,9 @@ async function monthSizes(store: Pick<Store, 'all'>, span: { from: string; to: s
 /** Kept-table rows of a month above which its sort needs a session of one thread. */
 const ONE_THREAD_ROWS = 400_000;
 
+/** Months a reading session streams before `reopen` gives a new one. */
+const REOPEN_MONTHS = 3;
+
 /** Series a slice of a month's stream holds: a month of more is streamed in slices of this many. */
 const SLICE_SERIES = 7_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
@@ -94,8 +104,8 @@ const PIECE_LINES = 32;
  * places: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
  */
 async function streamMonths(
-  store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown, limit = 0,
-  afterSlice?: () => Promise<unknown>, sliceSeries = SLICE_SERIES,
+  store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown,
+  { limit = 0, afterSlice, sliceSeries = SLICE_SERIES, start = 0 }: { limit?: number; afterSlice?: () => Promise<unknown>; sliceSeries?: number; start?: number } = {},
 ): Promise<number> {
   const [cur, top] = ['cbp_stream_currencies', 'cbp_stream_top'];
   await store.run(`CREATE OR REPLACE TEMP TABLE ${cur} AS SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid`);
@@ -136,7 +146,7 @@ async function streamMonths(
           releaseChunk(chunk);
           // In pieces of a few lines: a text of a whole chunk is a large object, which V8 collects late.
           for (let i = 0; i < rows; i += PIECE_LINES) {
-            await write(`${n + i === 0 ? '\n' : ',\n'}${lines.slice(i, i + PIECE_LINES).join(',\n')}`);
+            await write(`${start + n + i === 0 ? '\n' : ',\n'}${lines.slice(i, i + PIECE_LINES).join(',\n')}`);
           }
           n += rows;
         }
@@ -182,7 +192,7 @@ export async function shownRatios(store: Pick<Store, 'all' | 'run' | 'conn'>, q:
             max(days_in_month) FILTER (WHERE NOT is_projection) AS dim
        FROM mart_ratios WHERE ${where.join(' AND ')} GROUP BY month ORDER BY month`, params);
   const lines: string[] = [];
-  await streamMonths(store, q, counts.map((c) => String(c.month)), (text) => { lines.push(text); }, limit);
+  await streamMonths(store, q, counts.map((c) => String(c.month)), (text) => { lines.push(text); }, { limit });
   const rows = lines.length ? (JSON.parse(`[${lines.join('')}]`) as unknown[]) : [];
   const months = counts.map((c): ShownMonth => {
     const partial = c.partial === true;

@@ -88,24 +88,34 @@ describe('cbp ratios --json from the kept table', () => {
     expect(JSON.parse(r.stdout)).toEqual(await viewed({ all: true }));
   }, 60_000);
 
-  it("gives back DuckDB's cache after each month in a session of cbp's own statements; an analyst's session stays locked", async () => {
+  it("gives back DuckDB's cache after each month in a session of cbp's own statements, opened again every 3 months; an analyst's session stays locked", async () => {
     const want = await viewed({ all: true });
     t.store.close();
     try {
       const paths = { snapshotPath: path.join(t.dir, 'none.duckdb'), dbPath: t.dbPath };
-      const own = await openReadingSession({ ...paths, ownStatementsOnly: true });
       let released = 0;
-      const release = own.releaseMemory.bind(own);
-      own.releaseMemory = async (what) => ((await release(what)) ? (released++, true) : false);
+      let opened = 0;
+      const open = async () => {
+        const s = await openReadingSession({ ...paths, ownStatementsOnly: true });
+        opened++;
+        const release = s.releaseMemory.bind(s);
+        s.releaseMemory = async (what) => ((await release(what)) ? (released++, true) : false);
+        return s;
+      };
+      let own = await open();
       let text = '';
       try {
-        await streamRatiosJson(own, { scope: 'all' }, (s) => { text += s; });
+        await streamRatiosJson(own, { scope: 'all' }, (s) => { text += s; }, { reopen: async () => { own.close(); own = await open(); return own; } });
       } finally {
         own.close();
       }
       const rows = JSON.parse(text) as Array<{ month: string }>;
       expect(rows).toEqual(want);
-      expect(released).toBe(new Set(rows.map((r) => r.month)).size);
+      const months = new Set(rows.map((r) => r.month)).size;
+      expect(months).toBeGreaterThan(6);
+      // One release as each session starts, one after each month's slice.
+      expect(opened).toBe(Math.ceil(months / 3));
+      expect(released).toBe(months + opened);
       const locked = await openReadingSession(paths);
       try {
         expect(await locked.releaseMemory()).toBe(false);

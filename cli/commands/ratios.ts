@@ -272,7 +272,7 @@ export function register(program: Command, ctx: Ctx): void {
       const rules = loadRules(cfg.thresholdsFile, { defaultRegion: cfg.defaultRegion });
       const kept = await refreshBeforeReading(cfg, rules, o.snapshot, true);
       // (its own statements only, so not locked: the stream below sets its threads and memory in it)
-      const store = kept ?? (await openForReading(ctx, o.snapshot, undefined, true));
+      let store = kept ?? (await openForReading(ctx, o.snapshot, undefined, true));
       let view: RatiosView;
       try {
         if (q.mid !== undefined) await (await import('../../store/report.ts')).checkKnownMids(store, [q.mid]);
@@ -288,7 +288,8 @@ export function register(program: Command, ctx: Ctx): void {
           view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
         }
         if (o.json && keptHolds) {
-          await streamRatiosJson(store, stream, writeOut, { ownSession: true });
+          const reopen = async () => { store.close(); store = await openForReading(ctx, o.snapshot, undefined, true); return store; };
+          await streamRatiosJson(store, stream, writeOut, { reopen });
           return;
         }
         view ??= limitView(await ratiosView(store, rules, q), o.json ? 0 : limit);
