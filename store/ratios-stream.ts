@@ -59,8 +59,11 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
 export async function streamRatiosJson<S extends Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>>(
   store: S, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number; reopen?: () => Promise<S> } = {},
 ): Promise<number> {
-  const span = await monthsOf(store, q);
-  const sizes = span === null ? [] : await monthSizes(store, span);
+  // The months' sizes under the cap too: a count over every month's rows cached them up to the store's limit.
+  const sizes = await store.capMemory(SCAN_MEMORY, async () => {
+    const span = await monthsOf(store, q);
+    return span === null ? [] : monthSizes(store, span);
+  });
   const months = sizes.map((m) => m.month);
   await write('[');
   let n = 0;
