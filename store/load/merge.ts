@@ -105,9 +105,15 @@ async function moveChargebacks(s: Store, seen: string, file: string): Promise<vo
   await addHistory(s, 'chargeback_status_log', ['mid', 'case_number'], seen, file, IMPLIED_HISTORY);
 }
 
+/** Stores found holding chargebacks: not checked again (on a lake each check is a scan; one emptied since loses only the fast path). */
+const holdingChargebacks = new WeakSet<object>();
+
 /** Whether a chargeback report would take the first-load path: no chargebacks and no history yet. */
 export async function chargebacksEmpty(s: Pick<Store, 'all'>): Promise<boolean> {
-  return (await isEmpty(s, 'chargebacks')) && (await isEmpty(s, 'chargeback_status_log'));
+  if (holdingChargebacks.has(s)) return false;
+  const empty = (await isEmpty(s, 'chargebacks')) && (await isEmpty(s, 'chargeback_status_log'));
+  if (!empty) holdingChargebacks.add(s);
+  return empty;
 }
 
 /**
