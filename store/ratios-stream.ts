@@ -7,6 +7,8 @@ import { releaseChunk } from './db-chunks.ts';
 import { EXPLAINED_RATIO_FIELDS } from '../contract/ratios.ts';
 import { dropTemp } from './sql-text.ts';
 import { SCAN_MEMORY } from '../lib/size.ts';
+import { storeVersion } from './generation.ts';
+import { StoreUnavailableError } from './errors.ts';
 
 export interface StreamQuery {
   /** 'latest': the latest month evaluated, and the one before when it is month to date; 'month'; 'all' */
@@ -51,36 +53,62 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
 /**
  * Writes the rows as a JSON array, one row a line; returns how many. `write` may return a promise (backpressure).
  * Rows: those a rule in force reads (a state), within each month in SHOWN_RANK's order, as ratiosView sorts them.
- * `reopen`: the store is the stream's alone (a command's reading session, not locked): its cache is given back first,
- * it is left at one thread when a month is large (two threads' sorts of one do not fit the default limit), and it is
- * closed and opened again (by `reopen`) every REOPEN_MONTHS months, since DuckDB keeps some state of every row group
+ * `ownSession`: the store is the stream's alone (a command's reading session, not locked): its cache is given back
+ * first, and it is left at one thread when a month is large (two threads' sorts of one do not fit the default limit).
+ * `reopen` gives a new such session once `reopenRows` rows were read in one: DuckDB keeps some state of every row group
  * a session has read until it closes.
  */
 export async function streamRatiosJson<S extends Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>>(
-  store: S, q: StreamQuery, write: (text: string) => unknown, opts: { sliceSeries?: number; reopen?: () => Promise<S> } = {},
+  store: S, q: StreamQuery, write: (text: string) => unknown,
+  opts: { sliceSeries?: number; ownSession?: boolean; reopen?: () => Promise<S>; reopenRows?: number } = {},
 ): Promise<number> {
   // The months' sizes under the cap too: a count over every month's rows cached them up to the store's limit.
   const sizes = await store.capMemory(SCAN_MEMORY, async () => {
     const span = await monthsOf(store, q);
     return span === null ? [] : monthSizes(store, span);
   });
-  const months = sizes.map((m) => m.month);
+  // The months each session reads: a new one after reopenRows rows.
+  const sessions: string[][] = [];
+  let rows = Infinity;
+  for (const m of sizes) {
+    if (sessions.length === 0 || (opts.reopen && rows >= (opts.reopenRows ?? REOPEN_ROWS))) { sessions.push([]); rows = 0; }
+    sessions.at(-1)!.push(m.month);
+    rows += m.n;
+  }
   await write('[');
   let n = 0;
-  for (let i = 0; i < months.length; i += opts.reopen ? REOPEN_MONTHS : months.length) {
+  for (const [i, months] of sessions.entries()) {
     if (i > 0) store = await opts.reopen!();
-    if (opts.reopen) {
+    if (opts.ownSession) {
       await store.releaseMemory();
       if (sizes.some((m) => m.n > ONE_THREAD_ROWS)) await store.run('SET threads = 1');
     }
     // A month at a time, each in slices (see streamMonths), each scanning its month's blocks once: DuckDB's cache is
     // kept small, and given back after each slice (not in a locked session).
     const s = store;
-    const group = months.slice(i, i + (opts.reopen ? REOPEN_MONTHS : months.length));
-    n += await s.capMemory(SCAN_MEMORY, () => streamMonths(s, q, group, write, { start: n, afterSlice: () => s.releaseMemory('all'), sliceSeries: opts.sliceSeries }));
+    n += await s.capMemory(SCAN_MEMORY, () => streamMonths(s, q, months, write, { start: n, afterSlice: () => s.releaseMemory('all'), sliceSeries: opts.sliceSeries }));
   }
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
+}
+
+/**
+ * streamRatiosJson's `reopen` where the store names its version (not a lake): closes `held.store`, opens another with
+ * `open` and holds it, refused unless it reads the same version (a write or a new snapshot may have come in between,
+ * and the rows before were read from the first). Undefined where there is no version to hold to.
+ */
+export async function sameVersionReopen<S extends Store>(held: { store: S }, open: () => Promise<S>): Promise<(() => Promise<S>) | undefined> {
+  const version = held.store.lake ? null : await storeVersion(held.store);
+  if (version?.generation == null) return undefined;
+  return async () => {
+    held.store.close();
+    held.store = await open();
+    const now = await storeVersion(held.store);
+    if (now.generation !== version.generation || now.storeId !== version.storeId) {
+      throw new StoreUnavailableError('The store changed while `cbp ratios --json` was writing its rows (a write, or a new snapshot, came between two months): the rows printed are incomplete. Run the command again.');
+    }
+    return held.store;
+  };
 }
 
 /** The kept table's months in a span, with their rows. */
@@ -93,8 +121,8 @@ async function monthSizes(store: Pick<Store, 'all'>, span: { from: string; to: s
 /** Kept-table rows of a month above which its sort needs a session of one thread. */
 const ONE_THREAD_ROWS = 400_000;
 
-/** Months a reading session streams before `reopen` gives a new one. */
-const REOPEN_MONTHS = 3;
+/** Kept-table rows a reading session streams before `reopen` gives a new one (about a month of 100,000 MIDs). */
+const REOPEN_ROWS = 1_500_000;
 
 /** Series a slice of a month's stream holds: a month of more is streamed in slices of this many. */
 const SLICE_SERIES = 7_500;

@@ -8,7 +8,7 @@ import { openTestStore } from './helpers/store-template.ts';
 import { evaluateAlerts } from '../alerts/engine.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { limitView, ratiosView, renderRatios, type RatioOutRow, type RatiosQuery } from '../cli/commands/ratios.ts';
-import { shownRatios, streamRatiosJson, type StreamQuery } from '../store/ratios-stream.ts';
+import { sameVersionReopen, shownRatios, streamRatiosJson, type StreamQuery } from '../store/ratios-stream.ts';
 import { generateRatioData } from '../bench/ratios-data.ts';
 import { cbp } from './activities-fixtures.ts';
 import { openReadingSession } from '../store/analyst.ts';
@@ -88,7 +88,7 @@ describe('cbp ratios --json from the kept table', () => {
     expect(JSON.parse(r.stdout)).toEqual(await viewed({ all: true }));
   }, 60_000);
 
-  it("gives back DuckDB's cache after each month in a session of cbp's own statements, opened again every 3 months; an analyst's session stays locked", async () => {
+  it("gives back DuckDB's cache after each month in a session of cbp's own statements, opened again for each month (reopenRows 1); an analyst's session stays locked", async () => {
     const want = await viewed({ all: true });
     t.store.close();
     try {
@@ -102,19 +102,19 @@ describe('cbp ratios --json from the kept table', () => {
         s.releaseMemory = async (what) => ((await release(what)) ? (released++, true) : false);
         return s;
       };
-      let own = await open();
+      const held = { store: await open() };
       let text = '';
       try {
-        await streamRatiosJson(own, { scope: 'all' }, (s) => { text += s; }, { reopen: async () => { own.close(); own = await open(); return own; } });
+        await streamRatiosJson(held.store, { scope: 'all' }, (s) => { text += s; }, { ownSession: true, reopen: await sameVersionReopen(held, open), reopenRows: 1 });
       } finally {
-        own.close();
+        held.store.close();
       }
       const rows = JSON.parse(text) as Array<{ month: string }>;
       expect(rows).toEqual(want);
       const months = new Set(rows.map((r) => r.month)).size;
       expect(months).toBeGreaterThan(6);
       // One release as each session starts, one after each month's slice.
-      expect(opened).toBe(Math.ceil(months / 3));
+      expect(opened).toBe(months);
       expect(released).toBe(months + opened);
       const locked = await openReadingSession(paths);
       try {
@@ -123,6 +123,32 @@ describe('cbp ratios --json from the kept table', () => {
       } finally {
         locked.close();
       }
+    } finally {
+      t.store = await openTestStore({ dbPath: t.dbPath });
+    }
+  }, 60_000);
+  it('refuses to go on when the store changed between two of its sessions: the rows before were read from the other version', async () => {
+    t.store.close();
+    try {
+      const paths = { snapshotPath: path.join(t.dir, 'none.duckdb'), dbPath: t.dbPath, ownStatementsOnly: true };
+      const held = { store: await openReadingSession(paths) };
+      let text = '';
+      try {
+        // A write comes in while the reading session is closed (the generation rises), then the next session opens.
+        const open = async () => {
+          const w = await openTestStore({ dbPath: t.dbPath });
+          await w.transaction((s) => s.run("UPDATE mids SET alias = alias WHERE mid = 'mid000001'"));
+          w.close();
+          return openReadingSession(paths);
+        };
+        await expect(streamRatiosJson(held.store, { scope: 'all' }, (s) => { text += s; }, { ownSession: true, reopen: await sameVersionReopen(held, open), reopenRows: 1 }))
+          .rejects.toThrow(/The store changed while `cbp ratios --json` was writing its rows.*Run the command again/);
+      } finally {
+        held.store.close();
+      }
+      // The first months were written, the array never closed: no reader takes it as whole.
+      expect(text.startsWith('[\n{"mid":')).toBe(true);
+      expect(() => JSON.parse(text)).toThrow();
     } finally {
       t.store = await openTestStore({ dbPath: t.dbPath });
     }

@@ -279,7 +279,7 @@ export function register(program: Command, ctx: Ctx): void {
         // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
         // judge: current, and written under these rules, for the rows a rule in force reads.
         // Loaded when the command runs: the stream reads DuckDB's chunks (store/db-chunks.ts), which --help must not load.
-        const { shownRatios, streamRatiosJson } = await import('../../store/ratios-stream.ts');
+        const { sameVersionReopen, shownRatios, streamRatiosJson } = await import('../../store/ratios-stream.ts');
         const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules, kept !== undefined)).holds;
         const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
         // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
@@ -288,8 +288,12 @@ export function register(program: Command, ctx: Ctx): void {
           view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
         }
         if (o.json && keptHolds) {
-          const reopen = async () => { store.close(); store = await openForReading(ctx, o.snapshot, undefined, true); return store; };
-          await streamRatiosJson(store, stream, writeOut, { reopen });
+          const held = { store };
+          try {
+            await streamRatiosJson(store, stream, writeOut, { ownSession: true, reopen: await sameVersionReopen(held, () => openForReading(ctx, o.snapshot, undefined, true)) });
+          } finally {
+            store = held.store;
+          }
           return;
         }
         view ??= limitView(await ratiosView(store, rules, q), o.json ? 0 : limit);
