@@ -60,7 +60,7 @@ async function monthsOf(store: Pick<Store, 'all'>, q: StreamQuery): Promise<{ fr
  */
 export async function streamRatiosJson<S extends Pick<Store, 'all' | 'run' | 'conn' | 'releaseMemory' | 'capMemory'>>(
   store: S, q: StreamQuery, write: (text: string) => unknown,
-  opts: { sliceSeries?: number; ownSession?: boolean; reopen?: () => Promise<S>; reopenRows?: number } = {},
+  opts: { sliceRows?: number; ownSession?: boolean; reopen?: () => Promise<S>; reopenRows?: number } = {},
 ): Promise<number> {
   // The months' sizes under the cap too: a count over every month's rows cached them up to the store's limit.
   const sizes = await store.capMemory(SCAN_MEMORY, async () => {
@@ -86,7 +86,7 @@ export async function streamRatiosJson<S extends Pick<Store, 'all' | 'run' | 'co
     // A month at a time, each in slices (see streamMonths), each scanning its month's blocks once: DuckDB's cache is
     // kept small, and given back after each slice (not in a locked session).
     const s = store;
-    n += await s.capMemory(SCAN_MEMORY, () => streamMonths(s, q, months, write, { start: n, afterSlice: () => s.releaseMemory('all'), sliceSeries: opts.sliceSeries }));
+    n += await s.capMemory(SCAN_MEMORY, () => streamMonths(s, q, months, write, { start: n, afterSlice: () => s.releaseMemory('all'), sliceRows: opts.sliceRows }));
   }
   await write(n === 0 ? ']\n' : '\n]\n');
   return n;
@@ -124,21 +124,21 @@ const ONE_THREAD_ROWS = 400_000;
 /** Kept-table rows a reading session streams before `reopen` gives a new one (about a month of 100,000 MIDs). */
 const REOPEN_ROWS = 1_500_000;
 
-/** Series a slice of a month's stream holds: a month of more is streamed in slices of this many. */
-const SLICE_SERIES = 7_500;
+/** Rows a slice of a month's stream holds (the series whose rows make up about this many). */
+const SLICE_ROWS = 7_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
 const PIECE_LINES = 32;
 
 /**
  * Each month's rows, sorted, as JSON lines after the '[' (returns how many). Each series' place in the month (SHOWN_RANK,
- * then its key) is kept once a month in a temp table; without a limit, the month is streamed in slices of sliceSeries
- * places: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
+ * then its key) is kept once a month in a temp table; without a limit, the month is streamed in slices of sliceRows
+ * rows: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
  */
 async function streamMonths(
   store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown,
-  { limit = 0, afterSlice, sliceSeries = SLICE_SERIES, start = 0 }: { limit?: number; afterSlice?: () => Promise<unknown>; sliceSeries?: number; start?: number } = {},
+  { limit = 0, afterSlice, sliceRows = SLICE_ROWS, start = 0 }: { limit?: number; afterSlice?: () => Promise<unknown>; sliceRows?: number; start?: number } = {},
 ): Promise<number> {
-  const [cur, top] = ['cbp_stream_currencies', 'cbp_stream_top'];
+  const [cur, top, slice] = ['cbp_stream_currencies', 'cbp_stream_top', 'cbp_stream_slice'];
   await store.run(`CREATE OR REPLACE TEMP TABLE ${cur} AS SELECT mid, list_sort(list(DISTINCT currency)) AS codes FROM chargebacks WHERE currency IS NOT NULL GROUP BY mid`);
   try {
     let n = 0;
@@ -149,23 +149,27 @@ async function streamMonths(
       if (q.network !== undefined) { where.push('m.network = $network'); params.network = q.network; }
       if (q.projection === false) where.push('NOT m.is_projection');
       // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all); each
-      // series' place from an aggregate, once (a window over the months shown did not fit the store's memory).
-      await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT *, row_number() OVER (ORDER BY top DESC, mid, network, program, metric) - 1 AS pos
-        FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)`, params);
-      const series = Number((await store.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${top}`))[0]!.n);
-      // With a limit, one slice of every series (the LIMIT cuts it).
-      const size = limit > 0 ? series : sliceSeries;
-      for (let from = 0; from < series; from += size) {
-        const cut = `t.pos >= ${from} AND t.pos < ${from + size}`;
+      // series' place from an aggregate, once (a window over the months shown did not fit the store's memory), and its
+      // slice: places in order, sliceRows rows each (a month to date has two rows a series).
+      await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT mid, network, program, metric, row_number() OVER w - 1 AS pos,
+          (sum(n) OVER w - 1) // ${Math.max(1, Math.floor(sliceRows))} AS slice
+        FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top, count(*) AS n FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)
+        WINDOW w AS (ORDER BY top DESC, mid, network, program, metric)`, params);
+      const slices = Number((await store.all<{ n: number }>(`SELECT coalesce(max(slice) + 1, 0)::INTEGER AS n FROM ${top}`))[0]!.n);
+      // With a limit, one slice of the first `limit` places: every series has a row in the month, so they hold the rows.
+      for (let k = 0; k < (limit > 0 ? Math.min(slices, 1) : slices); k++) {
+        const cut = limit > 0 ? `t.pos < ${Math.floor(limit)}` : `t.slice = ${k}`;
+        // The slice's kept rows first: an open month's forecasts (mart_ratios_of) are then joined to them alone, not
+        // hashed whole for every slice.
+        await store.run(`CREATE OR REPLACE TEMP TABLE ${slice} AS SELECT m.* FROM ratio_mart m
+          SEMI JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric) WHERE ${where.join(' AND ')}`, params);
         const result = await store.conn.stream(
           `WITH sorted AS (
-             SELECT m.*, t.pos, c.codes FROM mart_ratios m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
+             SELECT m.*, t.pos, c.codes FROM mart_ratios_of('${slice}') m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
                LEFT JOIN ${cur} c ON c.mid = m.mid
-              WHERE ${where.join(' AND ')}
               ORDER BY t.pos, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
            SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
              FROM sorted m`,
-          params,
         );
         for (;;) {
           const chunk = await result.fetchChunk();
@@ -186,7 +190,7 @@ async function streamMonths(
     }
     return n;
   } finally {
-    await store.run(dropTemp('TABLE', cur, top));
+    await store.run(dropTemp('TABLE', cur, top, slice));
   }
 }
 

@@ -27,9 +27,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cleanup(t?.store, t?.dir));
 
-async function streamed(q: StreamQuery, sliceSeries?: number): Promise<unknown[]> {
+async function streamed(q: StreamQuery, sliceRows?: number): Promise<unknown[]> {
   let text = '';
-  const n = await streamRatiosJson(t.store, q, (s) => { text += s; }, { sliceSeries });
+  const n = await streamRatiosJson(t.store, q, (s) => { text += s; }, { sliceRows });
   const rows = JSON.parse(text) as unknown[];
   expect(rows).toHaveLength(n);
   return rows;
@@ -48,7 +48,7 @@ describe('cbp ratios --json from the kept table', () => {
     const want = await viewed(q);
     expect(want.length).toBeGreaterThan(0);
     expect(await streamed(s)).toEqual(want);
-    // In slices of 30 series (8 a month), a month's series of one closeness (up to about 40) split between slices, the same.
+    // In slices of 30 rows (8 a month), a month's series of one closeness (up to about 40) split between slices, the same.
     expect(await streamed(s, 30)).toEqual(want);
   }, 60_000);
 

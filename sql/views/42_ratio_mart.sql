@@ -11,7 +11,6 @@ CREATE OR REPLACE MACRO cbp_hundredths_text(c) AS ((c // 100)::VARCHAR || '.' ||
 CREATE OR REPLACE MACRO cbp_percent_abs(x) AS (
   CASE WHEN x < 9e14 THEN cbp_hundredths_text(round(x * 10000)::BIGINT) ELSE cbp_hundredths_text(round(x * 10000)::HUGEINT) END || ' %'
 );
-
 CREATE OR REPLACE MACRO cbp_percent(x) AS (CASE WHEN x < 0 THEN '-' || cbp_percent_abs(-x) ELSE cbp_percent_abs(x) END);
 
 -- c: a figure in hundredths (round(x * 100)), x >= 0.
@@ -46,9 +45,9 @@ CREATE OR REPLACE MACRO cbp_failed_condition(k, v) AS (
        WHEN k.cmp = '>' AND NOT (v > k.value) THEN k.label || ' ' || cbp_figure(v) || ' not above ' || k.value_text END
 );
 
--- The ratio mart analysts read: the table every write keeps current (store/ratio-refresh.ts), closed sets as text,
--- the columns derived in a plain expression, and an open month's chance of a breach (ratio_forecasts' headline).
-CREATE OR REPLACE VIEW mart_ratios AS
+-- The ratio mart analysts read (mart_ratios), of kept rows (`mart`: ratio_mart, or rows of its columns): closed sets as
+-- text, columns derived in plain expressions, an open month's chance of a breach (ratio_forecasts' headline).
+CREATE OR REPLACE MACRO mart_ratios_of(mart) AS TABLE
 SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.metric::VARCHAR AS metric, m.month,
   CASE WHEN m.metric = 'count' THEN m.numerator_count ELSE m.numerator_amount END AS numerator,
   CASE WHEN m.metric = 'count' THEN m.denominator_count ELSE m.denominator_amount END AS denominator,
@@ -62,10 +61,11 @@ SELECT m.mid, m.network::VARCHAR AS network, m.program::VARCHAR AS program, m.me
   m.judged_at AS explained_at, m.headroom_count, m.over_by_count, m.headroom_basis::VARCHAR AS headroom_basis, m.fee_estimate, m.fee_currency,
   m.fee_basis::VARCHAR AS fee_basis,
   f.chance, f.level AS chance_level, f.expected_count, f.low80_count AS expected_low80, f.high80_count AS expected_high80, f.pace_day
-FROM ratio_mart m
+FROM query_table(mart) m
 -- Each key compared on both sides, of one type (migration 024): else a nested-loop join, or every mart row cast.
 LEFT JOIN (SELECT *, FALSE AS of_projection FROM ratio_forecasts WHERE is_headline) f ON f.of_projection = m.is_projection AND f.mid = m.mid
   AND f.network = m.network AND f.program = m.program AND f.metric = m.metric AND f.month = m.month;
+CREATE OR REPLACE VIEW mart_ratios AS SELECT * FROM mart_ratios_of('ratio_mart');
 
 -- The mart's rows of a range of months (first days of the first and the last month).
 CREATE OR REPLACE MACRO mart_ratios_between(first_day, last_day) AS TABLE
