@@ -129,8 +129,8 @@ export interface Store {
   /**
    * Runs fn with DuckDB's memory limit lowered to `bytes` (when below the store's), then restores it: for reads that
    * scan each block once, whose cache would only raise the process's peak. Where the limit cannot be set (a locked
-   * session, blocks held), fn runs under the limit as it is; releaseMemory inside restores the lowered one. fn runs
-   * alone on the connection's lane (see exclusive).
+   * session, blocks held), fn runs under the limit as it is; releaseMemory inside restores the lowered one. A cap inside
+   * one lowers it further only. fn runs alone on the connection's lane (see exclusive).
    */
   capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T>;
   /** DuckDB's memory_limit as the store was opened with it ("192MB"): what work sized to memory reads. */
@@ -349,8 +349,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
       // On the lane: no other caller's transaction runs under the lower limit.
       return exclusive(async () => {
-        const cap = `${Math.floor(bytes / 1e6)}MB`;
-        if (limitNow !== options.memory_limit || !(bytes < (sizeBytes(options.memory_limit) || Infinity))) return fn();
+        const [cap, outer] = [`${Math.floor(bytes / 1e6)}MB`, limitNow];
+        if (!(bytes < (sizeBytes(outer) || Infinity))) return fn(); // not below the limit in force (the store's, or an outer cap's)
         try {
           await run(`SET memory_limit = '${cap}'`);
         } catch {
@@ -360,7 +360,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         try {
           return await fn();
         } finally {
-          limitNow = options.memory_limit;
+          limitNow = outer;
           await run(`SET memory_limit = '${limitNow}'`);
         }
       });

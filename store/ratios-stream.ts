@@ -124,6 +124,9 @@ const ONE_THREAD_ROWS = 400_000;
 /** Kept-table rows a reading session streams before `reopen` gives a new one (about a month of 100,000 MIDs). */
 const REOPEN_ROWS = 1_500_000;
 
+/** DuckDB's memory while a month's series are ranked: the aggregate and its sort spill rather than raise the process's peak. */
+const RANK_MEMORY = 32e6;
+
 /** Rows a slice of a month's stream holds (the series whose rows make up about this many). */
 const SLICE_ROWS = 7_500;
 /** Lines a write takes: about 40 KB of JSON, a young object for V8. */
@@ -135,7 +138,7 @@ const PIECE_LINES = 32;
  * rows: each query sorts a slice, and each chunk's memory is given back as soon as it is read (releaseChunk).
  */
 async function streamMonths(
-  store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, months: string[], write: (text: string) => unknown,
+  store: Pick<Store, 'all' | 'run' | 'conn' | 'capMemory'>, q: StreamQuery, months: string[], write: (text: string) => unknown,
   { limit = 0, afterSlice, sliceRows = SLICE_ROWS, start = 0 }: { limit?: number; afterSlice?: () => Promise<unknown>; sliceRows?: number; start?: number } = {},
 ): Promise<number> {
   const [cur, top, slice] = ['cbp_stream_currencies', 'cbp_stream_top', 'cbp_stream_slice'];
@@ -151,10 +154,10 @@ async function streamMonths(
       // Sorted on the rows' own columns, the JSON made after the sort (a sort of the JSON texts held them all); each
       // series' place from an aggregate, once (a window over the months shown did not fit the store's memory), and its
       // slice: places in order, sliceRows rows each (a month to date has two rows a series).
-      await store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT mid, network, program, metric, row_number() OVER w - 1 AS pos,
+      await store.capMemory(RANK_MEMORY, () => store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT mid, network, program, metric, row_number() OVER w - 1 AS pos,
           (sum(n) OVER w - 1) // ${Math.max(1, Math.floor(sliceRows))} AS slice
         FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top, count(*) AS n FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)
-        WINDOW w AS (ORDER BY top DESC, mid, network, program, metric)`, params);
+        WINDOW w AS (ORDER BY top DESC, mid, network, program, metric)`, params));
       const slices = Number((await store.all<{ n: number }>(`SELECT coalesce(max(slice) + 1, 0)::INTEGER AS n FROM ${top}`))[0]!.n);
       // With a limit, one slice of the first `limit` places: every series has a row in the month, so they hold the rows.
       for (let k = 0; k < (limit > 0 ? Math.min(slices, 1) : slices); k++) {
@@ -211,7 +214,7 @@ export interface ShownMonth {
  * and with the fields of `cbp ratios --json`, and each month's counts. Built in SQL: a terminal's table of a large
  * portfolio built in JS was slow and held much memory.
  */
-export async function shownRatios(store: Pick<Store, 'all' | 'run' | 'conn'>, q: StreamQuery, limit: number): Promise<{ rows: unknown[]; months: ShownMonth[] }> {
+export async function shownRatios(store: Pick<Store, 'all' | 'run' | 'conn' | 'capMemory'>, q: StreamQuery, limit: number): Promise<{ rows: unknown[]; months: ShownMonth[] }> {
   const span = await monthsOf(store, q);
   if (span === null) return { rows: [], months: [] };
   const where = ['state IS NOT NULL', 'month >= $from', 'month <= $to'];

@@ -412,9 +412,11 @@ describe('Store.mapRows, Store.releaseMemory and Store.capMemory', () => {
       });
       expect(peak).toEqual(['61.0 MiB', '61.0 MiB']);
       expect(await limit()).toBe(before);
-      // Above the store's own limit, or nested: nothing changes; inside a transaction too.
+      // Above the store's own limit, or above an outer cap: nothing changes; a lower one inside lowers it, then the
+      // outer holds again; inside a transaction too.
       expect(await store.capMemory(400e6, limit)).toBe(before);
-      expect(await store.capMemory(64e6, () => store.capMemory(32e6, limit))).toBe('61.0 MiB');
+      expect(await store.capMemory(32e6, () => store.capMemory(64e6, limit))).toBe('30.5 MiB');
+      expect(await store.capMemory(64e6, async () => [await store.capMemory(32e6, limit), await limit()])).toEqual(['30.5 MiB', '61.0 MiB']);
       expect(await store.transaction((s) => s.capMemory(64e6, () => limit(s)))).toBe('61.0 MiB');
       expect(await limit()).toBe(before);
       // Another caller's transaction waits for the cap to end: it never runs under the lower limit.
