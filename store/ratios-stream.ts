@@ -159,20 +159,25 @@ async function streamMonths(
         FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top, count(*) AS n FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)
         WINDOW w AS (ORDER BY top DESC, mid, network, program, metric)`, params));
       const slices = Number((await store.all<{ n: number }>(`SELECT coalesce(max(slice) + 1, 0)::INTEGER AS n FROM ${top}`))[0]!.n);
+      // An open month's forecasts (mart_ratios_of) are joined to each slice's kept rows, staged first: else DuckDB hashes
+      // them all for every slice. A closed month has none: its slices are read in place.
+      const open = Number((await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_forecasts WHERE month = $month', { month }))[0]!.n) > 0;
       // With a limit, one slice of the first `limit` places: every series has a row in the month, so they hold the rows.
       for (let k = 0; k < (limit > 0 ? Math.min(slices, 1) : slices); k++) {
         const cut = limit > 0 ? `t.pos < ${Math.floor(limit)}` : `t.slice = ${k}`;
-        // The slice's kept rows first: an open month's forecasts (mart_ratios_of) are then joined to them alone, not
-        // hashed whole for every slice.
-        await store.run(`CREATE OR REPLACE TEMP TABLE ${slice} AS SELECT m.* FROM ratio_mart m
-          SEMI JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric) WHERE ${where.join(' AND ')}`, params);
+        if (open) {
+          await store.run(`CREATE OR REPLACE TEMP TABLE ${slice} AS SELECT m.* FROM ratio_mart m
+            SEMI JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric) WHERE ${where.join(' AND ')}`, params);
+        }
         const result = await store.conn.stream(
           `WITH sorted AS (
-             SELECT m.*, t.pos, c.codes FROM mart_ratios_of('${slice}') m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
+             SELECT m.*, t.pos, c.codes FROM mart_ratios_of('${open ? slice : 'ratio_mart'}') m JOIN (SELECT * FROM ${top} t WHERE ${cut}) t USING (mid, network, program, metric)
                LEFT JOIN ${cur} c ON c.mid = m.mid
+              ${open ? '' : `WHERE ${where.join(' AND ')}`}
               ORDER BY t.pos, m.is_projection ${limit > 0 ? `LIMIT ${Math.floor(limit)}` : ''})
            SELECT to_json({${FIELDS.map((f) => `${f}: m.${f}`).join(', ')}, currency: CASE WHEN len(m.codes) = 1 THEN m.codes[1] END, currencies: coalesce(m.codes, []::VARCHAR[])})::VARCHAR AS j
              FROM sorted m`,
+          open ? undefined : params,
         );
         for (;;) {
           const chunk = await result.fetchChunk();
