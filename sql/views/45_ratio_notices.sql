@@ -19,9 +19,13 @@ WITH sl AS (
                                AND h.month_idx = sl.month_idx AND h.level = sl.level
   LEFT JOIN query_table(runs) w ON w.mid = sl.mid AND w.network = sl.network AND w.program = sl.program AND w.v = sl.v
                                AND w.month_idx = sl.month_idx AND w.level = sl.watch
+), hr AS (
+  -- (the rows of these series alone, before a group's are summed: the month's other rows are most of them)
+  SELECT r.* FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
+  SEMI JOIN (SELECT DISTINCT mid, network, program FROM m) k ON k.mid = coalesce(g.group_id, r.mid) AND k.network = r.network AND k.program = r.program
 ), jh AS (
   SELECT j.*, j.is_projection::INTEGER AS v, unnest(ratio_headroom_inputs(j.program, j.is_projection, j.is_partial, j.days_covered, j.days_in_month))
-  FROM ratio_judged_rows(rows) j SEMI JOIN m USING (mid, network, program, month)
+  FROM ratio_judged_rows('hr') j SEMI JOIN m USING (mid, network, program, month)
 ), jr AS (
   SELECT j.*, CASE WHEN j.den_prev THEN j.denominator_count ELSE j.denominator_count * j.hf END AS den_h,
     CASE WHEN j.metric = 'count' THEN j.numerator_count ELSE j.numerator_amount END AS numerator,
