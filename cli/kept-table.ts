@@ -48,7 +48,8 @@ export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapsho
   try {
     const { refreshRatios } = await import('../alerts/refresh.ts');
     const r = await refreshRatios(store, rules);
-    if (r.fromMonth !== undefined && cfg.snapshotPath && !store.lake) {
+    // Published when judged again, or when the snapshot there holds another version (a killed run's, another store's).
+    if (cfg.snapshotPath && !store.lake && (r.fromMonth !== undefined || existsSync(cfg.snapshotPath))) {
       const { publishIfBehind } = await import('../store/snapshot.ts');
       await publishIfBehind(store, { snapshotPath: cfg.snapshotPath });
     }

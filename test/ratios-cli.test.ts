@@ -9,6 +9,8 @@ import { loadRules } from '../rules/thresholds.ts';
 import { cbp as cbpRun } from './activities-fixtures.ts';
 import { openTestStore } from './helpers/store-template.ts';
 import { cleanup, insertChargebacks, insertStats, tempStore } from './ratios-fixtures.ts';
+import { publishSnapshot, snapshotGeneration } from '../store/snapshot.ts';
+import { storeVersion } from '../store/generation.ts';
 
 let dir = '';
 let base: Record<string, string>;
@@ -258,6 +260,29 @@ describe('cbp alerts deliver', () => {
       await new Promise<void>((r) => srv.close(() => r()));
     }
   });
+});
+
+describe('cbp ratios beside a snapshot of another store', () => {
+  it('publishes this store over it first, and reads this store\'s rows', async () => {
+    // Another store's snapshot at the configured path (a store started over, or a path shared by mistake).
+    const other = await tempStore();
+    const snap = path.join(dir, 'other-published', 'cbp.duckdb');
+    try {
+      await evaluateAlerts(other.store, { asOf: '2026-02-05T00:00:00Z', rules: loadRules() });
+      await publishSnapshot(other.store, { snapshotPath: snap });
+    } finally {
+      cleanup(other.store, other.dir);
+    }
+    const r = await cbpRun(['ratios', '--month', '2026-01', '--mid', 'm1', '--json'], { ...base, CBP_SNAPSHOT_PATH: snap });
+    expect(r.stderr).toBe('');
+    expect((JSON.parse(r.stdout) as Row[]).map(key)).toContain('m1 mastercard ecp count 2026-01');
+    const s = await openTestStore({ dbPath: base.CBP_DB_PATH, readOnly: true });
+    try {
+      expect(await snapshotGeneration(s, snap)).toMatchObject({ exists: true, ...(await storeVersion(s)) });
+    } finally {
+      s.close();
+    }
+  }, 60_000);
 });
 
 describe('cbp ratios and cbp report on a snapshot an older cbp published', () => {
