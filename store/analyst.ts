@@ -136,6 +136,23 @@ export async function openLakeAnalystSession(lake: LakeOptions, opts: AnalystSes
   return store;
 }
 
+/**
+ * Runs a read of many statements on one committed version: on a lake, in one transaction (its first read fixes the
+ * snapshot); a file store's reading session reads one version already (a snapshot file, or a store no other process writes).
+ */
+export async function onOneSnapshot<T>(store: Pick<Store, 'lake' | 'run'>, fn: () => Promise<T>): Promise<T> {
+  if (!store.lake) return fn();
+  await store.run('BEGIN TRANSACTION');
+  try {
+    const out = await fn();
+    await store.run('COMMIT');
+    return out;
+  } catch (e) {
+    await store.run('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
+
 /** Where a reading command reads: the published snapshot, else the store itself (read-only); or the lake. */
 export interface ReadingPaths {
   snapshotPath: string;

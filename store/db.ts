@@ -204,6 +204,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   }
   let inTx = false;
   let limitNow = options.memory_limit; // the limit set now: the store's, or a capMemory's
+  // An analyst session's (store/analyst.ts): no SET is tried, whose failure would end a read transaction too.
+  const configLocked = (opts.initStatements ?? []).some((sql) => /^SET lock_configuration = true$/i.test(sql));
   let bumpOnCommit = false;
   // Known once seen: stores opened with other migrations (tests) may lack the table.
   let generationTable = false;
@@ -334,7 +336,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     writerTurn,
     memoryLimit: options.memory_limit,
     async releaseMemory(what = 'all') {
-      if (inTx || !/^[\w. ]+$/.test(limitNow)) return false;
+      if (inTx || configLocked || !/^[\w. ]+$/.test(limitNow)) return false;
       try {
         // Setting the limit makes DuckDB hand its allocator's unused memory back to the system. Evicting down to a
         // few megabytes first frees every cached block no query holds; the limit is then what it was.
@@ -350,7 +352,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       // On the lane: no other caller's transaction runs under the lower limit.
       return exclusive(async () => {
         const [cap, outer] = [`${Math.floor(bytes / 1e6)}MB`, limitNow];
-        if (!(bytes < (sizeBytes(outer) || Infinity))) return fn(); // not below the limit in force (the store's, or an outer cap's)
+        if (configLocked || !(bytes < (sizeBytes(outer) || Infinity))) return fn(); // locked, or not below the limit in force
         try {
           await run(`SET memory_limit = '${cap}'`);
         } catch {

@@ -21,7 +21,7 @@ import os from 'node:os';
 import type { LakeOptions } from './lake.ts';
 import path from 'node:path';
 import { NotFoundError, UsageError } from '../lib/errors.ts';
-import { openLakeAnalystSession, openSnapshotSession } from './analyst.ts';
+import { onOneSnapshot, openLakeAnalystSession, openSnapshotSession } from './analyst.ts';
 import type { Store } from './db.ts';
 import { NoSnapshotError } from './errors.ts';
 import { martFreshness } from './ratio-mart.ts';
@@ -312,22 +312,25 @@ export async function exportSnapshot(opts: ExportOptions): Promise<ExportResult>
       ? await openLakeAnalystSession(opts.lake, { writableDir: stage, memoryLimit: opts.memoryLimit })
       : await openSnapshotSession(opts.snapshotPath, { writableDir: stage, workingStore: opts.workingStore, memoryLimit: opts.memoryLimit });
     try {
-      const present = new Set(
-        (await store.all<{ name: string }>(
-          `SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'
-           UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal`,
-        )).map((r) => r.name),
-      );
-      const missing = tables.filter((t) => !present.has(t.name)).map((t) => t.name);
-      if (missing.length) {
-        throw new NotFoundError(
-          `The snapshot ${opts.snapshotPath} has no ${missing.join(', ')}: it was published by an older cbp or from another database. ` +
-            'Republish it with `cbp db snapshot`.',
+      // One version read throughout: a lake's tables in one transaction (a snapshot file is one version).
+      await onOneSnapshot(store, async () => {
+        const present = new Set(
+          (await store.all<{ name: string }>(
+            `SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'
+             UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal`,
+          )).map((r) => r.name),
         );
-      }
-      for (const t of tables) exported.push(await copyTable(store, t, stage, opts.format, opts.from, opts.to));
-      // The ratio table is kept: written out older than the data (after a crash, or a worker's refresh to come), it says so.
-      if (tables.some((t) => t.name === 'mart_ratios')) ratiosBehind = (await martFreshness(store).catch(() => null))?.behind ?? null;
+        const missing = tables.filter((t) => !present.has(t.name)).map((t) => t.name);
+        if (missing.length) {
+          throw new NotFoundError(
+            `The snapshot ${opts.snapshotPath} has no ${missing.join(', ')}: it was published by an older cbp or from another database. ` +
+              'Republish it with `cbp db snapshot`.',
+          );
+        }
+        for (const t of tables) exported.push(await copyTable(store, t, stage, opts.format, opts.from, opts.to));
+        // The ratio table is kept: written out older than the data (after a crash, or a worker's refresh to come), it says so.
+        if (tables.some((t) => t.name === 'mart_ratios')) ratiosBehind = (await martFreshness(store).catch(() => null))?.behind ?? null;
+      });
     } finally {
       store.close();
     }

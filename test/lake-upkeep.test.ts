@@ -1,12 +1,18 @@
 // `cbp db maintain` beside the lake's other users (docs/lake.md "Upkeep"): a store open for a whole life (as `cbp
 // worker` holds one), readers that each open the lake afresh (as `cbp sql` does), a writer committing small steps,
-// and upkeep at its shortest accepted settings, round after round. No process fails, every read is whole.
+// and upkeep at its shortest accepted settings, round after round. No process fails, every read is whole; a read of
+// many statements reads one snapshot (store/analyst.ts onOneSnapshot).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MIGRATIONS_DIR, openStore, type Store } from '../store/db.ts';
-import { openLakeAnalystSession } from '../store/analyst.ts';
+import { onOneSnapshot, openLakeAnalystSession } from '../store/analyst.ts';
+import { evaluateAlerts } from '../alerts/engine.ts';
+import { loadRules } from '../rules/thresholds.ts';
+import { streamRatiosJson } from '../store/ratios-stream.ts';
+import { newLake } from './helpers/lake-stores.ts';
+import { insertStats } from './ratios-fixtures.ts';
 import { readMigrations } from '../store/migrate.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
 import { recordRun } from '../store/runs.ts';
@@ -84,6 +90,44 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
     // The migrations still one commit: a reader finds every table or none.
     const made = await pgRows('bad_view', 'SELECT changes_made FROM ducklake_snapshot_changes ORDER BY snapshot_id');
     expect(made.filter((r) => /created_table:"main"\."(?!schema_views")/.test(String(r.changes_made)))).toHaveLength(1);
+  });
+
+  it('`cbp ratios --json` reads every month from the snapshot its first read saw, though a writer commits meanwhile', async () => {
+    const lake = newLake(pg);
+    const writer = await openStore({ dbPath: 'lake', lake });
+    let reader: Store | undefined;
+    try {
+      await insertStats(writer, ['2026-01', '2026-02', '2026-03'].flatMap((month) =>
+        ['m1', 'm2'].map((mid) => ({ mid, network: 'mastercard' as const, month, cb: 30, tx: 10_000, cbReport: false }))));
+      await evaluateAlerts(writer, { asOf: '2026-04-05T00:00:00Z', rules: loadRules() });
+      const stream = async (oneSnapshot: boolean) => {
+        reader = await openLakeAnalystSession(lake, { ownStatementsOnly: true }); // as cbp ratios --json opens it
+        const lines: string[] = [];
+        let wrote = false;
+        // After the first month's rows are out, a writer empties the last month.
+        const write = async (text: string) => {
+          lines.push(text);
+          if (!wrote && text.includes('"2026-01"')) {
+            wrote = true;
+            await writer.transaction((s) => s.run("DELETE FROM ratio_mart WHERE month = '2026-03'"));
+          }
+        };
+        const read = () => streamRatiosJson(reader!, { scope: 'all' }, write, { ownSession: true });
+        await (oneSnapshot ? onOneSnapshot(reader, read) : read());
+        reader.close();
+        reader = undefined;
+        return (JSON.parse(lines.join('')) as Array<{ month: string }>).map((r) => r.month);
+      };
+      const months = await stream(true);
+      expect(new Set(months)).toEqual(new Set(['2026-01', '2026-02', '2026-03']));
+      // The same read statement by statement: the later month is gone from it (what onOneSnapshot guards against).
+      await writer.transaction((s) => s.run('DELETE FROM ratio_mart_state'));
+      await evaluateAlerts(writer, { asOf: '2026-04-05T00:00:00Z', rules: loadRules() });
+      expect(await stream(false)).not.toContain('2026-03');
+    } finally {
+      reader?.close();
+      writer.close();
+    }
   });
 
   it(`keeps every process working and every read whole while upkeep runs ${ROUNDS} times beside them`, async () => {

@@ -273,33 +273,38 @@ export function register(program: Command, ctx: Ctx): void {
       const kept = await refreshBeforeReading(cfg, rules, o.snapshot, true);
       // (its own statements only, so not locked: the stream below sets its threads and memory in it)
       let store = kept ?? (await openForReading(ctx, o.snapshot, undefined, true));
-      let view: RatiosView;
+      const { onOneSnapshot } = await import('../../store/analyst.ts');
+      let view: RatiosView | undefined;
       try {
-        if (q.mid !== undefined) await (await import('../../store/report.ts')).checkKnownMids(store, [q.mid]);
-        // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
-        // judge: current, and written under these rules, for the rows a rule in force reads.
-        // Loaded when the command runs: the stream reads DuckDB's chunks (store/db-chunks.ts), which --help must not load.
-        const { sameVersionReopen, shownRatios, streamRatiosJson } = await import('../../store/ratios-stream.ts');
-        const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules, kept !== undefined)).holds;
-        const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
-        // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
-        if (!o.json && keptHolds) {
-          const shown = await shownRatios(store, stream, limit);
-          view = keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
-        }
-        if (o.json && keptHolds) {
-          const held = { store };
-          try {
-            await streamRatiosJson(store, stream, writeOut, { ownSession: true, reopen: await sameVersionReopen(held, () => openForReading(ctx, o.snapshot, undefined, true)) });
-          } finally {
-            store = held.store;
+        // One version read throughout: a lake's reads in one transaction (a file store's session reads one already).
+        view = await onOneSnapshot(store, async () => {
+          if (q.mid !== undefined) await (await import('../../store/report.ts')).checkKnownMids(store, [q.mid]);
+          // Every row of the kept table as it is, streamed (memory flat in the rows), when it holds what ratiosView would
+          // judge: current, and written under these rules, for the rows a rule in force reads.
+          // Loaded when the command runs: the stream reads DuckDB's chunks (store/db-chunks.ts), which --help must not load.
+          const { sameVersionReopen, shownRatios, streamRatiosJson } = await import('../../store/ratios-stream.ts');
+          const keptHolds = !q.allPrograms && q.metric === undefined && q.program === undefined && (await keptTableCheck(store, rules, kept !== undefined)).holds;
+          const stream = { scope: q.month ? 'month' : q.all ? 'all' : 'latest', month: q.month, mid: q.mid, network: q.network, projection: q.projection } as const;
+          // The table's rows most at risk, and each month's counts, from the kept table (SQL sorts and cuts them).
+          if (!o.json && keptHolds) {
+            const shown = await shownRatios(store, stream, limit);
+            return keptView(rules, stream.scope, shown.rows as RatioOutRow[], shown.months);
           }
-          return;
-        }
-        view ??= limitView(await ratiosView(store, rules, q), o.json ? 0 : limit);
+          if (o.json && keptHolds) {
+            const held = { store };
+            try {
+              await streamRatiosJson(store, stream, writeOut, { ownSession: true, reopen: await sameVersionReopen(held, () => openForReading(ctx, o.snapshot, undefined, true)) });
+            } finally {
+              store = held.store;
+            }
+            return undefined;
+          }
+          return limitView(await ratiosView(store, rules, q), o.json ? 0 : limit);
+        });
       } finally {
         store.close();
       }
+      if (!view) return; // streamed
       if (view.behind) process.stderr.write(`cbp: the ratio table is behind the data: ${view.behind}\n`);
       if (o.json) ctx.out(view.rows, undefined, true);
       // The note of what is not modelled is the configured rules' (the defaults' and the thresholds file's).

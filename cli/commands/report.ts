@@ -142,46 +142,50 @@ export async function writeReport(o: BuildReportOptions): Promise<ReportSummary>
   const { refreshBeforeReading } = await import('../kept-table.ts');
   const kept = await refreshBeforeReading(cfg, rules, o.snapshot, true);
   const store = kept ?? (await openReading(cfg, o.snapshot));
-  let read: SectionRead;
-  let data: ReportData;
+  const { onOneSnapshot } = await import('../../store/analyst.ts');
+  let read!: SectionRead;
+  let data!: ReportData;
   try {
-    const volume = await q.reportVolume(store);
-    if (volume.mid_stats === 0 && volume.chargebacks === 0) {
-      throw new NotFoundError(
-        `Nothing to report: ${existsSync(snapshot) ? `the snapshot ${snapshot}` : 'the store'} holds no MID report figures and no chargebacks yet. ` +
-          'Load reports first (`cbp run nightly`, or `cbp load mid_report FILE` and `cbp load chargebacks FILE`), then run cbp report again.',
-      );
-    }
-    await q.checkKnownMids(store, mids);
-    // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
-    const month = o.month ?? (volume.latest_month as string);
-    // The kept ratio table: only the rows the page shows are read (cli/report-source.ts).
-    read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids, judgedHere: kept !== undefined });
-    const section = read.section;
-    const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
-    const made = o.now ?? new Date();
-    const generatedAt = made.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const [{ serviceClock }, out6] = await Promise.all([import('../../store/status.ts'), import('../../store/report-outcomes.ts')]);
-    const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness, service, due, prevention, vintage] = await Promise.all([
-      q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
-      q.matchRates(store), q.quarantineByReason(store), q.freshness(store), serviceClock(store, made),
-      out6.dueSoon(store, scope, { within: DUE_WITHIN_DAYS, now: made }), out6.preventionByPartner(store, scope), out6.vintage(store, scope),
-    ]);
-    data = {
-      meta: {
-        generatedAt,
-        serviceNow: service?.now ?? null,
-        snapshot: shown(existsSync(snapshot) ? snapshot : cfg.dbPath),
-        snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
-        mids,
-        thresholds: cfg.thresholdsFile ? shown(cfg.thresholdsFile) : 'the reference programs (rules/defaults.json)',
-        ratiosBehind: read.check.behind,
-      },
-      ratios: section,
-      disputes: { reasonCodes, winRates, statuses, statusNames: q.REPORT_STATUSES, orderAge },
-      quality: { matchRates, quarantine, freshness },
-      outcomes: { due, prevention, vintage },
-    };
+    // One version read throughout: a lake's reads in one transaction (a file store's session reads one already).
+    await onOneSnapshot(store, async () => {
+      const volume = await q.reportVolume(store);
+      if (volume.mid_stats === 0 && volume.chargebacks === 0) {
+        throw new NotFoundError(
+          `Nothing to report: ${existsSync(snapshot) ? `the snapshot ${snapshot}` : 'the store'} holds no MID report figures and no chargebacks yet. ` +
+            'Load reports first (`cbp run nightly`, or `cbp load mid_report FILE` and `cbp load chargebacks FILE`), then run cbp report again.',
+        );
+      }
+      await q.checkKnownMids(store, mids);
+      // No --month: the months `cbp ratios` shows with no flags (the latest, and the one before while it is open).
+      const month = o.month ?? (volume.latest_month as string);
+      // The kept ratio table: only the rows the page shows are read (cli/report-source.ts).
+      read = await readRatioSection(store, { month, scope: o.month ? 'month' : 'latest', rules, picked: mids, judgedHere: kept !== undefined });
+      const section = read.section;
+      const scope = { from: section.months[0], to: month, mids: mids.length ? mids : undefined };
+      const made = o.now ?? new Date();
+      const generatedAt = made.toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const [{ serviceClock }, out6] = await Promise.all([import('../../store/status.ts'), import('../../store/report-outcomes.ts')]);
+      const [reasonCodes, winRates, statuses, orderAge, matchRates, quarantine, freshness, service, due, prevention, vintage] = await Promise.all([
+        q.reasonCodes(store, scope), q.winRates(store, scope), q.statusesByMonth(store, scope), q.disputesByOrderAge(store, scope),
+        q.matchRates(store), q.quarantineByReason(store), q.freshness(store), serviceClock(store, made),
+        out6.dueSoon(store, scope, { within: DUE_WITHIN_DAYS, now: made }), out6.preventionByPartner(store, scope), out6.vintage(store, scope),
+      ]);
+      data = {
+        meta: {
+          generatedAt,
+          serviceNow: service?.now ?? null,
+          snapshot: shown(existsSync(snapshot) ? snapshot : cfg.dbPath),
+          snapshotModifiedAt: existsSync(snapshot) ? statSync(snapshot).mtime.toISOString().replace(/\.\d{3}Z$/, 'Z') : null,
+          mids,
+          thresholds: cfg.thresholdsFile ? shown(cfg.thresholdsFile) : 'the reference programs (rules/defaults.json)',
+          ratiosBehind: read.check.behind,
+        },
+        ratios: section,
+        disputes: { reasonCodes, winRates, statuses, statusNames: q.REPORT_STATUSES, orderAge },
+        quality: { matchRates, quarantine, freshness },
+        outcomes: { due, prevention, vintage },
+      };
+    });
   } finally {
     store.close();
   }
