@@ -1,6 +1,5 @@
 // Whether the kept ratio table (ratio_mart) holds what the rules configured now say of the data, and bringing it there
-// before a read: `cbp ratios`, `cbp report` and `cbp export` never read a table judged by other rules or older data
-// without saying so.
+// before a read: `cbp ratios`, `cbp report` and `cbp export` never silently read a table judged by other rules or data.
 import { existsSync } from 'node:fs';
 import type { Store } from '../store/db.ts';
 import type { RuleSet } from '../rules/thresholds.ts';
@@ -28,10 +27,10 @@ export async function keptTableCheck(store: Pick<Store, 'all'>, rules: RuleSet, 
 }
 
 /**
- * Judges the store's ratio table again where the data or the rules changed, and publishes the snapshot readers read,
- * before a read. Does nothing when another process holds the store (a worker: it keeps the table current itself) or
- * an explicit snapshot is read; the read then says whether the table is behind. On a lake, with `keep`, the store it
- * judged in is returned open for the read (a lake is read in place: one load of its extensions and catalog, not two).
+ * Judges the store's ratio table again where the data or the rules changed, and publishes the snapshot readers read
+ * (also one of another version: a killed run's, another store's), before a read. Does nothing when another process
+ * holds the store (a worker keeps it current) or an explicit snapshot is read; the read then says whether the table is
+ * behind. On a lake, with `keep`, the store it judged in is returned open for the read (one open of the lake, not two).
  */
 export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapshotPath' | 'storeMemoryLimit' | 'store' | 'lakeDataPath' | 'lakeExtensionsDir' | 'lakeStatementTimeout'>, rules: RuleSet, snapshot?: string, keep = false): Promise<Store | undefined> {
   if (snapshot !== undefined) return undefined;
@@ -48,7 +47,6 @@ export async function refreshBeforeReading(cfg: Pick<Config, 'dbPath' | 'snapsho
   try {
     const { refreshRatios } = await import('../alerts/refresh.ts');
     const r = await refreshRatios(store, rules);
-    // Published when judged again, or when the snapshot there holds another version (a killed run's, another store's).
     if (cfg.snapshotPath && !store.lake && (r.fromMonth !== undefined || existsSync(cfg.snapshotPath))) {
       const { publishIfBehind } = await import('../store/snapshot.ts');
       await publishIfBehind(store, { snapshotPath: cfg.snapshotPath });

@@ -3,9 +3,7 @@
 -- first_month, projected from it), with the rule it is told by, the row it reads and that row's headroom, over-by and
 -- fee against that rule. rows: the ratio rows of those months (ratio_mart's columns).
 CREATE OR REPLACE MACRO ratio_notice_months(runs, rows, first_month) AS TABLE
-WITH sl AS (
-  SELECT * FROM ratio_series_levels(runs)
-), hot AS (
+WITH sl AS (SELECT * FROM ratio_series_levels(runs)), hot AS (
   SELECT DISTINCT mid, network, program FROM sl WHERE level IS NOT NULL OR (v = 0 AND watch IS NOT NULL)
   UNION
   SELECT DISTINCT mid, network, program FROM alert_states WHERE status = 'reached' AND month >= first_month
@@ -19,8 +17,7 @@ WITH sl AS (
                                AND h.month_idx = sl.month_idx AND h.level = sl.level
   LEFT JOIN query_table(runs) w ON w.mid = sl.mid AND w.network = sl.network AND w.program = sl.program AND w.v = sl.v
                                AND w.month_idx = sl.month_idx AND w.level = sl.watch
-), hr AS (
-  -- (the rows of these series alone, before a group's are summed: the month's other rows are most of them)
+), hr AS ( -- (these series' rows alone, before a group's are summed: the month's others are most of them)
   SELECT r.* FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
   SEMI JOIN (SELECT DISTINCT mid, network, program FROM m) k ON k.mid = coalesce(g.group_id, r.mid) AND k.network = r.network AND k.program = r.program
 ), jh AS (
