@@ -80,15 +80,15 @@ WITH r AS (
     'denominator_count': denominator_count, 'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
     'month_transaction_amount': month_transaction_amount} AS fig
   FROM ratio_judged_rows(rows) j
-), proj AS (
-  SELECT mid, network, program, min(month_idx) AS first_idx FROM r WHERE is_projection GROUP BY ALL
-), x AS (
+), pm AS ( -- (the months projected, as the observed rows they replace: every key an equality, so the join below hashes)
+  SELECT DISTINCT mid, network, program, month_idx, FALSE AS is_projection FROM r WHERE is_projection
+), proj AS (SELECT mid, network, program, min(month_idx) AS first_idx FROM pm GROUP BY ALL), x AS (
   SELECT r.* FROM r WHERE v = 0 AND NOT is_projection
   UNION ALL
   SELECT r.* REPLACE (r.is_partial AND NOT r.is_projection AS is_partial, CASE WHEN NOT r.is_projection THEN r.missing_sources END AS missing_sources)
   FROM r JOIN proj p ON p.mid = r.mid AND p.network = r.network AND p.program = r.program AND r.month_idx >= p.first_idx
-  WHERE v = 1 AND (r.is_projection OR NOT EXISTS (SELECT 1 FROM r q WHERE q.is_projection AND q.mid = r.mid AND q.network = r.network
-                                                   AND q.program = r.program AND q.month_idx = r.month_idx))
+  ANTI JOIN pm ON pm.mid = r.mid AND pm.network = r.network AND pm.program = r.program AND pm.month_idx = r.month_idx AND pm.is_projection = r.is_projection
+  WHERE v = 1
 ), series AS (
   -- each series with a rule in some month (the others have no level), numbered so that the windows below sort integers
   SELECT s.*, row_number() OVER () AS sid
