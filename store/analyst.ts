@@ -63,11 +63,11 @@ async function openLocked(where: { dbPath: string; lake?: LakeOptions }, opts: A
   } else {
     instanceOptions.enable_external_access = 'false';
   }
-  if (!opts.ownStatementsOnly) initStatements.push('SET lock_configuration = true');
   let store: Store;
   try {
     store = await openStore({
       dbPath: where.dbPath, lake: where.lake, readOnly: true, migrate: false, memoryLimit: opts.memoryLimit, threads: opts.threads, instanceOptions, initStatements,
+      lockConfiguration: !opts.ownStatementsOnly,
     });
   } catch (e) {
     rmSync(tempDir, { recursive: true, force: true });

@@ -47,9 +47,11 @@ export interface StoreOptions {
   instanceOptions?: Record<string, string>;
   /**
    * Statements run once right after open, after the session's UTC time zone is set and before the store is
-   * handed out (store/analyst.ts ends them with `SET lock_configuration = true`).
+   * handed out.
    */
   initStatements?: string[];
+  /** Locks the session's configuration after initStatements (an analyst session's): capMemory and releaseMemory then set nothing. */
+  lockConfiguration?: boolean;
   /** A DuckLake lake instead of the file (store/lake.ts): dbPath is then only its label. */
   lake?: LakeOptions;
 }
@@ -197,6 +199,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       await attachLake((sql) => conn.run(sql), lake, readOnly);
     }
     for (const sql of opts.initStatements ?? []) await conn.run(sql);
+    if (opts.lockConfiguration) await conn.run('SET lock_configuration = true');
   } catch (e) {
     conn.closeSync();
     instance.closeSync();
@@ -204,8 +207,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   }
   let inTx = false;
   let limitNow = options.memory_limit; // the limit set now: the store's, or a capMemory's
-  // An analyst session's (store/analyst.ts): no SET is tried, whose failure would end a read transaction too.
-  const configLocked = (opts.initStatements ?? []).some((sql) => /^SET lock_configuration = true$/i.test(sql));
+  // No SET is tried on a locked session: its failure would end a read transaction too.
+  const configLocked = opts.lockConfiguration === true;
   let bumpOnCommit = false;
   // Known once seen: stores opened with other migrations (tests) may lack the table.
   let generationTable = false;
