@@ -24,7 +24,7 @@ const demo = (args: string[], onStdout?: Parameters<typeof demoIn>[2]) => demoIn
  * A projection's notice is sent the first night it fires, with that night's figures: under Temporal that is a
  * backfilled night before today, so its figures (days so far, counts) are left out; the rest of it is kept.
  */
-function tables(stdout: string): string {
+function tables(stdout: string): string[] {
   const from = stdout.indexOf('Chargeback ratios, ');
   // What follows the tables: the file's snapshot, or the lake's own lines.
   const to = stdout.search(/^(Query the published snapshot|The store is the lake)/m);
@@ -35,7 +35,15 @@ function tables(stdout: string): string {
     .filter((l) => l.startsWith('Alert webhook received'))
     .map((l) => l.replace(/\(signed sha256=[0-9a-f]+…\)/, '(signed)').replace(/(PROJECTION .*: projected to month end from ).*$/, '$1…'))
     .sort();
-  return [...lines.filter((l) => !l.startsWith('Alert webhook received')), ...hooks].join('\n');
+  return [...lines.filter((l) => !l.startsWith('Alert webhook received')), ...hooks];
+}
+
+/**
+ * Temporal's lines without the projections of the open month that only a backfilled night raised: early in a month
+ * one night's few days can project a level that today's days no longer do, and the local run evaluates today alone.
+ */
+function withoutEarlierProjections(temporal: string[], local: string[], month: string): string[] {
+  return temporal.filter((l) => local.includes(l) || !l.includes(`: PROJECTION — at the current run rate ${month} would end`));
 }
 
 describe("cbp demo --temporal's days", () => {
@@ -127,7 +135,8 @@ describe.skipIf(!cli && !required)(`${title}${lake ? ', with --lake' : ''}`, { t
     // The local runner over the same data prints the same tables.
     expect({ code: local.code, stderr: local.stderr.slice(-3000) }).toMatchObject({ code: 0 });
     expect(local.stdout).toMatch(new RegExp(`as of ${today}T00:00:00Z \\(the sandbox clock\\)`));
-    expect(tables(t.stdout)).toEqual(tables(local.stdout));
-    expect(tables(t.stdout)).toMatch(/\(40 rows\)/);
+    const [seen, once] = [tables(t.stdout), tables(local.stdout)];
+    expect(withoutEarlierProjections(seen, once, today.slice(0, 7))).toEqual(once);
+    expect(seen.join('\n')).toMatch(/\(40 rows\)/);
   });
 });
