@@ -14,34 +14,56 @@ import { buildCli, runCli } from './cli-run.ts';
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 5);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cbp-bench-lake-demo-'));
 
-/** The demo's step times (its "[n/9] label … (x s)" lines) and its whole time, in seconds. */
-async function demo(name: string, lake?: { store: string; dataPath: string }): Promise<Map<string, number>> {
+/** The demo's step times (its "[n/9] label … (x s)" lines) and its whole time, in seconds; through a counting proxy, its requests per step too. */
+async function demo(name: string, lake?: { store: string; dataPath: string }, proxy?: { requests: number; counted: Map<string, number> }): Promise<Map<string, number>> {
   const steps = new Map<string, number>();
   const t0 = performance.now();
+  const first = proxy?.requests ?? 0;
+  let seen = first;
   await runDemo({
     dataDir: path.join(dir, name),
     lake,
     write: (line) => {
       const m = /^\[\d+\/\d+\] (\S+)\s.*\((\d+(?:\.\d+)?) s\)$/.exec(line);
       if (m) steps.set(m[1]!, Number(m[2]));
+      if (m && proxy) {
+        proxy.counted.set(m[1]!, proxy.requests - seen);
+        seen = proxy.requests;
+      }
     },
   });
   steps.set('whole demo', (performance.now() - t0) / 1000);
+  proxy?.counted.set('whole demo', proxy.requests - first);
   return steps;
 }
-
-/** A TCP proxy to 127.0.0.1:port that holds every request (a chunk from the client) for `ms` before passing it on. */
-async function slowProxy(port: number, ms: number): Promise<{ port: number; close: () => void }> {
+/**
+ * A TCP proxy to 127.0.0.1:port that holds every request (a chunk from the client) for `ms` before passing it on, and
+ * counts the PostgreSQL requests (a simple query, or the Sync ending an extended one) that pass.
+ */
+async function slowProxy(port: number, ms: number): Promise<{ port: number; requests: number; counted: Map<string, number>; close: () => void }> {
+  const out = { port: 0, requests: 0, counted: new Map<string, number>(), close: () => server.close() };
   const server = net.createServer((client) => {
     const upstream = net.connect(port, '127.0.0.1');
-    client.on('data', (d) => setTimeout(() => upstream.write(d), ms));
+    let buf = Buffer.alloc(0);
+    let started = false; // the startup message (and an SSL request before it) has no type byte
+    client.on('data', (d) => {
+      setTimeout(() => upstream.write(d), ms);
+      for (buf = Buffer.concat([buf, d]); buf.length >= 5;) {
+        const len = started ? buf.readInt32BE(1) + 1 : buf.readInt32BE(0);
+        if (buf.length < len) break;
+        if (started && (buf[0] === 0x51 || buf[0] === 0x53)) out.requests++;
+        else if (!started && buf.readInt32BE(4) !== 80877103) started = true;
+        buf = buf.subarray(len);
+      }
+    });
     upstream.on('data', (d) => client.write(d));
     const end = () => { client.destroy(); upstream.destroy(); };
     client.on('close', end).on('error', end);
     upstream.on('close', end).on('error', end);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.address() as net.AddressInfo).port, close: () => server.close() };
+  out.port = (server.address() as net.AddressInfo).port;
+  return out;
 }
 
 if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.5.5'))) {
@@ -68,10 +90,13 @@ if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.
     const file = await demo('file');
     const f = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(1));
     const r = (a: number | undefined, b: number | undefined) => (a === undefined || !b ? '—' : `${(a / b).toFixed(2)}×`);
-    const table = (title: string, other: Map<string, number>, goal: string) => {
+    const table = (title: string, other: Map<string, number>, goal: string, counted?: Map<string, number>) => {
       console.log(`\nThe demo's steps, seconds: ${title}`);
-      console.log(`${'step'.padEnd(14)} ${'file'.padStart(6)} ${'lake'.padStart(6)} ${'ratio'.padStart(7)}  goal ${goal}`);
-      for (const [step, s] of file) console.log(`${step.padEnd(14)} ${f(s).padStart(6)} ${f(other.get(step)).padStart(6)} ${r(other.get(step), s).padStart(7)}`);
+      console.log(`${'step'.padEnd(14)} ${'file'.padStart(6)} ${'lake'.padStart(6)} ${'ratio'.padStart(7)}  goal ${goal}${counted ? '  catalog requests' : ''}`);
+      for (const [step, s] of file) {
+        const n = counted?.get(step);
+        console.log(`${step.padEnd(14)} ${f(s).padStart(6)} ${f(other.get(step)).padStart(6)} ${r(other.get(step), s).padStart(7)}${n === undefined ? '' : String(n).padStart(12 + goal.length)}`);
+      }
     };
     const onLake = toDemo(lakeAt('demo'));
     table('the lake on loopback', await demo('lake', onLake), '≤ 1.3×');
@@ -88,7 +113,7 @@ if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.
       if (a.failed || b.failed) throw new Error(`${label}: ${a.failed ?? b.failed}`);
       console.log(`${label.padEnd(22)} ${f(a.ms / 1000).padStart(6)} ${f(b.ms / 1000).padStart(6)} ${r(b.ms, a.ms).padStart(7)}`);
     }
-    if (process.env.BENCH_LAKE_SLOW !== '0') table(`the lake behind ${LATENCY_MS} ms a request`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port))), '≤ 2×');
+    if (process.env.BENCH_LAKE_SLOW !== '0') table(`the lake behind ${LATENCY_MS} ms a request`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port)), proxy), '≤ 2×', proxy.counted);
   } finally {
     proxy.close();
     await pg.stop();

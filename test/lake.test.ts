@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../cli/commands/demo.ts';
 import { latestNotices, programRatiosOf } from '../store/demo-queries.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../store/lake.ts';
+import { publishSnapshot } from '../store/snapshot.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -49,6 +50,9 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
       expect({ table: t, rows: b[t]!.length, first: b[t]![i] ?? null }).toEqual({ table: t, rows: a[t]!.length, first: a[t]![i] ?? null });
     }
     expect(a.mart_ratios!.length).toBeGreaterThan(100);
+    // A lake publishes no file: its publish step names the store by the id read from the lake.
+    const published = await withStore({ dbPath: 'lake', lake, readOnly: true, migrate: false }, (s) => publishSnapshot(s, { snapshotPath: 'unused' }));
+    expect(published).toMatchObject({ lake: true, bytes: 0, published: false, generation: null, storeId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
 
     // Any DuckDB client reads every view with the lake's extensions alone: cbp's macros live in the lake's catalog.
     const plain = await DuckDBInstance.create(':memory:', { extension_directory: DEFAULT_LAKE_EXTENSIONS_DIR, autoinstall_known_extensions: 'false', autoload_known_extensions: 'true' });
