@@ -7,11 +7,14 @@ import { sqlTimestamp } from '../lib/utc.ts';
 
 export const PIPELINE_KINDS = ['pipeline_failed', 'pipeline_recovered'] as const;
 
-/** The latest pipeline notice of a workflow (program holds the workflow), or null: none yet. */
+/**
+ * The latest pipeline notice of a workflow (program holds the workflow), or null: none yet. An aggregate, not ORDER BY
+ * … LIMIT 1: on a lake, each bound a top-N pushes into the scan asks the catalog for the table's files again.
+ */
 export async function latestPipelineNotice(store: Pick<Store, 'all'>, workflow: string): Promise<Pick<Notice, 'notice_id' | 'kind' | 'level' | 'rule_id'> | null> {
   const rows = await store.all<{ notice_id: string; kind: Notice['kind']; level: string; rule_id: string | null }>(
-    `SELECT notice_id, kind, level, rule_id FROM alerts WHERE kind IN ('pipeline_failed', 'pipeline_recovered') AND program = $w
-      ORDER BY created_at DESC, notice_id DESC LIMIT 1`,
+    `SELECT n.notice_id, n.kind, n.level, n.rule_id FROM (SELECT arg_max({'notice_id': notice_id, 'kind': kind, 'level': level, 'rule_id': rule_id},
+      (created_at, notice_id)) AS n FROM alerts WHERE kind IN ('pipeline_failed', 'pipeline_recovered') AND program = $w) WHERE n IS NOT NULL`,
     { w: workflow },
   );
   return rows[0] ?? null;
