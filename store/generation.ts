@@ -59,14 +59,20 @@ export interface StoreVersion {
 
 /**
  * The version of the connection's current database, or of an attached one (`database`: its alias). Reads
- * the id only where the column exists (a store not yet migrated to 011 has none).
+ * the id only where the column exists (a store not yet migrated to 011 has none). A lake's own is read at once: its
+ * writers migrate it at open, and the checks would read every table's entry from its catalog (none: a lake without schema).
  */
-export async function storeVersion(store: Pick<Store, 'all'>, database?: string): Promise<StoreVersion> {
-  if (!(await hasGenerationTable(store, 'main', database))) return { storeId: null, generation: null };
+export async function storeVersion(store: Pick<Store, 'all' | 'lake'>, database?: string): Promise<StoreVersion> {
+  const none = { storeId: null, generation: null };
+  if (store.lake && database === undefined) return readVersion(store, GENERATION_TABLE, true).catch(() => none);
+  if (!(await hasGenerationTable(store, 'main', database))) return none;
   const table = database === undefined ? GENERATION_TABLE : `"${database.replace(/"/g, '""')}".main.${GENERATION_TABLE}`;
   // The one table's columns (duckdb_columns() would read every table's: on a lake, every table's from the catalog).
   const rows = await store.all<{ n: number | string }>('SELECT count(*) AS n FROM pragma_table_info($1) WHERE name = \'store_id\'', [table]);
-  const hasId = Number(rows[0]?.n ?? 0) > 0;
+  return readVersion(store, table, Number(rows[0]?.n ?? 0) > 0);
+}
+
+async function readVersion(store: Pick<Store, 'all'>, table: string, hasId: boolean): Promise<StoreVersion> {
   const [r] = await store.all<{ g: number | string | null; id: string | null }>(
     `SELECT max(generation) AS g, ${hasId ? 'max(store_id)' : 'NULL::VARCHAR'} AS id FROM ${table}`,
   );

@@ -15,7 +15,7 @@ import { ConfigError } from '../lib/errors.ts';
 import { removeUnlockedCopies, tryHoldFile, type TryLock } from '../lib/file-lock.ts';
 import { snapshotPathProblems } from '../lib/snapshot-path.ts';
 import { openStore, type Store } from './db.ts';
-import { GENERATION_TABLE, sameVersion, storeVersion, type StoreVersion } from './generation.ts';
+import { sameVersion, storeVersion, type StoreVersion } from './generation.ts';
 import { openSnapshotSession, type AnalystSessionOptions } from './analyst.ts';
 
 export interface SnapshotResult {
@@ -37,10 +37,9 @@ export interface SnapshotResult {
 
 /** A lake publishes nothing: every commit is a snapshot analysts read in place (docs/lake.md). */
 async function lakeResult(store: Store): Promise<SnapshotResult> {
-  // Its writers take turns instead of raising a generation (store/lake-lock.ts): the id alone names it. A writer migrated
-  // the lake at open, so the id is read directly: storeVersion's checks would read every table's entry from the catalog.
-  const [v] = await store.all<{ id: string | null }>(`SELECT max(store_id) AS id FROM ${GENERATION_TABLE}`).catch(() => [{ id: null }]);
-  return { path: store.dbPath, bytes: 0, publishedAt: iso(new Date()), storeId: v?.id ?? null, generation: null, published: false, removedTemps: [], lake: true };
+  // Its writers take turns instead of raising a generation (store/lake-lock.ts): the id alone names it.
+  const v = await storeVersion(store).catch(() => UNKNOWN);
+  return { path: store.dbPath, bytes: 0, publishedAt: iso(new Date()), ...v, generation: null, published: false, removedTemps: [], lake: true };
 }
 
 const ALIAS = 'cbp_snapshot_out';
