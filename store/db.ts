@@ -14,6 +14,7 @@ import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 import { DEFAULT_STORE_MEMORY, sizeBytes } from '../lib/size.ts';
+import { isOutOfMemory } from '../lib/errors.ts';
 
 export const DEFAULT_MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'sql', 'migrations');
 export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
@@ -131,10 +132,12 @@ export interface Store {
   /**
    * Runs fn with DuckDB's memory limit lowered to `bytes` (when below the store's), then restores it: for reads that
    * scan each block once, whose cache would only raise the process's peak. Where the limit cannot be set (a locked
-   * session, blocks held), fn runs under the limit as it is; releaseMemory inside restores the lowered one. A cap inside
-   * one lowers it further only. fn runs alone on the connection's lane (see exclusive).
+   * session, blocks held) or inside a transaction (a statement out of memory would end it), fn runs under the limit as
+   * it is; releaseMemory inside restores the lowered one. A cap inside one lowers it further only. fn runs alone on the
+   * connection's lane (see exclusive). `rerun`: fn only reads, and runs once more under the limit outside the cap when
+   * it ran out of memory under it.
    */
-  capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T>;
+  capMemory<T>(bytes: number, fn: () => Promise<T>, opts?: { rerun?: boolean }): Promise<T>;
   /** DuckDB's memory_limit as the store was opened with it ("192MB"): what work sized to memory reads. */
   readonly memoryLimit: string;
   /** Closes the store; with queries in flight, interrupts them and closes once they have ended. */
@@ -351,23 +354,28 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         return false;
       }
     },
-    capMemory<T>(bytes: number, fn: () => Promise<T>): Promise<T> {
+    capMemory<T>(bytes: number, fn: () => Promise<T>, opts?: { rerun?: boolean }): Promise<T> {
       // On the lane: no other caller's transaction runs under the lower limit.
+      let capped = false;
       return exclusive(async () => {
         const [cap, outer] = [`${Math.floor(bytes / 1e6)}MB`, limitNow];
-        if (configLocked || !(bytes < (sizeBytes(outer) || Infinity))) return fn(); // locked, or not below the limit in force
+        if (configLocked || inTx || !(bytes < (sizeBytes(outer) || Infinity))) return fn(); // locked, in a transaction, or not below the limit in force
         try {
           await run(`SET memory_limit = '${cap}'`);
         } catch {
           return fn(); // locked configuration, or blocks held beyond the cap
         }
-        limitNow = cap;
+        [limitNow, capped] = [cap, true];
         try {
           return await fn();
         } finally {
           limitNow = outer;
-          await run(`SET memory_limit = '${limitNow}'`);
+          // (a failed restore must not hide what failed: the next releaseMemory sets the limit again)
+          await run(`SET memory_limit = '${limitNow}'`).catch(() => undefined);
         }
+      }).catch((e) => {
+        if (!opts?.rerun || !capped || !isOutOfMemory(e)) throw e;
+        return exclusive(fn);
       });
     },
     close() {

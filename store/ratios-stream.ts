@@ -66,7 +66,7 @@ export async function streamRatiosJson<S extends Pick<Store, 'all' | 'run' | 'co
   const sizes = await store.capMemory(SCAN_MEMORY, async () => {
     const span = await monthsOf(store, q);
     return span === null ? [] : monthSizes(store, span);
-  });
+  }, { rerun: true });
   // The months each session reads: a new one after reopenRows rows.
   const sessions: string[][] = [];
   let rows = Infinity;
@@ -157,7 +157,7 @@ async function streamMonths(
       await store.capMemory(RANK_MEMORY, () => store.run(`CREATE OR REPLACE TEMP TABLE ${top} AS SELECT mid, network, program, metric, row_number() OVER w - 1 AS pos,
           (sum(n) OVER w - 1) // ${Math.max(1, Math.floor(sliceRows))} AS slice
         FROM (SELECT mid, network, program, metric, ${SHOWN_RANK} AS top, count(*) AS n FROM ratio_mart m WHERE ${where.join(' AND ')} GROUP BY ALL)
-        WINDOW w AS (ORDER BY top DESC, mid, network, program, metric)`, params));
+        WINDOW w AS (ORDER BY top DESC, mid, network, program, metric)`, params), { rerun: true });
       const slices = Number((await store.all<{ n: number }>(`SELECT coalesce(max(slice) + 1, 0)::INTEGER AS n FROM ${top}`))[0]!.n);
       // An open month's forecasts (mart_ratios_of) are joined to each slice's kept rows, staged first: else DuckDB hashes
       // them all for every slice. A closed month has none: its slices are read in place.

@@ -29,8 +29,8 @@ export const CAPTURE_MONTH = '0000-00';
  * the events, whose JSON they parse (far slower than the digest).
  */
 export async function sourceMarksOf(store: ReadStore): Promise<{ marks: SourceMark[]; tc40Events: string }> {
-  // Every block read once: DuckDB's cache kept small (store/db.ts capMemory).
-  const scan = <T>(fn: () => Promise<T>) => (store.capMemory ? store.capMemory(SCAN_MEMORY, fn) : fn());
+  // Every block read once: DuckDB's cache kept small (store/db.ts capMemory), or the store's limit where that is too little.
+  const scan = <T>(fn: () => Promise<T>) => (store.capMemory ? store.capMemory(SCAN_MEMORY, fn, { rerun: true }) : fn());
   const [{ d }] = await scan(() => store.all<{ d: string }>(
     `SELECT coalesce(sum(hash(event_guid, event_type, event_timestamp, received_at, payload)::HUGEINT), 0)::VARCHAR || '/' || count(*) AS d FROM int_tc40__events`,
   ));

@@ -413,12 +413,21 @@ describe('Store.mapRows, Store.releaseMemory and Store.capMemory', () => {
       expect(peak).toEqual(['61.0 MiB', '61.0 MiB']);
       expect(await limit()).toBe(before);
       // Above the store's own limit, or above an outer cap: nothing changes; a lower one inside lowers it, then the
-      // outer holds again; inside a transaction too.
+      // outer holds again. Inside a transaction nothing changes either: a statement out of memory there would end it.
       expect(await store.capMemory(400e6, limit)).toBe(before);
       expect(await store.capMemory(32e6, () => store.capMemory(64e6, limit))).toBe('30.5 MiB');
       expect(await store.capMemory(64e6, async () => [await store.capMemory(32e6, limit), await limit()])).toEqual(['30.5 MiB', '61.0 MiB']);
-      expect(await store.transaction((s) => s.capMemory(64e6, () => limit(s)))).toBe('61.0 MiB');
+      expect(await store.transaction((s) => s.capMemory(64e6, () => limit(s)))).toBe(before);
       expect(await limit()).toBe(before);
+      // A read out of memory under the cap fails as DuckDB says, the limit restored; with `rerun` it runs again outside
+      // the cap, an outer cap's limit (here a list of 2,000,000 numbers: 16 MB, which no spill makes smaller).
+      const list = (s = store) => s.all<{ n: number }>('SELECT len(list(range))::INTEGER AS n FROM range(2000000)');
+      await expect(store.capMemory(8e6, list)).rejects.toThrow(/^Out of Memory Error/);
+      expect(await limit()).toBe(before);
+      expect(await store.capMemory(8e6, list, { rerun: true })).toEqual([{ n: 2000000 }]);
+      expect(await store.capMemory(64e6, () => store.capMemory(8e6, async () => [await list(), await limit()], { rerun: true }))).toEqual([[{ n: 2000000 }], '61.0 MiB']);
+      expect(await limit()).toBe(before);
+      expect(await store.transaction((s) => s.capMemory(8e6, () => list(s)))).toEqual([{ n: 2000000 }]);
       // Another caller's transaction waits for the cap to end: it never runs under the lower limit.
       let go!: () => void;
       const held = new Promise<void>((r) => { go = r; });
