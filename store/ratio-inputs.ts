@@ -73,8 +73,7 @@ export interface RatioInputsRefresh {
 export async function refreshRatioInputs(store: Store, opts: { all?: boolean } = {}): Promise<RatioInputsRefresh> {
   // Alone on the connection (store.exclusive): the TC40 temp table is this refresh's between its transactions.
   return store.exclusive(async () => {
-    // The fingerprints before the transaction, where their scans' memory is capped (store/db.ts capMemory).
-    const { marks, tc40Events } = await sourceMarksOf(store);
+    const { marks, tc40Events } = await sourceMarksOf(store); // (before the transaction: there no scan's memory is capped)
     const plan = await store.transaction(async (s) => {
       const logic = await logicHash(s);
       const [kept] = await s.all<{ logic_hash: string; tc40_events: string | null }>('SELECT logic_hash, tc40_events FROM ratio_input_logic LIMIT 1');
