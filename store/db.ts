@@ -13,8 +13,8 @@ import { lakeWriterLock } from './lake-lock.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
-import { DEFAULT_STORE_MEMORY, sizeBytes } from '../lib/size.ts';
-import { isOutOfMemory } from '../lib/errors.ts';
+import { DEFAULT_STORE_MEMORY } from '../lib/size.ts';
+import { memoryControls } from './db-memory.ts';
 
 export const DEFAULT_MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'sql', 'migrations');
 export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
@@ -209,9 +209,6 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     throw e;
   }
   let inTx = false;
-  let limitNow = options.memory_limit; // the limit set now: the store's, or a capMemory's
-  // No SET is tried on a locked session: its failure would end a read transaction too.
-  const configLocked = opts.lockConfiguration === true;
   let bumpOnCommit = false;
   // Known once seen: stores opened with other migrations (tests) may lack the table.
   let generationTable = false;
@@ -341,43 +338,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     },
     writerTurn,
     memoryLimit: options.memory_limit,
-    async releaseMemory(what = 'all') {
-      if (inTx || configLocked || !/^[\w. ]+$/.test(limitNow)) return false;
-      try {
-        // Setting the limit makes DuckDB hand its allocator's unused memory back to the system. Evicting down to a
-        // few megabytes first frees every cached block no query holds; the limit is then what it was.
-        const evict = what === 'all' ? "SET memory_limit = '16MB'; " : '';
-        await run(`${evict}SET memory_limit = '${limitNow}'`);
-        return true;
-      } catch {
-        // Locked configuration, or blocks a running query holds: the limit stays as it was (the first SET failed).
-        return false;
-      }
-    },
-    capMemory<T>(bytes: number, fn: () => Promise<T>, opts?: { rerun?: boolean }): Promise<T> {
-      // On the lane: no other caller's transaction runs under the lower limit.
-      let capped = false;
-      return exclusive(async () => {
-        const [cap, outer] = [`${Math.floor(bytes / 1e6)}MB`, limitNow];
-        if (configLocked || inTx || !(bytes < (sizeBytes(outer) || Infinity))) return fn(); // locked, in a transaction, or not below the limit in force
-        try {
-          await run(`SET memory_limit = '${cap}'`);
-        } catch {
-          return fn(); // locked configuration, or blocks held beyond the cap
-        }
-        [limitNow, capped] = [cap, true];
-        try {
-          return await fn();
-        } finally {
-          limitNow = outer;
-          // (a failed restore must not hide what failed: the next releaseMemory sets the limit again)
-          await run(`SET memory_limit = '${limitNow}'`).catch(() => undefined);
-        }
-      }).catch((e) => {
-        if (!opts?.rerun || !capped || !isOutOfMemory(e)) throw e;
-        return exclusive(fn);
-      });
-    },
+    ...memoryControls({ run, exclusive, inTx: () => inTx, locked: opts.lockConfiguration === true, limit: options.memory_limit }),
     close() {
       if (closing) return;
       closing = true;

@@ -1,0 +1,59 @@
+// The store's memory controls (Store.releaseMemory, Store.capMemory): DuckDB's memory_limit set on the store's one
+// connection, on its lane, never inside a transaction nor on a session whose configuration is locked.
+import type { Store } from './db.ts';
+import { isOutOfMemory } from '../lib/errors.ts';
+import { sizeBytes } from '../lib/size.ts';
+
+export interface MemoryLane {
+  run: (sql: string) => Promise<unknown>;
+  /** the connection's lane (store/db.ts exclusive) */
+  exclusive: <T>(fn: () => Promise<T>) => Promise<T>;
+  inTx: () => boolean;
+  /** the session's configuration is locked (an analyst session's): no SET is tried, its failure would end a read transaction too */
+  locked: boolean;
+  /** the store's memory_limit */
+  limit: string;
+}
+
+export function memoryControls(m: MemoryLane): Pick<Store, 'releaseMemory' | 'capMemory'> {
+  let limitNow = m.limit; // the limit set now: the store's, or a capMemory's
+  return {
+    async releaseMemory(what = 'all') {
+      if (m.inTx() || m.locked || !/^[\w. ]+$/.test(limitNow)) return false;
+      try {
+        // Setting the limit makes DuckDB hand its allocator's unused memory back to the system. Evicting down to a
+        // few megabytes first frees every cached block no query holds; the limit is then what it was.
+        const evict = what === 'all' ? "SET memory_limit = '16MB'; " : '';
+        await m.run(`${evict}SET memory_limit = '${limitNow}'`);
+        return true;
+      } catch {
+        // Locked configuration, or blocks a running query holds: the limit stays as it was (the first SET failed).
+        return false;
+      }
+    },
+    capMemory<T>(bytes: number, fn: () => Promise<T>, opts?: { rerun?: boolean }): Promise<T> {
+      // On the lane: no other caller's transaction runs under the lower limit.
+      let capped = false;
+      return m.exclusive(async () => {
+        const [cap, outer] = [`${Math.floor(bytes / 1e6)}MB`, limitNow];
+        if (m.locked || m.inTx() || !(bytes < (sizeBytes(outer) || Infinity))) return fn(); // locked, in a transaction, or not below the limit in force
+        try {
+          await m.run(`SET memory_limit = '${cap}'`);
+        } catch {
+          return fn(); // locked configuration, or blocks held beyond the cap
+        }
+        [limitNow, capped] = [cap, true];
+        try {
+          return await fn();
+        } finally {
+          limitNow = outer;
+          // (a failed restore must not hide what failed: the next releaseMemory sets the limit again)
+          await m.run(`SET memory_limit = '${limitNow}'`).catch(() => undefined);
+        }
+      }).catch((e: unknown) => {
+        if (!opts?.rerun || !capped || !isOutOfMemory(e)) throw e;
+        return m.exclusive(fn);
+      });
+    },
+  };
+}
