@@ -38,7 +38,7 @@ export interface SnapshotResult {
 /** A lake publishes nothing: every commit is a snapshot analysts read in place (docs/lake.md). */
 async function lakeResult(store: Store): Promise<SnapshotResult> {
   // Its writers take turns instead of raising a generation (store/lake-lock.ts): the id alone names it.
-  const v = await storeVersion(store).catch(() => UNKNOWN);
+  const v = await storeVersion(store); // (on a lake it gives null ids for a lake it cannot read)
   return { path: store.dbPath, bytes: 0, publishedAt: iso(new Date()), ...v, generation: null, published: false, removedTemps: [], lake: true };
 }
 

@@ -420,7 +420,7 @@ describe('Store.mapRows, Store.releaseMemory and Store.capMemory', () => {
       expect(await store.transaction((s) => s.capMemory(64e6, () => limit(s)))).toBe(before);
       expect(await limit()).toBe(before);
       // A read out of memory under the cap fails as DuckDB says, the limit restored; with `rerun` it runs again outside
-      // the cap, an outer cap's limit (here a list of 2,000,000 numbers: 16 MB, which no spill makes smaller).
+      // the cap, under an outer cap's limit (a list of 2,000,000 numbers, which no spill makes smaller than the cap).
       const list = (s = store) => s.all<{ n: number }>('SELECT len(list(range))::INTEGER AS n FROM range(2000000)');
       await expect(store.capMemory(8e6, list)).rejects.toThrow(/^Out of Memory Error/);
       expect(await limit()).toBe(before);
