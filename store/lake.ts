@@ -52,8 +52,12 @@ export function lakeAttachStatements(l: LakeOptions, readOnly: boolean): string[
     ...(s3 ? ['LOAD httpfs', s3Secret(l.s3 ?? {})] : []),
     `ATTACH ${sqlText(LAKE_PREFIX + withConnectTimeout(l.catalog))} AS ${LAKE_ALIAS} (DATA_PATH ${sqlText(l.dataPath)}${readOnly ? ', READ_ONLY' : ', DATA_INLINING_ROW_LIMIT 0'})`,
     `USE ${LAKE_ALIAS}`,
+    `SET disabled_optimizers = '${LAKE_DISABLED_OPTIMIZERS}'`,
   ];
 }
+
+/** Join filters pushed into a lake scan ask the catalog for file statistics per value range: fewer requests without. */
+export const LAKE_DISABLED_OPTIMIZERS = 'join_filter_pushdown';
 
 /** The catalog's libpq string with connect_timeout=10 unless it sets one: a host that never answers fails the start. */
 export function withConnectTimeout(catalog: string): string {

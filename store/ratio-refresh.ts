@@ -149,6 +149,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
   const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (${ids})` : isGrouped ? `${t}.mid IN (${ids})` : 'TRUE');
   const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
+  const [{ off }] = await store.all<{ off: string }>("SELECT current_setting('disabled_optimizers') AS off"); // a lake's own, kept
   try {
     return await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${tile.from}' AND m.month <= '${tile.to}' AND ${where('m')};
@@ -171,11 +172,12 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
         await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
         await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
       }
-      await s.run("SET disabled_optimizers = 'build_side_probe_side'"); // the rows explained probe the small rule and run tables
+      // The rows explained probe the small rule and run tables.
+      await s.run(`SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`);
       return { rows: await writeMart(s), written: last ? await last(s) : undefined };
     });
   } finally {
-    await store.run(['RESET disabled_optimizers', dropTemp('VIEW', '_ratio_rows', '_ratio_tile'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds')].join('; '));
+    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, dropTemp('VIEW', '_ratio_rows', '_ratio_tile'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds')].join('; '));
   }
 }
 

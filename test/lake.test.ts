@@ -6,7 +6,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../cli/commands/demo.ts';
 import { latestNotices, programRatiosOf } from '../store/demo-queries.ts';
-import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../store/lake.ts';
+import { DEFAULT_LAKE_EXTENSIONS_DIR, LAKE_DISABLED_OPTIMIZERS } from '../store/lake.ts';
+import type { Store } from '../store/db.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
+import { loadRules } from '../rules/thresholds.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { spawnSync } from 'node:child_process';
@@ -78,5 +81,9 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     } else {
       expect(process.env.CBP_REQUIRE_ANALYST_TOOLS, `no DuckDB CLI in ${tools}: npm run analyst-tools:install`).toBeUndefined();
     }
+    // A lake's planner setting (store/lake.ts) outlives a judgement, which adds its own for a statement (last: it changes the rules).
+    const off = (s: Store) => s.all<{ off: string }>("SELECT current_setting('disabled_optimizers') AS off").then((r) => r[0]!.off);
+    const judged = await withStore({ dbPath: 'lake', lake, migrate: false }, async (s) => [await off(s), (await refreshRatios(s, loadRules(), { full: true })).rows, await off(s)]);
+    expect(judged).toEqual([LAKE_DISABLED_OPTIMIZERS, expect.any(Number), LAKE_DISABLED_OPTIMIZERS]);
   });
 });
