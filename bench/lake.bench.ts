@@ -1,13 +1,14 @@
 // The demo's steps on a DuckDB file and on a lake, side by side in one run: the lake's catalog a PostgreSQL on
 // loopback, then behind a proxy that delays every request, as a catalog on another host would; and a new lake's first
-// open. Each figure is printed beside its goal (issue #36). Needs PostgreSQL and `npm run lake:install`.
+// open. Each figure is printed beside its goal (issue #36), then the statements that asked the catalog most. Needs
+// PostgreSQL and `npm run lake:install`.
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runDemo } from '../cli/commands/demo.ts';
 import { postgresBin, startLocalPostgres } from '../lib/local-postgres.ts';
-import { openStore } from '../store/db.ts';
+import { openStore, statementWatch } from '../store/db.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../store/lake.ts';
 import { buildCli, runCli } from './cli-run.ts';
 
@@ -42,8 +43,8 @@ async function demo(name: string, lake?: { store: string; dataPath: string }, pr
  * A TCP proxy to 127.0.0.1:port that holds every request (a chunk from the client) for `ms` before passing it on, and
  * counts the PostgreSQL requests (a simple query, or the Sync ending an extended one) that pass.
  */
-async function slowProxy(port: number, ms: number): Promise<{ port: number; requests: number; counted: Map<string, number>; close: () => void }> {
-  const out = { port: 0, requests: 0, counted: new Map<string, number>(), close: () => server.close() };
+async function slowProxy(port: number, ms: number): Promise<{ port: number; requests: number; counted: Map<string, number>; close: () => void; onRequest?: () => void }> {
+  const out: Awaited<ReturnType<typeof slowProxy>> = { port: 0, requests: 0, counted: new Map<string, number>(), close: () => server.close() };
   const server = net.createServer((client) => {
     const upstream = net.connect(port, '127.0.0.1');
     let buf = Buffer.alloc(0);
@@ -53,7 +54,7 @@ async function slowProxy(port: number, ms: number): Promise<{ port: number; requ
       for (buf = Buffer.concat([buf, d]); buf.length >= 5;) {
         const len = started ? buf.readInt32BE(1) + 1 : buf.readInt32BE(0);
         if (buf.length < len) break;
-        if (started && (buf[0] === 0x51 || buf[0] === 0x53)) out.requests++;
+        if (started && (buf[0] === 0x51 || buf[0] === 0x53)) (out.requests++, out.onRequest?.());
         else if (!started && buf.readInt32BE(4) !== 80877103) started = true;
         buf = buf.subarray(len);
       }
@@ -66,6 +67,20 @@ async function slowProxy(port: number, ms: number): Promise<{ port: number; requ
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   out.port = (server.address() as net.AddressInfo).port;
   return out;
+}
+
+/** Counts each catalog request through the proxy to the store statement begun last and still running, by its shape. */
+function askedBy(proxy: { onRequest?: () => void }): Map<string, { requests: number; runs: number }> {
+  const asked = new Map<string, { requests: number; runs: number }>(), running: string[] = [];
+  const of = (sql: string) => asked.get(sql) ?? asked.set(sql, { requests: 0, runs: 0 }).get(sql)!;
+  statementWatch.begin = (text) => {
+    const sql = text.replace(/\s+/g, ' ').replace(/'[^']*'/g, "'…'").replace(/\b\d+\b/g, 'N').trim().slice(0, 100);
+    of(sql).runs++;
+    running.push(sql);
+    return () => void running.splice(running.lastIndexOf(sql), 1);
+  };
+  proxy.onRequest = () => void of(running.at(-1) ?? '(between statements: opening, the writers\' lock)').requests++;
+  return asked;
 }
 
 if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.5.5'))) {
@@ -126,7 +141,13 @@ if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.
       }
       console.log(`${label.padEnd(22)} ${f(ms.a / 1000).padStart(6)} ${f(ms.b / 1000).padStart(6)} ${r(ms.b, ms.a).padStart(7)}`);
     }
-    if (process.env.BENCH_LAKE_SLOW !== '0') table(`the lake behind ${LATENCY_MS} ms a request, one run (the file's least of ${RUNS})`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port)), proxy), '≤ 2×', proxy.counted);
+    if (process.env.BENCH_LAKE_SLOW !== '0') {
+      const asked = askedBy(proxy);
+      table(`the lake behind ${LATENCY_MS} ms a request, one run (the file's least of ${RUNS})`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port)), proxy), '≤ 2×', proxy.counted);
+      statementWatch.begin = undefined;
+      console.log(`\nThe statements that asked the catalog most behind the proxy (a request counts to the latest statement in flight)\n${'requests'.padStart(8)} ${'runs'.padStart(5)}  statement`);
+      for (const [sql, a] of [...asked].sort((x, y) => y[1].requests - x[1].requests).slice(0, 12)) console.log(`${String(a.requests).padStart(8)} ${String(a.runs).padStart(5)}  ${sql}`);
+    }
   } finally {
     proxy.close();
     await pg.stop();

@@ -22,6 +22,9 @@ export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
 
+/** An observer of every store's statements: `begin` as one starts, its return as it ends (bench/lake.bench.ts). */
+export const statementWatch: { begin?: (sql: string) => () => void } = {};
+
 export interface StoreOptions {
   dbPath: string;
   readOnly?: boolean;
@@ -232,14 +235,16 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   // context there, under its own lock) and the process never exits. close() interrupts them and closes after.
   const inflight = new Set<Promise<unknown>>();
   let closing = false;
-  const q = <T>(start: () => Promise<T>): Promise<T> => {
+  const q = <T>(start: () => Promise<T>, sql: string): Promise<T> => {
     if (closing) return Promise.reject(new Error('the store is closed'));
+    const ended = statementWatch.begin?.(sql);
     const p = lake ? lakeWatch(lake, start(), () => conn.interrupt()).catch((e: unknown) => Promise.reject(lakeRuntimeError(lake, e))) : start();
     inflight.add(p);
-    void p.then(() => inflight.delete(p), () => inflight.delete(p));
+    const done = () => { inflight.delete(p); ended?.(); };
+    void p.then(done, done);
     return p;
   };
-  const run = (sql: string, params?: Params) => q(() => conn.run(sql, params));
+  const run = (sql: string, params?: Params) => q(() => conn.run(sql, params), sql);
   const writer = lake && !readOnly ? lakeWriterLock(lake) : undefined;
   // One turn at a time in this process too (a session's advisory lock is re-entrant); one inside a turn joins it.
   const turns = serialQueue();
@@ -271,7 +276,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       return rowObjects(await run(sql, params)) as T[];
     },
     async columns(sql: string, params?: Params) {
-      const reader = await q(() => conn.runAndReadAll(sql, params));
+      const reader = await q(() => conn.runAndReadAll(sql, params), sql);
       const names = reader.columnNames();
       const cols = reader.getColumns();
       return { length: reader.currentRowCount, column: (name: string) => cols[names.indexOf(name)] ?? [] };
