@@ -56,7 +56,7 @@ export function lakeAttachStatements(l: LakeOptions, readOnly: boolean): string[
   ];
 }
 
-/** Join filters pushed into a lake scan ask the catalog for file statistics per value range: fewer requests without. */
+/** A join's filter pushed into a lake scan asks the catalog for its files' statistics again: fewer requests without. */
 export const LAKE_DISABLED_OPTIMIZERS = 'join_filter_pushdown';
 
 /** The catalog's libpq string with connect_timeout=10 unless it sets one: a host that never answers fails the start. */
