@@ -43,8 +43,9 @@ async function demo(name: string, lake?: { store: string; dataPath: string }, pr
  * A TCP proxy to 127.0.0.1:port that holds every request (a chunk from the client) for `ms` before passing it on, and
  * counts the PostgreSQL requests (a simple query, or the Sync ending an extended one) that pass.
  */
-async function slowProxy(port: number, ms: number): Promise<{ port: number; requests: number; counted: Map<string, number>; close: () => void; onRequest?: () => void }> {
-  const out: Awaited<ReturnType<typeof slowProxy>> = { port: 0, requests: 0, counted: new Map<string, number>(), close: () => server.close() };
+interface Proxy { port: number; requests: number; counted: Map<string, number>; close: () => void; onRequest?: () => void }
+async function slowProxy(port: number, ms: number): Promise<Proxy> {
+  const out: Proxy = { port: 0, requests: 0, counted: new Map<string, number>(), close: () => server.close() };
   const server = net.createServer((client) => {
     const upstream = net.connect(port, '127.0.0.1');
     let buf = Buffer.alloc(0);
@@ -70,7 +71,7 @@ async function slowProxy(port: number, ms: number): Promise<{ port: number; requ
 }
 
 /** Counts each catalog request through the proxy to the store statement begun last and still running, by its shape. */
-function askedBy(proxy: { onRequest?: () => void }): Map<string, { requests: number; runs: number }> {
+function askedBy(proxy: Proxy): Map<string, { requests: number; runs: number }> {
   const asked = new Map<string, { requests: number; runs: number }>(), running: string[] = [];
   const of = (sql: string) => asked.get(sql) ?? asked.set(sql, { requests: 0, runs: 0 }).get(sql)!;
   statementWatch.begin = (text) => {
