@@ -47,16 +47,16 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
       return prev?.at;
     });
-    // The tiles commit to the log, not checkpointed (a checkpoint each cost more than its tile); the last, which finishes, is.
+    // The tiles' runs commit to the log, not checkpointed (a checkpoint each cost more than its tile); the rows, written last, are.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
       await store.run("SET checkpoint_threshold = '1TB'");
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
-      const last = async (s: Store) => { await s.run(reset); return finish(s, from, inputs.marks); };
-      const done = await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), last);
-      return { fromMonth, rows: done.rows, written: done.written ?? (await store.transaction(last)), ...(why ? { why } : { replaced }) };
+      await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)));
+      const done = await writeMart(store, from, async (s) => { await s.run(reset); return finish(s, inputs.marks); });
+      return { fromMonth, ...done, ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
     }
@@ -100,17 +100,14 @@ async function tiles(store: Store, from: string, most: number, within?: Tile): P
   return out;
 }
 
-/** Ratio rows written and, when the write was finished, when (ratio_mart_state.written_at); fit: the rows a halved tile held. */
-type Judged = { rows: number; written?: string; fit?: number };
-type Last = (s: Store) => Promise<string>;
+/** fit: the ruled rows a halved tile held. */
+type Judged = { fit?: number };
 
-/** Judges the tiles in turn, the last one's transaction ended by `last`; after one judged in halves, the rest at that size. */
-async function judgeAll(store: Store, watchFraction: number, parts: Tile[], last?: Last, within?: Tile): Promise<Judged> {
-  const out: Judged = { rows: 0 };
+/** Judges the tiles in turn; after one judged in halves, the rest at that size. */
+async function judgeAll(store: Store, watchFraction: number, parts: Tile[], within?: Tile): Promise<Judged> {
+  const out: Judged = {};
   for (let i = 0; i < parts.length; i++) {
-    const done = await judgeFitting(store, watchFraction, parts[i]!, i === parts.length - 1 ? last : undefined);
-    out.rows += done.rows;
-    out.written ??= done.written;
+    const done = await judgeFitting(store, watchFraction, parts[i]!);
     if (!done.fit) continue;
     out.fit = Math.min(out.fit ?? done.fit, done.fit);
     // Planned again at that size: this month's other MIDs, then, after its grouped tile, the months after.
@@ -123,44 +120,41 @@ async function judgeAll(store: Store, watchFraction: number, parts: Tile[], last
 }
 
 /** judgeTile; a tile DuckDB ran out of memory on (its transaction rolled back) is judged in halves: by months, else by MIDs. */
-async function judgeFitting(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
+async function judgeFitting(store: Store, watchFraction: number, tile: Tile): Promise<Judged> {
   try {
-    return await judgeTile(store, watchFraction, tile, last);
+    await judgeTile(store, watchFraction, tile);
+    return {};
   } catch (e) {
     if (!isOutOfMemory(e)) throw e;
     const half = tile.grouped ? 0 : Math.ceil(tile.n / 2), halves = half ? await tiles(store, tile.from, half, tile) : [];
-    if (halves.length < 2) {
-      const mids = tile.grouped ? 'the grouped MIDs' : tile.lo === undefined ? 'every MID' : tile.lo === tile.hi ? `MID ${tile.lo}` : `MIDs ${tile.lo} to ${tile.hi}`;
-      // A setting to raise, not a moment to wait for: a retry under the same limit fails the same way.
-      throw new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${mids} in ${tile.from === tile.to ? tile.from
-        : `${tile.from} to ${tile.to}`}: raise it, then run cbp alerts evaluate to bring the ratio table up to date`]);
-    }
+    const mids = tile.grouped ? 'the grouped MIDs' : tile.lo === undefined ? 'every MID' : tile.lo === tile.hi ? `MID ${tile.lo}` : `MIDs ${tile.lo} to ${tile.hi}`;
+    if (halves.length < 2) throw tooSmall(store, `${mids} in ${tile.from === tile.to ? tile.from : `${tile.from} to ${tile.to}`}`);
     log().warn({ months: `${tile.from}..${tile.to}`, mids: tile.grouped ? 'grouped' : tile.lo === undefined ? 'all' : `${tile.lo}..${tile.hi}`, memoryLimit: store.memoryLimit },
       'the ratio judge ran out of memory on these rows and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
-    return judgeAll(store, watchFraction, halves, last, tile).then((r) => ({ ...r, fit: Math.min(r.fit ?? Infinity, half) }));
+    return judgeAll(store, watchFraction, halves, tile).then((r) => ({ fit: Math.min(r.fit ?? Infinity, half) }));
   }
 }
 
-/** Judges one tile and replaces its runs and ratio rows, in one transaction that `last` ends. */
-async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?: Last): Promise<Judged> {
+// A setting to raise, not a moment to wait for: a retry under the same limit fails the same way.
+const tooSmall = (store: Store, what: string) => new ConfigError([`CBP_STORE_MEMORY_LIMIT (${store.memoryLimit}) is too small to judge the ratios of ${what}: raise it, then run cbp alerts evaluate to bring the ratio table up to date`]);
+
+/** Judges one tile: replaces its series' runs (ratio_streaks), in one transaction. */
+async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promise<void> {
   const isGrouped = tile.grouped === true, grouped = (t: string) => `EXISTS (SELECT 1 FROM ratio_rule_groups g WHERE g.mid = ${t}.mid AND g.program = ${t}.program)`;
   // A tile's judged series in the kept runs and its rows: a MID range's but the groups', the groups', or every MID's.
   const mids = (t: string) => `${t}.mid >= ${sqlText(tile.lo!)} AND ${t}.mid <= ${sqlText(tile.hi!)}`, ids = 'SELECT group_id FROM ratio_rule_groups';
   const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (${ids})` : isGrouped ? `${t}.mid IN (${ids})` : 'TRUE');
   const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
-  const [{ off }] = await store.all<{ off: string }>("SELECT current_setting('disabled_optimizers') AS off"); // a lake's own, kept
   try {
-    return await store.transaction(async (s) => {
-      await s.run(`DELETE FROM ratio_mart m WHERE m.month >= '${tile.from}' AND m.month <= '${tile.to}' AND ${where('m')};
-        DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
-      if (tile.gap) return { rows: 0, written: last ? await last(s) : undefined }; // months without inputs
-      // The tile's rows with what monitors them: those a rule applies to are judged, the others written as they are.
-      const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
+    await store.transaction(async (s) => {
+      await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
+      if (tile.gap) return; // months without inputs
+      // The tile's rows a rule applies to, with what monitors them: what the judge reads.
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_tile AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
           WHERE ${where('r')};
-        CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
-        CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
+        CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
+        CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
@@ -169,29 +163,51 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile, last?:
       const [p] = await s.all<{ any: boolean | null }>('SELECT bool_or(is_projection) AS any FROM _ratio_rows');
       if (p?.any) {
         await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
-        await s.run(`INSERT INTO _ratio_runs SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
-        await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs WHERE v = 1');
+        await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
       }
-      // The rows explained probe the small rule and run tables.
-      await s.run(`SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`);
-      return { rows: await writeMart(s), written: last ? await last(s) : undefined };
     });
   } finally {
-    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, dropTemp('VIEW', '_ratio_rows', '_ratio_tile'), dropTemp('TABLE', '_ratio_monitored', '_ratio_runs', '_ratio_seeds')].join('; '));
+    await store.run([dropTemp('VIEW', '_ratio_monitored', '_ratio_tile'), dropTemp('TABLE', '_ratio_rows', '_ratio_runs', '_ratio_seeds')].join('; '));
   }
 }
 
-/** Writes the tile's rows explained to ratio_mart; how many. (Unsorted: a month's read scans at most its tile's rows.) */
-async function writeMart(s: Store): Promise<number> {
-  const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month,
-    ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
-    FROM ratio_explain('_ratio_monitored', '_ratio_runs')`);
-  return Number(r?.Count ?? 0);
+const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
+
+/**
+ * Replaces the ratio rows of every month from `from`, explained by the runs the tiles kept, in one streamed statement
+ * whose transaction `last` ends; how many, and when the write finished.
+ */
+async function writeMart(store: Store, from: string, last: (s: Store) => Promise<string>): Promise<{ rows: number; written: string }> {
+  const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
+  // Each thread of a wide insert fills row groups of its own: a thread per 96MB above 64MB, one at least.
+  const fit = Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 96) || 1));
+  const every = from === '0000-01' ? 'every MID' : `every MID from ${from}`;
+  const write = (n: number) => store.transaction(async (s) => {
+    await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
+      CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(from)}, DATE '9999-12-01', cached := TRUE);
+      CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');
+      CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
+      SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
+    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month,
+      ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
+      FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs')`);
+    await s.run(`SET disabled_optimizers = ${sqlText(off)}; SET threads = ${threads}`);
+    return { rows: Number(r?.Count ?? 0), written: await last(s) };
+  });
+  try {
+    return await write(fit).catch((e: unknown) => {
+      if (!isOutOfMemory(e)) throw e;
+      if (fit === 1) throw tooSmall(store, every);
+      log().warn({ threads: fit, memoryLimit: store.memoryLimit }, 'writing the ratio rows ran out of memory and is done again on one thread; a larger CBP_STORE_MEMORY_LIMIT is faster');
+      return write(1).catch((e2: unknown) => Promise.reject(isOutOfMemory(e2) ? tooSmall(store, every) : e2));
+    });
+  } finally {
+    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all')].join('; '));
+  }
 }
 
-/** Ends a write: removes the MIDs no longer in the data, records the fingerprints and that the table is whole; when. */
-async function finish(s: Store, from: string, marks: SourceMark[]): Promise<string> {
-  await s.run('DELETE FROM ratio_mart WHERE month >= $1 AND mid NOT IN (SELECT DISTINCT mid FROM ratio_month_inputs WHERE month >= $1)', [from]);
+/** Ends a write: records the fingerprints and that the table is whole; when. */
+async function finish(s: Store, marks: SourceMark[]): Promise<string> {
   await s.run('DELETE FROM ratio_source_marks');
   await insertMarks(s, 'ratio_source_marks', marks);
   await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');

@@ -206,14 +206,14 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     const rows = ['a', 'b', 'c'].flatMap((mid) => [mc(mid, '2026-03', 20, 10_000), mc(mid, '2026-04', 200, 10_000), mc(mid, '2026-05', 200, 10_000)]);
     const t = await fresh(rows);
     const ref = await fresh(rows);
-    /** t's store, killed when it writes the ratio rows of its second chunk of MIDs. */
+    /** t's store, killed when it judges the runs of its second chunk of MIDs. */
     const dying = () => {
       let chunks = 0;
       const killing = <S extends object>(s: S): S => new Proxy(s, {
         get(target, p, recv) {
           if (p === 'run' || p === 'all') {
             return async (sql: string, params?: never) => {
-              if (sql.includes('INSERT INTO ratio_mart BY NAME') && sql.includes("ratio_explain('_ratio_monitored'") && ++chunks > 1) throw new Error('killed');
+              if (sql.includes('CREATE OR REPLACE TEMP TABLE _ratio_runs') && ++chunks > 1) throw new Error('killed');
               return (target as Record<string, (...a: unknown[]) => unknown>)[p as string](sql, params);
             };
           }
@@ -227,9 +227,11 @@ describe('what mart_ratios does not claim (review of issue #13)', () => {
     const read = (s: Store) => s.all(`SELECT mid, network, program, metric, month, is_projection, level, state, next_level, reason FROM mart_ratios ORDER BY ALL`);
     try {
       await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf), full: true });
-      // Under other rules, one MID's month a tile (judgedRows: 1), killed after its first tile's writes: MID a's alone are there.
+      // Under other rules, one MID's month a tile (judgedRows: 1), killed after its first tile's writes: MID a's runs alone
+      // are there, and no ratio row (every month judged again empties the table first; its rows are written last).
       await expect(refreshRatios(dying(), strict, { judgedRows: 1 })).rejects.toThrow('killed');
-      expect(await t.store.all('SELECT DISTINCT mid FROM ratio_mart')).toEqual([{ mid: 'a' }]);
+      expect(await t.store.all('SELECT DISTINCT mid FROM ratio_streaks')).toEqual([{ mid: 'a' }]);
+      expect(await t.store.all('SELECT count(*)::INTEGER AS n FROM ratio_mart')).toEqual([{ n: 0 }]);
       expect((await martFreshness(t.store)).behind).toBe('the last write of the ratio table did not finish: run `cbp alerts evaluate`');
       expect(await keptTableCheck(t.store, rules)).toMatchObject({ holds: false });
       const again = await evaluateAlerts(t.store, { asOf, rules, now: new Date(asOf) });

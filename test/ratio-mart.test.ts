@@ -98,16 +98,17 @@ describe('the kept ratio table', () => {
     // A tile DuckDB runs out of memory on is judged again in halves (planted: every tile of more ruled rows than five
     // months'), by months, then by MIDs; a MID's month alone that does not fit fails the refresh, saying which and what
     // to do, and the table says it is behind.
-    const all = s.all.bind(s);
+    const [all, run] = [s.all.bind(s), s.run.bind(s)];
     let refused = 0;
+    const oom = () => new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)');
     const plant = (refuse: (rows: { n: number; mids: string[] }) => boolean) => {
-      s.all = (async (sql: string, params?: unknown[]) => {
-        if (sql.includes("ratio_explain('_ratio_monitored'")) {
+      s.run = (async (sql: string, params?: unknown[]) => {
+        if (sql.includes('CREATE OR REPLACE TEMP TABLE _ratio_runs')) {
           const [r] = await all<{ n: number; mids: string[] }>('SELECT count(*)::INTEGER AS n, list(DISTINCT mid) AS mids FROM _ratio_rows');
-          if (refuse(r!)) { refused++; throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)'); }
+          if (refuse(r!)) { refused++; throw oom(); }
         }
-        return all(sql, params as never);
-      }) as Store['all'];
+        return run(sql, params as never);
+      }) as Store['run'];
     };
     const logged: string[] = [];
     const logger = log();
@@ -131,8 +132,13 @@ describe('the kept ratio table', () => {
       plant((r) => r.mids.includes('mid000007'));
       await expect(refreshRatios(s, rules, { full: true, judgedRows: 1e9 })).rejects.toThrow(/CBP_STORE_MEMORY_LIMIT \(192MB\) is too small to judge the ratios of MID mid000007 in \d{4}-\d{2}: raise it/);
       expect((await martFreshness(s)).current).toBe(false);
+      // The rows, written last in one statement, out of memory on one thread: the same, for every MID.
+      plant(() => false);
+      s.all = (async (sql: string, params?: unknown[]) => (sql.includes("ratio_explain('_ratio_all_monitored'") ? Promise.reject(oom()) : all(sql, params as never))) as Store['all'];
+      await expect(refreshRatios(s, rules, { full: true })).rejects.toThrow(/CBP_STORE_MEMORY_LIMIT \(192MB\) is too small to judge the ratios of every MID: raise it/);
+      expect((await martFreshness(s)).current).toBe(false);
     } finally {
-      s.all = all;
+      [s.all, s.run] = [all, run];
       setLogger(logger);
     }
     await refreshRatios(s, rules);
@@ -326,5 +332,35 @@ describe('never "clear" on missing data', () => {
     const [amount] = await s.all<Record<string, unknown>>("SELECT * FROM mart_ratios WHERE mid = 'm' AND program = 'ecp' AND month = '2026-04' AND metric = 'amount'");
     expect(String(amount.missing_sources)).toMatch(/^MID report for 2026-03 not loaded as a complete month/);
     expect(r.newNotices.filter((n) => n.program === 'ecp').map((n) => `${n.kind} ${n.month}`)).toEqual(['reached 2026-01']);
+  });
+});
+
+describe('the ratio rows\' write', () => {
+  it('writes the rows again on one thread when several run out of memory, saying so, and leaves the store its threads', async () => {
+    t = await tempStore({ memoryLimit: '512MB' });
+    const s = t.store;
+    await s.run('SET threads = 2');
+    await generateRatioData(s, { mids: 20, months: 6 });
+    const rules = loadRules();
+    const rows = (await refreshRatios(s, rules, { full: true })).rows;
+    const [all, logged, logger] = [s.all.bind(s), [] as string[], log()];
+    const threads = async () => (await all<{ n: number }>("SELECT current_setting('threads')::INTEGER AS n"))[0]!.n;
+    const tried: number[] = [];
+    s.all = (async (sql: string, params?: unknown[]) => {
+      if (!sql.includes("ratio_explain('_ratio_all_monitored'")) return all(sql, params as never);
+      tried.push(await threads());
+      return tried.at(-1)! > 1 ? Promise.reject(new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)')) : all(sql, params as never);
+    }) as Store['all'];
+    setLogger(createLogger({ level: 'info', destination: new Writable({ write(c, _e, cb) { logged.push(String(c)); cb(); } }) }));
+    try {
+      expect((await refreshRatios(s, rules, { full: true })).rows).toBe(rows);
+    } finally {
+      s.all = all;
+      setLogger(logger);
+    }
+    expect(tried).toEqual([2, 1]);
+    expect(logged.some((l) => l.includes('done again on one thread'))).toBe(true);
+    expect(await threads()).toBe(2);
+    expect(await wrongRows(s, rules)).toBe(0);
   });
 });
