@@ -24,9 +24,6 @@ export function touchedMonths(before: SourceMark[], now: SourceMark[]): string[]
 /** Marks of what a month's rows are missing (store/source-marks.ts sourceMarksOf), not of the inputs kept here. */
 const NOT_INPUTS = new Set(['chargeback_coverage', 'tc40_capture']);
 
-/** The month after a YYYY-MM. */
-const nextMonth = (m: string) => addMonths(m, 1);
-
 /** The SQL objects ratio_month_inputs_between computes from (40_ratios.sql, 10_stg_events.sql): one changed, every month is computed again. */
 const LOGIC_MACROS = ['ratio_month_inputs_between', 'ratio_stats_between', 'ratio_chargebacks_between', 'ratio_tc40_between', 'stg_utc_timestamp'];
 const LOGIC_VIEWS = ['int_rdr__accepted_arns', 'int_chargebacks__counted', 'int_tc40__events', 'int_tc40__reports'];
@@ -87,7 +84,7 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
         const inputs = (l: SourceMark[]) => l.filter((m) => !NOT_INPUTS.has(m.source));
         const touched = touchedMonths(inputs(await readMarks(s, 'ratio_input_marks')), inputs(marks));
         const lost = stats.filter((m) => !held.has(m));
-        months = [...new Set([...touched.flatMap((m) => [m, nextMonth(m)]), ...lost])].sort();
+        months = [...new Set([...touched.flatMap((m) => [m, addMonths(m, 1)]), ...lost])].sort();
       }
       // Months kept that have no MID report figures now (all of them gone, or touched and gone) are dropped here; the
       // others are replaced run by run below.
@@ -138,7 +135,7 @@ export function monthRuns(months: string[], rows: Map<string, number>, most: num
   let n = 0;
   for (const m of months) {
     const k = rows.get(m) ?? 0;
-    if (run && nextMonth(run[1]) === m && n + k <= most) {
+    if (run && addMonths(run[1], 1) === m && n + k <= most) {
       run[1] = m;
       n += k;
     } else {

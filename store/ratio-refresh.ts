@@ -55,8 +55,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
       await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)));
-      const done = await writeMart(store, from, async (s) => { await s.run(reset); return finish(s, inputs.marks); });
-      return { fromMonth, ...done, ...(why ? { why } : { replaced }) };
+      return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
     }
@@ -64,7 +63,7 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
 }
 
 // A tile: the months from..to (runs carried from the month before) of every MID (n ruled rows), or of the MIDs lo..hi
-// not in a group; grouped: of every grouped MID; gap: months without inputs, whose rows go. Judged in month order.
+// not in a group; grouped: of every grouped MID; gap: months without inputs, whose runs go. Judged in month order.
 type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true };
 
 /** Ruled rows of the inputs from `start` to `end` (of t's MIDs), per month or per MID. */
@@ -100,38 +99,33 @@ async function tiles(store: Store, from: string, most: number, within?: Tile): P
   return out;
 }
 
-/** fit: the ruled rows a halved tile held. */
-type Judged = { fit?: number };
-
-/** Judges the tiles in turn; after one judged in halves, the rest at that size. */
-async function judgeAll(store: Store, watchFraction: number, parts: Tile[], within?: Tile): Promise<Judged> {
-  const out: Judged = {};
+/** Judges the tiles in turn; after one judged in halves, the rest at the size that fitted (returned: ruled rows). */
+async function judgeAll(store: Store, watchFraction: number, parts: Tile[], within?: Tile): Promise<number | undefined> {
+  let out: number | undefined;
   for (let i = 0; i < parts.length; i++) {
-    const done = await judgeFitting(store, watchFraction, parts[i]!);
-    if (!done.fit) continue;
-    out.fit = Math.min(out.fit ?? done.fit, done.fit);
+    const fit = await judgeFitting(store, watchFraction, parts[i]!);
+    if (!fit) continue;
+    out = Math.min(out ?? fit, fit);
     // Planned again at that size: this month's other MIDs, then, after its grouped tile, the months after.
     const cur = parts[i]!, rest = parts.slice(i + 1), later = rest.filter((p) => p.from > cur.to);
     const same = rest.filter((p) => p.lo !== undefined && p.from === cur.from), kept = rest.filter((p) => !later.includes(p) && !same.includes(p));
-    parts = [...parts.slice(0, i + 1), ...(same.length ? await tiles(store, cur.from, out.fit, { ...cur, lo: same[0]!.lo, hi: same.at(-1)!.hi }) : []), ...kept,
-      ...(later.length ? await tiles(store, later[0]!.from, out.fit, within && { ...within, from: later[0]!.from }) : [])];
+    parts = [...parts.slice(0, i + 1), ...(same.length ? await tiles(store, cur.from, out, { ...cur, lo: same[0]!.lo, hi: same.at(-1)!.hi }) : []), ...kept,
+      ...(later.length ? await tiles(store, later[0]!.from, out, within && { ...within, from: later[0]!.from }) : [])];
   }
   return out;
 }
 
 /** judgeTile; a tile DuckDB ran out of memory on (its transaction rolled back) is judged in halves: by months, else by MIDs. */
-async function judgeFitting(store: Store, watchFraction: number, tile: Tile): Promise<Judged> {
+async function judgeFitting(store: Store, watchFraction: number, tile: Tile): Promise<number | undefined> {
   try {
-    await judgeTile(store, watchFraction, tile);
-    return {};
+    return void (await judgeTile(store, watchFraction, tile));
   } catch (e) {
     if (!isOutOfMemory(e)) throw e;
     const half = tile.grouped ? 0 : Math.ceil(tile.n / 2), halves = half ? await tiles(store, tile.from, half, tile) : [];
-    const mids = tile.grouped ? 'the grouped MIDs' : tile.lo === undefined ? 'every MID' : tile.lo === tile.hi ? `MID ${tile.lo}` : `MIDs ${tile.lo} to ${tile.hi}`;
-    if (halves.length < 2) throw tooSmall(store, `${mids} in ${tile.from === tile.to ? tile.from : `${tile.from} to ${tile.to}`}`);
+    if (halves.length < 2) throw tooSmall(store, `${tile.grouped ? 'the grouped MIDs' : tile.lo === undefined ? 'every MID' : tile.lo === tile.hi ? `MID ${tile.lo}` : `MIDs ${tile.lo} to ${tile.hi}`} in ${tile.from === tile.to ? tile.from : `${tile.from} to ${tile.to}`}`);
     log().warn({ months: `${tile.from}..${tile.to}`, mids: tile.grouped ? 'grouped' : tile.lo === undefined ? 'all' : `${tile.lo}..${tile.hi}`, memoryLimit: store.memoryLimit },
       'the ratio judge ran out of memory on these rows and judges them again in halves; a larger CBP_STORE_MEMORY_LIMIT is faster');
-    return judgeAll(store, watchFraction, halves, tile).then((r) => ({ fit: Math.min(r.fit ?? Infinity, half) }));
+    return Math.min((await judgeAll(store, watchFraction, halves, tile)) ?? Infinity, half);
   }
 }
 
@@ -174,43 +168,34 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
 const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
 
 /**
- * Replaces the ratio rows of every month from `from`, explained by the runs the tiles kept, in one streamed statement
- * whose transaction `last` ends; how many, and when the write finished.
+ * Replaces the ratio rows of every month from `from`, explained by the runs the tiles kept, in one streamed statement;
+ * its transaction records the sources' fingerprints and that the table is whole. How many rows, and when.
  */
-async function writeMart(store: Store, from: string, last: (s: Store) => Promise<string>): Promise<{ rows: number; written: string }> {
+async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
   const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
-  // Each thread of a wide insert fills row groups of its own: a thread per 96MB above 64MB, one at least.
-  const fit = Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 96) || 1));
-  const every = from === '0000-01' ? 'every MID' : `every MID from ${from}`;
   const write = (n: number) => store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
       CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(from)}, DATE '9999-12-01', cached := TRUE);
       CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');
       CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
       SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
-    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month,
-      ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
-      FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs')`);
-    await s.run(`SET disabled_optimizers = ${sqlText(off)}; SET threads = ${threads}`);
-    return { rows: Number(r?.Count ?? 0), written: await last(s) };
+    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct,
+      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs')`);
+    await s.run(`${reset}; DELETE FROM ratio_source_marks; UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP`);
+    await insertMarks(s, 'ratio_source_marks', marks);
+    const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
+    return { rows: Number(r?.Count ?? 0), written: w!.at };
+  });
+  // Each thread of a wide insert fills row groups of its own: a thread per 96MB above 64MB; out of memory, again on one.
+  const attempt = (n: number): Promise<{ rows: number; written: string }> => write(n).catch((e: unknown) => {
+    if (!isOutOfMemory(e)) throw e;
+    if (n === 1) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
+    log().warn({ threads: n, memoryLimit: store.memoryLimit }, 'writing the ratio rows ran out of memory and is done again on one thread; a larger CBP_STORE_MEMORY_LIMIT is faster');
+    return attempt(1);
   });
   try {
-    return await write(fit).catch((e: unknown) => {
-      if (!isOutOfMemory(e)) throw e;
-      if (fit === 1) throw tooSmall(store, every);
-      log().warn({ threads: fit, memoryLimit: store.memoryLimit }, 'writing the ratio rows ran out of memory and is done again on one thread; a larger CBP_STORE_MEMORY_LIMIT is faster');
-      return write(1).catch((e2: unknown) => Promise.reject(isOutOfMemory(e2) ? tooSmall(store, every) : e2));
-    });
+    return await attempt(Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 96) || 1)));
   } finally {
     await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all')].join('; '));
   }
-}
-
-/** Ends a write: records the fingerprints and that the table is whole; when. */
-async function finish(s: Store, marks: SourceMark[]): Promise<string> {
-  await s.run('DELETE FROM ratio_source_marks');
-  await insertMarks(s, 'ratio_source_marks', marks);
-  await s.run('UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP');
-  const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
-  return w!.at;
 }
