@@ -3,22 +3,17 @@ import type { Store } from './db.ts';
 import { CAPTURE_MONTH, readMarks, sourceMarksOf } from './source-marks.ts';
 import { touchedMonths } from './ratio-inputs.ts';
 
-type ReadStore = Pick<Store, 'all'>;
-
 export interface MartFreshness {
-  /** the mart holds every row of the data as the store holds it now */
-  current: boolean;
-  /** why not, and what to run; null when current */
-  behind: string | null;
-  /** months whose sources changed since the mart was written */
-  changedMonths: string[];
+  current: boolean; // the mart holds every row of the data as the store holds it now
+  behind: string | null; // why not, and what to run; null when current
+  changedMonths: string[]; // months whose sources changed since the mart was written
 }
 
 /** The command that brings the mart up to date. */
 export const MART_CATCH_UP = 'cbp alerts evaluate';
 
 /** Whether the kept table reflects the data: written whole, and no source month added, changed or gone since. */
-export async function martFreshness(store: ReadStore): Promise<MartFreshness> {
+export async function martFreshness(store: Pick<Store, 'all'>): Promise<MartFreshness> {
   const behind = (why: string, changedMonths: string[] = []): MartFreshness => ({ current: false, behind: `${why}: run \`${MART_CATCH_UP}\``, changedMonths });
   let state: { complete: boolean } | undefined;
   try {
@@ -34,6 +29,4 @@ export async function martFreshness(store: ReadStore): Promise<MartFreshness> {
   return { current: true, behind: null, changedMonths: [] };
 }
 
-function monthList(months: string[]): string {
-  return months.length <= 3 ? months.join(', ') : `${months.slice(0, 3).join(', ')} and ${months.length - 3} more months`;
-}
+const monthList = (months: string[]) => (months.length <= 3 ? months.join(', ') : `${months.slice(0, 3).join(', ')} and ${months.length - 3} more months`);

@@ -54,7 +54,9 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await store.run("SET checkpoint_threshold = '1TB'");
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
-      await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)));
+      const plan = await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), judged = plan.filter((p) => !p.gap);
+      if (judged.length === 1 && judged[0]!.lo === undefined) judged[0]!.keep = true; // one tile of every MID: its rows are the write's
+      await judgeAll(store, t.watchFraction, plan);
       return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
@@ -63,8 +65,9 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
 }
 
 // A tile: the months from..to (runs carried from the month before) of every MID (n ruled rows), or of the MIDs lo..hi
-// not in a group; grouped: of every grouped MID; gap: months without inputs, whose runs go. Judged in month order.
-type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true };
+// not in a group; grouped: of every grouped MID; gap: months without inputs, whose runs go; keep: its rows stay for the
+// write (_ratio_monitored). Judged in month order.
+type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true; keep?: true };
 
 /** Ruled rows of the inputs from `start` to `end` (of t's MIDs), per month or per MID. */
 async function ruledRows(store: Store, by: 'month' | 'mid', start: string, end: string, t?: Tile): Promise<Array<{ k: string; n: number }>> {
@@ -140,15 +143,16 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
   const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (${ids})` : isGrouped ? `${t}.mid IN (${ids})` : 'TRUE');
   const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
+  let kept = false;
   try {
-    await store.transaction(async (s) => {
+    kept = await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
-      if (tile.gap) return; // months without inputs
-      // The tile's rows a rule applies to, with what monitors them: what the judge reads.
+      if (tile.gap) return false; // months without inputs
+      // The tile's rows with what monitors them; those a rule applies to are what the judge reads.
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_tile AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
           WHERE ${where('r')};
-        CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
-        CREATE OR REPLACE TEMP TABLE _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
+        CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
+        CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
@@ -159,9 +163,10 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
         await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
         await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
       }
+      return tile.keep === true;
     });
   } finally {
-    await store.run([dropTemp('VIEW', '_ratio_monitored', '_ratio_tile'), dropTemp('TABLE', '_ratio_rows', '_ratio_runs', '_ratio_seeds')].join('; '));
+    await store.run([dropTemp('VIEW', '_ratio_rows', '_ratio_tile'), dropTemp('TABLE', ...(kept || tile.gap ? [] : ['_ratio_monitored']), '_ratio_runs', '_ratio_seeds')].join('; '));
   }
 }
 
@@ -172,7 +177,9 @@ const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%
  * its transaction records the sources' fingerprints and that the table is whole. How many rows, and when.
  */
 async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
-  const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
+  const [{ off, threads, kept }] = await store.all<{ off: string; threads: number; kept: boolean }>(`SELECT current_setting('disabled_optimizers') AS off,
+    current_setting('threads')::INTEGER AS threads, EXISTS (SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = '_ratio_monitored') AS kept`);
+  const rows = kept ? '_ratio_monitored' : '_ratio_all_monitored'; // a single tile's rows, else streamed from the kept inputs
   const write = (n: number) => store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
       CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(from)}, DATE '9999-12-01', cached := TRUE);
@@ -180,13 +187,13 @@ async function writeMart(store: Store, from: string, marks: SourceMark[], reset:
       CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
       SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
     const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct,
-      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs')`);
+      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ratio_explain('${rows}', '_ratio_all_runs')`);
     await s.run(`${reset}; DELETE FROM ratio_source_marks; UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP`);
     await insertMarks(s, 'ratio_source_marks', marks);
     const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
     return { rows: Number(r?.Count ?? 0), written: w!.at };
   });
-  // Each thread of a wide insert fills row groups of its own: a thread per 96MB above 64MB; out of memory, again on one.
+  // Each thread of a wide insert fills row groups of its own: a thread per 96MB above 64MB; out of memory, on one.
   const attempt = (n: number): Promise<{ rows: number; written: string }> => write(n).catch((e: unknown) => {
     if (!isOutOfMemory(e)) throw e;
     if (n === 1) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
@@ -196,6 +203,6 @@ async function writeMart(store: Store, from: string, marks: SourceMark[], reset:
   try {
     return await attempt(Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 96) || 1)));
   } finally {
-    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all')].join('; '));
+    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all'), dropTemp('TABLE', '_ratio_monitored')].join('; '));
   }
 }

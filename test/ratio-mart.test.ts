@@ -134,7 +134,7 @@ describe('the kept ratio table', () => {
       expect((await martFreshness(s)).current).toBe(false);
       // The rows, written last in one statement, out of memory on one thread: the same, for every MID.
       plant(() => false);
-      s.all = (async (sql: string, params?: unknown[]) => (sql.includes("ratio_explain('_ratio_all_monitored'") ? Promise.reject(oom()) : all(sql, params as never))) as Store['all'];
+      s.all = (async (sql: string, params?: unknown[]) => (sql.includes('INSERT INTO ratio_mart BY NAME') ? Promise.reject(oom()) : all(sql, params as never))) as Store['all'];
       await expect(refreshRatios(s, rules, { full: true })).rejects.toThrow(/CBP_STORE_MEMORY_LIMIT \(192MB\) is too small to judge the ratios of every MID: raise it/);
       expect((await martFreshness(s)).current).toBe(false);
     } finally {
@@ -347,7 +347,7 @@ describe('the ratio rows\' write', () => {
     const threads = async () => (await all<{ n: number }>("SELECT current_setting('threads')::INTEGER AS n"))[0]!.n;
     const tried: number[] = [];
     s.all = (async (sql: string, params?: unknown[]) => {
-      if (!sql.includes("ratio_explain('_ratio_all_monitored'")) return all(sql, params as never);
+      if (!sql.includes('INSERT INTO ratio_mart BY NAME')) return all(sql, params as never);
       tried.push(await threads());
       return tried.at(-1)! > 1 ? Promise.reject(new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)')) : all(sql, params as never);
     }) as Store['all'];
@@ -362,5 +362,25 @@ describe('the ratio rows\' write', () => {
     expect(logged.some((l) => l.includes('done again on one thread'))).toBe(true);
     expect(await threads()).toBe(2);
     expect(await wrongRows(s, rules)).toBe(0);
+  });
+
+  it('writes the same rows streamed from the kept inputs as from a single tile\'s rows', async () => {
+    t = await tempStore();
+    const s = t.store;
+    await generateRatioData(s, { mids: 30, months: 8 });
+    const rules = loadRules();
+    const all = s.all.bind(s), read: string[] = [];
+    s.all = (async (sql: string, params?: unknown[]) => { if (sql.includes('INSERT INTO ratio_mart BY NAME')) read.push(/ratio_explain\('(\w+)'/.exec(sql)![1]!); return all(sql, params as never); }) as Store['all'];
+    try {
+      await refreshRatios(s, rules, { full: true, judgedRows: 1e9 });
+      await s.run('CREATE TABLE one_tile AS SELECT * EXCLUDE (judged_at) FROM ratio_mart');
+      await refreshRatios(s, rules, { full: true, judgedRows: 50 });
+    } finally {
+      s.all = all;
+    }
+    expect(read).toEqual(['_ratio_monitored', '_ratio_all_monitored']);
+    expect(await count(s, `(SELECT * EXCLUDE (judged_at) FROM ratio_mart EXCEPT ALL SELECT * FROM one_tile)
+      UNION ALL (SELECT * FROM one_tile EXCEPT ALL SELECT * EXCLUDE (judged_at) FROM ratio_mart)`)).toBe(0);
+    expect(await count(s, 'SELECT * FROM ratio_mart')).toBeGreaterThan(1000);
   });
 });
