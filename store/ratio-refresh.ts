@@ -55,9 +55,9 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
       const plan = await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), judged = plan.filter((p) => !p.gap);
-      if (judged.length === 1 && judged[0]!.lo === undefined) judged[0]!.keep = true; // one tile of every MID: its rows are the write's
-      await judgeAll(store, t.watchFraction, plan);
-      return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
+      const one = judged.length === 1 && judged[0]!.lo === undefined && (judged[0]!.keep = true); // one tile of every MID: its rows are the write's
+      const kept = (await judgeAll(store, t.watchFraction, plan)) === undefined && one; // (not when it was judged in halves)
+      return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset, kept)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
     }
@@ -173,13 +173,13 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
 const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
 
 /**
- * Replaces the ratio rows of every month from `from`, explained by the runs the tiles kept, in one streamed statement;
- * its transaction records the sources' fingerprints and that the table is whole. How many rows, and when.
+ * Replaces the ratio rows of every month from `from`, explained by the runs the tiles kept, in one statement (of the
+ * `kept` tile's rows, else streamed from the kept inputs); its transaction records the sources' fingerprints and that
+ * the table is whole. How many rows, and when.
  */
-async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
-  const [{ off, threads, kept }] = await store.all<{ off: string; threads: number; kept: boolean }>(`SELECT current_setting('disabled_optimizers') AS off,
-    current_setting('threads')::INTEGER AS threads, EXISTS (SELECT 1 FROM duckdb_tables() WHERE temporary AND table_name = '_ratio_monitored') AS kept`);
-  const rows = kept ? '_ratio_monitored' : '_ratio_all_monitored'; // a single tile's rows, else streamed from the kept inputs
+async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string, kept: boolean): Promise<{ rows: number; written: string }> {
+  const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
+  const rows = kept ? '_ratio_monitored' : '_ratio_all_monitored';
   const write = (n: number) => store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
       CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(from)}, DATE '9999-12-01', cached := TRUE);
