@@ -181,9 +181,9 @@ async function writeMart(store: Store, from: string, marks: SourceMark[], reset:
   const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
   const rows = kept ? '_ratio_monitored' : '_ratio_all_monitored';
   const write = (n: number) => store.transaction(async (s) => {
-    await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
+    await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};${kept ? '' : `
       CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(from)}, DATE '9999-12-01', cached := TRUE);
-      CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');
+      CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');`}
       CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
       SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
     const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct,
@@ -193,7 +193,7 @@ async function writeMart(store: Store, from: string, marks: SourceMark[], reset:
     const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
     return { rows: Number(r?.Count ?? 0), written: w!.at };
   });
-  // Each thread of a wide insert fills row groups of its own: a thread per 96MB above 64MB; out of memory, on one.
+  // Each thread of a wide insert fills row groups of its own: as many threads as the limit holds; out of memory, one.
   const attempt = (n: number): Promise<{ rows: number; written: string }> => write(n).catch((e: unknown) => {
     if (!isOutOfMemory(e)) throw e;
     if (n === 1) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
