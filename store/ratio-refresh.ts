@@ -15,7 +15,7 @@ import { deleteInSlices } from './table-slices.ts';
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
   const mb = sizeBytes(memoryLimit) / 1e6;
-  return Number.isFinite(mb) ? Math.max(40_000, Math.min(800_000, Math.round((mb - 96) * 1600))) : 160_000;
+  return Number.isFinite(mb) ? Math.max(40_000, Math.min(4_000_000, Math.round((mb - 64) * 10_000))) : 1_280_000;
 }
 
 export interface RatioRefresh {
@@ -47,17 +47,15 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await s.run('INSERT INTO ratio_mart_state VALUES (now()::TIMESTAMP, $1, FALSE)', [fromMonth]);
       return prev?.at;
     });
-    // The tiles' runs commit to the log, not checkpointed (a checkpoint each cost more than its tile); the rows, written last, are.
+    // The tiles' runs commit to the log, not checkpointed (a checkpoint each cost more than its tile); one before the rows' write takes them.
     const [{ threshold }] = await store.all<{ threshold: string }>("SELECT current_setting('checkpoint_threshold') AS threshold");
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
       await store.run("SET checkpoint_threshold = '1TB'");
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
-      const plan = await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)), judged = plan.filter((p) => !p.gap);
-      const one = judged.length === 1 && judged[0]!.lo === undefined && (judged[0]!.keep = true); // one tile of every MID: its rows are the write's
-      const kept = (await judgeAll(store, t.watchFraction, plan)) === undefined && one; // (not when it was judged in halves)
-      return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset, kept)), ...(why ? { why } : { replaced }) };
+      await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)));
+      return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
     }
@@ -65,9 +63,8 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
 }
 
 // A tile: the months from..to (runs carried from the month before) of every MID (n ruled rows), or of the MIDs lo..hi
-// not in a group; grouped: of every grouped MID; gap: months without inputs, whose runs go; keep: its rows stay for the
-// write (_ratio_monitored). Judged in month order.
-type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true; keep?: true };
+// not in a group; grouped: of every grouped MID; gap: months without inputs, whose runs go. Judged in month order.
+type Tile = { from: string; to: string; n: number; lo?: string; hi?: string; grouped?: true; gap?: true };
 
 /** Ruled rows of the inputs from `start` to `end` (of t's MIDs), per month or per MID. */
 async function ruledRows(store: Store, by: 'month' | 'mid', start: string, end: string, t?: Tile): Promise<Array<{ k: string; n: number }>> {
@@ -143,66 +140,77 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
   const runsOf = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND ${t}.mid NOT IN (${ids})` : isGrouped ? `${t}.mid IN (${ids})` : 'TRUE');
   const where = (t: string) => (tile.lo !== undefined ? `${mids(t)} AND NOT ${grouped(t)}` : isGrouped ? grouped(t) : 'TRUE');
   const [lo, hi] = [monthIndex(tile.from), monthIndex(tile.to)];
-  let kept = false;
   try {
-    kept = await store.transaction(async (s) => {
+    await store.transaction(async (s) => {
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
-      if (tile.gap) return false; // months without inputs
-      // The tile's rows with what monitors them; those a rule applies to are what the judge reads.
+      if (tile.gap) return; // months without inputs
+      // The tile's rows with what monitors them, streamed from the kept inputs; those a rule applies to are what the judge reads.
       await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_tile AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
           WHERE ${where('r')};
-        CREATE OR REPLACE TEMP TABLE _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
+        CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
         CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
-      // Projections judged as closed months, on the observed runs before them (a tile without any has none to judge).
-      const [p] = await s.all<{ any: boolean | null }>('SELECT bool_or(is_projection) AS any FROM _ratio_rows');
+      // Projections judged as closed months, on the observed runs before them (months without any have none to judge).
+      const [p] = await s.all<{ any: boolean | null }>(`SELECT bool_or(ratio_projected(is_partial, days_covered)) AS any FROM ratio_month_inputs
+        WHERE month_idx >= ${lo} AND month_idx <= ${hi}`);
       if (p?.any) {
         await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
         await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
       }
-      return tile.keep === true;
     });
   } finally {
-    await store.run([dropTemp('VIEW', '_ratio_rows', '_ratio_tile'), dropTemp('TABLE', ...(kept || tile.gap ? [] : ['_ratio_monitored']), '_ratio_runs', '_ratio_seeds')].join('; '));
+    await store.run([dropTemp('VIEW', '_ratio_rows', '_ratio_monitored', '_ratio_tile'), dropTemp('TABLE', '_ratio_runs', '_ratio_seeds')].join('; '));
   }
 }
 
 const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
 
 /**
- * Replaces the ratio rows of every month from `from`, explained by the runs the tiles kept, in one statement (of the
- * `kept` tile's rows, else streamed from the kept inputs); its transaction records the sources' fingerprints and that
- * the table is whole. How many rows, and when.
+ * Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the runs the tiles
+ * kept, in one statement; its transaction records the sources' fingerprints and that the table is whole. How many rows, and when.
  */
-async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string, kept: boolean): Promise<{ rows: number; written: string }> {
+async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
+  // What the refresh committed to the log alone, and DuckDB's cache, would hold memory the insert needs (a lake's
+  // CHECKPOINT is its upkeep: not here).
+  if (!store.lake) await store.run('CHECKPOINT');
+  await store.releaseMemory();
   const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
-  const rows = kept ? '_ratio_monitored' : '_ratio_all_monitored';
-  const write = (n: number) => store.transaction(async (s) => {
-    await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};${kept ? '' : `
-      CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(from)}, DATE '9999-12-01', cached := TRUE);
-      CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');`}
+  // The months from..to of the rows (to: every later month), in one insert; `monthly`: one insert a month.
+  const insert = async (s: Store, [lo, hi]: [string, string]) => {
+    await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(lo)}, ${day(hi)}, cached := TRUE);
+      CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');
+      CREATE OR REPLACE TEMP VIEW _ratio_all_months AS SELECT DISTINCT month FROM ratio_month_inputs WHERE month >= '${lo}' AND month <= '${hi}'`); // (the rows')
+    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month,
+      ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
+      FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs', '_ratio_all_months')`);
+    return Number(r?.Count ?? 0);
+  };
+  const write = (n: number, monthly: boolean) => store.transaction(async (s) => {
+    await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
       CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
       SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
-    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct,
-      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ratio_explain('${rows}', '_ratio_all_runs')`);
+    const ranges: Array<[string, string]> = monthly ? (await s.all<{ m: string }>(`SELECT DISTINCT month AS m FROM ratio_month_inputs WHERE month >= '${from}' ORDER BY m`))
+      .map(({ m }) => [m, m]) : [[from, '9999-12']];
+    let rows = 0;
+    for (const range of ranges) rows += await insert(s, range);
     await s.run(`${reset}; DELETE FROM ratio_source_marks; UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP`);
     await insertMarks(s, 'ratio_source_marks', marks);
     const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
-    return { rows: Number(r?.Count ?? 0), written: w!.at };
+    return { rows, written: w!.at };
   });
-  // Each thread of a wide insert fills row groups of its own: as many threads as the limit holds; out of memory, one.
-  const attempt = (n: number): Promise<{ rows: number; written: string }> => write(n).catch((e: unknown) => {
+  // Each thread of a wide insert holds rows of its own: as many threads as the limit holds; out of memory, one, then a month an insert.
+  const attempt = (n: number, monthly = false): Promise<{ rows: number; written: string }> => write(n, monthly).catch((e: unknown) => {
     if (!isOutOfMemory(e)) throw e;
-    if (n === 1) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
-    log().warn({ threads: n, memoryLimit: store.memoryLimit }, 'writing the ratio rows ran out of memory and is done again on one thread; a larger CBP_STORE_MEMORY_LIMIT is faster');
-    return attempt(1);
+    if (monthly) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
+    log().warn({ threads: n, memoryLimit: store.memoryLimit }, `writing the ratio rows ran out of memory and is done again ${n > 1 ? 'on one thread' : 'a month at a time'}; a larger CBP_STORE_MEMORY_LIMIT is faster`);
+    return attempt(1, n === 1);
   });
   try {
     return await attempt(Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 96) || 1)));
   } finally {
-    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all'), dropTemp('TABLE', '_ratio_monitored')].join('; '));
+    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all_months', '_ratio_all')].join('; '));
   }
 }

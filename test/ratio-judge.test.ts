@@ -25,6 +25,8 @@ const FIELDS = ['numerator_count', 'numerator_amount', 'denominator_count', 'den
 const rare = (n: number) => fc.integer({ min: 0, max: n - 1 }).map((x) => x === 0);
 const MONTHS = Array.from({ length: 16 }, (_, i) => addMonths('2025-01', i));
 
+const conditionsArb = (minLength: number, maxLength: number) =>
+  fc.array(fc.record({ field: fc.constantFrom(...FIELDS), comparison: fc.constantFrom('>=', '>'), value: fc.constantFrom(0, 10, 50, 200, 1000) }), { minLength, maxLength });
 const ruleArb = (network: Case['network'], i: number) => fc.record({
   program: fc.constantFrom(...PROGRAMS[network]),
   level: fc.constantFrom('a', 'b', 'c'),
@@ -32,7 +34,8 @@ const ruleArb = (network: Case['network'], i: number) => fc.record({
   metric: fc.constantFrom('count', 'amount'),
   comparison: fc.constantFrom('>=', '>'),
   ratio_threshold: fc.constantFrom(0.01, 0.02, 0.03, 0.05),
-  conditions: fc.array(fc.record({ field: fc.constantFrom(...FIELDS), comparison: fc.constantFrom('>=', '>'), value: fc.constantFrom(0, 10, 50, 200, 1000) }), { maxLength: 2 }),
+  // (now and then more than three: the judge words a rule's first three without a lambda, more with one)
+  conditions: fc.oneof({ arbitrary: conditionsArb(0, 2), weight: 9 }, { arbitrary: conditionsArb(4, 5), weight: 1 }),
   months_to_enter: fc.integer({ min: 1, max: 3 }),
   months_to_leave: fc.integer({ min: 1, max: 3 }),
   from: fc.option(fc.constantFrom(...MONTHS), { freq: 3 }),
@@ -200,7 +203,7 @@ async function firstDifference(store: Store, cases: Case[]): Promise<string | nu
   }
   // Every row explained as the oracle (test/oracle/explain.ts) explains it.
   const explained = await store.all<Record<string, unknown>>(`SELECT mid, network, program, metric, month, is_projection, ${EXPLAINED.join(', ')}
-    FROM ratio_explain('judge_monitored', 'judge_runs')`);
+    FROM ratio_explain('judge_monitored', 'judge_runs', 'judge_monitored')`);
   const rowKey = (r: Record<string, unknown>) => `${r.mid}|${r.network}|${r.program}|${r.metric}|${r.month}|${r.is_projection}`;
   const sql = new Map(explained.map((r) => [rowKey(r), r]));
   if (sql.size !== rows.length) return `ratio_explain gave ${sql.size} rows of ${rows.length}`;

@@ -364,21 +364,40 @@ describe('the ratio rows\' write', () => {
     expect(await wrongRows(s, rules)).toBe(0);
   });
 
-  it('writes the same rows streamed from the kept inputs as from a single tile\'s rows', async () => {
+  it('writes the rows a month an insert when one thread runs out of memory too, saying so', async () => {
+    t = await tempStore({ memoryLimit: '512MB' });
+    const s = t.store;
+    await s.run('SET threads = 2');
+    await generateRatioData(s, { mids: 20, months: 6 });
+    const rules = loadRules();
+    const rows = (await refreshRatios(s, rules, { full: true })).rows;
+    const [all, logged, logger] = [s.all.bind(s), [] as string[], log()];
+    let inserts = 0;
+    s.all = (async (sql: string, params?: unknown[]) => {
+      if (sql.includes('INSERT INTO ratio_mart BY NAME') && ++inserts <= 2) throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)');
+      return all(sql, params as never);
+    }) as Store['all'];
+    setLogger(createLogger({ level: 'info', destination: new Writable({ write(c, _e, cb) { logged.push(String(c)); cb(); } }) }));
+    try {
+      expect((await refreshRatios(s, rules, { full: true })).rows).toBe(rows);
+    } finally {
+      s.all = all;
+      setLogger(logger);
+    }
+    expect(inserts).toBe(2 + 6); // two refused, then one a month
+    expect(logged.filter((l) => l.includes('on one thread')).length).toBe(1);
+    expect(logged.filter((l) => l.includes('a month at a time')).length).toBe(1);
+    expect(await wrongRows(s, rules)).toBe(0);
+  });
+
+  it('writes the same rows from runs judged in one tile as in many', async () => {
     t = await tempStore();
     const s = t.store;
     await generateRatioData(s, { mids: 30, months: 8 });
     const rules = loadRules();
-    const all = s.all.bind(s), read: string[] = [];
-    s.all = (async (sql: string, params?: unknown[]) => { if (sql.includes('INSERT INTO ratio_mart BY NAME')) read.push(/ratio_explain\('(\w+)'/.exec(sql)![1]!); return all(sql, params as never); }) as Store['all'];
-    try {
-      await refreshRatios(s, rules, { full: true, judgedRows: 1e9 });
-      await s.run('CREATE TABLE one_tile AS SELECT * EXCLUDE (judged_at) FROM ratio_mart');
-      await refreshRatios(s, rules, { full: true, judgedRows: 50 });
-    } finally {
-      s.all = all;
-    }
-    expect(read).toEqual(['_ratio_monitored', '_ratio_all_monitored']);
+    await refreshRatios(s, rules, { full: true, judgedRows: 1e9 });
+    await s.run('CREATE TABLE one_tile AS SELECT * EXCLUDE (judged_at) FROM ratio_mart');
+    await refreshRatios(s, rules, { full: true, judgedRows: 50 });
     expect(await count(s, `(SELECT * EXCLUDE (judged_at) FROM ratio_mart EXCEPT ALL SELECT * FROM one_tile)
       UNION ALL (SELECT * FROM one_tile EXCEPT ALL SELECT * EXCLUDE (judged_at) FROM ratio_mart)`)).toBe(0);
     expect(await count(s, 'SELECT * FROM ratio_mart')).toBeGreaterThan(1000);

@@ -253,12 +253,13 @@ FROM prog;
 -- The ratios. Observed rows (is_projection = false; month-to-date when is_partial) and, for each open
 -- month, a projection to month end from the run rate (numerators, and same-month denominators, times
 -- days_in_month / days_covered). A projection is labelled as one and never replaces an observed row.
+CREATE OR REPLACE MACRO ratio_projected(is_partial, days_covered) AS (is_partial AND days_covered > 0);
 CREATE OR REPLACE MACRO ratio_rows_between(first_day, last_day, cached := FALSE, kept := 'ratio_month_inputs') AS TABLE
 WITH obs AS (
   SELECT i.*, v.is_projection,
     CASE WHEN v.is_projection THEN days_in_month::DOUBLE / days_covered::DOUBLE ELSE 1.0::DOUBLE END AS factor
   FROM ratio_inputs_between(first_day, last_day, cached := cached, kept := kept) i
-  JOIN (VALUES (FALSE), (TRUE)) v(is_projection) ON NOT v.is_projection OR (i.is_partial AND i.days_covered > 0)
+  JOIN (VALUES (FALSE), (TRUE)) v(is_projection) ON NOT v.is_projection OR ratio_projected(i.is_partial, i.days_covered)
 ), scaled AS (
   SELECT
     mid, network, program, metric, month, den_month AS denominator_month,

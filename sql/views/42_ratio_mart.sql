@@ -11,7 +11,7 @@ CREATE OR REPLACE MACRO cbp_hundredths_text(c) AS ((c // 100)::VARCHAR || '.' ||
 CREATE OR REPLACE MACRO cbp_percent_abs(x) AS (
   CASE WHEN x < 9e14 THEN cbp_hundredths_text(round(x * 10000)::BIGINT) ELSE cbp_hundredths_text(round(x * 10000)::HUGEINT) END || ' %'
 );
-CREATE OR REPLACE MACRO cbp_percent(x) AS (CASE WHEN x < 0 THEN '-' || cbp_percent_abs(-x) ELSE cbp_percent_abs(x) END);
+CREATE OR REPLACE MACRO cbp_percent(x) AS (CASE WHEN x < 0 THEN '-' ELSE '' END || cbp_percent_abs(abs(x)));
 
 -- c: a figure in hundredths (round(x * 100)), x >= 0.
 CREATE OR REPLACE MACRO cbp_cents_text(c) AS (
@@ -25,7 +25,7 @@ CREATE OR REPLACE MACRO cbp_figure_abs(x) AS (
        ELSE cbp_cents_text(round(x * 100)::HUGEINT) END
 );
 
-CREATE OR REPLACE MACRO cbp_figure(x) AS (CASE WHEN x < 0 THEN '-' || cbp_figure_abs(-x) ELSE cbp_figure_abs(x) END);
+CREATE OR REPLACE MACRO cbp_figure(x) AS (CASE WHEN x < 0 THEN '-' ELSE '' END || cbp_figure_abs(abs(x)));
 
 -- A ratio row's figure a rule's condition reads (thresholds file: conditions[].field).
 CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_amount, denominator_count, denominator_amount,
@@ -36,13 +36,13 @@ CREATE OR REPLACE MACRO cbp_condition_value(field, numerator_count, numerator_am
 );
 
 -- A rule condition's text when the row fails it (its figure v not in the data, or not meeting it), else NULL. k: an
--- element of int_ratio_rules.conds (NULL: no such condition). v should be a column or a field: a macro's argument is
--- copied wherever it is used.
+-- element of int_ratio_rules.conds (NULL: no such condition). Each text is written once here and in cbp_figure and
+-- cbp_percent: a macro's argument is copied wherever it is used, and the judge passes expressions.
 CREATE OR REPLACE MACRO cbp_failed_condition(k, v) AS (
   CASE WHEN k IS NULL THEN NULL
        WHEN v IS NULL THEN k.label || ' not in the data'
-       WHEN k.cmp = '>=' AND NOT (v >= k.value) THEN k.label || ' ' || cbp_figure(v) || ' < ' || k.value_text || ' minimum'
-       WHEN k.cmp = '>' AND NOT (v > k.value) THEN k.label || ' ' || cbp_figure(v) || ' not above ' || k.value_text END
+       WHEN (k.cmp = '>=' AND NOT (v >= k.value)) OR (k.cmp = '>' AND NOT (v > k.value))
+         THEN k.label || ' ' || cbp_figure(v) || CASE WHEN k.cmp = '>=' THEN ' < ' || k.value_text || ' minimum' ELSE ' not above ' || k.value_text END END
 );
 
 -- The ratio mart analysts read (mart_ratios), of kept rows (`mart`: ratio_mart, or rows of its columns): closed sets as

@@ -3,21 +3,21 @@
 
 CREATE OR REPLACE MACRO ratio_level_name(level) AS (CASE WHEN level IN ('ecm', 'hecm', 'efm') THEN upper(level) ELSE level END);
 
--- A rule's conditions with the row's figure each reads (v), and that figure as headroom reads it (hv: an open month's
--- same-month figures projected to its end).
-CREATE OR REPLACE MACRO ratio_cond_values(ru, x) AS (
-  [{'field': c.field, 'cmp': c.cmp, 'value': c.value, 'label': c.label, 'value_text': c.value_text,
-    'v': cbp_condition_value(c.field, x.numerator_count, x.numerator_amount, x.denominator_count, x.denominator_amount,
-                             x.month_transaction_count, x.month_transaction_amount)} FOR c IN ru.conds]
+-- What of rule ru row x fails, as texts: its ratio ("ratio 1.31 % < 1.50 %"), else NULL; a condition c ("count 43 <
+-- 1,500 minimum"), else NULL; every condition joined ('' or NULL when none fails). A rule's first three conditions are
+-- fields of ru (c1..c3): no lambda per row, unless a rule has more.
+CREATE OR REPLACE MACRO ratio_failed_ratio(ru, x) AS (
+  CASE WHEN x.ratio IS NULL OR NOT isfinite(x.ratio) THEN 'no ratio (' || coalesce(x.no_ratio_reason, 'no figures') || ')'
+       WHEN (ru.comparison = '>=' AND NOT (x.ratio >= ru.threshold)) OR (ru.comparison = '>' AND NOT (x.ratio > ru.threshold))
+         THEN 'ratio ' || cbp_percent(x.ratio) || CASE WHEN ru.comparison = '>=' THEN ' < ' ELSE ' not above ' END || ru.threshold_text END
 );
-
--- What of rule ru row x fails, as a list of texts ("ratio 1.31 % < 1.50 %", "count 43 < 1,500 minimum"); empty when
--- nothing does. (Lists, not nullif of texts: a macro's argument is copied wherever it is used.)
-CREATE OR REPLACE MACRO ratio_failed(ru, x, cv) AS (
-  list_filter([CASE WHEN x.ratio IS NULL OR NOT isfinite(x.ratio) THEN 'no ratio (' || coalesce(x.no_ratio_reason, 'no figures') || ')'
-                    WHEN ru.comparison = '>=' AND NOT (x.ratio >= ru.threshold) THEN 'ratio ' || cbp_percent(x.ratio) || ' < ' || ru.threshold_text
-                    WHEN ru.comparison = '>' AND NOT (x.ratio > ru.threshold) THEN 'ratio ' || cbp_percent(x.ratio) || ' not above ' || ru.threshold_text END]
-              || [cbp_failed_condition(p, p.v) FOR p IN cv], lambda t: t IS NOT NULL)
+CREATE OR REPLACE MACRO ratio_failed_condition(c, x) AS (
+  cbp_failed_condition(c, cbp_condition_value(c.field, x.numerator_count, x.numerator_amount, x.denominator_count, x.denominator_amount,
+                                              x.month_transaction_count, x.month_transaction_amount))
+);
+CREATE OR REPLACE MACRO ratio_failed_conditions(ru, x) AS (
+  CASE WHEN len(ru.conds) <= 3 THEN concat_ws('; ', ratio_failed_condition(ru.c1, x), ratio_failed_condition(ru.c2, x), ratio_failed_condition(ru.c3, x))
+       ELSE array_to_string([ratio_failed_condition(c, x) FOR c IN ru.conds], '; ') END
 );
 
 -- The fewest more events k >= 0 making every condition of rule ru hold for row x (count rows and rules only); NULL where
@@ -76,7 +76,8 @@ GROUP BY ALL;
 
 -- The rule figures the macros above read (ru), narrow: a whole joined row passed to a macro is packed per use.
 CREATE OR REPLACE MACRO ratio_rule_figures(r) AS (
-  struct_pack(comparison := r.comparison, threshold := r.threshold, threshold_text := r.threshold_text, conds := r.conds, metric := r.metric,
+  struct_pack(comparison := r.comparison, threshold := r.threshold, threshold_text := r.threshold_text, metric := r.metric,
+    conds := r.conds, c1 := r.conds[1], c2 := r.conds[2], c3 := r.conds[3],
     ratio_ge := r.ratio_ge, ratio_gt := r.ratio_gt, nc_ge := r.nc_ge, nc_gt := r.nc_gt, na_ge := r.na_ge, na_gt := r.na_gt, dc_ge := r.dc_ge,
     dc_gt := r.dc_gt, da_ge := r.da_ge, da_gt := r.da_gt, mc_ge := r.mc_ge, mc_gt := r.mc_gt, ma_ge := r.ma_ge, ma_gt := r.ma_gt)
 );
@@ -98,7 +99,8 @@ LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
 CREATE OR REPLACE MACRO ratio_ruled(monitored) AS TABLE SELECT * FROM query_table(monitored) WHERE ruled;
 
 -- Monitored rows explained by runs, their judged runs (ratio_level_runs); a row not ruled has every judged column NULL.
-CREATE OR REPLACE MACRO ratio_explain(rows, runs) AS TABLE
+-- months: a table whose month column holds at least the rows' months (rows itself, or a cheaper list when rows stream).
+CREATE OR REPLACE MACRO ratio_explain(rows, runs, months) AS TABLE
 WITH x0 AS (
   SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx,
     unnest(ratio_headroom_inputs(r.program, r.is_projection, r.is_partial, r.days_covered, r.days_in_month))
@@ -133,7 +135,7 @@ WITH x0 AS (
     arg_min({'level': level, 'ord': amount_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE amount_ord IS NOT NULL) AS nxt_a
   FROM (SELECT class, network, program, m.month_idx, level, any_value(level_rank)::BIGINT * 1000000 + level_ord AS k,
           min(ord) FILTER (WHERE metric = 'count') AS count_ord, min(ord) FILTER (WHERE metric = 'amount') AS amount_ord, greatest(1, max(months_to_enter)) AS enter
-        FROM int_ratio_rules JOIN (SELECT DISTINCT ratio_month_idx(month) AS month_idx FROM query_table(rows)) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
+        FROM int_ratio_rules JOIN (SELECT DISTINCT ratio_month_idx(month) AS month_idx FROM query_table(months)) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
         GROUP BY class, network, program, m.month_idx, level, level_ord) GROUP BY ALL
 ), xl AS (
   SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
@@ -150,29 +152,29 @@ WITH x0 AS (
     CASE WHEN cr.ord IS NOT NULL THEN cr.certainty WHEN nxt IS NOT NULL THEN nr.certainty END AS certainty,
     CASE WHEN cr.ord IS NOT NULL THEN cr.certainty_note WHEN nxt IS NOT NULL THEN nr.certainty_note END AS certainty_note,
     CASE WHEN nxt IS NOT NULL THEN nr.threshold WHEN cr.ord IS NOT NULL THEN cr.threshold END AS measured_threshold,
-    CASE WHEN nxt IS NOT NULL THEN ratio_failed(nr.k, x.xk, ratio_cond_values(nr.k, x.xk)) END AS failed,
+    CASE WHEN nxt IS NOT NULL THEN ratio_failed_ratio(nr.k, x.xk) END AS failed_ratio,
+    CASE WHEN nxt IS NOT NULL THEN ratio_failed_conditions(nr.k, x.xk) END AS failed_conds,
     CASE WHEN nxt IS NOT NULL THEN ratio_headroom(nr.k, x.xk) END AS headroom_count,
     CASE WHEN cr.ord IS NOT NULL AND ratio_meets(cr.k, x.xk, 1.0) THEN ratio_over_by(cr.k, x.xk) END AS over_by_count,
     CASE WHEN cr.ord IS NOT NULL AND s_superseded_by IS NULL THEN ratio_fee(fee.f, cr.k, x.xk) END AS fee_estimate, fee.f AS fee
   FROM xl x
   LEFT JOIN rf cr ON cr.class = x.class AND cr.ord = x.cur_ord
   LEFT JOIN rf nr ON nr.class = x.class AND nr.ord = x.nxt.ord
-  LEFT JOIN ratio_fees_in(rows) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
+  LEFT JOIN ratio_fees_in(months) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
 ), t AS (
   SELECT e.*, CASE WHEN mine THEN s_level END AS level,
-    array_to_string(list_filter(
-      [CASE WHEN superseded_by IS NOT NULL THEN 'assessed as ' || ratio_level_name(superseded_by) END,
-       CASE WHEN mine AND s_level IS NOT NULL AND NOT cur.hit AND NOT s_partial
-            THEN ratio_level_name(s_level) || ' kept until ' || cur.leave || ' consecutive months below (' || cur.miss_run || ' so far)' END]
-      || CASE WHEN len(failed) > 0 THEN failed
-              WHEN nxt IS NOT NULL AND NOT nxt.held THEN ['needs ' || nxt.enter || ' consecutive months (' || nxt.met_run || ' so far)'] ELSE [] END
-      || [CASE WHEN certainty = 'unconfirmed' AND certainty_note IS NOT NULL AND (s_level IS NOT NULL OR coalesce(nxt.hit, FALSE)) THEN certainty_note END],
-      lambda y: y IS NOT NULL), '; ') AS reason_text,
+    concat_ws('; ', CASE WHEN superseded_by IS NOT NULL THEN 'assessed as ' || ratio_level_name(superseded_by) END,
+      CASE WHEN mine AND s_level IS NOT NULL AND NOT cur.hit AND NOT s_partial
+           THEN ratio_level_name(s_level) || ' kept until ' || cur.leave || ' consecutive months below (' || cur.miss_run || ' so far)' END,
+      failed_ratio, nullif(failed_conds, ''),
+      CASE WHEN failed_ratio IS NULL AND coalesce(failed_conds, '') = '' AND nxt IS NOT NULL AND NOT nxt.held
+           THEN 'needs ' || nxt.enter || ' consecutive months (' || nxt.met_run || ' so far)' END,
+      CASE WHEN certainty = 'unconfirmed' AND certainty_note IS NOT NULL AND (s_level IS NOT NULL OR coalesce(nxt.hit, FALSE)) THEN certainty_note END) AS reason_text,
     CASE WHEN NOT mine THEN NULL WHEN s_level IS NOT NULL THEN 'level' WHEN watch IS NOT NULL THEN 'watch' ELSE 'clear' END AS state0
   FROM e
 )
 SELECT t.* EXCLUDE (xk, class, month_idx, judged_as, v, hf, basis, den_h, mine, s_level, watch, s_partial, cur, nxt, has_cr, next_threshold, certainty, certainty_note,
-                    measured_threshold, failed, headroom_count, over_by_count, fee_estimate, fee, level, reason_text, state0, superseded_by),
+                    measured_threshold, failed_ratio, failed_conds, headroom_count, over_by_count, fee_estimate, fee, level, reason_text, state0, superseded_by),
   level,
   CASE WHEN state0 = 'clear' AND missing_sources IS NOT NULL THEN 'unknown' ELSE state0 END AS state,
   CASE WHEN mine THEN nxt.level END AS next_level,
