@@ -145,8 +145,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
       await s.run(`DELETE FROM ratio_streaks k WHERE k.month_idx >= ${lo} AND k.month_idx <= ${hi} AND ${runsOf('k')}`);
       if (tile.gap) return; // months without inputs
       // The tile's rows with what monitors them, streamed from the kept inputs; those a rule applies to are what the judge reads.
-      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_tile AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r
-          WHERE ${where('r')};
+      await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_tile AS SELECT * FROM ratio_rows_covered_between(${day(tile.from)}, ${day(tile.to)}, cached := TRUE) r WHERE ${where('r')};
         CREATE OR REPLACE TEMP VIEW _ratio_monitored AS SELECT * FROM ratio_monitored('_ratio_tile');
         CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
@@ -154,8 +153,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
       await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
       // Projections judged as closed months, on the observed runs before them (months without any have none to judge).
-      const [p] = await s.all<{ any: boolean | null }>(`SELECT bool_or(ratio_projected(is_partial, days_covered)) AS any FROM ratio_month_inputs
-        WHERE month_idx >= ${lo} AND month_idx <= ${hi}`);
+      const [p] = await s.all<{ any: boolean | null }>(`SELECT bool_or(ratio_projected(is_partial, days_covered)) AS any FROM ratio_month_inputs WHERE month_idx BETWEEN ${lo} AND ${hi}`);
       if (p?.any) {
         await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
         await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
@@ -168,13 +166,10 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
 
 const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
 
-/**
- * Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the runs the tiles
- * kept, in one statement; its transaction records the sources' fingerprints and that the table is whole. How many rows, and when.
- */
+/** Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the tiles' runs, in one
+ * statement; its transaction records the sources' fingerprints and that the table is whole. How many rows, and when. */
 async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
-  // What the refresh committed to the log alone, and DuckDB's cache, would hold memory the insert needs (a lake's
-  // CHECKPOINT is its upkeep: not here).
+  // Commits in the log alone and DuckDB's cache would hold memory the insert needs (a lake's CHECKPOINT is its upkeep).
   if (!store.lake) await store.run('CHECKPOINT');
   await store.releaseMemory();
   const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
@@ -183,19 +178,16 @@ async function writeMart(store: Store, from: string, marks: SourceMark[], reset:
     await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(lo)}, ${day(hi)}, cached := TRUE);
       CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');
       CREATE OR REPLACE TEMP VIEW _ratio_all_months AS SELECT DISTINCT month FROM ratio_month_inputs WHERE month >= '${lo}' AND month <= '${hi}'`); // (the rows')
-    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month,
-      ratio_pct, ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at
-      FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs', '_ratio_all_months')`);
+    const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct,
+      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs', '_ratio_all_months')`);
     return Number(r?.Count ?? 0);
   };
   const write = (n: number, monthly: boolean) => store.transaction(async (s) => {
     await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
       CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
       SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
-    const ranges: Array<[string, string]> = monthly ? (await s.all<{ m: string }>(`SELECT DISTINCT month AS m FROM ratio_month_inputs WHERE month >= '${from}' ORDER BY m`))
-      .map(({ m }) => [m, m]) : [[from, '9999-12']];
-    let rows = 0;
-    for (const range of ranges) rows += await insert(s, range);
+    const ranges: Array<[string, string]> = monthly ? (await s.all<{ m: string }>(`SELECT DISTINCT month AS m FROM ratio_month_inputs WHERE month >= '${from}' ORDER BY m`)).map(({ m }) => [m, m]) : [[from, '9999-12']];
+    let rows = 0; for (const range of ranges) rows += await insert(s, range);
     await s.run(`${reset}; DELETE FROM ratio_source_marks; UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP`);
     await insertMarks(s, 'ratio_source_marks', marks);
     const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');

@@ -11,14 +11,11 @@ CREATE OR REPLACE MACRO ratio_failed_ratio(ru, x) AS (
        WHEN (ru.comparison = '>=' AND NOT (x.ratio >= ru.threshold)) OR (ru.comparison = '>' AND NOT (x.ratio > ru.threshold))
          THEN 'ratio ' || cbp_percent(x.ratio) || CASE WHEN ru.comparison = '>=' THEN ' < ' ELSE ' not above ' END || ru.threshold_text END
 );
-CREATE OR REPLACE MACRO ratio_failed_condition(c, x) AS (
-  cbp_failed_condition(c, cbp_condition_value(c.field, x.numerator_count, x.numerator_amount, x.denominator_count, x.denominator_amount,
-                                              x.month_transaction_count, x.month_transaction_amount))
-);
-CREATE OR REPLACE MACRO ratio_failed_conditions(ru, x) AS (
-  CASE WHEN len(ru.conds) <= 3 THEN concat_ws('; ', ratio_failed_condition(ru.c1, x), ratio_failed_condition(ru.c2, x), ratio_failed_condition(ru.c3, x))
-       ELSE array_to_string([ratio_failed_condition(c, x) FOR c IN ru.conds], '; ') END
-);
+CREATE OR REPLACE MACRO ratio_failed_condition(c, x) AS (cbp_failed_condition(c, cbp_condition_value(c.field, x.numerator_count,
+  x.numerator_amount, x.denominator_count, x.denominator_amount, x.month_transaction_count, x.month_transaction_amount)));
+CREATE OR REPLACE MACRO ratio_failed_conditions(ru, x) AS (CASE WHEN len(ru.conds) <= 3
+  THEN concat_ws('; ', ratio_failed_condition(ru.c1, x), ratio_failed_condition(ru.c2, x), ratio_failed_condition(ru.c3, x))
+  ELSE array_to_string([ratio_failed_condition(c, x) FOR c IN ru.conds], '; ') END);
 
 -- The fewest more events k >= 0 making every condition of rule ru hold for row x (count rows and rules only); NULL where
 -- none can: a condition on amounts or transactions not met (same-month figures of an open month projected, x.hf).
@@ -167,8 +164,7 @@ WITH x0 AS (
       CASE WHEN mine AND s_level IS NOT NULL AND NOT cur.hit AND NOT s_partial
            THEN ratio_level_name(s_level) || ' kept until ' || cur.leave || ' consecutive months below (' || cur.miss_run || ' so far)' END,
       failed_ratio, nullif(failed_conds, ''),
-      CASE WHEN failed_ratio IS NULL AND coalesce(failed_conds, '') = '' AND nxt IS NOT NULL AND NOT nxt.held
-           THEN 'needs ' || nxt.enter || ' consecutive months (' || nxt.met_run || ' so far)' END,
+      CASE WHEN failed_ratio IS NULL AND coalesce(failed_conds, '') = '' AND nxt IS NOT NULL AND NOT nxt.held THEN 'needs ' || nxt.enter || ' consecutive months (' || nxt.met_run || ' so far)' END,
       CASE WHEN certainty = 'unconfirmed' AND certainty_note IS NOT NULL AND (s_level IS NOT NULL OR coalesce(nxt.hit, FALSE)) THEN certainty_note END) AS reason_text,
     CASE WHEN NOT mine THEN NULL WHEN s_level IS NOT NULL THEN 'level' WHEN watch IS NOT NULL THEN 'watch' ELSE 'clear' END AS state0
   FROM e
