@@ -104,7 +104,8 @@ export async function refreshRatioInputs(store: Store, opts: { all?: boolean } =
         for (const [first, last] of runs) {
           await store.transaction(async (s) => {
             await s.run('DELETE FROM ratio_month_inputs WHERE month >= $first AND month <= $last', { first, last });
-            await s.run(`INSERT INTO ratio_month_inputs BY NAME SELECT * FROM ratio_month_inputs_between($first::DATE, $last::DATE, tc40 := '_cbp_tc40_monthly') ORDER BY month`,
+            // (in month order, so that a month's rows share row groups; a month alone needs no sort, which would hold all its rows)
+            await s.run(`INSERT INTO ratio_month_inputs BY NAME SELECT * FROM ratio_month_inputs_between($first::DATE, $last::DATE, tc40 := '_cbp_tc40_monthly')${first === last ? '' : ' ORDER BY month'}`,
               { first: day(first), last: day(last) });
           }, { generation: false });
         }
