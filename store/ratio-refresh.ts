@@ -169,10 +169,9 @@ const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%
 /** Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the tiles' runs, in one
  * statement; its transaction records the sources' fingerprints and that the table is whole. How many rows, and when. */
 async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
-  // Commits in the log alone and DuckDB's cache would hold memory the insert needs (a lake's CHECKPOINT is its upkeep;
-  // one refused, as while another transaction runs, only leaves that memory held).
+  // Commits in the log alone would hold memory the insert needs (a lake's CHECKPOINT is its upkeep; one refused, as
+  // while another transaction runs, only leaves that memory held).
   if (!store.lake) await store.run('CHECKPOINT').catch((e: unknown) => log().debug({ err: String(e) }, 'no checkpoint before the ratio rows'));
-  await store.releaseMemory();
   const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
   // The months from..to of the rows (to: every later month), in one insert; `monthly`: one insert a month.
   const insert = async (s: Store, [lo, hi]: [string, string]) => {
