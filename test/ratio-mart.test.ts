@@ -336,7 +336,9 @@ describe('never "clear" on missing data', () => {
 });
 
 describe('the ratio rows\' write', () => {
-  it('writes the rows again on one thread when several run out of memory, saying so, and leaves the store its threads', async () => {
+  /** A store of 20 MIDs × 6 months judged again with its ratio rows' inserts refused (out of memory) where `refuse` says,
+   * given the store's threads and the insert's number: the refresh's rows must be the first's. The threads of each insert, and what was logged. */
+  async function refusedWrites(refuse: (threads: number, n: number) => boolean) {
     t = await tempStore({ memoryLimit: '512MB' });
     const s = t.store;
     await s.run('SET threads = 2');
@@ -349,7 +351,7 @@ describe('the ratio rows\' write', () => {
     s.all = (async (sql: string, params?: unknown[]) => {
       if (!sql.includes('INSERT INTO ratio_mart BY NAME')) return all(sql, params as never);
       tried.push(await threads());
-      return tried.at(-1)! > 1 ? Promise.reject(new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)')) : all(sql, params as never);
+      return refuse(tried.at(-1)!, tried.length) ? Promise.reject(new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)')) : all(sql, params as never);
     }) as Store['all'];
     setLogger(createLogger({ level: 'info', destination: new Writable({ write(c, _e, cb) { logged.push(String(c)); cb(); } }) }));
     try {
@@ -358,6 +360,11 @@ describe('the ratio rows\' write', () => {
       s.all = all;
       setLogger(logger);
     }
+    return { s, rules, tried, logged, threads };
+  }
+
+  it('writes the rows again on one thread when several run out of memory, saying so, and leaves the store its threads', async () => {
+    const { s, rules, tried, logged, threads } = await refusedWrites((n) => n > 1);
     expect(tried).toEqual([2, 1]);
     expect(logged.some((l) => l.includes('done again on one thread'))).toBe(true);
     expect(await threads()).toBe(2);
@@ -365,26 +372,8 @@ describe('the ratio rows\' write', () => {
   });
 
   it('writes the rows a month an insert when one thread runs out of memory too, saying so', async () => {
-    t = await tempStore({ memoryLimit: '512MB' });
-    const s = t.store;
-    await s.run('SET threads = 2');
-    await generateRatioData(s, { mids: 20, months: 6 });
-    const rules = loadRules();
-    const rows = (await refreshRatios(s, rules, { full: true })).rows;
-    const [all, logged, logger] = [s.all.bind(s), [] as string[], log()];
-    let inserts = 0;
-    s.all = (async (sql: string, params?: unknown[]) => {
-      if (sql.includes('INSERT INTO ratio_mart BY NAME') && ++inserts <= 2) throw new Error('Out of Memory Error: could not allocate block of size 256.0 KiB (planted)');
-      return all(sql, params as never);
-    }) as Store['all'];
-    setLogger(createLogger({ level: 'info', destination: new Writable({ write(c, _e, cb) { logged.push(String(c)); cb(); } }) }));
-    try {
-      expect((await refreshRatios(s, rules, { full: true })).rows).toBe(rows);
-    } finally {
-      s.all = all;
-      setLogger(logger);
-    }
-    expect(inserts).toBe(2 + 6); // two refused, then one a month
+    const { s, rules, tried, logged } = await refusedWrites((_n, i) => i <= 2);
+    expect(tried.length).toBe(2 + 6); // two refused, then one a month
     expect(logged.filter((l) => l.includes('on one thread')).length).toBe(1);
     expect(logged.filter((l) => l.includes('a month at a time')).length).toBe(1);
     expect(await wrongRows(s, rules)).toBe(0);
