@@ -54,8 +54,9 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
       await store.run("SET checkpoint_threshold = '1TB'");
       // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
       if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
-      await judgeAll(store, t.watchFraction, await tiles(store, from, opts.judgedRows ?? judgedRows(store.memoryLimit)));
-      return { fromMonth, ...(await writeMart(store, from, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
+      const most = opts.judgedRows ?? judgedRows(store.memoryLimit);
+      await judgeAll(store, t.watchFraction, await tiles(store, from, most));
+      return { fromMonth, ...(await writeMart(store, from, most, fromMonth === null, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
     }
@@ -166,43 +167,70 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
 
 const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
 
-/** Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the tiles' runs, in one
- * statement; its transaction records the sources' fingerprints and that the table is whole. How many rows, and when. */
-async function writeMart(store: Store, from: string, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
+/** Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the tiles' runs, in
+ * inserts of months of at most `most` ruled rows: in one transaction, or one each when the table was emptied (`whole`).
+ * The last records the sources' fingerprints and that the table is whole. How many rows, and when. */
+async function writeMart(store: Store, from: string, most: number, whole: boolean, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
   // Commits in the log alone would hold memory the insert needs (a lake's CHECKPOINT is its upkeep; one refused, as
   // while another transaction runs, only leaves that memory held).
   if (!store.lake) await store.run('CHECKPOINT').catch((e: unknown) => log().debug({ err: String(e) }, 'no checkpoint before the ratio rows'));
-  const [{ off, threads }] = await store.all<{ off: string; threads: number }>("SELECT current_setting('disabled_optimizers') AS off, current_setting('threads')::INTEGER AS threads");
-  // The months from..to of the rows (to: every later month), in one insert; `monthly`: one insert a month.
-  const insert = async (s: Store, [lo, hi]: [string, string]) => {
+  const [{ off, threads, buffered }] = await store.all<{ off: string; threads: number; buffered: number }>(`SELECT current_setting('disabled_optimizers') AS off,
+    current_setting('threads')::INTEGER AS threads, current_setting('write_buffer_row_group_count')::INTEGER AS buffered`);
+  // (the rows probe the small rule and run tables; each thread holds its rows until it has this many row groups to write)
+  await store.run(`SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}; SET write_buffer_row_group_count = 1`);
+  // The rows of the months lo..hi, in one insert, explained by tables of those months (a hot series' levels of every month
+  // would fill the memory a month's insert needs).
+  const insert = async (s: Store, lo: string, hi: string) => {
     await s.run(`CREATE OR REPLACE TEMP VIEW _ratio_all AS SELECT * FROM ratio_rows_covered_between(${day(lo)}, ${day(hi)}, cached := TRUE);
       CREATE OR REPLACE TEMP VIEW _ratio_all_monitored AS SELECT * FROM ratio_monitored('_ratio_all');
-      CREATE OR REPLACE TEMP VIEW _ratio_all_months AS SELECT DISTINCT month FROM ratio_month_inputs WHERE month >= '${lo}' AND month <= '${hi}'`); // (the rows')
+      CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(lo)} AND month_idx <= ${monthIndex(hi)};
+      CREATE OR REPLACE TEMP VIEW _ratio_all_months AS SELECT DISTINCT month FROM ratio_month_inputs WHERE month >= '${lo}' AND month <= '${hi}'`);
+    const explained = await explainFrom(s, '_ratio_all_runs', '_ratio_all_months');
     const [r] = await s.all<{ Count: number | bigint }>(`INSERT INTO ratio_mart BY NAME SELECT * EXCLUDE (monitored_as, numerator, denominator, denominator_month, ratio_pct,
-      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ratio_explain('_ratio_all_monitored', '_ratio_all_runs', '_ratio_all_months')`);
+      ratio_bps), CASE WHEN monitored_as <> mid THEN monitored_as END AS monitored_as, now()::TIMESTAMP AS judged_at FROM ${explained('_ratio_all_monitored')}`);
     return Number(r?.Count ?? 0);
   };
-  const write = (n: number, monthly: boolean) => store.transaction(async (s) => {
-    await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'; SET threads = ${n};
-      CREATE OR REPLACE TEMP VIEW _ratio_all_runs AS SELECT * FROM ratio_streaks WHERE month_idx >= ${monthIndex(from)};
-      SET disabled_optimizers = ${sqlText([off, 'build_side_probe_side'].filter(Boolean).join(','))}`); // (the rows probe the small rule and run tables)
-    const ranges: Array<[string, string]> = monthly ? (await s.all<{ m: string }>(`SELECT DISTINCT month AS m FROM ratio_month_inputs WHERE month >= '${from}' ORDER BY m`)).map(({ m }) => [m, m]) : [[from, '9999-12']];
-    let rows = 0; for (const range of ranges) rows += await insert(s, range);
+  const inserts = async (s: Store, parts: Array<{ first: string; last: string }>) => { let rows = 0; for (const r of parts) rows += await insert(s, r.first, r.last); return rows; };
+  // The fingerprints of the sources written, and the table whole.
+  const finish = async (s: Store, rows: number) => {
     await s.run(`${reset}; DELETE FROM ratio_source_marks; UPDATE ratio_mart_state SET complete = TRUE, written_at = now()::TIMESTAMP`);
     await insertMarks(s, 'ratio_source_marks', marks);
     const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
     return { rows, written: w!.at };
-  });
-  // Each thread of a wide insert holds rows of its own: as many threads as the limit holds; out of memory, one, then a month an insert.
-  const attempt = (n: number, monthly = false): Promise<{ rows: number; written: string }> => write(n, monthly).catch((e: unknown) => {
-    if (!isOutOfMemory(e)) throw e;
-    if (monthly) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
-    log().warn({ threads: n, memoryLimit: store.memoryLimit }, `writing the ratio rows ran out of memory and is done again ${n > 1 ? 'on one thread' : 'a month at a time'}; a larger CBP_STORE_MEMORY_LIMIT is faster`);
-    return attempt(1, n === 1);
-  });
+  };
+  // A transaction writing months in parts on n threads; out of memory, again on one, then a month a part (the later
+  // transactions start at the threads that fitted).
+  let n = Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 64) || 1));
+  const fitting = <T>(write: (s: Store, parts: Array<{ first: string; last: string }>) => Promise<T>, months: Array<{ k: string; n: number }>, monthly = false): Promise<T> =>
+    store.transaction(async (s) => {
+      await s.run(`SET threads = ${n}`);
+      return write(s, monthly ? months.map(({ k }) => ({ first: k, last: k })) : pack(months, most));
+    }).catch((e: unknown) => {
+      if (!isOutOfMemory(e)) throw e;
+      if (monthly) throw tooSmall(store, from === '0000-01' ? 'every MID' : `every MID from ${from}`);
+      log().warn({ threads: n, memoryLimit: store.memoryLimit }, `writing the ratio rows ran out of memory and is done again ${n > 1 ? 'on one thread' : 'a month at a time'}; a larger CBP_STORE_MEMORY_LIMIT is faster`);
+      const again = n === 1;
+      n = 1;
+      return fitting(write, months, again);
+    });
   try {
-    return await attempt(Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 96) || 1)));
+    const months = await ruledRows(store, 'month', from, '9999-12');
+    if (!whole) return await fitting(async (s, parts) => { await s.run(`DELETE FROM ratio_mart WHERE month >= '${from}'`); return finish(s, await inserts(s, parts)); }, months);
+    let rows = 0;
+    for (const r of pack(months, most)) rows += await fitting(inserts, months.filter(({ k }) => k >= r.first && k <= r.last));
+    return await store.transaction((s) => finish(s, rows));
   } finally {
-    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all_months', '_ratio_all')].join('; '));
+    await store.run([`SET disabled_optimizers = ${sqlText(off)}`, `SET threads = ${threads}`, `SET write_buffer_row_group_count = ${buffered}`,
+      dropTemp('VIEW', '_ratio_all_runs', '_ratio_all_monitored', '_ratio_all_months', '_ratio_all'), dropTemp('TABLE', ...EXPLAIN_TABLES)].join('; '));
   }
+}
+
+const EXPLAIN_TABLES = ['_ratio_levels', '_ratio_class_levels', '_ratio_rule_figures', '_ratio_fees'];
+
+/** Makes what ratio_explain joins to rows as temp tables, of the judged runs `runs` and the months in `months` (at least
+ * the rows'); rows explained (a table's name), as a FROM item. */
+export async function explainFrom(s: Store, runs: string, months: string): Promise<(rows: string) => string> {
+  const from = [`ratio_run_levels(${sqlText(runs)})`, `ratio_class_levels(${sqlText(months)})`, 'int_ratio_rule_figures', `ratio_fees_in(${sqlText(months)})`];
+  await s.run(EXPLAIN_TABLES.map((t, i) => `CREATE OR REPLACE TEMP TABLE ${t} AS SELECT * FROM ${from[i]}`).join('; '));
+  return (rows) => `ratio_explain(${[rows, ...EXPLAIN_TABLES].map(sqlText).join(', ')})`;
 }

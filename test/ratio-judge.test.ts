@@ -10,6 +10,7 @@ import { explainRows } from './oracle/explain.ts';
 import { resolveRules, ThresholdsFileSchema, type RuleSet } from '../rules/thresholds.ts';
 import { judgeSqlOf, ruleTables } from '../rules/rule-table.ts';
 import { writeRuleTables } from '../store/ratio-rules.ts';
+import { explainFrom } from '../store/ratio-refresh.ts';
 import { insertRows } from '../store/insert-rows.ts';
 import { tempStore } from './ratios-fixtures.ts';
 import type { Store } from '../store/db.ts';
@@ -203,7 +204,7 @@ async function firstDifference(store: Store, cases: Case[]): Promise<string | nu
   }
   // Every row explained as the oracle (test/oracle/explain.ts) explains it.
   const explained = await store.all<Record<string, unknown>>(`SELECT mid, network, program, metric, month, is_projection, ${EXPLAINED.join(', ')}
-    FROM ratio_explain('judge_monitored', 'judge_runs', 'judge_monitored')`);
+    FROM ${(await explainFrom(store, 'judge_runs', 'judge_monitored'))('judge_monitored')}`);
   const rowKey = (r: Record<string, unknown>) => `${r.mid}|${r.network}|${r.program}|${r.metric}|${r.month}|${r.is_projection}`;
   const sql = new Map(explained.map((r) => [rowKey(r), r]));
   if (sql.size !== rows.length) return `ratio_explain gave ${sql.size} rows of ${rows.length}`;

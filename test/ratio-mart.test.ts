@@ -346,7 +346,8 @@ describe('the ratio rows\' write', () => {
     const rules = loadRules();
     const rows = (await refreshRatios(s, rules, { full: true })).rows;
     const [all, logged, logger] = [s.all.bind(s), [] as string[], log()];
-    const threads = async () => (await all<{ n: number }>("SELECT current_setting('threads')::INTEGER AS n"))[0]!.n;
+    const setting = async (name: string) => (await all<{ v: string }>(`SELECT current_setting('${name}')::VARCHAR AS v`))[0]!.v;
+    const [threads, buffered] = [async () => Number(await setting('threads')), await setting('write_buffer_row_group_count')];
     const tried: number[] = [];
     s.all = (async (sql: string, params?: unknown[]) => {
       if (!sql.includes('INSERT INTO ratio_mart BY NAME')) return all(sql, params as never);
@@ -360,14 +361,15 @@ describe('the ratio rows\' write', () => {
       s.all = all;
       setLogger(logger);
     }
-    return { s, rules, tried, logged, threads };
+    return { s, rules, tried, logged, threads, buffered: async () => (await setting('write_buffer_row_group_count')) === buffered };
   }
 
-  it('writes the rows again on one thread when several run out of memory, saying so, and leaves the store its threads', async () => {
-    const { s, rules, tried, logged, threads } = await refusedWrites((n) => n > 1);
+  it('writes the rows again on one thread when several run out of memory, saying so, and leaves the store its settings', async () => {
+    const { s, rules, tried, logged, threads, buffered } = await refusedWrites((n) => n > 1);
     expect(tried).toEqual([2, 1]);
     expect(logged.some((l) => l.includes('done again on one thread'))).toBe(true);
     expect(await threads()).toBe(2);
+    expect(await buffered()).toBe(true);
     expect(await wrongRows(s, rules)).toBe(0);
   });
 
@@ -379,7 +381,7 @@ describe('the ratio rows\' write', () => {
     expect(await wrongRows(s, rules)).toBe(0);
   });
 
-  it('writes the same rows from runs judged in one tile as in many', async () => {
+  it('writes the same rows from runs judged in one tile, in one insert, as in many', async () => {
     t = await tempStore();
     const s = t.store;
     await generateRatioData(s, { mids: 30, months: 8 });

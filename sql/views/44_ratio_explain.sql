@@ -95,9 +95,41 @@ LEFT JOIN (SELECT DISTINCT class, network, program, metric FROM ratio_rules) ru
 -- Of monitored rows (ratio_monitored's), the ruled ones: what the judge (ratio_level_runs) reads.
 CREATE OR REPLACE MACRO ratio_ruled(monitored) AS TABLE SELECT * FROM query_table(monitored) WHERE ruled;
 
--- Monitored rows explained by runs, their judged runs (ratio_level_runs); a row not ruled has every judged column NULL.
--- months: a table whose month column holds at least the rows' months (rows itself, or a cheaper list when rows stream).
-CREATE OR REPLACE MACRO ratio_explain(rows, runs, months) AS TABLE
+-- What ratio_explain joins to rows, each made before it (inside, their hash tables take a second thread's memory).
+-- Per series, reading and month: the level held and the next above it for each metric (c count, a amount), each with
+-- its first rule in force of the metric.
+CREATE OR REPLACE MACRO ratio_run_levels(runs) AS TABLE
+WITH sl AS (SELECT * FROM ratio_series_levels(runs))
+SELECT ru.mid, ru.network, ru.program, ru.v, ru.month_idx,
+  any_value(sl.level) AS level, any_value(sl.watch) AS watch, any_value(sl.superseded_by) AS superseded_by,
+  any_value(sl.partial OR ru.v = 1) AS partial,
+  bool_or(ru.count_ord IS NOT NULL) AS mine_c, bool_or(ru.amount_ord IS NOT NULL) AS mine_a,
+  any_value({'c': ru.count_ord, 'a': ru.amount_ord, 'hit': ru.hit, 'leave': ru.leave, 'miss_run': ru.miss_run}) FILTER (WHERE ru.level = sl.level) AS cur,
+  arg_min({'level': ru.level, 'ord': ru.count_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
+          ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.count_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_c,
+  arg_min({'level': ru.level, 'ord': ru.amount_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
+          ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.amount_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_a
+FROM query_table(runs) ru
+JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
+GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month_idx;
+
+-- The same of a series without runs (no level, no met month, no run) per class and month: its lowest level in force.
+CREATE OR REPLACE MACRO ratio_class_levels(months) AS TABLE
+SELECT class, network, program, month_idx, bool_or(count_ord IS NOT NULL) AS mine_c, bool_or(amount_ord IS NOT NULL) AS mine_a,
+  arg_min({'level': level, 'ord': count_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE count_ord IS NOT NULL) AS nxt_c,
+  arg_min({'level': level, 'ord': amount_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE amount_ord IS NOT NULL) AS nxt_a
+FROM (SELECT class, network, program, m.month_idx, level, any_value(level_rank)::BIGINT * 1000000 + level_ord AS k,
+        min(ord) FILTER (WHERE metric = 'count') AS count_ord, min(ord) FILTER (WHERE metric = 'amount') AS amount_ord, greatest(1, max(months_to_enter)) AS enter
+      FROM int_ratio_rules JOIN (SELECT DISTINCT ratio_month_idx(month) AS month_idx FROM query_table(months)) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
+      GROUP BY class, network, program, m.month_idx, level, level_ord) GROUP BY ALL;
+
+-- The rules' figures and texts the rows are explained by, by class and order.
+CREATE OR REPLACE VIEW int_ratio_rule_figures AS
+SELECT class, ord, level, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules;
+
+-- Monitored rows explained by tables of ratio_run_levels (of their runs), ratio_class_levels, int_ratio_rule_figures and
+-- ratio_fees_in (store/ratio-refresh.ts explainFrom). A row not ruled has every judged column NULL.
+CREATE OR REPLACE MACRO ratio_explain(rows, levels, class_levels, rules, fees) AS TABLE
 WITH x0 AS (
   SELECT r.* EXCLUDE (ruled), r.is_projection::INTEGER AS v, ratio_month_idx(r.month) AS month_idx,
     unnest(ratio_headroom_inputs(r.program, r.is_projection, r.is_partial, r.days_covered, r.days_in_month))
@@ -106,42 +138,14 @@ WITH x0 AS (
   SELECT x1.*, struct_pack(ratio, no_ratio_reason, metric, numerator_count, numerator_amount, denominator_count, denominator_amount,
     month_transaction_count, month_transaction_amount, den_h, den_prev, hf) AS xk
   FROM (SELECT x0.*, CASE WHEN den_prev THEN denominator_count ELSE denominator_count * hf END AS den_h FROM x0) x1
-), sl AS (
-  SELECT * FROM ratio_series_levels(runs)
-), rf AS (
-  SELECT class, ord, level, threshold, certainty, certainty_note, ratio_rule_figures(int_ratio_rules) AS k FROM int_ratio_rules
-), lv AS (
-  -- per series, reading and month: the level held and the next above it for each metric (c count, a amount), each with
-  -- its first rule in force of the metric
-  SELECT ru.mid, ru.network, ru.program, ru.v, ru.month_idx,
-    any_value(sl.level) AS level, any_value(sl.watch) AS watch, any_value(sl.superseded_by) AS superseded_by,
-    any_value(sl.partial OR ru.v = 1) AS partial,
-    bool_or(ru.count_ord IS NOT NULL) AS mine_c, bool_or(ru.amount_ord IS NOT NULL) AS mine_a,
-    any_value({'c': ru.count_ord, 'a': ru.amount_ord, 'hit': ru.hit, 'leave': ru.leave, 'miss_run': ru.miss_run}) FILTER (WHERE ru.level = sl.level) AS cur,
-    arg_min({'level': ru.level, 'ord': ru.count_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
-            ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.count_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_c,
-    arg_min({'level': ru.level, 'ord': ru.amount_ord, 'hit': ru.hit, 'held': ru.held, 'enter': ru.enter, 'met_run': ru.met_run},
-            ru.rank::BIGINT * 1000000 + ru.level_ord) FILTER (WHERE ru.amount_ord IS NOT NULL AND ru.rank > coalesce(sl.rank, -2147483648)) AS nxt_a
-  FROM query_table(runs) ru
-  JOIN sl ON sl.mid = ru.mid AND sl.network = ru.network AND sl.program = ru.program AND sl.v = ru.v AND sl.month_idx = ru.month_idx
-  GROUP BY ru.mid, ru.network, ru.program, ru.v, ru.month_idx
-), lc AS (
-  -- the same of a series without runs (no level, no met month, no run) per class and month: its lowest level in force
-  SELECT class, network, program, month_idx, bool_or(count_ord IS NOT NULL) AS mine_c, bool_or(amount_ord IS NOT NULL) AS mine_a,
-    arg_min({'level': level, 'ord': count_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE count_ord IS NOT NULL) AS nxt_c,
-    arg_min({'level': level, 'ord': amount_ord, 'hit': FALSE, 'held': FALSE, 'enter': enter, 'met_run': 0}, k) FILTER (WHERE amount_ord IS NOT NULL) AS nxt_a
-  FROM (SELECT class, network, program, m.month_idx, level, any_value(level_rank)::BIGINT * 1000000 + level_ord AS k,
-          min(ord) FILTER (WHERE metric = 'count') AS count_ord, min(ord) FILTER (WHERE metric = 'amount') AS amount_ord, greatest(1, max(months_to_enter)) AS enter
-        FROM int_ratio_rules JOIN (SELECT DISTINCT ratio_month_idx(month) AS month_idx FROM query_table(months)) m ON from_idx <= m.month_idx AND m.month_idx <= to_idx
-        GROUP BY class, network, program, m.month_idx, level, level_ord) GROUP BY ALL
 ), xl AS (
   SELECT x.*, lv.level AS s_level, lv.watch, lv.superseded_by AS s_superseded_by, lv.partial AS s_partial,
     coalesce(CASE WHEN x.metric = 'count' THEN lv.mine_c ELSE lv.mine_a END, CASE WHEN x.metric = 'count' THEN lc.mine_c ELSE lc.mine_a END, FALSE) AS mine,
     lv.cur, CASE WHEN x.metric = 'count' THEN lv.cur.c ELSE lv.cur.a END AS cur_ord,
     CASE WHEN lv.mid IS NULL AND x.metric = 'count' THEN lc.nxt_c WHEN lv.mid IS NULL THEN lc.nxt_a WHEN x.metric = 'count' THEN lv.nxt_c ELSE lv.nxt_a END AS nxt
   FROM x
-  LEFT JOIN lv ON lv.mid = x.judged_as AND lv.network = x.network AND lv.program = x.program AND lv.v = x.v AND lv.month_idx = x.month_idx
-  LEFT JOIN lc ON lc.class = x.class AND lc.network = x.network AND lc.program = x.program AND lc.month_idx = x.month_idx
+  LEFT JOIN query_table(levels) lv ON lv.mid = x.judged_as AND lv.network = x.network AND lv.program = x.program AND lv.v = x.v AND lv.month_idx = x.month_idx
+  LEFT JOIN query_table(class_levels) lc ON lc.class = x.class AND lc.network = x.network AND lc.program = x.program AND lc.month_idx = x.month_idx
 ), e AS (
   -- everything read of the rules here, where they are joined: cr the level held's rule of the row's metric, nr the next's
   SELECT x.* EXCLUDE (den_prev, s_superseded_by, cur_ord), CASE WHEN mine THEN s_superseded_by END AS superseded_by,
@@ -155,9 +159,9 @@ WITH x0 AS (
     CASE WHEN cr.ord IS NOT NULL AND ratio_meets(cr.k, x.xk, 1.0) THEN ratio_over_by(cr.k, x.xk) END AS over_by_count,
     CASE WHEN cr.ord IS NOT NULL AND s_superseded_by IS NULL THEN ratio_fee(fee.f, cr.k, x.xk) END AS fee_estimate, fee.f AS fee
   FROM xl x
-  LEFT JOIN rf cr ON cr.class = x.class AND cr.ord = x.cur_ord
-  LEFT JOIN rf nr ON nr.class = x.class AND nr.ord = x.nxt.ord
-  LEFT JOIN ratio_fees_in(months) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
+  LEFT JOIN query_table(rules) cr ON cr.class = x.class AND cr.ord = x.cur_ord
+  LEFT JOIN query_table(rules) nr ON nr.class = x.class AND nr.ord = x.nxt.ord
+  LEFT JOIN query_table(fees) fee ON fee.network = x.network AND fee.program = x.program AND fee.level = cr.level AND fee.month = x.month
 ), t AS (
   SELECT e.*, CASE WHEN mine THEN s_level END AS level,
     concat_ws('; ', CASE WHEN superseded_by IS NOT NULL THEN 'assessed as ' || ratio_level_name(superseded_by) END,
