@@ -29,12 +29,8 @@ function pctNear(r: number | null, threshold: number | null): string {
 /** How a projection was made, from its row's coverage: month-to-date figures over days_covered of days_in_month days. */
 export interface ProjectionBasis { days_covered: number | null; days_in_month: number | null }
 
-/**
- * The notice's one-line text. A projection's figures are rounded (whole numbers, the ratio to 2 decimals) and
- * it says how it was projected: "projected to month end from 17 of 30 days: 144 / 6,539 = 2.20 %" (`basis`:
- * the projected row's coverage; the numerator, and a same-month denominator, are the month-to-date ones ×
- * days_in_month / days_covered).
- */
+/** The notice's one-line text; a projection's figures rounded, saying how it was projected: "projected to month end from
+ * 17 of 30 days: 144 / 6,539 = 2.20 %" (`basis`: the projected row's coverage). */
 export function noticeMessage(
   n: Pick<Notice, 'kind' | 'mid' | 'network' | 'program' | 'level' | 'previous_level' | 'month' | 'ratio' | 'numerator' | 'denominator' | 'denominator_month' | 'comparison' | 'ratio_threshold' | 'is_partial'>,
   basis?: ProjectionBasis | null,

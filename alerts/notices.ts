@@ -22,13 +22,8 @@ function monthSorted(levels: JudgedMonth[]): JudgedMonth[] {
   return levels;
 }
 
-/**
- * Notices from the month-by-month levels of each series: a level reached from none, a higher level
- * (escalated), a level left (resolved, closed months only: the judge never lowers a level on a
- * month-to-date month), and a projected level above the observed one. Only months at or after
- * notifySince are marked for delivery; earlier ones are history (a first load of 36 months must not page
- * anyone 36 times).
- */
+/** Notices from each series' monthly levels: reached, escalated, resolved (closed months only) and a projected level above
+ * the observed one. Only months from notifySince on are delivered (a first load of 36 months must not page 36 times). */
 export function deriveNotices(index: Map<string, SeriesMonths>, projections: JudgedMonth[], opts: { notifySince: string; now: string; watch?: boolean }): Notice[] {
   const out: Notice[] = [];
   for (const series of index.values()) {
@@ -90,12 +85,8 @@ export function revisedNotices(index: Map<string, SeriesMonths>, recorded: Recor
   return out;
 }
 
-/**
- * The notices that established a level still in force in a month at or after notifySince: for each series,
- * the latest reached / escalated notice (or resolved notice stepping down to a lower level) at or before
- * the series' latest month, when that month still has a level. When cbp first meets a merchant already in
- * a program (a backfill found the level months ago), this is the notice that must reach someone once.
- */
+/** Per series whose latest month still has a level, the notice that established it (the latest reached, escalated or
+ * resolved-to-a-lower-level): a merchant found already in a program by a backfill must reach someone once. */
 function standingNotices(index: Map<string, SeriesMonths>, notices: Notice[], notifySince: string): Notice[] {
   const latest = new Map<string, JudgedMonth>();
   for (const [k, series] of index) {

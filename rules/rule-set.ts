@@ -9,10 +9,7 @@ export function compare(value: number, op: Comparison, threshold: number): boole
   return op === '>=' ? value >= threshold : value > threshold;
 }
 
-/**
- * A rule is in force for month M when its effective range overlaps M. Plain string comparison: every
- * day of M lies between 'M-01' and 'M-31'.
- */
+/** A rule is in force for month M when its effective range overlaps M (every day of M lies between 'M-01' and 'M-31'). */
 export function inForce(rule: Rule, month: string): boolean {
   return inForceBetween(rule, `${month}-01`, `${month}-31`);
 }

@@ -20,11 +20,8 @@ export const MetricSchema = z.enum(METRICS, { error: () => 'expected count or am
 export const ComparisonSchema = z.enum(['>=', '>'], { error: () => 'expected ">=" or ">"' });
 export type Comparison = z.infer<typeof ComparisonSchema>;
 
-/**
- * Fields of a ratio row a count or amount condition may test. month_transaction_count/amount: the
- * transactions of M itself, the month of the chargebacks, whatever month the denominator is (Discover's
- * "100 net sales" is of M; its denominator is M−1's).
- */
+/** Fields of a ratio row a condition may test. month_transaction_count/amount: the transactions of M, the chargebacks'
+ * month, whatever month the denominator is (Discover's "100 net sales" is of M; its denominator is M−1's). */
 export const CONDITION_FIELDS = ['numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount', 'month_transaction_count', 'month_transaction_amount'] as const;
 export type ConditionField = (typeof CONDITION_FIELDS)[number];
 
@@ -65,11 +62,8 @@ export const RuleSchema = z
     except_regions: z.array(z.string().min(1)).default([]),
     enabled: z.boolean().default(true),
     early_warning: z.boolean().default(false),
-    /**
-     * Leaving this level for a lower one of the same program is at once: a month that meets a lower level but
-     * not this one ends this level that month (Mastercard HECM → ECM); months_to_leave counts only months that
-     * meet no lower level either.
-     */
+    /** A month meeting a lower level of the program but not this one ends this one that month (Mastercard HECM → ECM);
+     * months_to_leave counts only months that meet no lower level either. */
     step_down_at_once: z.boolean().default(false),
     /** Programs of the same network this level is assessed instead of, in a month both are met (EFM over ECP). */
     supersedes: z.array(ProgramSchema).default([]),
@@ -81,11 +75,8 @@ export const RuleSchema = z
   .refine(effectiveInOrder, EFFECTIVE_ORDER);
 export type Rule = z.infer<typeof RuleSchema>;
 
-/**
- * A program fee (issue #28): what a network (through the acquirer) charges a MID at a level, per counted event or
- * per event above the threshold. Estimates, never invoices; where sources disagree each reading is a fee of its own
- * id, and enable / disable choose (two in force for one level and month are refused).
- */
+/** A program fee: what a network charges a MID at a level, per counted event or per event above the threshold. Estimates;
+ * where sources disagree each reading is a fee of its own id, and enable / disable choose (two in force are refused). */
 export const FeeSchema = z
   .strictObject({
     id: z.string().min(1, 'expected a fee id'),
@@ -104,11 +95,7 @@ export const FeeSchema = z
 export type Fee = z.infer<typeof FeeSchema>;
 
 /** A program the rules know of and do not judge, and why (VAMP enumeration needs authorization data). */
-export const NotModelledSchema = z.strictObject({
-  network: z.enum(NETWORKS),
-  program: z.string().min(1),
-  reason: z.string().min(1),
-});
+export const NotModelledSchema = z.strictObject({ network: z.enum(NETWORKS), program: z.string().min(1), reason: z.string().min(1) });
 
 export const MidOverrideSchema = z.strictObject({
   region: z.string().min(1).optional(),
@@ -137,10 +124,8 @@ export const ForecastSchema = z.strictObject({
 });
 export type ForecastSettings = z.infer<typeof ForecastSchema>;
 
-/**
- * A monitored merchant made of several MIDs (Visa identifies merchants by descriptor and may combine MIDs):
- * the programs listed (default VAMP) are judged on the group's summed numerators and denominators.
- */
+/** A merchant of several MIDs (Visa may combine MIDs): the programs listed (default VAMP) are judged on the group's
+ * summed numerators and denominators. */
 export const GroupSchema = z.strictObject({
   mids: z.array(z.string().min(1)).min(1, 'expected at least one MID'),
   programs: z.array(ProgramSchema).default(['vamp']),
@@ -272,13 +257,9 @@ export type LoadedRules = RuleSet & {
   defaultRegionFrom: string;
 };
 
-/**
- * The rules in force: CBP_THRESHOLDS_FILE (config key thresholdsFile) if set, else the reference defaults.
- * The default region (a MID without `mids.<mid>.region`): the file's `default_region` when it sets one, else
- * opts.defaultRegion (CBP_DEFAULT_REGION), else US. Both set and different is refused, naming both: one of
- * them would be silently ignored (docs/spec-decisions.md, "The default region"). Every region named, the
- * default and each MID's, must be one the rules know (contract/regions.ts): "Europe" would match no VAMP rule.
- */
+/** The rules in force: CBP_THRESHOLDS_FILE if set, else the reference defaults. The default region: the file's, else
+ * CBP_DEFAULT_REGION, else US; both set and different is refused (docs/spec-decisions.md "The default region"). Every
+ * region named must be one the rules know (contract/regions.ts): "Europe" would match no VAMP rule. */
 export function loadRules(file?: string, opts: { defaultRegion?: string } = {}): LoadedRules {
   if (file && !existsSync(file)) throw new ConfigError([`CBP_THRESHOLDS_FILE ${file} does not exist`]);
   const raw = file ? parseText(readFileSync(file, 'utf8'), file) ?? {} : {};
