@@ -151,13 +151,15 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
         CREATE OR REPLACE TEMP VIEW _ratio_rows AS SELECT * FROM ratio_ruled('_ratio_monitored')`);
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
-      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, seeds := '_ratio_seeds')`);
-      await s.run('INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs');
+      // A range of MIDs has no grouped rows to sum (nor has any tile when no group is set).
+      const [{ g }] = tile.lo === undefined ? await s.all<{ g: boolean }>('SELECT count(*) > 0 AS g FROM ratio_rule_groups') : [{ g: false }];
+      const judge = (v: number) => `ratio_level_runs('_ratio_rows', ${watchFraction}, v := ${v}, seeds := '_ratio_seeds', grouped := ${g})`;
+      await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ${judge(0)}; INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs`);
       // Projections judged as closed months, on the observed runs before them (months without any have none to judge).
       const [p] = await s.all<{ any: boolean | null }>(`SELECT bool_or(ratio_projected(is_partial, days_covered)) AS any FROM ratio_month_inputs WHERE month_idx BETWEEN ${lo} AND ${hi}`);
       if (p?.any) {
         await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
-        await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ratio_level_runs('_ratio_rows', ${watchFraction}, v := 1, seeds := '_ratio_seeds')`);
+        await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ${judge(1)}`);
       }
     });
   } finally {

@@ -168,12 +168,14 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
   await store.run("CREATE OR REPLACE TEMP TABLE judge_ruled AS SELECT * FROM ratio_ruled('judge_monitored')");
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_before AS SELECT * FROM judge_ruled WHERE month < '${SPLIT}'`);
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_after AS SELECT * FROM judge_ruled WHERE month >= '${SPLIT}'`);
-  await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks')`);
+  // Rows of no group are judged as a refresh judges them, without the groups' sums (grouped := FALSE).
+  const g = `grouped := ${Object.keys(set.groups ?? {}).length > 0}`;
+  await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks', ${g})`);
   await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs');
-  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_after', ${t.watchFraction}, seeds := 'judge_streaks')`);
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_after', ${t.watchFraction}, seeds := 'judge_streaks', ${g})`);
   await store.run('DELETE FROM judge_streaks');
   await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs');
-  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_ruled', ${t.watchFraction}, v := 1, seeds := 'judge_streaks')`);
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_ruled', ${t.watchFraction}, v := 1, seeds := 'judge_streaks', ${g})`);
   const levels = await store.all<{ mid: string; network: string; program: string; month: string; v: number; level: string | null; watch: string | null; superseded_by: string | null; met: string[] | null }>(
     "SELECT mid, network, program, month, v, level, watch, superseded_by, met FROM ratio_series_levels('judge_runs')");
   const runs = await store.all<{ mid: string; network: string; program: string; month: string; v: number; s: string }>(

@@ -51,35 +51,36 @@ CREATE OR REPLACE MACRO ratio_meets(ru, x, f) AS (
   AND ratio_holds(x.month_transaction_count, ru.mc_ge, ru.mc_gt, f) AND ratio_holds(x.month_transaction_amount, ru.ma_ge, ru.ma_gt, f)
 );
 
--- The rows judged: grouped MIDs' rows of their group's programs summed as the group's (mid: the group id).
-CREATE OR REPLACE MACRO ratio_judged_rows(rows) AS TABLE
+-- The rows judged: grouped MIDs' rows of their group's programs summed as the group's (mid: the group id); grouped :=
+-- FALSE reads rows of no group as they are, without keeping them first.
+CREATE OR REPLACE MACRO ratio_judged_rows(rows, grouped := TRUE) AS TABLE
 WITH x AS (
   SELECT r.*, g.group_id FROM query_table(rows) r LEFT JOIN ratio_rule_groups g ON g.mid = r.mid AND g.program = r.program
 )
 SELECT mid, network, program, metric, month, is_projection, is_partial, missing_sources, ratio,
   numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
   days_covered, days_in_month
-FROM x WHERE group_id IS NULL
+FROM (SELECT * FROM x WHERE grouped AND group_id IS NULL UNION ALL BY NAME SELECT * FROM query_table(rows) WHERE NOT grouped)
 UNION ALL
 SELECT group_id, network, program, metric, month, is_projection, bool_or(is_partial),
   nullif(string_agg(CASE WHEN missing_sources IS NOT NULL THEN mid || ': ' || missing_sources END, '; ' ORDER BY mid), ''),
   CASE WHEN metric = 'count' THEN sum(numerator_count) ELSE sum(numerator_amount) END / nullif(CASE WHEN metric = 'count' THEN sum(denominator_count) ELSE sum(denominator_amount) END, 0),
   sum(numerator_count), sum(numerator_amount), sum(denominator_count), sum(denominator_amount),
   sum(month_transaction_count), sum(month_transaction_amount), min(days_covered), any_value(days_in_month)
-FROM x WHERE group_id IS NOT NULL GROUP BY group_id, network, program, metric, month, is_projection;
+FROM x WHERE grouped AND group_id IS NOT NULL GROUP BY group_id, network, program, metric, month, is_projection;
 
 -- One row per judged series × month × level, of the series with a state (hot, below; one left out has no level, watch
 -- or run), for one reading v: 0 the observed figures; 1, for a series with a projection, its projected months judged as
 -- closed on that history. Months read H, M, N or R and runs, entries and leavings as docs/ratios.md "How a month is
 -- read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before its first
 -- month in rows (none: no runs), so a refresh judges only the months that changed.
-CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks') AS TABLE
+CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks', grouped := TRUE) AS TABLE
 WITH r AS (
   -- (fig: the figures a rule reads, as one value; a macro given a row's alias packs every column per use)
   SELECT j.*, ratio_month_idx(j.month) AS month_idx, {'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount,
     'denominator_count': denominator_count, 'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
     'month_transaction_amount': month_transaction_amount} AS fig
-  FROM ratio_judged_rows(rows) j
+  FROM ratio_judged_rows(rows, grouped := grouped) j
 ), pm AS ( -- (the months projected, as the observed rows they replace: every key an equality, so the join below hashes)
   SELECT DISTINCT mid, network, program, month_idx, FALSE AS is_projection FROM r WHERE is_projection
 ), proj AS (SELECT mid, network, program, min(month_idx) AS first_idx FROM pm GROUP BY ALL), x AS (
