@@ -381,7 +381,7 @@ describe('the ratio rows\' write', () => {
     expect(await wrongRows(s, rules)).toBe(0);
   });
 
-  it('writes the same rows from runs judged in one tile, in one insert, as in many', async () => {
+  it('writes the same rows from runs judged in one tile, in one insert, as in many; a whole judgement commits each insert', async () => {
     t = await tempStore();
     const s = t.store;
     await generateRatioData(s, { mids: 30, months: 8 });
@@ -392,5 +392,22 @@ describe('the ratio rows\' write', () => {
     expect(await count(s, `(SELECT * EXCLUDE (judged_at) FROM ratio_mart EXCEPT ALL SELECT * FROM one_tile)
       UNION ALL (SELECT * FROM one_tile EXCEPT ALL SELECT * EXCLUDE (judged_at) FROM ratio_mart)`)).toBe(0);
     expect(await count(s, 'SELECT * FROM ratio_mart')).toBeGreaterThan(1000);
+    // Its inserts commit one by one (a month each here): one failing leaves those before it and the table behind; the next
+    // refresh writes it whole again.
+    const all = s.all.bind(s);
+    let inserts = 0;
+    s.all = (async (sql: string, params?: unknown[]) => (sql.includes('INSERT INTO ratio_mart BY NAME') && ++inserts === 3
+      ? Promise.reject(new Error('killed (planted)')) : all(sql, params as never))) as Store['all'];
+    try {
+      await expect(refreshRatios(s, rules, { full: true, judgedRows: 50 })).rejects.toThrow('killed (planted)');
+    } finally {
+      s.all = all;
+    }
+    expect(await count(s, 'SELECT DISTINCT month FROM ratio_mart')).toBe(2);
+    expect((await martFreshness(s)).current).toBe(false);
+    await refreshRatios(s, rules, { judgedRows: 50 });
+    expect((await martFreshness(s)).current).toBe(true);
+    expect(await count(s, `(SELECT * EXCLUDE (judged_at) FROM ratio_mart EXCEPT ALL SELECT * FROM one_tile)
+      UNION ALL (SELECT * FROM one_tile EXCEPT ALL SELECT * EXCLUDE (judged_at) FROM ratio_mart)`)).toBe(0);
   });
 });
