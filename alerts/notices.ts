@@ -113,11 +113,8 @@ function standingNotices(index: Map<string, SeriesMonths>, notices: Notice[], no
   return out;
 }
 
-/**
- * One page per level a run learns about at once: of the notices it would page first (not projections, about months no
- * earlier run recorded for the level), only the newest month's page; the older ones stay as history (`cbp alerts`).
- * Returns the notices it turned into history.
- */
+/** One page per level a run learns about at once: of the notices it would page first (not projections, of months no
+ * earlier run recorded for the level), the newest month's; the older stay as history (`cbp alerts`), and are returned. */
 export function pageNewestOnly(
   notices: Notice[],
   opts: { alreadyPaged: (noticeId: string) => boolean; recorded: { has(key: string): boolean }; known?: (noticeId: string) => boolean },
@@ -237,11 +234,8 @@ export function judgeBatch(
   };
 }
 
-/**
- * The states to record, one per mid × network × program × level × month: projected levels, then reached ones
- * (a level reached in a month it was projected for is reached), then the levels resolved notices leave
- * (status resolved, rank -1).
- */
+/** The states to record, one per mid × network × program × level × month: projected levels, then reached ones (which
+ * win over a projection), then the levels resolved notices leave (status resolved, rank -1). */
 export function stateRows(b: { reached: JudgedMonth[]; projected: JudgedMonth[]; index: Map<string, SeriesMonths>; notices: Notice[]; now: string }): AlertStateRow[] {
   // One row per state, in the order each was first added (a later one of the same state replaces it there).
   const rows: AlertStateRow[] = [];

@@ -75,6 +75,9 @@ async function ruledRows(store: Store, by: 'month' | 'mid', start: string, end: 
     WHERE i.month >= $1 AND i.month <= $2 ${mids} GROUP BY k ORDER BY k`, [start, end])).map((r) => ({ k: String(r.k), n: Number(r.n) }));
 }
 
+/** Whether the rules monitor any MIDs as a group. */
+const anyGroup = async (s: Store) => (await s.all<{ g: boolean }>('SELECT count(*) > 0 AS g FROM ratio_rule_groups'))[0]!.g;
+
 /** Counted keys packed in order into runs of at most `most` rows (a key of more alone). */
 const pack = (rows: Array<{ k: string; n: number }>, most: number) => rows.reduce<Array<{ first: string; last: string; n: number }>>((out, { k, n }) => {
   const cur = out.at(-1);
@@ -86,7 +89,7 @@ const pack = (rows: Array<{ k: string; n: number }>, most: number) => rows.reduc
 /** Tiles of at most `most` ruled rows over every month from `from` (within: of that tile) on; grouped MIDs after MID ranges (a group is never split). */
 async function tiles(store: Store, from: string, most: number, within?: Tile): Promise<Tile[]> {
   const [start, end] = [within?.from ?? from, within?.to ?? '9999-12'];
-  const grouped = within?.lo === undefined && !within?.grouped && (await store.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM ratio_rule_groups'))[0]!.n > 0;
+  const grouped = within?.lo === undefined && !within?.grouped && (await anyGroup(store));
   const out: Tile[] = [];
   let next = start;
   const add = (to: string, ts: Tile[]) => { out.push(...ts, ...(grouped && ts.some((t) => t.lo !== undefined) ? [{ from: next, to, n: 0, grouped: true as const }] : [])); next = addMonths(to, 1); };
@@ -152,7 +155,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
       // The runs this tile starts from: those kept before its months (the macro takes each series' latest).
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_seeds AS SELECT * FROM ratio_streaks k WHERE k.v = 0 AND k.month_idx < ${lo} AND ${runsOf('k')}`);
       // A range of MIDs has no grouped rows to sum (nor has any tile when no group is set).
-      const [{ g }] = tile.lo === undefined ? await s.all<{ g: boolean }>('SELECT count(*) > 0 AS g FROM ratio_rule_groups') : [{ g: false }];
+      const g = tile.lo === undefined && (await anyGroup(s));
       const judge = (v: number) => `ratio_level_runs('_ratio_rows', ${watchFraction}, v := ${v}, seeds := '_ratio_seeds', grouped := ${g})`;
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ${judge(0)}; INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs`);
       // Projections judged as closed months, on the observed runs before them (months without any have none to judge).
