@@ -203,9 +203,9 @@ async function writeMart(store: Store, from: string, most: number, whole: boolea
     const [w] = await s.all<{ at: string }>('SELECT max(written_at)::VARCHAR AS at FROM ratio_mart_state');
     return { rows, written: w!.at };
   };
-  // A transaction writing months in parts on n threads; out of memory, again on one, then a month a part (the later
-  // transactions start at the threads that fitted).
-  let n = Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / 64) || 1));
+  // A transaction writing months in parts on n threads (a lake's also hold a Parquet row group each); out of memory,
+  // again on one, then a month a part (the later transactions start at the threads that fitted).
+  let n = Math.max(1, Math.min(threads, Math.floor((sizeBytes(store.memoryLimit) / 1e6 - 64) / (store.lake ? 96 : 64)) || 1));
   const fitting = <T>(write: (s: Store, parts: Array<{ first: string; last: string }>) => Promise<T>, months: Array<{ k: string; n: number }>, monthly = false): Promise<T> =>
     store.transaction(async (s) => {
       await s.run(`SET threads = ${n}`);

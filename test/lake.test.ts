@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../cli/commands/demo.ts';
 import { latestNotices, programRatiosOf } from '../store/demo-queries.ts';
 import { DEFAULT_LAKE_EXTENSIONS_DIR, LAKE_DISABLED_OPTIMIZERS } from '../store/lake.ts';
-import type { Store } from '../store/db.ts';
+import { statementWatch, type Store } from '../store/db.ts';
 import { refreshRatios } from '../alerts/refresh.ts';
 import { loadRules } from '../rules/thresholds.ts';
 import { publishSnapshot } from '../store/snapshot.ts';
@@ -83,7 +83,12 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     }
     // A lake's planner setting (store/lake.ts) outlives a judgement, which adds its own for a statement (last: it changes the rules).
     const off = (s: Store) => s.all<{ off: string }>("SELECT current_setting('disabled_optimizers') AS off").then((r) => r[0]!.off);
-    const judged = await withStore({ dbPath: 'lake', lake, migrate: false }, async (s) => [await off(s), (await refreshRatios(s, loadRules(), { full: true })).rows, await off(s)]);
+    // Its ratio rows are written on one thread at the default limit: a lake's thread also holds a Parquet row group.
+    const threads: string[] = [];
+    statementWatch.begin = (sql) => ((/^SET threads = \d+$/.test(sql) && threads.push(sql)), () => {});
+    const judged = await withStore({ dbPath: 'lake', lake, migrate: false }, async (s) => [await off(s), (await refreshRatios(s, loadRules(), { full: true })).rows, await off(s)])
+      .finally(() => { statementWatch.begin = undefined; });
     expect(judged).toEqual([LAKE_DISABLED_OPTIMIZERS, expect.any(Number), LAKE_DISABLED_OPTIMIZERS]);
+    expect(new Set(threads)).toEqual(new Set(['SET threads = 1']));
   });
 });
