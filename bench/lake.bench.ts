@@ -9,7 +9,8 @@ import path from 'node:path';
 import { runDemo } from '../cli/commands/demo.ts';
 import { postgresBin, startLocalPostgres } from '../lib/local-postgres.ts';
 import { openStore, statementWatch } from '../store/db.ts';
-import { DEFAULT_LAKE_EXTENSIONS_DIR } from '../store/lake.ts';
+import pgClient from 'pg';
+import { DEFAULT_LAKE_EXTENSIONS_DIR, STATS_INDEX } from '../store/lake.ts';
 import { buildCli, runCli } from './cli-run.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 5);
@@ -84,6 +85,29 @@ function askedBy(proxy: Proxy): Map<string, { requests: number; runs: number }> 
   return asked;
 }
 
+/**
+ * A lake grown old: a filtered read with the catalog holding 2,000,000 more file statistics rows (of a table the lake
+ * does not have), with the index cbp makes on them (store/lake.ts ensureLakeIndex) and without it.
+ */
+async function statsIndexEffect(pg: { port: number }, db: string, lake: { store: string; dataPath: string }): Promise<void> {
+  const c = new pgClient.Client({ host: '127.0.0.1', port: pg.port, user: 'cbp', database: db });
+  await c.connect();
+  const store = await openStore({ dbPath: 'lake', lake: { catalog: lake.store.replace(/^ducklake:postgres:/, ''), dataPath: lake.dataPath } });
+  try {
+    await c.query(`INSERT INTO ducklake_file_column_stats (data_file_id, table_id, column_id, column_size_bytes, value_count, null_count, min_value, max_value, contains_nan)
+      SELECT 900000000 + g / 20, 999999, g % 20, 10, 10, 0, 'a', 'z', false FROM generate_series(1, 2000000) g; ANALYZE ducklake_file_column_stats`);
+    const read = async () => { let best = Infinity; for (let i = 0; i < 5; i++) { const t = performance.now(); await store.transaction((s) => s.all("SELECT count(*) FROM loads WHERE kind = 'mid_report'")); best = Math.min(best, performance.now() - t); } return best; };
+    const indexed = await read();
+    await c.query(`DROP INDEX ${STATS_INDEX}`);
+    const bare = await read();
+    console.log(`
+A filtered read of a lake whose catalog holds 2,000,000 more file statistics rows: ${indexed.toFixed(1)} ms with the index, ${bare.toFixed(1)} ms without (${(bare / indexed).toFixed(1)}×)`);
+  } finally {
+    store.close();
+    await c.end();
+  }
+}
+
 if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.5.5'))) {
   console.log('lake bench skipped: it needs PostgreSQL (initdb, postgres) and `npm run lake:install`');
 } else {
@@ -142,6 +166,7 @@ if (!postgresBin() || !fs.existsSync(path.join(DEFAULT_LAKE_EXTENSIONS_DIR, 'v1.
       }
       console.log(`${label.padEnd(22)} ${f(ms.a / 1000).padStart(6)} ${f(ms.b / 1000).padStart(6)} ${r(ms.b, ms.a).padStart(7)}`);
     }
+    await statsIndexEffect(pg, 'demo0', onLake);
     if (process.env.BENCH_LAKE_SLOW !== '0') {
       const asked = askedBy(proxy);
       table(`the lake behind ${LATENCY_MS} ms a request, one run (the file's least of ${RUNS})`, await demo('slow', toDemo(lakeAt('demo_slow', proxy.port)), proxy), '≤ 2×', proxy.counted);

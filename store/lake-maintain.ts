@@ -2,7 +2,7 @@
 // Safe beside every other process (docs/lake.md "Upkeep"): no step removes what a running step or a reader in flight
 // may still read, and a step that loses a race with a writer's commit is run again.
 import type { Store } from './db.ts';
-import { LAKE_ALIAS, isLakeConflict, retryLakeRace } from './lake.ts';
+import { LAKE_ALIAS, ensureLakeIndex, isLakeConflict, retryLakeRace } from './lake.ts';
 
 export interface MaintainOptions {
   /** Snapshots younger than this many days are kept (time travel). Default 7. */
@@ -46,6 +46,7 @@ export async function maintainStore(store: Store, opts: MaintainOptions = {}): P
     await store.run('CHECKPOINT');
     return { ...base, lake: false };
   }
+  await ensureLakeIndex(store);
   const lake = `'${LAKE_ALIAS}'`;
   const grace = `now() - INTERVAL ${graceHours} HOUR`;
   // DuckLake's flush deletes the inlined rows outright, under readers still on a snapshot that lists them.

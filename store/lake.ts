@@ -8,6 +8,7 @@ import { LAKE_PREFIX, lakeCatalog, lakeSecrets, maskLake } from '../lib/lake-set
 import { sqlText } from './sql-text.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 import { within } from '../lib/within.ts';
+import { log } from '../lib/log.ts';
 
 /** Where a lake is: its PostgreSQL catalog (a libpq string), its data path, and the extensions' folder. */
 export interface LakeOptions {
@@ -270,3 +271,21 @@ export async function ensureLakeOptions(store: { all: (sql: string) => Promise<A
     if (!set.some((o) => o.name === name && String(o.value) === String(value))) await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', '${name}', ${value})`);
   }
 }
+
+/**
+ * Every filtered read asks the catalog for file statistics by table and column, which DuckLake does not index (its PR
+ * #1147): made here, in a commit of its own (a refusal must not fail the schema's), with a new schema and at upkeep.
+ */
+export async function ensureLakeIndex(store: { lake?: LakeOptions; all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }): Promise<void> {
+  const catalog = sqlText(`__ducklake_metadata_${LAKE_ALIAS}`);
+  const made = async () => Number((await store.all(`SELECT count(*)::INTEGER AS n FROM postgres_query(${catalog},
+    ${sqlText(`SELECT 1 FROM pg_indexes WHERE schemaname = 'public' AND indexname = '${STATS_INDEX}'`)})`))[0]?.n) > 0;
+  if (await made()) return;
+  await store.run(`CALL postgres_execute(${catalog}, ${sqlText(`CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`)})`).catch(async (e: unknown) => {
+    // (another host may have made it at the same moment)
+    if (!(await made().catch(() => false))) log().warn({ err: mask(store.lake!, String((e as Error)?.message ?? e)) }, `the lake's catalog refused the index ${STATS_INDEX}: reads slow down as files add up (docs/lake.md)`);
+  });
+}
+
+/** The index on the catalog's file statistics, by its name there. */
+export const STATS_INDEX = 'cbp_file_column_stats_table_column';

@@ -10,7 +10,7 @@ import { MigrationChangedError } from './errors.ts';
 import { bumpGeneration } from './generation.ts';
 import { readViews } from '../lib/sql-views.ts';
 import { brandSql } from './load/typing.ts';
-import { enumTypes, ensureLakeOptions, isLakeConflict, lakeDialect, retryLakeRace } from './lake.ts';
+import { enumTypes, ensureLakeIndex, ensureLakeOptions, isLakeConflict, lakeDialect, retryLakeRace } from './lake.ts';
 
 export interface MigrationFile {
   version: number;
@@ -94,7 +94,9 @@ export async function applySchema(store: Store, dirs: { migrations: string; view
     return r;
   };
   const whole = await step(async (s) => ({ ...(await migrations(s)), ...(await makeViews(s, sources, opts.force, true)) })).catch(unlessViewFailed);
-  return whole ?? { ...(await step(migrations)), ...(await makeViews(store, sources, opts.force, false)) };
+  const made = whole ?? { ...(await step(migrations)), ...(await makeViews(store, sources, opts.force, false)) };
+  if (store.lake && made.applied.length) await ensureLakeIndex(store); // (upkeep makes it on lakes made before it)
+  return made;
 }
 
 /** A migration's statements (sql: the file's, or its lake dialect) and its record. */

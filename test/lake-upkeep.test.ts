@@ -15,6 +15,7 @@ import { newLake } from './helpers/lake-stores.ts';
 import { insertStats } from './ratios-fixtures.ts';
 import { readMigrations } from '../store/migrate.ts';
 import { maintainStore } from '../store/lake-maintain.ts';
+import { STATS_INDEX } from '../store/lake.ts';
 import { recordRun } from '../store/runs.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -70,6 +71,14 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
         const snapshots = await pgRows(`hosts_${trial}`, 'SELECT snapshot_id, changes_made FROM ducklake_snapshot_changes ORDER BY snapshot_id');
         expect(snapshots.map((r) => Number(r.snapshot_id))).toEqual([0, 1]);
         for (const made of ['created_table:"main"."schema_migrations"', 'created_view:"main"."mart_ratios"']) expect(String(snapshots[1]!.changes_made)).toContain(made);
+        // The catalog's file statistics are indexed by table and column; a lake made before it gets it at its next upkeep.
+        const index = () => pgRows(`hosts_${trial}`, `SELECT indexdef FROM pg_indexes WHERE indexname = '${STATS_INDEX}'`).then((r) => r.map((x) => String(x.indexdef)));
+        expect(await index()).toEqual([expect.stringMatching(/ON public\.ducklake_file_column_stats USING btree \(table_id, column_id\)$/)]);
+        await pgRows(`hosts_${trial}`, `DROP INDEX ${STATS_INDEX}`);
+        const upkeep = await openStore({ dbPath: 'lake', lake });
+        expect(await index()).toEqual([]);
+        await maintainStore(upkeep).finally(() => upkeep.close());
+        expect(await index()).toHaveLength(1);
       }
     }
   });
