@@ -280,7 +280,7 @@ export async function ensureLakeIndex(store: { lake?: LakeOptions; all: (sql: st
   const catalog = sqlText(`__ducklake_metadata_${LAKE_ALIAS}`);
   const made = async () => Number((await store.all(`SELECT count(*)::INTEGER AS n FROM postgres_query(${catalog},
     ${sqlText(`SELECT 1 FROM pg_indexes WHERE schemaname = 'public' AND indexname = '${STATS_INDEX}'`)})`))[0]?.n) > 0;
-  if (await made()) return;
+  if (await made().catch(() => false)) return;
   await store.run(`CALL postgres_execute(${catalog}, ${sqlText(`CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`)})`).catch(async (e: unknown) => {
     // (another host may have made it at the same moment)
     if (!(await made().catch(() => false))) log().warn({ err: mask(store.lake!, String((e as Error)?.message ?? e)) }, `the lake's catalog refused the index ${STATS_INDEX}: reads slow down as files add up (docs/lake.md)`);
