@@ -6,10 +6,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pgClient from 'pg';
 import { runDemo } from '../cli/commands/demo.ts';
 import { postgresBin, startLocalPostgres } from '../lib/local-postgres.ts';
 import { openStore, statementWatch } from '../store/db.ts';
-import pgClient from 'pg';
 import { DEFAULT_LAKE_EXTENSIONS_DIR, STATS_INDEX } from '../store/lake.ts';
 import { buildCli, runCli } from './cli-run.ts';
 

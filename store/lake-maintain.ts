@@ -46,7 +46,7 @@ export async function maintainStore(store: Store, opts: MaintainOptions = {}): P
     await store.run('CHECKPOINT');
     return { ...base, lake: false };
   }
-  await ensureLakeIndex(store);
+  await ensureLakeIndex(store, store.lake);
   const lake = `'${LAKE_ALIAS}'`;
   const grace = `now() - INTERVAL ${graceHours} HOUR`;
   // DuckLake's flush deletes the inlined rows outright, under readers still on a snapshot that lists them.

@@ -273,19 +273,23 @@ export async function ensureLakeOptions(store: { all: (sql: string) => Promise<A
 }
 
 /**
- * Every filtered read asks the catalog for file statistics by table and column, which DuckLake does not index (its PR
- * #1147): made here, in a commit of its own (a refusal must not fail the schema's), with a new schema and at upkeep.
+ * Every filtered read asks the catalog for file statistics by table and column; DuckLake reads them so that an index
+ * serves it (its PR #1147) but makes none. Made here in a statement of its own, with a new schema and at upkeep.
  */
-export async function ensureLakeIndex(store: { lake?: LakeOptions; all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }): Promise<void> {
+export async function ensureLakeIndex(store: { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }, lake: LakeOptions): Promise<void> {
   const catalog = sqlText(`__ducklake_metadata_${LAKE_ALIAS}`);
-  const made = async () => Number((await store.all(`SELECT count(*)::INTEGER AS n FROM postgres_query(${catalog},
-    ${sqlText(`SELECT 1 FROM pg_indexes WHERE schemaname = 'public' AND indexname = '${STATS_INDEX}'`)})`))[0]?.n) > 0;
-  if (await made().catch(() => false)) return;
-  await store.run(`CALL postgres_execute(${catalog}, ${sqlText(`CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`)})`).catch(async (e: unknown) => {
+  const made = () => store.all(`SELECT count(*)::INTEGER AS n FROM postgres_query(${catalog},
+    ${sqlText(`SELECT 1 FROM pg_indexes WHERE schemaname = 'public' AND indexname = '${STATS_INDEX}'`)})`).then((r) => Number(r[0]?.n) > 0);
+  // A catalog gone or frozen fails the command as any statement would; a refusal (not the tables' owner) is a warning.
+  const refused = (e: unknown) => { if (e instanceof StoreUnavailableError) throw e; return false; };
+  if (await made().catch(refused)) return;
+  await store.run(`CALL postgres_execute(${catalog}, ${sqlText(STATS_INDEX_SQL)})`).catch(async (e: unknown) => {
+    refused(e);
     // (another host may have made it at the same moment)
-    if (!(await made().catch(() => false))) log().warn({ err: mask(store.lake!, String((e as Error)?.message ?? e)) }, `the lake's catalog refused the index ${STATS_INDEX}: reads slow down as files add up (docs/lake.md)`);
+    if (!(await made().catch(refused))) log().warn({ err: mask(lake, String((e as Error)?.message ?? e)) }, `the lake's catalog refused an index: reads slow down as files add up; the catalog tables' owner can run: ${STATS_INDEX_SQL}`);
   });
 }
 
-/** The index on the catalog's file statistics, by its name there. */
+/** The index on the catalog's file statistics, by its name there, and the statement that makes it. */
 export const STATS_INDEX = 'cbp_file_column_stats_table_column';
+const STATS_INDEX_SQL = `CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`;

@@ -95,7 +95,7 @@ export async function applySchema(store: Store, dirs: { migrations: string; view
   };
   const whole = await step(async (s) => ({ ...(await migrations(s)), ...(await makeViews(s, sources, opts.force, true)) })).catch(unlessViewFailed);
   const made = whole ?? { ...(await step(migrations)), ...(await makeViews(store, sources, opts.force, false)) };
-  if (store.lake && made.applied.length) await ensureLakeIndex(store); // (upkeep makes it on lakes made before it)
+  if (store.lake && made.applied.length) await ensureLakeIndex(store, store.lake); // (upkeep makes it on lakes made before it)
   return made;
 }
 

@@ -76,8 +76,12 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
         expect(await index()).toEqual([expect.stringMatching(/ON public\.ducklake_file_column_stats USING btree \(table_id, column_id\)$/)]);
         await pgRows(`hosts_${trial}`, `DROP INDEX ${STATS_INDEX}`);
         const upkeep = await openStore({ dbPath: 'lake', lake });
-        expect(await index()).toEqual([]);
-        await maintainStore(upkeep).finally(() => upkeep.close());
+        try {
+          expect(await index()).toEqual([]);
+          await maintainStore(upkeep);
+        } finally {
+          upkeep.close();
+        }
         expect(await index()).toHaveLength(1);
       }
     }

@@ -83,10 +83,10 @@ describe.skipIf(skipLake)(lakeTitle('the store on a DuckLake lake'), { timeout: 
     }
     // A lake's planner setting (store/lake.ts) outlives a judgement, which adds its own for a statement (last: it changes the rules).
     const off = (s: Store) => s.all<{ off: string }>("SELECT current_setting('disabled_optimizers') AS off").then((r) => r[0]!.off);
-    // Its ratio rows are written on one thread at the default limit: a lake's thread also holds a Parquet row group.
+    // Its ratio rows are written on one of its two threads at the default limit: a lake's also holds a Parquet row group.
     const threads: string[] = [];
     statementWatch.begin = (sql) => ((/^SET threads = \d+$/.test(sql) && threads.push(sql)), () => {});
-    const judged = await withStore({ dbPath: 'lake', lake, migrate: false }, async (s) => [await off(s), (await refreshRatios(s, loadRules(), { full: true })).rows, await off(s)])
+    const judged = await withStore({ dbPath: 'lake', lake, migrate: false, threads: 2 }, async (s) => [await off(s), (await refreshRatios(s, loadRules(), { full: true })).rows, await off(s)])
       .finally(() => { statementWatch.begin = undefined; });
     expect(judged).toEqual([LAKE_DISABLED_OPTIMIZERS, expect.any(Number), LAKE_DISABLED_OPTIMIZERS]);
     expect(new Set(threads)).toEqual(new Set(['SET threads = 1']));
