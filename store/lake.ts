@@ -259,24 +259,31 @@ export function lakeRetryDelay(attempt: number): number {
  */
 export const LAKE_ROW_GROUP_ROWS = 20480;
 
+/** What the lake's upkeep of its own settings needs of a store. */
+type LakeSession = { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> };
+
 /**
  * The lake's options cbp needs, kept in its catalog so that every client writes alike (set in the schema's commit,
  * store/migrate.ts). No inlined rows: flushing them deletes rows readers in flight still read (docs/lake.md "Upkeep").
  */
 const LAKE_OPTIONS: Record<string, number> = { parquet_row_group_size: LAKE_ROW_GROUP_ROWS, data_inlining_row_limit: 0 };
 
-export async function ensureLakeOptions(store: { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }): Promise<void> {
+export async function ensureLakeOptions(store: LakeSession): Promise<void> {
   const set = await store.all(`SELECT option_name AS name, value FROM ducklake_options('${LAKE_ALIAS}') WHERE scope = 'GLOBAL'`);
   for (const [name, value] of Object.entries(LAKE_OPTIONS)) {
     if (!set.some((o) => o.name === name && String(o.value) === String(value))) await store.run(`CALL ducklake_set_option('${LAKE_ALIAS}', '${name}', ${value})`);
   }
 }
 
+/** The index on the catalog's file statistics, by its name there, and the statement that makes it. */
+export const STATS_INDEX = 'cbp_file_column_stats_table_column';
+const STATS_INDEX_SQL = `CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`;
+
 /**
  * Every filtered read asks the catalog for file statistics by table and column; DuckLake reads them so that an index
  * serves it (its PR #1147) but makes none. Made here in a statement of its own, with a new schema and at upkeep.
  */
-export async function ensureLakeIndex(store: { all: (sql: string) => Promise<Array<Record<string, unknown>>>; run: (sql: string) => Promise<void> }, lake: LakeOptions): Promise<void> {
+export async function ensureLakeIndex(store: LakeSession, lake: LakeOptions): Promise<void> {
   const catalog = sqlText(`__ducklake_metadata_${LAKE_ALIAS}`);
   const made = () => store.all(`SELECT count(*)::INTEGER AS n FROM postgres_query(${catalog},
     ${sqlText(`SELECT 1 FROM pg_indexes WHERE schemaname = 'public' AND indexname = '${STATS_INDEX}'`)})`).then((r) => Number(r[0]?.n) > 0);
@@ -289,7 +296,3 @@ export async function ensureLakeIndex(store: { all: (sql: string) => Promise<Arr
     if (!(await made().catch(refused))) log().warn({ err: mask(lake, String((e as Error)?.message ?? e)) }, `the lake's catalog refused an index: reads slow down as files add up; the catalog tables' owner can run: ${STATS_INDEX_SQL}`);
   });
 }
-
-/** The index on the catalog's file statistics, by its name there, and the statement that makes it. */
-export const STATS_INDEX = 'cbp_file_column_stats_table_column';
-const STATS_INDEX_SQL = `CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`;
