@@ -3,6 +3,7 @@
 // and upkeep at its shortest accepted settings, round after round. No process fails, every read is whole; a read of
 // many statements reads one snapshot (store/analyst.ts onOneSnapshot).
 import { writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import path from 'node:path';
 import pgClient from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ import { STATS_INDEX } from '../store/lake.ts';
 import { recordRun } from '../store/runs.ts';
 import { lakeTitle, skipLake, startPostgres, type Postgres } from './helpers/postgres.ts';
 import { tempDir } from './helpers/tmp.ts';
+import { createLogger, setLogger } from '../lib/log.ts';
 
 const ROUNDS = Number(process.env.CBP_UPKEEP_ROUNDS ?? 10);
 const SEEDS = 40;
@@ -83,6 +85,23 @@ describe.skipIf(skipLake)(lakeTitle('lake upkeep beside workers and readers'), {
           upkeep.close();
         }
         expect(await index()).toHaveLength(1);
+        // A catalog role that does not own DuckLake's tables cannot make it: upkeep still runs, and a warning gives the owner the statement.
+        await pgRows(`hosts_${trial}`, `DROP INDEX ${STATS_INDEX}; CREATE ROLE cbp_worker LOGIN; GRANT ALL ON ALL TABLES IN SCHEMA public TO cbp_worker;
+          GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO cbp_worker; GRANT USAGE, CREATE ON SCHEMA public TO cbp_worker`);
+        const warned: string[] = [];
+        setLogger(createLogger({ level: 'warn', destination: new Writable({ write(c, _e, cb) { warned.push(String(c)); cb(); } }) }));
+        try {
+          const worker = await openStore({ dbPath: 'lake', lake: { ...lake, catalog: `${lake.catalog} user=cbp_worker` } });
+          try {
+            await maintainStore(worker);
+          } finally {
+            worker.close();
+          }
+        } finally {
+          setLogger(undefined);
+        }
+        expect(await index()).toEqual([]);
+        expect(warned.join('')).toContain(`the catalog tables' owner can run: CREATE INDEX IF NOT EXISTS ${STATS_INDEX} ON public.ducklake_file_column_stats (table_id, column_id)`);
       }
     }
   });
