@@ -1,9 +1,10 @@
 // Ranges of MIDs holding at most so many rows of a table, and emptying a large table a slice per commit: one DELETE of
 // tens of millions of rows runs out of DuckDB's memory limit (and a failed rollback then ends the process). A file
-// store holds what it deleted in memory until a checkpoint, so it checkpoints every 32 slices and at the end. A lake
-// deletes whole files in its catalog: one commit.
+// store holds what it deleted in memory until a checkpoint (a transaction id per row), so it checkpoints before that
+// reaches a quarter of its memory limit, and at the end. A lake deletes whole files in its catalog: one commit.
 import type { Store } from './db.ts';
 import { sqlText } from './sql-text.ts';
+import { sizeBytes } from '../lib/size.ts';
 
 export interface MidRange { lo: string | null; hi: string | null } // MIDs read at once: [lo, hi), an end open when null
 
@@ -28,12 +29,19 @@ export async function midRanges(store: Pick<Store, 'all'>, table: string, most: 
  */
 export async function deleteInSlices(store: Store, table: string, rows: number): Promise<void> {
   if (store.lake) return store.transaction((s) => s.run(`DELETE FROM ${table}`));
+  const every = slicesPerCheckpoint(store.memoryLimit, rows);
   let slices = 0;
   for (;;) {
     const [r] = await store.transaction((s) => s.all<{ Count: number | bigint }>(
       `DELETE FROM ${table} WHERE rowid < (SELECT min(rowid) FROM ${table}) + ${Math.max(1, Math.floor(rows))}`));
     if (Number(r?.Count ?? 0) === 0) break;
-    if (++slices % 32 === 0) await store.run('CHECKPOINT');
+    if (++slices % every === 0) await store.run('CHECKPOINT');
   }
   if (slices > 1) await store.run('CHECKPOINT'); // a table emptied in one commit needs none (as before)
+}
+
+/** Slices of `rows` deleted between checkpoints: what they hold until one (a transaction id, 8 bytes, per row) stays within a quarter of the memory limit. */
+export function slicesPerCheckpoint(memoryLimit: string, rows: number): number {
+  const bytes = sizeBytes(memoryLimit);
+  return Number.isFinite(bytes) ? Math.max(1, Math.floor(bytes / 4 / (8 * Math.max(1, rows)))) : 1;
 }

@@ -2,7 +2,7 @@
 // asks, each the first rows in storage order (whole row groups, which a checkpoint drops unread), so that a full
 // re-judge of a large store never deletes tens of millions of rows at once.
 import { describe, expect, it } from 'vitest';
-import { deleteInSlices } from '../store/table-slices.ts';
+import { deleteInSlices, slicesPerCheckpoint } from '../store/table-slices.ts';
 import { cleanup, tempStore } from './ratios-fixtures.ts';
 
 describe('deleteInSlices', () => {
@@ -32,5 +32,29 @@ describe('deleteInSlices', () => {
     } finally {
       cleanup(store, dir);
     }
+  });
+
+  it('checkpoints before what it deleted holds a quarter of the memory limit: a large table empties at a small limit', async () => {
+    // (each deleted row holds 8 bytes until a checkpoint: 8,000,000 rows hold more than this store's limit)
+    const { store, dir } = await tempStore({ memoryLimit: '24MB' });
+    try {
+      // (no checkpoint by the log's size, as while the ratio refresh empties its tables)
+      await store.run("CREATE TABLE t AS SELECT i, i % 7 AS k FROM range(8000000) r(i); CHECKPOINT; SET checkpoint_threshold = '1TB'");
+      const checkpoints: string[] = [];
+      const run = store.run.bind(store);
+      store.run = ((sql: string, ...rest: unknown[]) => { if (sql === 'CHECKPOINT') checkpoints.push(sql); return (run as (...a: unknown[]) => Promise<unknown>)(sql, ...rest); }) as typeof store.run;
+      await deleteInSlices(store, 't', 250_000);
+      expect(await store.all('SELECT count(*)::INTEGER AS n FROM t')).toEqual([{ n: 0 }]);
+      expect(checkpoints.length).toBe(Math.floor(32 / slicesPerCheckpoint('24MB', 250_000)) + 1);
+    } finally {
+      cleanup(store, dir);
+    }
+  });
+
+  it('counts the slices between checkpoints from the memory limit', () => {
+    expect(slicesPerCheckpoint('192MB', 1_280_000)).toBe(4); // the default limit's slices (store/ratio-refresh.ts judgedRows)
+    expect(slicesPerCheckpoint('24MB', 250_000)).toBe(3);
+    expect(slicesPerCheckpoint('24MB', 10_000_000)).toBe(1);
+    expect(slicesPerCheckpoint('80%', 1_000)).toBe(1); // no size to count from: every slice
   });
 });
