@@ -1,8 +1,11 @@
 // The store's memory controls (Store.releaseMemory, Store.capMemory): DuckDB's memory_limit set on the store's one
 // connection, on its lane, never inside a transaction nor on a session whose configuration is locked.
+import { statSync } from 'node:fs';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { isOutOfMemory } from '../lib/errors.ts';
 import { sizeBytes } from '../lib/size.ts';
+import { log } from '../lib/log.ts';
 
 export interface MemoryLane {
   run: (sql: string) => Promise<unknown>;
@@ -56,4 +59,28 @@ export function memoryControls(m: MemoryLane): Pick<Store, 'releaseMemory' | 'ca
       });
     },
   };
+}
+
+/** A log (WAL) from this size on is folded into the file at open: DuckDB's own checkpoint_threshold. */
+const FOLD_LOG_BYTES = 16e6;
+
+/**
+ * The memory limit a file store opens under when its log is large (left by a process killed or out of memory before its
+ * checkpoint): DuckDB replays the log into memory, where it stays until a checkpoint, so a log near the limit leaves room
+ * for no query, nor for that checkpoint, and no later process gets further. Room for it; else undefined (the store's own).
+ */
+export function replayLimit(dbPath: string, limit: string, readOnly: boolean): string | undefined {
+  const wal = readOnly || dbPath === ':memory:' ? 0 : (statSync(`${dbPath}.wal`, { throwIfNoEntry: false })?.size ?? 0);
+  const bytes = sizeBytes(limit);
+  return wal >= FOLD_LOG_BYTES && Number.isFinite(bytes) ? `${Math.ceil((bytes + 2 * wal) / 1e6)}MB` : undefined;
+}
+
+/** The replayed log folded into the file, then the store's own limit (`limit`, a size) set. */
+export async function foldLog(conn: DuckDBConnection, limit: string): Promise<void> {
+  try {
+    await conn.run('CHECKPOINT');
+  } catch (e) {
+    log().warn({ err: String((e as Error)?.message ?? e) }, "the store's log could not be folded into the file at open; the next close tries again");
+  }
+  await conn.run(`SET memory_limit = '${limit}'`);
 }

@@ -14,7 +14,7 @@ import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
 import { PACKAGE_ROOT } from '../lib/package-root.ts';
 import { DEFAULT_STORE_MEMORY } from '../lib/size.ts';
-import { memoryControls } from './db-memory.ts';
+import { foldLog, memoryControls, replayLimit } from './db-memory.ts';
 
 export const DEFAULT_MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'sql', 'migrations');
 export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
@@ -147,13 +147,16 @@ export interface Store {
   close(): void;
 }
 
+/** DuckDB's refusal of a file another process holds ("Could not set lock on file … Conflicting lock is held"), not any "block". */
+const isLockHeld = (e: unknown) => /could not set lock|conflicting lock/i.test(String((e as Error)?.message ?? e));
+
 async function createWaitingForLock(dbPath: string, options: Record<string, string>, waitMs: number): Promise<DuckDBInstance> {
   const until = Date.now() + waitMs;
   for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
     try {
       return await DuckDBInstance.create(dbPath, options);
     } catch (e) {
-      if (!/lock/i.test((e as Error).message) || Date.now() + delay > until) throw e;
+      if (!isLockHeld(e) || Date.now() + delay > until) throw e;
       await new Promise((r) => setTimeout(r, delay));
     }
   }
@@ -185,13 +188,15 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (readOnly && !lake) options.access_mode = 'READ_ONLY';
   Object.assign(options, opts.instanceOptions, lake ? lakeInstanceOptions(lake) : {});
   let instance: DuckDBInstance;
+  const replay = lake ? undefined : replayLimit(opts.dbPath, options.memory_limit, readOnly);
   try {
-    instance = lake ? await DuckDBInstance.create(':memory:', options) : await createWaitingForLock(opts.dbPath, options, opts.lockWaitMs ?? 5_000);
+    instance = lake ? await DuckDBInstance.create(':memory:', options)
+      : await createWaitingForLock(opts.dbPath, replay ? { ...options, memory_limit: replay } : options, opts.lockWaitMs ?? 5_000);
   } catch (e) {
     if (lake) throw lakeOpenError(lake, e);
     const msg = (e as Error).message;
     throw new StoreUnavailableError(
-      /lock/i.test(msg)
+      isLockHeld(e)
         ? `The store ${opts.dbPath} is held by another process (DuckDB allows one writer). Stop it, or query the published snapshot with \`cbp sql\`. (${msg})`
         : `Cannot open the store ${opts.dbPath}: ${msg}`,
       { cause: e },
@@ -201,6 +206,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   try {
     // UTC everywhere (ICU loads only after open, so this cannot be an open option).
     await conn.run("SET TimeZone = 'UTC'");
+    if (replay) await foldLog(conn, options.memory_limit);
     if (lake) {
       await attachLake((sql) => conn.run(sql), lake, readOnly);
     }
