@@ -9,7 +9,7 @@ import { UsageError } from '../lib/errors.ts';
 import { fsyncPath } from '../lib/fsync.ts';
 import { copyJournal, requeueArchived, restoreJournal, type JournalCopy } from '../lib/journal-backup.ts';
 import { openStore, type Store, type StoreOptions } from './db.ts';
-import { StoreUnavailableError } from './errors.ts';
+import { StoreHeldError, StoreUnavailableError } from './errors.ts';
 import { storeVersion } from './generation.ts';
 import { publishSnapshot } from './snapshot.ts';
 
@@ -92,7 +92,7 @@ export async function backup(o: BackupOptions): Promise<BackupManifest & { path:
   try {
     store = await openStore({ ...o.store, migrate: false });
   } catch (e) {
-    if (!(e instanceof StoreUnavailableError) || !/held by another process/.test(e.message)) throw e;
+    if (!(e instanceof StoreHeldError)) throw e;
     if (!existsSync(o.snapshotPath)) throw new StoreUnavailableError(`${e.message.split(' (')[0]} No snapshot is published to back up instead.`, { cause: e });
     // Renamed into place whole by its publisher: the copy reads one file, the old or the new.
     copyFileSync(o.snapshotPath, file);

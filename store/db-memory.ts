@@ -1,11 +1,13 @@
 // The store's memory controls (Store.releaseMemory, Store.capMemory): DuckDB's memory_limit set on the store's one
 // connection, on its lane, never inside a transaction nor on a session whose configuration is locked.
 import { statSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Store } from './db.ts';
 import { isOutOfMemory } from '../lib/errors.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { log } from '../lib/log.ts';
+import { StoreUnavailableError } from './errors.ts';
 
 export interface MemoryLane {
   run: (sql: string) => Promise<unknown>;
@@ -22,12 +24,12 @@ export function memoryControls(m: MemoryLane): Pick<Store, 'releaseMemory' | 'ca
   let limitNow = m.limit; // the limit set now: the store's, or a capMemory's
   return {
     async releaseMemory(what = 'all') {
-      if (m.inTx() || m.locked || !/^[\w. ]+$/.test(limitNow)) return false;
+      if (m.inTx() || m.locked || !Number.isFinite(sizeBytes(limitNow))) return false;
       try {
         // Setting the limit makes DuckDB hand its allocator's unused memory back to the system. Evicting down to a
         // few megabytes first frees every cached block no query holds; the limit is then what it was.
         const evict = what === 'all' ? "SET memory_limit = '16MB'; " : '';
-        await m.run(`${evict}SET memory_limit = '${limitNow}'`);
+        await m.run(`${evict}${setLimitSql(limitNow)}`);
         return true;
       } catch {
         // Locked configuration, or blocks a running query holds: the limit stays as it was (the first SET failed).
@@ -41,7 +43,7 @@ export function memoryControls(m: MemoryLane): Pick<Store, 'releaseMemory' | 'ca
         const [cap, outer] = [`${Math.floor(bytes / 1e6)}MB`, limitNow];
         if (m.locked || m.inTx() || !(bytes < (sizeBytes(outer) || Infinity))) return fn(); // locked, in a transaction, or not below the limit in force
         try {
-          await m.run(`SET memory_limit = '${cap}'`);
+          await m.run(setLimitSql(cap));
         } catch {
           return fn(); // locked configuration, or blocks held beyond the cap
         }
@@ -51,7 +53,7 @@ export function memoryControls(m: MemoryLane): Pick<Store, 'releaseMemory' | 'ca
         } finally {
           limitNow = outer;
           // (a failed restore must not hide what failed: the next releaseMemory sets the limit again)
-          await m.run(`SET memory_limit = '${limitNow}'`).catch(() => undefined);
+          await m.run(setLimitSql(limitNow)).catch(() => undefined);
         }
       }).catch((e: unknown) => {
         if (!opts?.rerun || !capped || !isOutOfMemory(e)) throw e;
@@ -61,26 +63,37 @@ export function memoryControls(m: MemoryLane): Pick<Store, 'releaseMemory' | 'ca
   };
 }
 
-/** A log (WAL) from this size on is folded into the file at open: DuckDB's own checkpoint_threshold. */
-const FOLD_LOG_BYTES = 16e6;
+/** A log (WAL) from this size on is folded into the file at open. */
+const FOLD_LOG_BYTES = 16 * 2 ** 20;
 
-/**
- * The memory limit a file store opens under when its log is large (left by a process killed or out of memory before its
- * checkpoint): DuckDB replays the log into memory, where it stays until a checkpoint, so a log near the limit leaves room
- * for no query, nor for that checkpoint, and no later process gets further. Room for it; else undefined (the store's own).
- */
-export function replayLimit(dbPath: string, limit: string, readOnly: boolean): string | undefined {
-  const wal = readOnly || dbPath === ':memory:' ? 0 : (statSync(`${dbPath}.wal`, { throwIfNoEntry: false })?.size ?? 0);
-  const bytes = sizeBytes(limit);
-  return wal >= FOLD_LOG_BYTES && Number.isFinite(bytes) ? `${Math.ceil((bytes + 2 * wal) / 1e6)}MB` : undefined;
+/** `SET memory_limit` to a size (a number and a unit, lib/size.ts), never other text. */
+export function setLimitSql(size: string): string {
+  if (!Number.isFinite(sizeBytes(size))) throw new Error(`not a memory size: ${JSON.stringify(size)}`);
+  return `SET memory_limit = '${size.trim()}'`;
 }
 
-/** The replayed log folded into the file, then the store's own limit (`limit`, a size) set. */
-export async function foldLog(conn: DuckDBConnection, limit: string): Promise<void> {
+/** Bytes of a store file's log: DuckDB's .wal and what a checkpoint or recovery cut short left beside it. */
+const logBytes = (dbPath: string) => ['.wal', '.wal.checkpoint', '.wal.recovery'].reduce((n, x) => {
+  try { return n + (statSync(dbPath + x, { throwIfNoEntry: false })?.size ?? 0); } catch { return n; }
+}, 0);
+
+/**
+ * The limit a file store opens under when a process left it a large log: DuckDB holds a replayed log in memory until a
+ * checkpoint, which a log near the limit leaves no room for. Room for it, within half the machine's memory; else undefined.
+ */
+export function replayLimit(dbPath: string, limit: string): string | undefined {
+  const [wal, bytes] = [dbPath === ':memory:' ? 0 : logBytes(dbPath), sizeBytes(limit)];
+  if (wal < FOLD_LOG_BYTES || !Number.isFinite(bytes)) return undefined;
+  return `${Math.ceil(Math.min(bytes + 2 * wal, Math.max(bytes, totalmem() / 2)) / 1e6)}MB`;
+}
+
+/** The replayed log folded into the file under `raised`, then the store's own `limit`; a log that does not fold fails the open. */
+export async function foldLog(conn: DuckDBConnection, limit: string, raised: string): Promise<void> {
+  log().warn({ memoryLimit: limit, raised }, 'a log left in the store by a process that ended before its checkpoint is folded into the file under a raised memory limit');
   try {
     await conn.run('CHECKPOINT');
+    await conn.run(setLimitSql(limit));
   } catch (e) {
-    log().warn({ err: String((e as Error)?.message ?? e) }, "the store's log could not be folded into the file at open; the next close tries again");
+    throw new StoreUnavailableError(`The store's log could not be folded into the file at open, under a memory limit of ${raised}: free disk space, or raise CBP_STORE_MEMORY_LIMIT for one run. (${String((e as Error)?.message ?? e)})`, { cause: e });
   }
-  await conn.run(`SET memory_limit = '${limit}'`);
 }

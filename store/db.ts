@@ -8,7 +8,8 @@ import { fastColumn, rowObjects } from './db-chunks.ts';
 import { applySchema, type MigrateResult } from './migrate.ts';
 import { storeThreads } from './threads.ts';
 import { attachLake, isLakeConflict, lakeInstanceOptions, lakeLabel, lakeOpenError, lakeRuntimeError, lakeWatch, retryLakeRace, type LakeOptions } from './lake.ts';
-import { StoreUnavailableError } from './errors.ts';
+import { StoreHeldError, StoreUnavailableError } from './errors.ts';
+import { isOutOfMemory } from '../lib/errors.ts';
 import { lakeWriterLock } from './lake-lock.ts';
 import { BUMP_GENERATION_SQL, hasGenerationTable } from './generation.ts';
 import { serialQueue } from '../lib/serial.ts';
@@ -188,25 +189,22 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   if (readOnly && !lake) options.access_mode = 'READ_ONLY';
   Object.assign(options, opts.instanceOptions, lake ? lakeInstanceOptions(lake) : {});
   let instance: DuckDBInstance;
-  const replay = lake ? undefined : replayLimit(opts.dbPath, options.memory_limit, readOnly);
+  const replay = lake ? undefined : replayLimit(opts.dbPath, options.memory_limit);
   try {
     instance = lake ? await DuckDBInstance.create(':memory:', options)
       : await createWaitingForLock(opts.dbPath, replay ? { ...options, memory_limit: replay } : options, opts.lockWaitMs ?? 5_000);
   } catch (e) {
     if (lake) throw lakeOpenError(lake, e);
     const msg = (e as Error).message;
-    throw new StoreUnavailableError(
-      isLockHeld(e)
-        ? `The store ${opts.dbPath} is held by another process (DuckDB allows one writer). Stop it, or query the published snapshot with \`cbp sql\`. (${msg})`
-        : `Cannot open the store ${opts.dbPath}: ${msg}`,
-      { cause: e },
-    );
+    if (isLockHeld(e)) throw new StoreHeldError(`The store ${opts.dbPath} is held by another process (DuckDB allows one writer). Stop it, or query the published snapshot with \`cbp sql\`. (${msg})`, { cause: e });
+    const more = isOutOfMemory(e) ? ' within its memory limit: raise CBP_STORE_MEMORY_LIMIT' : '';
+    throw new StoreUnavailableError(`Cannot open the store ${opts.dbPath}${more}: ${msg}`, { cause: e });
   }
   const conn = await instance.connect();
   try {
     // UTC everywhere (ICU loads only after open, so this cannot be an open option).
     await conn.run("SET TimeZone = 'UTC'");
-    if (replay) await foldLog(conn, options.memory_limit);
+    if (replay && !readOnly) await foldLog(conn, options.memory_limit, replay);
     if (lake) {
       await attachLake((sql) => conn.run(sql), lake, readOnly);
     }
@@ -217,6 +215,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     instance.closeSync();
     throw e;
   }
+  // (a read-only store keeps the room its replayed log takes: it cannot fold it)
+  const limit = replay && readOnly ? replay : options.memory_limit;
   let inTx = false;
   let bumpOnCommit = false;
   // Known once seen: stores opened with other migrations (tests) may lack the table.
@@ -348,8 +348,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       return exclusive(() => fn(store));
     },
     writerTurn,
-    memoryLimit: options.memory_limit,
-    ...memoryControls({ run, exclusive, inTx: () => inTx, locked: opts.lockConfiguration === true, limit: options.memory_limit }),
+    memoryLimit: limit,
+    ...memoryControls({ run, exclusive, inTx: () => inTx, locked: opts.lockConfiguration === true, limit }),
     close() {
       if (closing) return;
       closing = true;

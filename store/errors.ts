@@ -42,3 +42,6 @@ export class StoreUnavailableError extends CbpError {
     super('CBP_ERR_STORE_UNAVAILABLE', message, opts);
   }
 }
+
+/** The store file is held by another process (DuckDB's lock): a run or the worker. */
+export class StoreHeldError extends StoreUnavailableError {}

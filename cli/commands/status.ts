@@ -11,7 +11,7 @@ import type { Config } from '../../lib/config.ts';
 import type { Store } from '../../store/db.ts';
 import { alertsInForce, serviceClock, loadsByKind, quarantineByKind, ratioStatesOfLatestMonth, recentRuns, unknownRowsOf, type RatioStateLine } from '../../store/status.ts';
 import { martFreshness } from '../../store/ratio-mart.ts';
-import { StoreUnavailableError } from '../../store/errors.ts';
+import { StoreHeldError } from '../../store/errors.ts';
 import { sameVersion, storeVersion } from '../../store/generation.ts';
 import { invalidOrderLines, rejectedOrders } from '../../store/orders.ts';
 import { coverageSpans, spanCoveredTo } from '../../store/windows.ts';
@@ -96,7 +96,7 @@ export async function openForStatus(cfg: Config): Promise<{ store?: Store; sourc
     try {
       return { store: await openStore({ dbPath: cfg.dbPath, readOnly: true, memoryLimit: cfg.storeMemoryLimit, lockWaitMs: 0 }), source: 'store', path: cfg.dbPath };
     } catch (e) {
-      if (!(e instanceof StoreUnavailableError)) throw e;
+      if (!(e instanceof StoreHeldError)) throw e;
       if (existsSync(cfg.snapshotPath)) {
         return {
           store: await openAnalystSession(cfg.snapshotPath, { memoryLimit: cfg.storeMemoryLimit }),
