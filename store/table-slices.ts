@@ -1,7 +1,6 @@
 // Ranges of MIDs holding at most so many rows of a table, and emptying a large table a slice per commit: one DELETE of
-// tens of millions of rows runs out of DuckDB's memory limit (and a failed rollback then ends the process). A file
-// store holds what it deleted in memory until a checkpoint (a transaction id per row), so it checkpoints before that
-// reaches a quarter of its memory limit, and at the end. A lake deletes whole files in its catalog: one commit.
+// tens of millions of rows runs out of DuckDB's memory limit (and a failed rollback then ends the process). A lake
+// deletes whole files in its catalog: one commit.
 import type { Store } from './db.ts';
 import { sqlText } from './sql-text.ts';
 import { sizeBytes } from '../lib/size.ts';
@@ -40,7 +39,7 @@ export async function deleteInSlices(store: Store, table: string, rows: number):
   if (slices > 1) await store.run('CHECKPOINT'); // a table emptied in one commit needs none (as before)
 }
 
-/** Slices of `rows` deleted between checkpoints: what they hold until one (a transaction id, 8 bytes, per row) stays within a quarter of the memory limit. */
+/** Slices of `rows` between checkpoints: a file store holds a transaction id per deleted row until one, kept within a quarter of its limit. */
 export function slicesPerCheckpoint(memoryLimit: string, rows: number): number {
   const bytes = sizeBytes(memoryLimit);
   return Number.isFinite(bytes) ? Math.max(1, Math.floor(bytes / 4 / (8 * Math.max(1, rows)))) : 1;

@@ -7,11 +7,11 @@ import { tempDir } from './helpers/tmp.ts';
 import { openTestStore } from './helpers/store-template.ts';
 import type { RatioRow } from '../contract/ratios.ts';
 
-export async function tempStore(opts: { memoryLimit?: string } = {}): Promise<{ store: Store; dir: string; dbPath: string }> {
+export async function tempStore(opts: { memoryLimit?: string; threads?: number } = {}): Promise<{ store: Store; dir: string; dbPath: string }> {
   // (made through test/helpers/tmp.ts: removed after the test file at the latest, whatever the test does)
   const dir = tempDir();
   const dbPath = path.join(dir, 'cbp.duckdb');
-  const store = await openTestStore({ dbPath, memoryLimit: opts.memoryLimit });
+  const store = await openTestStore({ dbPath, memoryLimit: opts.memoryLimit, threads: opts.threads });
   return { store, dir, dbPath };
 }
 
