@@ -10,7 +10,7 @@ import { sizeBytes } from '../lib/size.ts';
 import { dropTemp, sqlText } from './sql-text.ts';
 import { ConfigError, isOutOfMemory } from '../lib/errors.ts';
 import { log } from '../lib/log.ts';
-import { deleteInSlices } from './table-slices.ts';
+import { deletableRows, deleteInSlices } from './table-slices.ts';
 
 /** Ratio rows a rule reads judged in one transaction, for a store of this memory limit. */
 export function judgedRows(memoryLimit: string): number {
@@ -52,11 +52,14 @@ export async function refreshRatioTable(store: Store, t: RuleTables, opts: { ful
     const reset = `SET checkpoint_threshold = '${threshold.replace(/[^\w. ]/g, '')}'`;
     try {
       await store.run("SET checkpoint_threshold = '1TB'");
-      // Every month judged again: what other rules (their groups) left goes, a slice of MIDs a commit.
-      if (fromMonth === null) for (const t of ['ratio_streaks', 'ratio_mart']) await deleteInSlices(store, t, judgedRows(store.memoryLimit));
+      // Every month judged again (what other rules left goes too), or more rows than a transaction can delete: a slice a commit.
+      const sliced = fromMonth === null || (!store.lake && deletableRows(store.memoryLimit) < Number((await store.all<{ n: number }>(
+        'SELECT count(*)::DOUBLE AS n FROM ratio_mart WHERE month >= $1', [from]))[0]!.n));
+      if (fromMonth === null) await deleteInSlices(store, 'ratio_streaks', judgedRows(store.memoryLimit));
+      if (sliced) await deleteInSlices(store, 'ratio_mart', judgedRows(store.memoryLimit), `month >= ${sqlText(from)}`);
       const most = opts.judgedRows ?? judgedRows(store.memoryLimit);
       await judgeAll(store, t.watchFraction, await tiles(store, from, most));
-      return { fromMonth, ...(await writeMart(store, from, most, fromMonth === null, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
+      return { fromMonth, ...(await writeMart(store, from, most, sliced, inputs.marks, reset)), ...(why ? { why } : { replaced }) };
     } finally {
       await store.run(reset);
     }
@@ -173,7 +176,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
 const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
 
 /** Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the tiles' runs, in
- * inserts of months of at most `most` ruled rows: in one transaction, or one each when the table was emptied (`whole`).
+ * inserts of months of at most `most` ruled rows: in one transaction, or one each when those months were emptied (`whole`).
  * The last records the sources' fingerprints and that the table is whole. How many rows, and when. */
 async function writeMart(store: Store, from: string, most: number, whole: boolean, marks: SourceMark[], reset: string): Promise<{ rows: number; written: string }> {
   // Commits in the log alone would hold memory the insert needs (a lake's CHECKPOINT is its upkeep; one refused, as

@@ -22,25 +22,28 @@ export async function midRanges(store: Pick<Store, 'all'>, table: string, most: 
 }
 
 /**
- * Deletes every row of `table` in commits of about `rows` rows, each its first rows in storage order: a slice frees whole
+ * Deletes every row of `table` (that `where` keeps) in commits of about `rows` rows, each its first rows in storage order: a slice frees whole
  * row groups, which a checkpoint drops unread (slices of MIDs left every row group part deleted, more than a checkpoint
  * could hold in memory: a fatal error, the store invalidated).
  */
-export async function deleteInSlices(store: Store, table: string, rows: number): Promise<void> {
-  if (store.lake) return store.transaction((s) => s.run(`DELETE FROM ${table}`));
+export async function deleteInSlices(store: Store, table: string, rows: number, where = 'TRUE'): Promise<void> {
+  if (store.lake) return store.transaction((s) => s.run(`DELETE FROM ${table} WHERE ${where}`));
   const every = slicesPerCheckpoint(store.memoryLimit, rows);
   let slices = 0;
   for (;;) {
     const [r] = await store.transaction((s) => s.all<{ Count: number | bigint }>(
-      `DELETE FROM ${table} WHERE rowid < (SELECT min(rowid) FROM ${table}) + ${Math.max(1, Math.floor(rows))}`));
+      `DELETE FROM ${table} WHERE ${where} AND rowid < (SELECT min(rowid) FROM ${table} WHERE ${where}) + ${Math.max(1, Math.floor(rows))}`));
     if (Number(r?.Count ?? 0) === 0) break;
     if (++slices % every === 0) await store.run('CHECKPOINT');
   }
   if (slices > 1) await store.run('CHECKPOINT'); // a table emptied in one commit needs none (as before)
 }
 
-/** Slices of `rows` between checkpoints: a file store holds a transaction id per deleted row until one, kept within a quarter of its limit. */
-export function slicesPerCheckpoint(memoryLimit: string, rows: number): number {
+/** Rows a file store deletes before a checkpoint: it holds a transaction id per deleted row until one, kept within a quarter of its limit. */
+export function deletableRows(memoryLimit: string): number {
   const bytes = sizeBytes(memoryLimit);
-  return Number.isFinite(bytes) ? Math.max(1, Math.floor(bytes / 4 / (8 * Math.max(1, rows)))) : 1;
+  return Number.isFinite(bytes) ? Math.floor(bytes / 4 / 8) : 0;
 }
+
+/** Slices of `rows` between checkpoints (deletableRows), at least one. */
+export const slicesPerCheckpoint = (memoryLimit: string, rows: number) => Math.max(1, Math.floor(deletableRows(memoryLimit) / Math.max(1, rows)));

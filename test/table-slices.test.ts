@@ -51,6 +51,21 @@ describe('deleteInSlices', () => {
     }
   });
 
+  it('empties only the rows a condition keeps, a slice a commit, however they lie among the others', async () => {
+    const { store, dir } = await tempStore();
+    try {
+      await store.run("CREATE TABLE t AS SELECT i, CASE WHEN i % 3 = 0 THEN '2024-01' ELSE '2025-01' END AS month FROM range(300) r(i)");
+      let commits = 0;
+      const transaction = store.transaction.bind(store);
+      store.transaction = ((fn: (s: typeof store) => Promise<unknown>) => { commits++; return transaction(fn); }) as typeof store.transaction;
+      await deleteInSlices(store, 't', 60, "month >= '2025-01'");
+      expect(await store.all('SELECT month, count(*)::INTEGER AS n FROM t GROUP BY month')).toEqual([{ month: '2024-01', n: 100 }]);
+      expect(commits).toBeGreaterThan(3); // 200 rows in slices of at most 60, then the one that finds none
+    } finally {
+      cleanup(store, dir);
+    }
+  });
+
   it('counts the slices between checkpoints from the memory limit', () => {
     expect(slicesPerCheckpoint('192MB', 1_280_000)).toBe(4); // the default limit's slices (store/ratio-refresh.ts judgedRows)
     expect(slicesPerCheckpoint('24MB', 250_000)).toBe(3);
