@@ -8,7 +8,7 @@ import { openStore } from '../store/db.ts';
 import { sizeBytes } from '../lib/size.ts';
 import { tempDir } from './helpers/tmp.ts';
 
-/** A store whose log holds 5,000,000 deleted rows, more than 24MB once replayed. */
+/** A store whose log of deleted rows takes more memory to replay than the limit the tests below open it under. */
 async function storeWithLog(): Promise<string> {
   const dbPath = path.join(tempDir(), 'cbp.duckdb');
   (await openStore({ dbPath, memoryLimit: '96MB', threads: 2 })).close();
