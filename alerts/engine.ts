@@ -54,9 +54,8 @@ export async function evaluateAlerts(store: Store, opts: EvaluateAlertsOptions):
   for (const range of await judgedRanges(store, from)) {
     const { levels, projections } = await judgedMonths(store, { from, last: asOfMonth, range });
     for (const batch of byMidBatches(levels, projections, BATCH_MIDS)) {
-      const { lo, hi } = batch;
-      const prior = from === null ? [] : await priorNotices(store, { lo, hi, before: from });
-      const recorded = await recordedStates(store, { lo, hi, from });
+      const prior = from === null ? [] : await priorNotices(store, { lo: batch.lo, hi: batch.hi, before: from });
+      const recorded = await recordedStates(store, { lo: batch.lo, hi: batch.hi, from });
       const j = judgeBatch(batch.levels, batch.projections, recorded, { rules: opts.rules, notifySince, now, known, fromMonth: from, prior });
       await recordJudgement(store, { states: j.states, fresh: j.fresh, promoted: j.promoted.map((n) => n.notice_id) });
       for (const n of j.fresh) known.set(n.notice_id, n.notify);
@@ -80,8 +79,7 @@ function byMidBatches(levels: JudgedMonth[], projections: JudgedMonth[], size: n
   const out: Array<{ lo: string; hi: string; levels: JudgedMonth[]; projections: JudgedMonth[] }> = [];
   for (let i = 0; i < mids.length; i += size) {
     const part = new Set(mids.slice(i, i + size));
-    const lo = mids[i];
-    const hi = mids[Math.min(i + size, mids.length) - 1];
+    const [lo, hi] = [mids[i]!, mids[Math.min(i + size, mids.length) - 1]!];
     out.push({ lo, hi, levels: levels.filter((l) => part.has(l.mid)), projections: projections.filter((l) => part.has(l.mid)) });
   }
   return out;

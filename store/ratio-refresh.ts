@@ -163,10 +163,7 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
       await s.run(`CREATE OR REPLACE TEMP TABLE _ratio_runs AS SELECT * FROM ${judge(0)}; INSERT INTO ratio_streaks BY NAME SELECT * FROM _ratio_runs`);
       // Projections judged as closed months, on the observed runs before them (months without any have none to judge).
       const [p] = await s.all<{ any: boolean | null }>(`SELECT bool_or(ratio_projected(is_partial, days_covered)) AS any FROM ratio_month_inputs WHERE month_idx BETWEEN ${lo} AND ${hi}`);
-      if (p?.any) {
-        await s.run('INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs');
-        await s.run(`INSERT INTO ratio_streaks BY NAME SELECT * FROM ${judge(1)}`);
-      }
+      if (p?.any) await s.run(`INSERT INTO _ratio_seeds BY NAME SELECT * FROM _ratio_runs; INSERT INTO ratio_streaks BY NAME SELECT * FROM ${judge(1)}`);
     });
   } finally {
     await store.run([dropTemp('VIEW', '_ratio_rows', '_ratio_monitored', '_ratio_tile'), dropTemp('TABLE', '_ratio_runs', '_ratio_seeds')].join('; '));

@@ -70,17 +70,21 @@ SELECT group_id, network, program, metric, month, is_projection, bool_or(is_part
 FROM x WHERE grouped AND group_id IS NOT NULL GROUP BY group_id, network, program, metric, month, is_projection;
 
 -- One row per judged series × month × level, of the series with a state (hot, below; one left out has no level, watch
--- or run), for one reading v: 0 the observed figures; 1, for a series with a projection, its projected months judged as
--- closed on that history. Months read H, M, N or R and runs, entries and leavings as docs/ratios.md "How a month is
--- read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before its first
--- month in rows (none: no runs), so a refresh judges only the months that changed.
+-- or run; cand: those that may be, kept first), for one reading v: 0 the observed figures; 1, for a series with a
+-- projection, its projected months judged as closed on that history. Months read H, M, N or R as docs/ratios.md "How a
+-- month is read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
+-- its first month in rows (none: no runs), so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks', grouped := TRUE) AS TABLE
-WITH r AS (
+WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped)), cand AS (
+  SELECT mid, network, program FROM j WHERE ratio >= (SELECT min(threshold) FROM ratio_rules) * watch_fraction
+  UNION SELECT mid, network, program FROM query_table(seeds) WHERE v = 0 AND (met_run > 0 OR held)
+  UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached'
+), r AS (
   -- (fig: the figures a rule reads, as one value; a macro given a row's alias packs every column per use)
   SELECT j.*, ratio_month_idx(j.month) AS month_idx, {'ratio': ratio, 'numerator_count': numerator_count, 'numerator_amount': numerator_amount,
     'denominator_count': denominator_count, 'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
     'month_transaction_amount': month_transaction_amount} AS fig
-  FROM ratio_judged_rows(rows, grouped := grouped) j
+  FROM j SEMI JOIN cand c ON c.mid = j.mid AND c.network = j.network AND c.program = j.program
 ), pm AS ( -- (the months projected, as the observed rows they replace: every key an equality, so the join below hashes)
   SELECT DISTINCT mid, network, program, month_idx, FALSE AS is_projection FROM r WHERE is_projection
 ), proj AS (SELECT mid, network, program, min(month_idx) AS first_idx FROM pm GROUP BY ALL), x AS (
