@@ -1,7 +1,7 @@
 // The chance of a breach after every write of the ratio table: each open month's series forecast against each level in
 // force for it (rules/forecast.ts), kept in ratio_forecasts (store/forecast.ts). docs/ratios.md "The chance of a breach".
 import type { Store } from '../store/db.ts';
-import { HISTORY_DAYS, histories, keepForecasts, openRanges, openRows, seriesKey, stageDaily, staleForecasts, writeForecasts, type KeptForecast, type OpenMonths, type OpenRow } from '../store/forecast.ts';
+import { HISTORY_DAYS, histories, keepForecasts, openRanges, openRows, seriesKey, stageDaily, staleForecasts, writeForecasts, type KeptForecast, type OpenRow } from '../store/forecast.ts';
 import { inForce, rulesFor } from '../rules/rule-set.ts';
 import { forecast, levelNeed, neededCount, priorMonthDays, remainingCount } from '../rules/forecast.ts';
 import type { Rule, RuleSet } from '../rules/thresholds.ts';
@@ -57,15 +57,23 @@ export async function* forecastOpenMonths(store: Store, rules: RuleSet): AsyncGe
   // Range by range of MIDs: within the store's memory limit at any number of MIDs.
   const daily = await stageDaily(store, open.months);
   try {
-    for (const range of open.ranges) yield await forecastRange(store, rules, open.months, range);
+    let rows = await openRows(store, open.months, open.ranges[0]);
+    for (let i = 0; i < open.ranges.length; i++) {
+      // The next range's rows are read while this one's are forecast, and are in before this one is yielded (one query at a time).
+      let next: Promise<OpenRow[]> | undefined;
+      const out = await forecastRange(store, rules, rows, open.ranges[i]!, () => { if (i + 1 < open.ranges.length) next = openRows(store, open.months, open.ranges[i + 1]); });
+      if (next) rows = await next;
+      yield out;
+    }
   } finally {
     await daily.drop();
   }
 }
 
-async function forecastRange(store: Store, rules: RuleSet, months: OpenMonths, range: MidRange): Promise<KeptForecast[]> {
+/** The range's forecasts of its open rows; `readNext` is called once its own queries are done. */
+async function forecastRange(store: Store, rules: RuleSet, open: OpenRow[], range: MidRange, readNext: () => void): Promise<KeptForecast[]> {
   const found = new Map<string, Rule[]>();
-  const rows = (await openRows(store, months, range)).map((r) => ({ r, needs: needsOf(rules, r, found) })).filter((x) => x.needs.length);
+  const rows = open.map((r) => ({ r, needs: needsOf(rules, r, found) })).filter((x) => x.needs.length);
   // Within reach: the pace to date or the history's rate reaches REACH of some level's count at the expected denominator.
   // The others' days are not used: their history is flat at its rate, which only widens a chance that stays near nil.
   const reach = (r: OpenRow) => Math.max(r.numerator_count * (r.days_in_month / r.days_covered), rateBefore(r).rate * r.days_in_month);
@@ -74,6 +82,7 @@ async function forecastRange(store: Store, rules: RuleSet, months: OpenMonths, r
     return t !== null && rateBefore(r).daily && needs.some((n) => !n.blocked && reach(r) >= REACH * neededCount(n.need, t));
   });
   const hist = await histories(store, near.map((x) => x.r), range);
+  readNext();
   const out: KeptForecast[] = [];
   for (const { r, needs } of rows) {
     const den = denOf(r);

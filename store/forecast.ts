@@ -80,9 +80,9 @@ export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths):
 }
 
 /** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size (stageDaily first). */
-export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
+export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
   const [lo, hi] = [sqlText(months.lo), sqlText(months.hi)];
-  const rows = await store.all<Record<string, unknown>>(`
+  return store.mapRows<OpenRow>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
         ratio_month_idx(month) AS m_idx,
@@ -123,16 +123,18 @@ export async function openRows(store: Pick<Store, 'all'>, months: OpenMonths, ra
       coalesce(h.total, 0) AS history_total, coalesce(p.past_count, 0) AS past_count, coalesce(p.past_days, 0) AS past_days
     FROM o
     LEFT JOIN past p USING (mid, network, program, metric, month)
-    LEFT JOIN h USING (mid, network, program, month)`);
-  return rows.map((r) => ({
-    mid: String(r.mid), network: String(r.network), program: String(r.program), metric: r.metric as 'count' | 'amount', month: String(r.month),
-    numerator_count: Number(r.numerator_count ?? 0), numerator_amount: Number(r.numerator_amount ?? 0),
-    denominator_count: numOrNull(r.denominator_count), denominator_amount: numOrNull(r.denominator_amount),
-    month_transaction_count: numOrNull(r.month_transaction_count), month_transaction_amount: numOrNull(r.month_transaction_amount),
-    days_covered: Number(r.days_covered), days_in_month: Number(r.days_in_month), den_prev: r.den_prev === true,
-    monthly_cv: numOrNull(r.metric === 'count' ? r.cv_count : r.cv_amount),
-    first_day: String(r.first_day), history_total: Number(r.history_total), past_count: Number(r.past_count), past_days: Number(r.past_days),
-  }));
+    LEFT JOIN h USING (mid, network, program, month)`, undefined, (col) => {
+    const [mid, network, program, metric, month, nc, na, dc, da, mc, ma, cov, dim, prev, cvc, cva, first, total, pc, pd] = ['mid', 'network', 'program',
+      'metric', 'month', 'numerator_count', 'numerator_amount', 'denominator_count', 'denominator_amount', 'month_transaction_count',
+      'month_transaction_amount', 'days_covered', 'days_in_month', 'den_prev', 'cv_count', 'cv_amount', 'first_day', 'history_total', 'past_count', 'past_days'].map(col);
+    return (i) => ({
+      mid: String(mid![i]), network: String(network![i]), program: String(program![i]), metric: metric![i] as 'count' | 'amount', month: String(month![i]),
+      numerator_count: Number(nc![i] ?? 0), numerator_amount: Number(na![i] ?? 0), denominator_count: numOrNull(dc![i]), denominator_amount: numOrNull(da![i]),
+      month_transaction_count: numOrNull(mc![i]), month_transaction_amount: numOrNull(ma![i]), days_covered: Number(cov![i]), days_in_month: Number(dim![i]),
+      den_prev: prev![i] === true, monthly_cv: numOrNull(metric![i] === 'count' ? cvc![i] : cva![i]),
+      first_day: String(first![i]), history_total: Number(total![i]), past_count: Number(pc![i]), past_days: Number(pd![i]),
+    });
+  });
 }
 
 export const seriesKey = (r: { mid: string; network: string; program: string; month: string }) => `${r.mid}\u0000${r.network}\u0000${r.program}\u0000${r.month}`;
