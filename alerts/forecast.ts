@@ -61,7 +61,8 @@ export async function* forecastOpenMonths(store: Store, rules: RuleSet): AsyncGe
     for (let i = 0; i < open.ranges.length; i++) {
       // The next range's rows are read while this one's are forecast, and are in before this one is yielded (one query at a time).
       let next: Promise<OpenRow[]> | undefined;
-      const out = await forecastRange(store, rules, rows, open.ranges[i]!, () => { if (i + 1 < open.ranges.length) next = openRows(store, open.months, open.ranges[i + 1]); });
+      const out = await forecastRange(store, rules, rows, open.ranges[i]!, () => { if (i + 1 < open.ranges.length) next = openRows(store, open.months, open.ranges[i + 1]); })
+        .catch(async (e: unknown) => { await next?.catch(() => undefined); throw e; }); // (the read ends before the temp table goes)
       if (next) rows = await next;
       yield out;
     }
