@@ -77,7 +77,7 @@ FROM x WHERE grouped AND group_id IS NOT NULL GROUP BY group_id, network, progra
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks', grouped := TRUE) AS TABLE
 WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped)), cand AS (
   SELECT mid, network, program FROM j WHERE ratio >= (SELECT min(threshold) FROM ratio_rules) * watch_fraction
-  UNION SELECT mid, network, program FROM query_table(seeds) WHERE v = 0 AND (met_run > 0 OR held)
+  UNION SELECT k.mid, k.network, k.program FROM query_table(seeds) k WHERE k.v = 0 AND (k.met_run > 0 OR k.held)
   UNION SELECT mid, network, program FROM alert_states WHERE status = 'reached'
 ), r AS (
   -- (fig: the figures a rule reads, as one value; a macro given a row's alias packs every column per use)
