@@ -79,7 +79,7 @@ function byMidBatches(levels: JudgedMonth[], projections: JudgedMonth[], size: n
   const out: Array<{ lo: string; hi: string; levels: JudgedMonth[]; projections: JudgedMonth[] }> = [];
   for (let i = 0; i < mids.length; i += size) {
     const part = new Set(mids.slice(i, i + size));
-    const [lo, hi] = [mids[i]!, mids[Math.min(i + size, mids.length) - 1]!];
+    const [lo, hi] = [mids[i], mids[Math.min(i + size, mids.length) - 1]];
     out.push({ lo, hi, levels: levels.filter((l) => part.has(l.mid)), projections: projections.filter((l) => part.has(l.mid)) });
   }
   return out;

@@ -61,8 +61,9 @@ export async function* forecastOpenMonths(store: Store, rules: RuleSet): AsyncGe
     for (let i = 0; i < open.ranges.length; i++) {
       // The next range's rows are read while this one's are forecast, and are in before this one is yielded (one query at a time).
       let next: Promise<OpenRow[]> | undefined;
-      const out = await forecastRange(store, rules, rows, open.ranges[i]!, () => { if (i + 1 < open.ranges.length) next = openRows(store, open.months, open.ranges[i + 1]); })
-        .catch(async (e: unknown) => { await next?.catch(() => undefined); throw e; }); // (the read ends before the temp table goes)
+      const readNext = () => { if (i + 1 < open.ranges.length) next = openRows(store, open.months, open.ranges[i + 1]); };
+      // (a failed range waits for that read, which must end before the staged days are dropped)
+      const out = await forecastRange(store, rules, rows, open.ranges[i]!, readNext).catch(async (e: unknown) => { await next?.catch(() => undefined); throw e; });
       if (next) rows = await next;
       yield out;
     }
@@ -71,7 +72,7 @@ export async function* forecastOpenMonths(store: Store, rules: RuleSet): AsyncGe
   }
 }
 
-/** The range's forecasts of its open rows; `readNext` is called once its own queries are done. */
+/** The range's forecasts of its open rows; `readNext` is called once its own queries are done, and nothing after it awaits. */
 async function forecastRange(store: Store, rules: RuleSet, open: OpenRow[], range: MidRange, readNext: () => void): Promise<KeptForecast[]> {
   const found = new Map<string, Rule[]>();
   const rows = open.map((r) => ({ r, needs: needsOf(rules, r, found) })).filter((x) => x.needs.length);

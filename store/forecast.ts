@@ -218,7 +218,7 @@ const FORECAST_COLS: Array<[StageType, (f: KeptForecast) => unknown]> = [
 
 /**
  * Replaces the kept forecasts with those `ranges` gives, made of the ratio table's write `mart` (staleForecasts); how
- * many. Each range is staged as it comes (the appender), so memory holds one range's; the write is one commit.
+ * many. Each range is staged as it comes (the appender), so memory holds one range's (and the next's open rows); the write is one commit.
  */
 export async function writeForecasts(store: Store, ranges: AsyncIterable<KeptForecast[]>, mart: string, now = new Date()): Promise<number> {
   const stage = '_cbp_forecast_stage';

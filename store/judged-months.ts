@@ -36,7 +36,7 @@ export interface JudgedMonth {
 }
 
 /** Ranges of MIDs covering all, each of at most a memory limit's share of kept runs from `from` on (null: every month): a
- * run reads its month's rows of every metric and reading beside it, so a twentieth of what a judge tile holds. */
+ * run reads its month's rows of every metric and reading beside it; a twentieth of a judge tile leaves room to spare. */
 export const judgedRanges = (store: Store, from: string | null, most = judgedRows(store.memoryLimit) / 20): Promise<MidRange[]> =>
   midRanges(store, 'ratio_streaks', most, `WHERE month_idx >= ${from === null ? 0 : monthIndex(from) - 1}`);
 

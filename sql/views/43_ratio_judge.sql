@@ -71,8 +71,8 @@ FROM x WHERE grouped AND group_id IS NOT NULL GROUP BY group_id, network, progra
 
 -- One row per judged series × month × level, of the series with a state (hot, below; one left out has no level, watch
 -- or run; cand: those that may be, kept first), for one reading v: 0 the observed figures; 1, for a series with a
--- projection, its projected months judged as closed on that history. Months read H, M, N or R as docs/ratios.md "How a
--- month is read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
+-- projection, its projected months judged as closed on that history. Months, runs, entries and leavings as docs/ratios.md
+-- "How a month is read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
 -- its first month in rows (none: no runs), so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks', grouped := TRUE) AS TABLE
 WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped)), cand AS (
