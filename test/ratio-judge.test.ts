@@ -173,9 +173,11 @@ async function judgeSql(store: Store, rows: RatioRow[], set: RuleSet): Promise<M
   await store.run(`CREATE OR REPLACE TEMP TABLE judge_runs AS SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, seeds := 'judge_streaks', ${g})`);
   await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs');
   await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_after', ${t.watchFraction}, seeds := 'judge_streaks', ${g})`);
+  // Projections as a refresh judges them: each pass's on the observed runs before it and its own.
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_before', ${t.watchFraction}, v := 1, seeds := 'judge_streaks', ${g})`);
   await store.run('DELETE FROM judge_streaks');
-  await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs');
-  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_ruled', ${t.watchFraction}, v := 1, seeds := 'judge_streaks', ${g})`);
+  await store.run('INSERT INTO judge_streaks SELECT * FROM judge_runs WHERE v = 0');
+  await store.run(`INSERT INTO judge_runs SELECT * FROM ratio_level_runs('judge_after', ${t.watchFraction}, v := 1, seeds := 'judge_streaks', ${g})`);
   const levels = await store.all<{ mid: string; network: string; program: string; month: string; v: number; level: string | null; watch: string | null; superseded_by: string | null; met: string[] | null }>(
     "SELECT mid, network, program, month, v, level, watch, superseded_by, met FROM ratio_series_levels('judge_runs')");
   const runs = await store.all<{ mid: string; network: string; program: string; month: string; v: number; s: string }>(
@@ -244,6 +246,7 @@ describe('the SQL judge equals the oracle', () => {
     ['a month to date counted as a miss', "WHEN hit THEN 'H' WHEN partial OR unknown THEN 'N'", "WHEN hit THEN 'H' WHEN unknown THEN 'N'"],
     ['the step-down disabled', '(step_down AND coalesce(low_hit_rank < rank, FALSE))', '(FALSE)'],
     ['a refresh that drops the met run it starts from', "WHEN 'S' THEN seed_met", "WHEN 'S' THEN 0"],
+    ["a refresh's projections blind to the levels held before them", 'k.v = 0 AND (k.met_run > 0', 'v = 0 AND (k.met_run > 0'],
   ];
   for (const [name, from, to] of faults) {
     it(`fails with ${name} planted`, async () => {

@@ -85,20 +85,14 @@ WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped
     'denominator_count': denominator_count, 'denominator_amount': denominator_amount, 'month_transaction_count': month_transaction_count,
     'month_transaction_amount': month_transaction_amount} AS fig
   FROM j SEMI JOIN cand c ON c.mid = j.mid AND c.network = j.network AND c.program = j.program
-), pm AS ( -- (the months projected, as the observed rows they replace: every key an equality, so the join below hashes)
-  SELECT DISTINCT mid, network, program, month_idx, FALSE AS is_projection FROM r WHERE is_projection
-), proj AS (SELECT mid, network, program, min(month_idx) AS first_idx FROM pm GROUP BY ALL), x AS (
-  SELECT r.* FROM r WHERE v = 0 AND NOT is_projection
-  UNION ALL
-  SELECT r.* REPLACE (r.is_partial AND NOT r.is_projection AS is_partial, CASE WHEN NOT r.is_projection THEN r.missing_sources END AS missing_sources)
-  FROM r JOIN proj p ON p.mid = r.mid AND p.network = r.network AND p.program = r.program AND r.month_idx >= p.first_idx
-  ANTI JOIN pm ON pm.mid = r.mid AND pm.network = r.network AND pm.program = r.program AND pm.month_idx = r.month_idx AND pm.is_projection = r.is_projection
-  WHERE v = 1
+), x AS ( -- (v = 1: the projected rows, as closed months)
+  SELECT r.* REPLACE (r.is_partial AND v = 0 AS is_partial, CASE WHEN v = 0 THEN r.missing_sources END AS missing_sources) FROM r WHERE r.is_projection = (v = 1)
 ), series AS (
-  -- each series with a rule in some month (the others have no level), numbered so that the windows below sort integers
+  -- each series with a rule in some month (the others have no level), numbered so that the windows below sort integers;
+  -- with v = 1 one per projected month, so each is judged on the observed runs before it
   SELECT s.*, row_number() OVER () AS sid
   FROM (SELECT mid, network, program, coalesce(c.class, '') AS class, min(month_idx) AS lo, max(month_idx) AS hi
-          FROM x LEFT JOIN ratio_rule_classes c ON c.id = x.mid GROUP BY ALL) s
+          FROM x LEFT JOIN ratio_rule_classes c ON c.id = x.mid GROUP BY mid, network, program, class, CASE WHEN v = 1 THEN month_idx END) s
   SEMI JOIN ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), seed AS (
   SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
@@ -106,7 +100,7 @@ WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped
   FROM query_table(seeds) k JOIN series s ON s.mid = k.mid AND s.network = k.network AND s.program = k.program AND k.v = 0 AND k.month_idx < s.lo GROUP BY ALL
 ), near AS MATERIALIZED ( -- rows in some rule's band by their ratio alone, with their series (kept: the rules join the few)
   SELECT s.sid, s.class, x.network, x.program, x.metric, x.month_idx, x.ratio, x.fig FROM x JOIN series s ON s.mid = x.mid
-    AND s.network = x.network AND s.program = x.program WHERE x.ratio >= (SELECT min(threshold) FROM ratio_rules) * watch_fraction
+    AND s.network = x.network AND s.program = x.program AND x.month_idx BETWEEN s.lo AND s.hi WHERE x.ratio >= (SELECT min(threshold) FROM ratio_rules) * watch_fraction
 ), hot AS (
   -- the series judged below: near a level in some month (its ratio tested first), seeded with a met run or a level held,
   -- or recorded at a level (notices read its months); the others have no met month, so no runs (a miss run needs a level)
@@ -122,7 +116,7 @@ WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped
   -- a hot series' month: its flags, and each metric's figures (the first row of each, as the oracle reads them)
   SELECT s.sid, x.month_idx, bool_or(x.is_partial) AS partial, bool_or(x.missing_sources IS NOT NULL) AS unknown,
     any_value(x.fig) FILTER (WHERE metric = 'count') AS c, any_value(x.fig) FILTER (WHERE metric = 'amount') AS a
-  FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program SEMI JOIN hot ON hot.sid = s.sid
+  FROM x JOIN series s ON s.mid = x.mid AND s.network = x.network AND s.program = x.program AND x.month_idx BETWEEN s.lo AND s.hi SEMI JOIN hot ON hot.sid = s.sid
   GROUP BY s.sid, x.month_idx
 ), rules AS (
   -- (only the columns read below: this CTE is kept whole, and the rules' texts would be copied to every series)

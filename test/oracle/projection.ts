@@ -16,8 +16,8 @@ export function projectValue(mtd: number, daysCovered: number, daysInMonth: numb
 }
 
 /**
- * Levels the projected months would reach. For each series with projected rows, the months before are
- * judged on observed figures and the projected month as if closed with the projected figures. Every
+ * Levels the projected months would reach. For each projected month of a series, the months before are
+ * judged on observed figures and that month as if closed with the projected figures. Every
  * returned level is flagged is_projection.
  */
 export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[] {
@@ -29,11 +29,10 @@ export function evaluateProjections(rows: RatioRow[], set: RuleSet): MonthLevel[
     const series = ruledRows(all, rules);
     const projMonths = new Set(series.filter((r) => r.is_projection).map((r) => r.month));
     if (projMonths.size === 0) continue;
-    const judged = series
-      .filter((r) => (projMonths.has(r.month) ? r.is_projection : !r.is_projection))
-      .map((r) => (r.is_projection ? { ...r, is_partial: false } : r));
-    for (const l of evaluateSeries(judged, rules, watchOf(set).fraction)) {
-      if (projMonths.has(l.month)) out.push({ ...l, is_projection: true, is_partial: true });
+    for (const month of projMonths) {
+      const judged = series.filter((r) => (r.month < month && !r.is_projection) || (r.month === month && r.is_projection))
+        .map((r) => (r.is_projection ? { ...r, is_partial: false } : r));
+      for (const l of evaluateSeries(judged, rules, watchOf(set).fraction)) if (l.month === month) out.push({ ...l, is_projection: true, is_partial: true });
     }
   }
   markSuperseded(out);
