@@ -267,6 +267,22 @@ describe('the SQL judge equals the oracle', () => {
   }
 });
 
+describe("a refresh's projections", () => {
+  it('judges each projected month once, on the observed runs before it, where a cooled level left an old seed', async () => {
+    // A level entered in 2025-05 and left in 2025-06; two months to date after the split, each projected to a breach.
+    const m = (num: number, partial = false) => ({ num, den: 1000, partial, missing: false, days: partial ? 15 : 30, floor: false });
+    const rule = { id: 'r0', network: 'mastercard', program: 'ecp', level: 'a', rank: 1, metric: 'count', comparison: '>=', ratio_threshold: 0.02,
+      conditions: [], months_to_enter: 1, months_to_leave: 1, effective_from: null, effective_to: null, early_warning: false, step_down_at_once: false,
+      supersedes: [], certainty: 'exact' };
+    const at = (month: string, f: MonthFigures, projected?: number) => rowOf('m1', 'mastercard', 'ecp', 'count', month, f, projected);
+    const rows = [at('2025-05', m(50)), at('2025-06', m(0)), at('2025-08', m(0, true)), at('2025-08', m(0, true), 50), at('2025-10', m(0, true)), at('2025-10', m(0, true), 50)];
+    expect(await firstDifference(store, [{ mid: 'm1', network: 'mastercard', rules: [rule], rows }])).toBeNull();
+    // One row per month and level of each reading, and projected runs only in projected months (a tile's later refresh would add the others again).
+    expect(await store.all('SELECT v, month, count(*)::INTEGER AS n FROM judge_runs GROUP BY ALL ORDER BY v, month')).toEqual([
+      { v: 0, month: '2025-05', n: 1 }, { v: 0, month: '2025-06', n: 1 }, { v: 1, month: '2025-08', n: 1 }, { v: 1, month: '2025-10', n: 1 }]);
+  });
+});
+
 describe("the judge's identity (a change of it judges every month again)", () => {
   it('is the SQL of the ratio views but their comment lines', () => {
     const views = [{ file: '10_stg_events.sql', sql: 'SELECT 1;' }, { file: '43_ratio_judge.sql', sql: '-- the runs\nSELECT 2; -- kept\n' },

@@ -70,8 +70,8 @@ SELECT group_id, network, program, metric, month, is_projection, bool_or(is_part
 FROM x WHERE grouped AND group_id IS NOT NULL GROUP BY group_id, network, program, metric, month, is_projection;
 
 -- One row per judged series × month × level, of the series with a state (hot, below; one left out has no level, watch
--- or run; cand: those that may be, kept first), for one reading v: 0 the observed figures; 1, for a series with a
--- projection, its projected months judged as closed on that history. Months, runs, entries and leavings as docs/ratios.md
+-- or run; cand: those that may be, kept first), for one reading v: 0 the observed figures; 1 each projected month
+-- judged as closed on the observed runs before it. Months, runs, entries and leavings as docs/ratios.md
 -- "How a month is read" says. seeds (ratio_streaks): runs kept of earlier months; a series starts from its latest one before
 -- its first month in rows (none: no runs), so a refresh judges only the months that changed.
 CREATE OR REPLACE MACRO ratio_level_runs(rows, watch_fraction, v := 0, seeds := 'ratio_streaks', grouped := TRUE) AS TABLE
@@ -92,7 +92,7 @@ WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped
   -- with v = 1 one per projected month, so each is judged on the observed runs before it
   SELECT s.*, row_number() OVER () AS sid
   FROM (SELECT mid, network, program, coalesce(c.class, '') AS class, min(month_idx) AS lo, max(month_idx) AS hi
-          FROM x LEFT JOIN ratio_rule_classes c ON c.id = x.mid GROUP BY mid, network, program, class, CASE WHEN v = 1 THEN month_idx END) s
+          FROM x LEFT JOIN ratio_rule_classes c ON c.id = x.mid GROUP BY mid, network, program, coalesce(c.class, ''), CASE WHEN v = 1 THEN month_idx END) s
   SEMI JOIN ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), seed AS (
   SELECT s.sid, k.level, max(k.month_idx) AS month_idx, arg_max(k.met_run, k.month_idx) AS met_run, arg_max(k.miss_run, k.month_idx) AS miss_run,
@@ -124,7 +124,8 @@ WITH j AS MATERIALIZED (SELECT * FROM ratio_judged_rows(rows, grouped := grouped
     ru.from_idx, ru.to_idx, ru.ratio_ge, ru.ratio_gt, ru.nc_ge, ru.nc_gt, ru.na_ge, ru.na_gt, ru.dc_ge, ru.dc_gt, ru.da_ge, ru.da_gt, ru.mc_ge, ru.mc_gt, ru.ma_ge, ru.ma_gt
   FROM series s SEMI JOIN hot USING (sid) JOIN int_ratio_rules ru ON ru.class = s.class AND ru.network = s.network AND ru.program = s.program
 ), grid AS (
-  SELECT s.sid, unnest(range(coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo), s.hi + 1))::INTEGER AS month_idx
+  -- (v = 1: its month alone; a seed before the month before has no met run or level, else v = 0 would have runs up to it)
+  SELECT s.sid, unnest(range(CASE WHEN v = 1 THEN s.lo ELSE coalesce((SELECT max(month_idx) FROM seed WHERE seed.sid = s.sid) + 1, s.lo) END, s.hi + 1))::INTEGER AS month_idx
   FROM series s SEMI JOIN hot USING (sid)
 ), gm AS (
   SELECT g.sid, g.month_idx, y.c, y.a, coalesce(y.partial, FALSE) AS partial, coalesce(y.unknown, FALSE) AS unknown
