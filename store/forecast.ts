@@ -8,6 +8,7 @@ import { numOrNull, textOrNull } from './nullable.ts';
 import { dropTemp, sqlText } from './sql-text.ts';
 import { midRanges, midsIn, type MidRange } from './table-slices.ts';
 import { judgedRows } from './ratio-refresh.ts';
+import { addMonths, monthIndex } from '../lib/utc.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -79,13 +80,15 @@ export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths):
   return { drop: () => store.run(dropTemp('TABLE', DAILY)) };
 }
 
+/** Every month from the first open month to the last. */
+const openMonths = (m: OpenMonths) => Array.from({ length: monthIndex(m.hi) - monthIndex(m.lo) + 1 }, (_, k) => addMonths(m.lo, k));
+
 /** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size (stageDaily first). */
 export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
   const [lo, hi] = [sqlText(months.lo), sqlText(months.hi)];
   return store.mapRows<OpenRow>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
-        ratio_month_idx(month) AS m_idx,
         numerator_count, numerator_amount, denominator_count, denominator_amount, month_transaction_count, month_transaction_amount,
         days_covered, days_in_month, ratio_den_prev(program::VARCHAR) AS den_prev
       FROM ratio_mart
@@ -98,27 +101,19 @@ export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths
       FROM ratio_mart p
       WHERE NOT p.is_projection AND NOT p.is_partial AND p.state IS NOT NULL
         AND p.month >= strftime(strptime(${lo} || '-01', '%Y-%m-%d') - INTERVAL 7 MONTH, '%Y-%m') AND p.month < ${hi} ${midsIn(range, 'p.mid')}
-    ), past AS (
-      SELECT o.mid, o.network, o.program, o.metric, o.month,
-        min(p.m_idx) AS first_idx,
-        sum(p.numerator_count) FILTER (WHERE p.m_idx >= o.m_idx - 6) AS past_count,
-        sum(p.days_in_month) FILTER (WHERE p.m_idx >= o.m_idx - 6) AS past_days,
-        stddev_samp(p.month_transaction_count) FILTER (WHERE p.m_idx >= o.m_idx - 3 AND p.month_transaction_count > 0)
-          / avg(p.month_transaction_count) FILTER (WHERE p.m_idx >= o.m_idx - 3 AND p.month_transaction_count > 0) AS cv_count,
-        stddev_samp(p.month_transaction_amount) FILTER (WHERE p.m_idx >= o.m_idx - 3 AND p.month_transaction_amount > 0)
-          / avg(p.month_transaction_amount) FILTER (WHERE p.m_idx >= o.m_idx - 3 AND p.month_transaction_amount > 0) AS cv_amount
-      FROM o JOIN p ON p.mid = o.mid AND p.network = o.network AND p.program = o.program AND p.metric = o.metric
-        AND p.m_idx < o.m_idx AND p.m_idx >= o.m_idx - 7
-      GROUP BY ALL
+    ), past AS ( -- (each series' closed months before each open month, summed before they meet the open rows)
+      ${openMonths(months).map((m) => { const i = monthIndex(m); return `SELECT p.mid, p.network, p.program, p.metric, '${m}' AS month, min(p.m_idx) AS first_idx,
+        sum(p.numerator_count) FILTER (WHERE p.m_idx >= ${i - 6}) AS past_count, sum(p.days_in_month) FILTER (WHERE p.m_idx >= ${i - 6}) AS past_days,
+        stddev_samp(p.month_transaction_count) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_count > 0)
+          / avg(p.month_transaction_count) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_count > 0) AS cv_count,
+        stddev_samp(p.month_transaction_amount) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_amount > 0)
+          / avg(p.month_transaction_amount) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_amount > 0) AS cv_amount
+      FROM p WHERE p.m_idx < ${i} AND p.m_idx >= ${i - 7} GROUP BY ALL`; }).join('\n      UNION ALL ')}
     ), h AS (
-      SELECT d.mid, d.network, d.program, o.month, sum(d.n) AS total
-      FROM ${DAILY} d
-      JOIN (SELECT DISTINCT mid, network, program, month FROM o) o ON o.mid = d.mid AND o.network = d.network AND o.program = d.program
-      WHERE d.day < strptime(o.month || '-01', '%Y-%m-%d')::DATE AND d.day >= (strptime(o.month || '-01', '%Y-%m-%d') - INTERVAL ${HISTORY_DAYS} DAY)::DATE
-        ${midsIn(range, 'd.mid')}
-      GROUP BY ALL
+      ${openMonths(months).map((m) => `SELECT d.mid, d.network, d.program, '${m}' AS month, sum(d.n) AS total FROM ${DAILY} d
+      WHERE d.day < DATE '${m}-01' AND d.day >= (DATE '${m}-01' - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`).join('\n      UNION ALL ')}
     )
-    SELECT o.* EXCLUDE (m_idx), p.cv_count, p.cv_amount,
+    SELECT o.*, p.cv_count, p.cv_amount,
       coalesce(ratio_idx_month(p.first_idx), o.month) || '-01' AS first_day,
       coalesce(h.total, 0) AS history_total, coalesce(p.past_count, 0) AS past_count, coalesce(p.past_days, 0) AS past_days
     FROM o
