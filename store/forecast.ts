@@ -72,11 +72,11 @@ export async function openRanges(store: Store, most = judgedRows(store.memoryLim
 /** The daily counts the open months' forecasts read (ratio_daily_between, HISTORY_DAYS before the first to the last). */
 const DAILY = '_cbp_forecast_daily';
 
-/** Stages the daily counts once for every range's openRows and histories (each range read them whole), by MID so that a range skips the others' blocks; drop() when done. */
+/** Stages the daily counts once for every range's openRows and histories (each range read them whole); drop() when done. */
 export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths): Promise<{ drop: () => Promise<void> }> {
   const day = (m: string) => `strptime(${sqlText(m)} || '-01', '%Y-%m-%d')`;
   await store.run(`CREATE OR REPLACE TEMP TABLE ${DAILY} AS
-    SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)}::DATE) ORDER BY mid`);
+    SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)}::DATE)`);
   return { drop: () => store.run(dropTemp('TABLE', DAILY)) };
 }
 
