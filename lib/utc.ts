@@ -82,14 +82,14 @@ export function nextMonthStart(n: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / DAY_MS;
 }
 
-/** YYYY-MM plus n months (n may be negative). */
 /** A YYYY-MM month as a count of months (year × 12 + month − 1), as the SQL judge's ratio_month_idx counts them. */
 export function monthIndex(month: string): number {
   return Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1;
 }
 
+/** YYYY-MM plus n months (n may be negative). */
 export function addMonths(month: string, n: number): string {
-  const idx = Number(month.slice(0, 4)) * 12 + Number(month.slice(5, 7)) - 1 + n;
+  const idx = monthIndex(month) + n;
   const y = Math.floor(idx / 12);
   return `${String(y).padStart(4, '0')}-${String(idx - y * 12 + 1).padStart(2, '0')}`;
 }

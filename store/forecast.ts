@@ -8,7 +8,7 @@ import { numOrNull, textOrNull } from './nullable.ts';
 import { dropTemp, sqlText } from './sql-text.ts';
 import { midRanges, midsIn, type MidRange } from './table-slices.ts';
 import { judgedRows } from './ratio-refresh.ts';
-import { addMonths, monthIndex } from '../lib/utc.ts';
+import { monthIndex } from '../lib/utc.ts';
 
 /** Days of history a forecast reads: six four-week blocks. */
 export const HISTORY_DAYS = 168;
@@ -55,17 +55,17 @@ export interface KeptForecast {
 /** The open rows' filter: observed months to date with a ratio to read, judged. */
 const OPEN = 'is_partial AND NOT is_projection AND ratio IS NOT NULL AND days_covered > 0 AND state IS NOT NULL';
 
-/** The first and last open months of the ratio table: each read takes them as literals, to skip the other months' row groups. */
-export type OpenMonths = { lo: string; hi: string };
+/** The first and last open months of the ratio table, and every one: each read takes them as literals, to skip the other months' row groups. */
+export type OpenMonths = { lo: string; hi: string; all: string[] };
 
 /**
  * The open months, and ranges of MIDs of at most `most` open rows each (an open row reads its month's and the seven
  * before): what the forecasts and early warnings read at a time; null without an open month.
  */
 export async function openRanges(store: Store, most = judgedRows(store.memoryLimit) / 8): Promise<{ months: OpenMonths; ranges: MidRange[] } | null> {
-  const [m] = await store.all<{ lo: string | null; hi: string | null }>(`SELECT min(month) AS lo, max(month) AS hi FROM ratio_mart WHERE ${OPEN}`);
-  if (!m?.lo || !m.hi) return null;
-  const months = { lo: m.lo, hi: m.hi };
+  const all = (await store.all<{ month: string }>(`SELECT DISTINCT month FROM ratio_mart WHERE ${OPEN} ORDER BY month`)).map((r) => String(r.month));
+  if (!all.length) return null;
+  const months = { lo: all[0]!, hi: all.at(-1)!, all };
   return { months, ranges: await midRanges(store, 'ratio_mart', most, `WHERE month BETWEEN ${sqlText(months.lo)} AND ${sqlText(months.hi)} AND ${OPEN}`) };
 }
 
@@ -79,9 +79,6 @@ export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths):
     SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)}::DATE)`);
   return { drop: () => store.run(dropTemp('TABLE', DAILY)) };
 }
-
-/** Every month from the first open month to the last. */
-const openMonths = (m: OpenMonths) => Array.from({ length: monthIndex(m.hi) - monthIndex(m.lo) + 1 }, (_, k) => addMonths(m.lo, k));
 
 /** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size (stageDaily first). */
 export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
@@ -102,7 +99,7 @@ export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths
       WHERE NOT p.is_projection AND NOT p.is_partial AND p.state IS NOT NULL
         AND p.month >= strftime(strptime(${lo} || '-01', '%Y-%m-%d') - INTERVAL 7 MONTH, '%Y-%m') AND p.month < ${hi} ${midsIn(range, 'p.mid')}
     ), past AS ( -- (each series' closed months before each open month, summed before they meet the open rows)
-      ${openMonths(months).map((m) => { const i = monthIndex(m); return `SELECT p.mid, p.network, p.program, p.metric, '${m}' AS month, min(p.m_idx) AS first_idx,
+      ${months.all.map((m) => { const i = monthIndex(m); return `SELECT p.mid, p.network, p.program, p.metric, ${sqlText(m)} AS month, min(p.m_idx) AS first_idx,
         sum(p.numerator_count) FILTER (WHERE p.m_idx >= ${i - 6}) AS past_count, sum(p.days_in_month) FILTER (WHERE p.m_idx >= ${i - 6}) AS past_days,
         stddev_samp(p.month_transaction_count) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_count > 0)
           / avg(p.month_transaction_count) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_count > 0) AS cv_count,
@@ -110,8 +107,8 @@ export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths
           / avg(p.month_transaction_amount) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_amount > 0) AS cv_amount
       FROM p WHERE p.m_idx < ${i} AND p.m_idx >= ${i - 7} GROUP BY ALL`; }).join('\n      UNION ALL ')}
     ), h AS (
-      ${openMonths(months).map((m) => `SELECT d.mid, d.network, d.program, '${m}' AS month, sum(d.n) AS total FROM ${DAILY} d
-      WHERE d.day < DATE '${m}-01' AND d.day >= (DATE '${m}-01' - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`).join('\n      UNION ALL ')}
+      ${months.all.map((m) => `SELECT d.mid, d.network, d.program, ${sqlText(m)} AS month, sum(d.n) AS total FROM ${DAILY} d
+      WHERE d.day < ${sqlText(`${m}-01`)}::DATE AND d.day >= (${sqlText(`${m}-01`)}::DATE - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`).join('\n      UNION ALL ')}
     )
     SELECT o.*, p.cv_count, p.cv_amount,
       coalesce(ratio_idx_month(p.first_idx), o.month) || '-01' AS first_day,

@@ -46,7 +46,7 @@ describe('judged months in ranges of MIDs', () => {
 
   it('gives the forecasts\' open rows and the early warnings\' candidates range by range of open rows as one read gives them', async () => {
     const { months, ranges: all } = (await openRanges(store))!;
-    expect(months).toEqual({ lo: '2026-06', hi: '2026-06' });
+    expect(months).toEqual({ lo: '2026-06', hi: '2026-06', all: ['2026-06'] });
     expect(all).toEqual([{ lo: null, hi: null }]);
     // At most one open row a range: a range a MID (a MID's rows are never split).
     const { ranges } = (await openRanges(store, 1))!;
