@@ -72,9 +72,11 @@ export async function openRanges(store: Store, most = judgedRows(store.memoryLim
 /** The daily counts the open months' forecasts read (ratio_daily_between, HISTORY_DAYS before the first to the last). */
 const DAILY = '_cbp_forecast_daily';
 
+/** A YYYY-MM month's first day, as SQL. */
+const day = (m: string) => `strptime(${sqlText(m)} || '-01', '%Y-%m-%d')`;
+
 /** Stages the daily counts once for every range's openRows and histories (each range read them whole); drop() when done. */
 export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths): Promise<{ drop: () => Promise<void> }> {
-  const day = (m: string) => `strptime(${sqlText(m)} || '-01', '%Y-%m-%d')`;
   await store.run(`CREATE OR REPLACE TEMP TABLE ${DAILY} AS
     SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)}::DATE)`);
   return { drop: () => store.run(dropTemp('TABLE', DAILY)) };
@@ -83,6 +85,8 @@ export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths):
 /** The open months' rows (month to date, a ratio to read) of the MIDs in `range`, with their series' recent transactions and history size (stageDaily first). */
 export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths, range?: MidRange): Promise<OpenRow[]> {
   const [lo, hi] = [sqlText(months.lo), sqlText(months.hi)];
+  // One part per open month, its month and index as literals.
+  const perMonth = (part: (m: string, i: number) => string) => months.all.map((m) => part(m, monthIndex(m))).join('\n      UNION ALL ');
   return store.mapRows<OpenRow>(`
     WITH o AS (
       SELECT mid, network::VARCHAR AS network, program::VARCHAR AS program, metric::VARCHAR AS metric, month,
@@ -97,18 +101,18 @@ export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths
         p.numerator_count, p.days_in_month, p.month_transaction_count, p.month_transaction_amount
       FROM ratio_mart p
       WHERE NOT p.is_projection AND NOT p.is_partial AND p.state IS NOT NULL
-        AND p.month >= strftime(strptime(${lo} || '-01', '%Y-%m-%d') - INTERVAL 7 MONTH, '%Y-%m') AND p.month < ${hi} ${midsIn(range, 'p.mid')}
+        AND p.month >= strftime(${day(months.lo)} - INTERVAL 7 MONTH, '%Y-%m') AND p.month < ${hi} ${midsIn(range, 'p.mid')}
     ), past AS ( -- (each series' closed months before each open month, summed before they meet the open rows)
-      ${months.all.map((m) => { const i = monthIndex(m); return `SELECT p.mid, p.network, p.program, p.metric, ${sqlText(m)} AS month, min(p.m_idx) AS first_idx,
+      ${perMonth((m, i) => `SELECT p.mid, p.network, p.program, p.metric, ${sqlText(m)} AS month, min(p.m_idx) AS first_idx,
         sum(p.numerator_count) FILTER (WHERE p.m_idx >= ${i - 6}) AS past_count, sum(p.days_in_month) FILTER (WHERE p.m_idx >= ${i - 6}) AS past_days,
         stddev_samp(p.month_transaction_count) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_count > 0)
           / avg(p.month_transaction_count) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_count > 0) AS cv_count,
         stddev_samp(p.month_transaction_amount) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_amount > 0)
           / avg(p.month_transaction_amount) FILTER (WHERE p.m_idx >= ${i - 3} AND p.month_transaction_amount > 0) AS cv_amount
-      FROM p WHERE p.m_idx < ${i} AND p.m_idx >= ${i - 7} GROUP BY ALL`; }).join('\n      UNION ALL ')}
+      FROM p WHERE p.m_idx < ${i} AND p.m_idx >= ${i - 7} GROUP BY ALL`)}
     ), h AS (
-      ${months.all.map((m) => `SELECT d.mid, d.network, d.program, ${sqlText(m)} AS month, sum(d.n) AS total FROM ${DAILY} d
-      WHERE d.day < ${sqlText(`${m}-01`)}::DATE AND d.day >= (${sqlText(`${m}-01`)}::DATE - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`).join('\n      UNION ALL ')}
+      ${perMonth((m) => `SELECT d.mid, d.network, d.program, ${sqlText(m)} AS month, sum(d.n) AS total FROM ${DAILY} d
+      WHERE d.day < ${day(m)}::DATE AND d.day >= (${day(m)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`)}
     )
     SELECT o.*, p.cv_count, p.cv_amount,
       coalesce(ratio_idx_month(p.first_idx), o.month) || '-01' AS first_day,
