@@ -1,0 +1,94 @@
+// How a partial refresh of the ratio table commits (store/ratio-refresh.ts): the months it judges again are deleted and
+// written in one transaction when a transaction can hold their deletes, else emptied a slice a commit first, the
+// table marked not whole until the last. Either way the rows are those of a whole judgement.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../store/db.ts';
+import { refreshRatios } from '../alerts/refresh.ts';
+import { parseThresholds } from '../rules/thresholds.ts';
+import { deletableRows } from '../store/table-slices.ts';
+import { cleanup, insertStats, tempStore, type StatFixture } from './ratios-fixtures.ts';
+
+const rules = parseThresholds(JSON.stringify({ watch: { fraction: 0.8, notify: true } }), 't.json');
+const months = ['2025-01', '2025-02', '2025-03', '2025-04', '2025-05', '2025-06'];
+const stats = (month: string, i: number): StatFixture[] => ['m1', 'm2', 'm3'].flatMap((mid, k) => [
+  { mid, network: 'mastercard' as const, month, cb: 40 + 37 * ((i + k) % 4), tx: 10_000 },
+  { mid, network: 'discover' as const, month, cb: 20 + 50 * ((i * k) % 3), tx: 9_000 },
+]);
+
+type Tx = { sql: string[]; complete: boolean[] }; // a transaction's statements, and ratio_mart_state.complete after it
+let stores: Array<{ store: Store; dir: string }> = [];
+
+/** A store of the six months judged whole, then m2's Mastercard figures of April revised: the transactions of the refresh that follows. */
+async function revisedApril(store: Store): Promise<Tx[]> {
+  for (const [i, m] of months.entries()) await insertStats(store, stats(m, i));
+  await refreshRatios(store, rules);
+  await store.run("UPDATE mid_stats SET chargeback_count = 400 WHERE mid = 'm2' AND network = 'mastercard' AND window_start = DATE '2025-04-01'");
+  const txs: Tx[] = [];
+  const transaction = store.transaction.bind(store);
+  store.transaction = (async (fn: (s: Store) => Promise<unknown>) => {
+    const tx: Tx = { sql: [], complete: [] };
+    const r = await transaction(async (s) => {
+      const [run, all] = [s.run.bind(s), s.all.bind(s)];
+      const watched = Object.assign(Object.create(s) as Store, {
+        run: (sql: string, ...a: unknown[]) => { tx.sql.push(sql); return (run as (...x: unknown[]) => Promise<unknown>)(sql, ...a); },
+        all: (sql: string, ...a: unknown[]) => { tx.sql.push(sql); return (all as (...x: unknown[]) => Promise<unknown>)(sql, ...a); },
+      });
+      return fn(watched);
+    });
+    tx.complete.push(...(await store.all<{ complete: boolean }>('SELECT complete FROM ratio_mart_state')).map((x) => x.complete));
+    txs.push(tx);
+    return r;
+  }) as typeof store.transaction;
+  const r = await refreshRatios(store, rules);
+  store.transaction = transaction;
+  expect(r.fromMonth).toBe('2025-04');
+  return txs;
+}
+
+const rowsOf = (s: Store) => s.all(`SELECT * EXCLUDE (judged_at) FROM ratio_mart ORDER BY mid, network, program, metric, month, is_projection`);
+const touches = (tx: Tx, re: RegExp) => tx.sql.some((q) => re.test(q));
+const MART_DELETE = /DELETE FROM ratio_mart\b/, MART_INSERT = /INSERT INTO ratio_mart\b/;
+
+beforeAll(async () => { stores = [await tempStore(), await tempStore(), await tempStore()]; });
+afterAll(() => { for (const s of stores) cleanup(s.store, s.dir); });
+
+describe('a partial refresh of the ratio table', () => {
+  it('deletes and writes the months it judges again in one transaction when a transaction can hold their deletes', async () => {
+    const { store } = stores[0]!;
+    const txs = await revisedApril(store);
+    const writes = txs.filter((t) => touches(t, MART_DELETE) || touches(t, MART_INSERT));
+    expect(writes).toHaveLength(1);
+    expect(touches(writes[0]!, MART_DELETE) && touches(writes[0]!, MART_INSERT)).toBe(true);
+    expect(writes[0]!.sql.filter((q) => MART_DELETE.test(q))).toEqual(["DELETE FROM ratio_mart WHERE month >= '2025-04'"]);
+    expect(txs.some((t) => t.sql.some((q) => /rowid </.test(q)))).toBe(false);
+    expect(writes[0]!.complete).toEqual([true]); // whole when it commits: no reader sees the months missing
+  });
+
+  it('empties those months a slice a commit first, the table not whole until the rows are written, when it cannot', async () => {
+    const { store } = stores[1]!;
+    // A limit whose deletes a transaction holds (deletableRows) is less than the months' rows; the store's own limit is unchanged.
+    Object.defineProperty(store, 'memoryLimit', { value: '1KB' });
+    expect(deletableRows(store.memoryLimit)).toBeLessThan(Number((await rowsOf(stores[0]!.store)).length));
+    const txs = await revisedApril(store);
+    const slices = txs.filter((t) => t.sql.some((q) => /DELETE FROM ratio_mart WHERE month >= '2025-04' AND rowid </.test(q)));
+    expect(slices.length).toBeGreaterThan(1);
+    const writes = txs.filter((t) => touches(t, MART_INSERT));
+    expect(writes.length).toBeGreaterThan(0);
+    expect(txs.indexOf(writes[0]!)).toBeGreaterThan(txs.indexOf(slices.at(-1)!)); // emptied first, then written
+    for (const t of [...slices, ...writes]) expect(t.complete).toEqual([false]); // reads say the table is behind meanwhile
+    expect(txs.at(-1)!.complete).toEqual([true]);
+    // The months before April stay as they were (only later rows went).
+    expect(txs.flatMap((t) => t.sql).filter((q) => MART_DELETE.test(q)).every((q) => q.includes("month >= '2025-04'"))).toBe(true);
+  });
+
+  it('leaves the same rows either way, those of a whole judgement', async () => {
+    const { store } = stores[2]!;
+    for (const [i, m] of months.entries()) await insertStats(store, stats(m, i));
+    await store.run("UPDATE mid_stats SET chargeback_count = 400 WHERE mid = 'm2' AND network = 'mastercard' AND window_start = DATE '2025-04-01'");
+    await refreshRatios(store, rules);
+    const whole = await rowsOf(store);
+    expect(whole.length).toBeGreaterThan(0);
+    expect(await rowsOf(stores[0]!.store)).toEqual(whole);
+    expect(await rowsOf(stores[1]!.store)).toEqual(whole);
+  });
+});
