@@ -4,11 +4,13 @@
 // the Temporal workflow bundle dist/workflow-bundle.js, so `cbp worker` does not bundle at every start.
 //
 // Built into a temporary sibling folder and swapped in at the end: a failed build leaves the previous dist/
-// as it was, and dist/ never holds files of sources that were deleted.
+// as it was, and dist/ never holds files of sources that were deleted. A dist/ built from the same inputs (its
+// stamp, a hash of them) is kept: `npx cbp` in a new clone runs `prepare` again, which must not cost a build.
 //
-//   node scripts/build.mjs [--out-dir DIR]     (default: dist in the package root)
+//   node scripts/build.mjs [--out-dir DIR] [--force]     (default: dist in the package root)
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,11 +25,29 @@ function fail(msg) {
 
 const args = process.argv.slice(2);
 const at = args.indexOf('--out-dir');
-if (args.some((a, i) => a !== '--out-dir' && i !== at + 1)) fail(`unknown argument; usage: node scripts/build.mjs [--out-dir DIR]`);
+if (args.some((a, i) => a !== '--out-dir' && a !== '--force' && i !== at + 1)) fail(`unknown argument; usage: node scripts/build.mjs [--out-dir DIR] [--force]`);
 if (at >= 0 && !args[at + 1]) fail('--out-dir needs a folder');
 const out = path.resolve(at >= 0 ? args[at + 1] : path.join(root, 'dist'));
 const tmp = `${out}.building-${process.pid}`;
 const tsconfig = path.join(root, 'tsconfig.build.json');
+const ts = require('typescript');
+const { include } = ts.readConfigFile(tsconfig, ts.sys.readFile).config;
+
+// The stamp: every file the build reads (the included folders, what configures tsc and the build, the locked dependencies).
+const STAMP = '.build-stamp';
+const stamp = createHash('sha256');
+const hashFile = (f) => stamp.update(`${path.relative(root, f)}\0`).update(readFileSync(f)).update('\0');
+const hashTree = (dir) => { for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+  const f = path.join(dir, e.name);
+  if (e.isDirectory()) hashTree(f); else if (e.isFile()) hashFile(f);
+} };
+for (const f of ['scripts/build.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']) if (existsSync(path.join(root, f))) hashFile(path.join(root, f));
+for (const dir of include) if (existsSync(path.join(root, dir))) hashTree(path.join(root, dir));
+const digest = stamp.digest('hex');
+if (!args.includes('--force') && existsSync(path.join(out, STAMP)) && readFileSync(path.join(out, STAMP), 'utf8') === digest) {
+  process.stdout.write(`build: ${path.relative(process.cwd(), out) || out} is current (built from these sources; --force builds again)\n`);
+  process.exit(0);
+}
 
 const started = Date.now();
 rmSync(tmp, { recursive: true, force: true });
@@ -38,8 +58,6 @@ try {
 
   // 2. What the code reads beside itself and tsc does not emit (an imported .json is emitted; a .sql read by
   // path is not). Files shared by the whole package (sql/, package.json) are read from the package root.
-  const ts = require('typescript');
-  const { include } = ts.readConfigFile(tsconfig, ts.sys.readFile).config;
   for (const dir of include) copyAssets(path.join(root, dir), path.join(tmp, dir));
 
   // 3. The workflow bundle, from the compiled bindings: the same code the rest of dist/ runs.
@@ -47,6 +65,7 @@ try {
   const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
   const bundle = await bundleWorkflowCode({ workflowsPath: path.join(tmp, 'workflows', 'temporal.js'), logger: quiet });
   writeFileSync(path.join(tmp, 'workflow-bundle.js'), bundle.code);
+  writeFileSync(path.join(tmp, STAMP), digest);
 
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
