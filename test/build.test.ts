@@ -82,6 +82,21 @@ describe('the built cbp (dist/)', { timeout: 180_000 }, () => {
     expect(JSON.parse(r.stdout)).toEqual({ workflowBundle: { codePath: bundle } });
   });
 
+  it('keeps a dist/ built from the same sources (npx cbp in a new clone runs prepare again), and builds one whose stamp differs', async () => {
+    const stamp = path.join(pkgDir, 'dist', '.build-stamp');
+    expect(fs.readFileSync(stamp, 'utf8')).toMatch(/^[0-9a-f]{64}$/);
+    const kept = await run([path.join(ROOT, 'scripts', 'build.mjs'), '--out-dir', path.join(pkgDir, 'dist')], { cwd: ROOT });
+    expect({ code: kept.code, stderr: kept.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(kept.stdout).toContain('is current');
+    // Another stamp (sources changed since): built again, with the stamp of these sources.
+    const before = fs.readFileSync(stamp, 'utf8');
+    fs.writeFileSync(stamp, 'f'.repeat(64));
+    const built = await run([path.join(ROOT, 'scripts', 'build.mjs'), '--out-dir', path.join(pkgDir, 'dist')], { cwd: ROOT });
+    expect({ code: built.code, stderr: built.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(built.stdout).not.toContain('is current');
+    expect(fs.readFileSync(stamp, 'utf8')).toBe(before);
+  });
+
   it('says to build when dist/ is missing, instead of a stack trace', async () => {
     const bare = tempDir();
     fs.mkdirSync(path.join(bare, 'bin'));
