@@ -23,7 +23,7 @@ export const DEFAULT_VIEWS_DIR = path.join(PACKAGE_ROOT, 'sql', 'views');
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type Row = Record<string, unknown>;
 
-/** An observer of every store's statements: `begin` as one starts, its return as it ends (bench/lake.bench.ts). */
+/** An observer of every store's statements: `begin` as one starts, its return as it ends (the lake and ratio engine benches). */
 export const statementWatch: { begin?: (sql: string) => () => void } = {};
 
 export interface StoreOptions {
