@@ -5,7 +5,7 @@ import type { Store } from './db.ts';
 import { stageRows, type StageType } from './insert-rows.ts';
 import type { MonthToDate } from '../contract/ratios.ts';
 import { numOrNull, textOrNull } from './nullable.ts';
-import { dropTemp, sqlText } from './sql-text.ts';
+import { dropTemp, monthStartSql as day, sqlText } from './sql-text.ts';
 import { midRanges, midsIn, type MidRange } from './table-slices.ts';
 import { judgedRows } from './ratio-refresh.ts';
 import { monthIndex } from '../lib/utc.ts';
@@ -72,13 +72,10 @@ export async function openRanges(store: Store, most = judgedRows(store.memoryLim
 /** The daily counts the open months' forecasts read (ratio_daily_between, HISTORY_DAYS before the first to the last). */
 const DAILY = '_cbp_forecast_daily';
 
-/** A YYYY-MM month's first day, as SQL. */
-const day = (m: string) => `strptime(${sqlText(m)} || '-01', '%Y-%m-%d')`;
-
 /** Stages the daily counts once for every range's openRows and histories (each range read them whole); drop() when done. */
 export async function stageDaily(store: Pick<Store, 'run'>, months: OpenMonths): Promise<{ drop: () => Promise<void> }> {
   await store.run(`CREATE OR REPLACE TEMP TABLE ${DAILY} AS
-    SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)}::DATE)`);
+    SELECT * FROM ratio_daily_between((${day(months.lo)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE, ${day(months.hi)})`);
   return { drop: () => store.run(dropTemp('TABLE', DAILY)) };
 }
 
@@ -112,7 +109,7 @@ export async function openRows(store: Pick<Store, 'mapRows'>, months: OpenMonths
       FROM p WHERE p.m_idx < ${i} AND p.m_idx >= ${i - 7} GROUP BY ALL`)}
     ), h AS (
       ${perMonth((m) => `SELECT d.mid, d.network, d.program, ${sqlText(m)} AS month, sum(d.n) AS total FROM ${DAILY} d
-      WHERE d.day < ${day(m)}::DATE AND d.day >= (${day(m)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`)}
+      WHERE d.day < ${day(m)} AND d.day >= (${day(m)} - INTERVAL ${HISTORY_DAYS} DAY)::DATE ${midsIn(range, 'd.mid')} GROUP BY ALL`)}
     )
     SELECT o.*, p.cv_count, p.cv_amount,
       coalesce(ratio_idx_month(p.first_idx), o.month) || '-01' AS first_day,

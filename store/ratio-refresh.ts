@@ -7,7 +7,7 @@ import { refreshRatioInputs, touchedMonths } from './ratio-inputs.ts';
 import { keptRulesHash, writeRuleTables } from './ratio-rules.ts';
 import type { RuleTables } from '../contract/rule-tables.ts';
 import { sizeBytes } from '../lib/size.ts';
-import { dropTemp, sqlText } from './sql-text.ts';
+import { dropTemp, monthStartSql, sqlText } from './sql-text.ts';
 import { ConfigError, isOutOfMemory } from '../lib/errors.ts';
 import { log } from '../lib/log.ts';
 import { deletableRows, deleteInSlices } from './table-slices.ts';
@@ -170,7 +170,8 @@ async function judgeTile(store: Store, watchFraction: number, tile: Tile): Promi
   }
 }
 
-const day = (m: string) => `strptime('${m === '0000-01' ? '0001-01' : m}-01', '%Y-%m-%d')::DATE`;
+/** A month's first day in SQL ('0000-01', every month: the first a DATE holds). */
+const day = (m: string) => monthStartSql(m === '0000-01' ? '0001-01' : m);
 
 /** Replaces the ratio rows of every month from `from`, streamed from the kept inputs and explained by the tiles' runs, in
  * inserts of months of at most `most` ruled rows: in one transaction, or one each when those months were emptied (`whole`).
