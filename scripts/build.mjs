@@ -9,11 +9,11 @@
 //
 //   node scripts/build.mjs [--out-dir DIR] [--force]     (default: dist in the package root)
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { STAMP, buildIncludes, buildStamp, readStamp } from './build-stamp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -30,27 +30,10 @@ if (at >= 0 && (!args[at + 1] || args[at + 1].startsWith('--'))) fail('--out-dir
 const out = path.resolve(at >= 0 ? args[at + 1] : path.join(root, 'dist'));
 const tmp = `${out}.building-${process.pid}`;
 const tsconfig = path.join(root, 'tsconfig.build.json');
-let ts;
-try { ts = require('typescript'); } catch { fail('typescript is not installed: run npm ci in the cbp folder'); }
-const { include } = ts.readConfigFile(tsconfig, ts.sys.readFile).config;
-
-// The stamp: every file the build reads (the included folders, what configures tsc and the build, the dependencies
-// locked and installed: npm's record of node_modules).
-const STAMP = '.build-stamp';
-const stamp = createHash('sha256');
-const hashFile = (f) => stamp.update(`${path.relative(root, f)}\0`).update(readFileSync(f)).update('\0');
-const hashTree = (dir) => { for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-  const f = path.join(dir, e.name);
-  if (e.isDirectory()) hashTree(f); else if (e.isFile()) hashFile(f);
-} };
-for (const f of ['scripts/build.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json', 'node_modules/.package-lock.json']) if (existsSync(path.join(root, f))) hashFile(path.join(root, f));
-for (const dir of include) if (existsSync(path.join(root, dir))) hashTree(path.join(root, dir));
-const digest = stamp.digest('hex');
-const built = (() => { try { return readFileSync(path.join(out, STAMP), 'utf8'); } catch { return null; } })();
-if (!args.includes('--force') && built === digest) {
-  // (dated now, as a build would be: the tests take dist/ as current while it is newer than every source)
-  const now = new Date();
-  for (const f of [STAMP, 'cli/index.js']) if (existsSync(path.join(out, f))) utimesSync(path.join(out, f), now, now);
+let include;
+try { include = buildIncludes(root); } catch { fail('typescript is not installed: run npm ci in the cbp folder'); }
+const digest = buildStamp(root, include);
+if (!args.includes('--force') && readStamp(out) === digest) {
   process.stdout.write(`build: ${path.relative(process.cwd(), out) || out} is current (built from these sources; --force builds again)\n`);
   process.exit(0);
 }

@@ -85,15 +85,11 @@ describe('the built cbp (dist/)', { timeout: 180_000 }, () => {
   it('keeps a dist/ built from the same sources (npx cbp in a new clone runs prepare again), and builds one whose stamp differs', async () => {
     const build = () => run([path.join(ROOT, 'scripts', 'build.mjs'), '--out-dir', path.join(pkgDir, 'dist')], { cwd: ROOT });
     const stamp = path.join(pkgDir, 'dist', '.build-stamp');
-    const entry = path.join(pkgDir, 'dist', 'cli', 'index.js');
-    expect((await build()).code).toBe(0); // (current now, whatever the copied dist/ was built from)
-    const current = fs.readFileSync(stamp, 'utf8');
+    const current = fs.readFileSync(stamp, 'utf8'); // (beforeAll copied a current dist/, or built one)
     expect(current).toMatch(/^[0-9a-f]{64}$/);
-    fs.utimesSync(entry, new Date(0), new Date(0));
     const kept = await build();
     expect({ code: kept.code, stderr: kept.stderr }).toEqual({ code: 0, stderr: '' });
     expect(kept.stdout).toContain('is current');
-    expect(fs.statSync(entry).mtimeMs).toBeGreaterThan(0); // dated as a build would be, for the tests' own check of dist/
     // Another stamp (sources changed since): built again whole, with the stamp of these sources.
     fs.writeFileSync(stamp, 'f'.repeat(64));
     fs.writeFileSync(path.join(pkgDir, 'dist', 'marker'), '');

@@ -1,9 +1,9 @@
 // The cbp command for the tests, its output and exit code: in the test process (cbpHere), or as a child process (the
 // build when it is current, else the sources through tsx) for servers and the tests of the process itself.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildStamp, readStamp } from '../../scripts/build-stamp.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -95,13 +95,10 @@ async function hereOnce(args: string[], cwd: string, env: Record<string, string>
   }
 }
 
-/** What the build is made by, beside the sources. */
-const BUILD_INPUTS = ['scripts/build.mjs', 'tsconfig.json', 'tsconfig.build.json', 'bin/cbp.js', 'package.json'];
-const RUNTIME = ['activities', 'alerts', 'cli', 'client', 'contract', 'lib', 'report', 'rules', 'sandbox', 'store', 'webhook', 'worker', 'workflows', 'sql'];
-
 /**
- * The CLI's entry the tests spawn: the built one (bin/cbp.js, dist/) when it is newer than every source it is built
- * from (npm ci builds it), else the sources through tsx (bin/cbp-dev.js), so no test runs code older than the tree.
+ * The CLI's entry the tests spawn: the built one (bin/cbp.js, dist/) while it is current (its stamp is the sources'
+ * now: scripts/build-stamp.mjs; npm ci builds it), else the sources through tsx (bin/cbp-dev.js), so no test runs code
+ * older than the tree.
  */
 export function cbpEntry(): string {
   return (entry ??= currentEntry());
@@ -109,12 +106,5 @@ export function cbpEntry(): string {
 let entry: string | undefined;
 
 function currentEntry(): string {
-  const built = path.join(ROOT, 'dist', 'cli', 'index.js');
-  if (!existsSync(built)) return path.join(ROOT, 'bin', 'cbp-dev.js');
-  const at = statSync(built).mtimeMs;
-  const newer = (dir: string): boolean => readdirSync(dir, { withFileTypes: true }).some((e) =>
-    e.isDirectory() ? newer(path.join(dir, e.name)) : /\.(ts|sql|json)$/.test(e.name) && statSync(path.join(dir, e.name)).mtimeMs > at);
-  const stale = RUNTIME.some((d) => existsSync(path.join(ROOT, d)) && newer(path.join(ROOT, d)))
-    || BUILD_INPUTS.some((f) => statSync(path.join(ROOT, f)).mtimeMs > at);
-  return stale ? path.join(ROOT, 'bin', 'cbp-dev.js') : path.join(ROOT, 'bin', 'cbp.js');
+  return readStamp(path.join(ROOT, 'dist')) === buildStamp(ROOT) ? path.join(ROOT, 'bin', 'cbp.js') : path.join(ROOT, 'bin', 'cbp-dev.js');
 }
